@@ -1,0 +1,61 @@
+//===- Tensor.h - A dense host tensor ------------------------------------===//
+//
+// The value the reference computes on and the runtime hands to executors: an
+// element type, a shape, and row-major (C order) bytes. Floating elements are
+// read and written as double; the write rounds once to the element type.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_REFERENCE_OPS_TENSOR_H
+#define ATTN_REFERENCE_OPS_TENSOR_H
+
+#include "reference/ops/DType.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// A zero-filled tensor.
+  Tensor(DType dtype, std::vector<int64_t> shape);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[i]; }
+  int64_t numElements() const;
+  size_t numBytes() const { return bytes_.size(); }
+
+  uint8_t *data() { return bytes_.data(); }
+  const uint8_t *data() const { return bytes_.data(); }
+
+  /// Flat row-major offset of a multi-index (no bounds check beyond assert).
+  int64_t offset(std::initializer_list<int64_t> index) const;
+
+  /// Float elements as double (exact for every float dtype).
+  double getFloat(int64_t flat) const;
+  /// Rounds once (nearest-even) to the element type and stores.
+  void setFloat(int64_t flat, double v);
+  /// Integer elements (i32 / i64) widened to int64.
+  int64_t getInt(int64_t flat) const;
+  void setInt(int64_t flat, int64_t v);
+
+  /// "tensor<?x32x128xbf16>"-like description for messages: "[4, 32, 128] bf16".
+  std::string describe() const;
+
+  /// Bitwise equality of dtype, shape and bytes.
+  bool operator==(const Tensor &other) const = default;
+
+private:
+  DType dtype_ = DType::F32;
+  std::vector<int64_t> shape_;
+  std::vector<uint8_t> bytes_;
+};
+
+} // namespace attn
+
+#endif // ATTN_REFERENCE_OPS_TENSOR_H

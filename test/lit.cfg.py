@@ -1,0 +1,63 @@
+# -*- Python -*-
+"""lit configuration for attn's tests."""
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "attn"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+config.substitutions.append(("%PYTHON", config.python_executable))
+config.substitutions.append(("%attn_src", config.attn_src_root))
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",
+         "FileCheck", "not", "count", "split-file"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
+
+# Optional external tools become lit features; tests that need one say
+# `REQUIRES: <feature>` and are reported as skipped (with this reason) when it
+# is missing.
+def _which(name, extra=()):
+    for d in extra:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    return shutil.which(name)
+
+spirv_val = _which("spirv-val")
+if spirv_val:
+    config.available_features.add("spirv-val")
+    config.substitutions.append(("%spirv-val", spirv_val))
+
+ptxas = _which("ptxas", ["/usr/local/cuda/bin"])
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+# NumPy for the independent oracle in Reference tests: Debian's python3-numpy
+# lives under /usr/bin/python3, which may not be the python3 first on PATH.
+for py in ["/usr/bin/python3", config.python_executable]:
+    if py and os.path.exists(py) and os.system(
+            f'"{py}" -c "import numpy" >/dev/null 2>&1') == 0:
+        config.available_features.add("numpy")
+        config.substitutions.append(("%numpy_python", py))
+        break
+
+for var in ["XDG_RUNTIME_DIR", "VK_ICD_FILENAMES", "VK_DRIVER_FILES",
+            "VK_INSTANCE_LAYERS", "HOME"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]

@@ -1,0 +1,24 @@
+//===- attn-opt.cpp - The attn optimizer driver --------------------------===//
+//
+// MlirOptMain with the attn dialect and the upstream dialects and passes the
+// project's pipelines use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllPasses();
+  registry.insert<mlir::attn::AttnDialect>();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "attn optimizer driver: parses, verifies and transforms attn "
+                  "IR\n",
+      registry));
+}

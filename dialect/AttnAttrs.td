@@ -80,9 +80,9 @@ def Attn_BackendAttr : Attn_Attr<"Backend", "backend"> {
     OptionalArrayRefParameter<"int64_t">:$head_sizes
   );
   let assemblyFormat = [{
-    `<` `name` `=` $name `,` `cudagraph` `=` $cudagraph
-    (`,` `reorder_batch_threshold` `=` $reorder_batch_threshold^)?
-    `,` `layout` `=` $layout `,` `block_size_multiple` `=` $block_size_multiple
+    `<` `name` `=` $name `,` `cudagraph` `=` $cudagraph `,`
+    (`reorder_batch_threshold` `=` $reorder_batch_threshold^ `,`)?
+    `layout` `=` $layout `,` `block_size_multiple` `=` $block_size_multiple
     (`,` `head_sizes` `=` `[` $head_sizes^ `]`)? `>`
   }];
   let genVerifyDecl = 1;

@@ -99,7 +99,9 @@ LogicalResult expectDimEquals(Operation *op, const Named &n, int64_t i,
                            << n.dim(i);
 }
 
-/// Every shaped operand is a tensor, or every one is a memref.
+/// Every shaped operand is a tensor, or every one is a memref. (For
+/// destination-style ops, the interface's verifier ties results to tensor
+/// destinations, so ops on memrefs have no results.)
 LogicalResult verifyTensorOrMemRefSemantics(Operation *op) {
   bool anyTensor = false, anyMemRef = false;
   for (Type t : op->getOperandTypes()) {
@@ -109,8 +111,6 @@ LogicalResult verifyTensorOrMemRefSemantics(Operation *op) {
   if (anyTensor && anyMemRef)
     return op->emitOpError()
            << "expects operands to be all tensors or all memrefs";
-  if (anyMemRef && op->getNumResults() != 0)
-    return op->emitOpError() << "expects no results when operating on memrefs";
   return success();
 }
 

@@ -1,0 +1,297 @@
+//===- Backend.h - Attention backends, impls and layer parameters ---------===//
+//
+// vLLM v1's attention backend API, device-independent: an AttentionBackend
+// says which configurations it serves, dictates the KV cache shape, and makes
+// the impl (runs a layer) and the metadata builder (prepares each step).
+// AttentionImpl::forward checks its operands and metadata and dispatches the
+// work to a KernelExecutor, which owns the device.
+//
+// AttentionCGSupport and the metadata builders live in MetadataBuilder.h
+// (where vLLM keeps them, beside the builder) and come with this header.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_BACKEND_H
+#define ATTN_RUNTIME_BACKEND_H
+
+#include "reference/ops/DType.h"
+#include "reference/ops/Status.h"
+#include "reference/ops/Tensor.h"
+#include "runtime/KernelExecutor.h"
+#include "runtime/MetadataBuilder.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace attn::runtime {
+
+/// One attention layer of the model: what vLLM passes to an impl's
+/// constructor, plus the layer's name for messages.
+struct AttentionLayer {
+  std::string name;
+  int64_t numHeads = 0;
+  /// Query/key head size; for MLA, kv_lora_rank + qk_rope_head_dim.
+  int64_t headSize = 0;
+  int64_t numKvHeads = 0;
+  /// Softmax scale.
+  double scale = 0.0;
+  DType dtype = DType::F16;
+  std::string kvCacheDtype = "auto";
+  /// Sliding window in tokens (vLLM's sliding_window); none: full attention.
+  std::optional<int64_t> slidingWindow;
+  std::optional<double> logitsSoftCap;
+  /// [num_heads] ALiBi slopes; empty: none.
+  std::vector<float> alibiSlopes;
+  /// [num_heads] attention sink logits; empty: none.
+  std::vector<float> sinks;
+  /// MLA only: the value width L of the latent cache.
+  int64_t kvLoraRank = 0;
+};
+
+/// The hyperparameters FlashInfer-style backends need to agree across layers
+/// (vLLM's PerLayerParameters). Equality ignores the two `hasSame` fields.
+struct PerLayerParameters {
+  int64_t windowLeft = -1;
+  std::optional<double> logitsSoftCap;
+  double smScale = 0.0;
+  bool hasSinks = false;
+  /// Filled by inferGlobalHyperparameters.
+  std::optional<bool> hasSameWindowLefts;
+  std::optional<bool> hasSameAllParams;
+
+  bool operator==(const PerLayerParameters &other) const {
+    return windowLeft == other.windowLeft &&
+           logitsSoftCap == other.logitsSoftCap && smScale == other.smScale &&
+           hasSinks == other.hasSinks;
+  }
+};
+
+/// window_left = sliding_window - 1 (or -1), the soft cap, the scale, and
+/// whether the layer has sinks.
+PerLayerParameters getPerLayerParameters(const AttentionLayer &layer);
+
+/// The parameters every layer shares. With `requireSame`, a layer that
+/// differs from the first is an error naming both layers and the field;
+/// without, the first layer's parameters come back with hasSameWindowLefts /
+/// hasSameAllParams telling whether the others agree. No layers: an error.
+Result<PerLayerParameters>
+inferGlobalHyperparameters(const std::vector<AttentionLayer> &layers,
+                           bool requireSame = true);
+
+/// What the engine asks the registry for (vLLM's backend selection inputs).
+struct SelectionRequest {
+  int64_t headSize = 0;
+  DType dtype = DType::F16;
+  std::string kvCacheDtype = "auto";
+  int64_t blockSize = 16;
+  bool useMla = false;
+  bool hasSinks = false;
+  bool useSlidingWindow = false;
+  bool useAlibi = false;
+  /// Consider only this backend (vLLM's VLLM_ATTENTION_BACKEND).
+  std::optional<std::string> backendName;
+};
+
+/// Runs one layer (vLLM's AttentionImpl). The public fields are the layer's
+/// geometry and scale, filled by AttentionBackend::getImpl and adjustable
+/// afterwards, as in the seed.
+class AttentionImpl {
+public:
+  virtual ~AttentionImpl() = default;
+
+  int64_t numHeads = 0;
+  int64_t headSize = 0;
+  int64_t numKvHeads = 0;
+  double scale = 0.0;
+
+  /// Attention of `query` ([T, H, D], T at least the metadata's tokens)
+  /// into `output`, after writing the new `key` / `value` ([T, G, D]) into
+  /// `kvCache` at the metadata's slots. A default-constructed (rank-0) key
+  /// skips the cache write (KV sharing, cross-attention). Fused output
+  /// quantization (outputScale, outputBlockScale) is not supported.
+  virtual Status forward(const AttentionLayer &layer, const Tensor &query,
+                         const Tensor &key, const Tensor &value,
+                         Tensor &kvCache, const AttentionMetadata &metadata,
+                         Tensor &output, const Tensor *outputScale = nullptr,
+                         const Tensor *outputBlockScale = nullptr) = 0;
+
+protected:
+  explicit AttentionImpl(KernelExecutor &executor) : executor_(executor) {}
+  KernelExecutor &executor() const { return executor_; }
+
+private:
+  KernelExecutor &executor_;
+};
+
+/// vLLM's AttentionBackend.
+class AttentionBackend {
+public:
+  virtual ~AttentionBackend() = default;
+
+  /// "FLASH_ATTN", "TRITON_MLA".
+  virtual std::string_view name() const = 0;
+
+  /// The shape of one layer's KV cache. Errors for a block size the backend
+  /// does not support, a kv cache dtype it does not support, or a dimension
+  /// below 1.
+  virtual Result<std::vector<int64_t>>
+  getKvCacheShape(int64_t numBlocks, int64_t blockSize, int64_t numKvHeads,
+                  int64_t headSize,
+                  std::string_view cacheDtype = "auto") const = 0;
+
+  virtual std::vector<DType> supportedDtypes() const = 0;
+  virtual std::vector<int64_t> supportedHeadSizes() const = 0;
+  /// "auto" (the model dtype) is the only kv cache dtype so far.
+  virtual std::vector<std::string> supportedKvCacheDtypes() const {
+    return {"auto"};
+  }
+  /// Ok, or why `blockSize` is not supported ("block size 8 is not a
+  /// multiple of 16").
+  virtual Status checkBlockSize(int64_t blockSize) const = 0;
+
+  bool supportsDtype(DType dtype) const;
+  bool supportsHeadSize(int64_t headSize) const;
+  bool supportsKvCacheDtype(std::string_view kvCacheDtype) const;
+  bool supportsBlockSize(int64_t blockSize) const {
+    return checkBlockSize(blockSize).isOk();
+  }
+
+  virtual bool isMla() const { return false; }
+  virtual bool supportsSinks() const { return false; }
+  virtual bool supportsSlidingWindow() const { return false; }
+  virtual bool supportsAlibi() const { return false; }
+  virtual bool supportsLogitsSoftCap() const { return false; }
+  /// The impl writes into a caller-provided output tensor.
+  bool acceptOutputBuffer() const { return true; }
+  virtual KvCacheLayout kvCacheLayout() const { return KvCacheLayout::Nhd; }
+
+  /// Every reason this backend cannot serve `request` (without the backend
+  /// name); empty when it can.
+  std::vector<std::string>
+  validateConfiguration(const SelectionRequest &request) const;
+
+  /// The impl of `layer`, dispatching to `executor` (which must outlive it).
+  /// Errors when the layer asks for something the backend does not support.
+  virtual Result<std::unique_ptr<AttentionImpl>>
+  getImpl(const AttentionLayer &layer, KernelExecutor &executor) const = 0;
+
+  /// The metadata builder for the layers `layerNames` sharing `spec`.
+  virtual Result<std::unique_ptr<AttentionMetadataBuilder>>
+  getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
+             const BuilderConfig &config) const = 0;
+
+protected:
+  /// Checks what getImpl needs of every layer: head counts, a supported head
+  /// size, dtype and kv cache dtype, and only the features (sinks, sliding
+  /// window, ALiBi) the backend supports, with one value per head.
+  Status checkLayer(const AttentionLayer &layer) const;
+};
+
+/// FlashAttention-style paged attention over an NHD cache
+/// [num_blocks, 2, block_size, num_kv_heads, head_size].
+class FlashAttentionBackend final : public AttentionBackend {
+public:
+  static constexpr std::string_view kName = "FLASH_ATTN";
+
+  std::string_view name() const override { return kName; }
+  Result<std::vector<int64_t>>
+  getKvCacheShape(int64_t numBlocks, int64_t blockSize, int64_t numKvHeads,
+                  int64_t headSize,
+                  std::string_view cacheDtype = "auto") const override;
+  std::vector<DType> supportedDtypes() const override;
+  std::vector<int64_t> supportedHeadSizes() const override;
+  /// A multiple of 16.
+  Status checkBlockSize(int64_t blockSize) const override;
+  bool supportsSinks() const override { return true; }
+  bool supportsSlidingWindow() const override { return true; }
+  bool supportsAlibi() const override { return true; }
+  bool supportsLogitsSoftCap() const override { return true; }
+
+  Result<std::unique_ptr<AttentionImpl>>
+  getImpl(const AttentionLayer &layer, KernelExecutor &executor) const override;
+  Result<std::unique_ptr<AttentionMetadataBuilder>>
+  getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
+             const BuilderConfig &config) const override;
+};
+
+/// MLA decode over the latent cache [num_blocks, block_size, head_size]
+/// (one head: kv_lora_rank + qk_rope_head_dim).
+class TritonMlaBackend final : public AttentionBackend {
+public:
+  static constexpr std::string_view kName = "TRITON_MLA";
+
+  std::string_view name() const override { return kName; }
+  /// Also refuses num_kv_heads != 1: the latent is one head, and a cache
+  /// shaped for GQA could not be read by the decode kernel.
+  Result<std::vector<int64_t>>
+  getKvCacheShape(int64_t numBlocks, int64_t blockSize, int64_t numKvHeads,
+                  int64_t headSize,
+                  std::string_view cacheDtype = "auto") const override;
+  std::vector<DType> supportedDtypes() const override;
+  /// 576: DeepSeek's kv_lora_rank 512 + rope dim 64.
+  std::vector<int64_t> supportedHeadSizes() const override;
+  /// A multiple of 16.
+  Status checkBlockSize(int64_t blockSize) const override;
+  bool isMla() const override { return true; }
+
+  Result<std::unique_ptr<AttentionImpl>>
+  getImpl(const AttentionLayer &layer, KernelExecutor &executor) const override;
+  Result<std::unique_ptr<AttentionMetadataBuilder>>
+  getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
+             const BuilderConfig &config) const override;
+};
+
+/// FLASH_ATTN's impl: cache write, then varlen paged attention, or cascade
+/// attention (a non-causal pass over the shared prefix and a causal pass over
+/// the rest, merged) when the metadata says so.
+class FlashAttentionImpl final : public AttentionImpl {
+public:
+  FlashAttentionImpl(const AttentionLayer &layer, KernelExecutor &executor);
+
+  Status forward(const AttentionLayer &layer, const Tensor &query,
+                 const Tensor &key, const Tensor &value, Tensor &kvCache,
+                 const AttentionMetadata &metadata, Tensor &output,
+                 const Tensor *outputScale = nullptr,
+                 const Tensor *outputBlockScale = nullptr) override;
+
+private:
+  Status forwardCascade(const Tensor &query, const Tensor &kvCache,
+                        const FlashAttentionMetadata &md,
+                        const PagedAttentionParams &params, Tensor &output);
+
+  /// (window_left, window_right) in flash-attn's convention.
+  std::pair<int64_t, int64_t> window_ = {-1, -1};
+  double logitsSoftCap_ = 0.0;
+  std::optional<Tensor> alibiSlopes_;
+  std::optional<Tensor> sinks_;
+};
+
+/// TRITON_MLA's impl: decode only (one query token per request).
+class TritonMlaImpl final : public AttentionImpl {
+public:
+  TritonMlaImpl(const AttentionLayer &layer, KernelExecutor &executor);
+
+  int64_t kvLoraRank = 0;
+
+  /// Checks the decode shape and dispatches to forwardMqa. `key` / `value`
+  /// are not read: the host writes the latent cache.
+  Status forward(const AttentionLayer &layer, const Tensor &query,
+                 const Tensor &key, const Tensor &value, Tensor &kvCache,
+                 const AttentionMetadata &metadata, Tensor &output,
+                 const Tensor *outputScale = nullptr,
+                 const Tensor *outputBlockScale = nullptr) override;
+
+  /// MLA decode of q [R, H, L + P] against the latent cache into out
+  /// [R, H, L] (and lse [R, H] when not null).
+  Status forwardMqa(const AttentionLayer &layer, const Tensor &q,
+                    const Tensor &kvCache, const MlaMetadata &metadata,
+                    Tensor &out, Tensor *lse = nullptr);
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_BACKEND_H

@@ -1,0 +1,115 @@
+//===- KernelExecutor.h - What a device must run for attention ------------===//
+//
+// The seam between the device-independent host API (backends, impls,
+// metadata builders) and one device. An executor runs the four attention ops
+// of the reference on its device; AttentionImpl::forward validates its
+// operands and metadata, then calls these. Executors for CPU (the reference
+// op functions), Vulkan, CUDA, Metal and Tenstorrent implement this class
+// under runtime/executors/.
+//
+// Contract shared by every method:
+//  - Operand shapes and dtypes are those of the reference (DESIGN.md,
+//    "Semantics"): T tokens, R requests, H query heads, G kv heads, D head
+//    size, B block size. The caller has already checked ranks, head counts,
+//    dtype agreement and that every used block and slot is inside the cache,
+//    so an executor may rely on them; it still returns an error rather than
+//    crashing on anything it cannot run (a dtype it has no kernel for, ...).
+//  - Query and output rows at or beyond queryStartLoc[R] (or, for
+//    reshapeAndCache, beyond the slot mapping's length) are padding: they are
+//    neither read nor written.
+//  - Methods are synchronous: the outputs are complete when they return.
+//  - An executor is used from one thread at a time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_KERNELEXECUTOR_H
+#define ATTN_RUNTIME_KERNELEXECUTOR_H
+
+#include "reference/ops/Status.h"
+#include "reference/ops/Tensor.h"
+
+#include <cstdint>
+#include <string_view>
+
+namespace attn::runtime {
+
+/// Where a kv cache keeps the token axis relative to the head axis.
+enum class KvCacheLayout {
+  /// [num_blocks, 2, B, G, D]: FlashAttention's layout, the default.
+  Nhd,
+  /// [num_blocks, 2, G, B, D].
+  Hnd,
+};
+
+/// The knobs of one paged attention call.
+struct PagedAttentionParams {
+  /// Softmax scale; > 0.
+  double scale = 0.0;
+  bool causal = true;
+  /// Visible keys j satisfy j >= p - windowLeft (when >= 0) and, for
+  /// non-causal attention, j <= p + windowRight (when >= 0).
+  int64_t windowLeft = -1;
+  int64_t windowRight = -1;
+  /// 0 means no soft cap (flash-attn's convention).
+  double logitsSoftCap = 0.0;
+  /// [H] f32 ALiBi slopes, or null.
+  const Tensor *alibiSlopes = nullptr;
+  /// [H] f32 attention sink logits, or null.
+  const Tensor *sinks = nullptr;
+  KvCacheLayout layout = KvCacheLayout::Nhd;
+};
+
+/// The knobs of one MLA decode call.
+struct MlaDecodeParams {
+  /// Softmax scale; > 0 (carries the YaRN mscale correction where used).
+  double scale = 0.0;
+  /// L: the first L of the L + P cache dims are the value.
+  int64_t kvLoraRank = 0;
+  /// Scheduling only: the result does not depend on it beyond rounding.
+  int64_t numKvSplits = 1;
+};
+
+/// Runs attention ops on one device. See the file comment for the contract.
+class KernelExecutor {
+public:
+  virtual ~KernelExecutor() = default;
+
+  /// A short name for messages: "cpu", "vulkan:lavapipe", ...
+  virtual std::string_view name() const = 0;
+
+  /// Writes key[t] and value[t] ([T, G, D]) into kvCache at block
+  /// slot / B, offset slot % B, for every t < slotMapping.dim(0) whose
+  /// slot = slotMapping[t] ([T] i64) is not negative.
+  virtual Status reshapeAndCache(const Tensor &key, const Tensor &value,
+                                 const Tensor &slotMapping,
+                                 KvCacheLayout layout, Tensor &kvCache) = 0;
+
+  /// Varlen paged attention (prefill, chunked prefill and decode in one
+  /// call): query [T, H, D], kvCache in `params.layout`, queryStartLoc
+  /// [R + 1] i32, seqLens [R] i32, blockTable [R, M] i32. Writes out
+  /// [T, H, D] and, when lse is not null, lse [T, H] f32 (natural log).
+  virtual Status pagedAttention(const Tensor &query, const Tensor &kvCache,
+                                const Tensor &queryStartLoc,
+                                const Tensor &seqLens, const Tensor &blockTable,
+                                const PagedAttentionParams &params, Tensor &out,
+                                Tensor *lse) = 0;
+
+  /// MLA decode, one query per request: q [R, H, L + P], kvCache
+  /// [num_blocks, B, L + P], blockTable [R, M] i32, seqLens [R] i32. Writes
+  /// out [R, H, L] and, when lse is not null, lse [R, H] f32.
+  virtual Status mlaDecode(const Tensor &q, const Tensor &kvCache,
+                           const Tensor &blockTable, const Tensor &seqLens,
+                           const MlaDecodeParams &params, Tensor &out,
+                           Tensor *lse) = 0;
+
+  /// Combines two partial results over disjoint key sets, (outA, lseA) and
+  /// (outB, lseB), each [N, H, D] / [N, H] f32, into the attention over their
+  /// union: rows [0, N) of out (and of lse, when not null). Cascade attention
+  /// reduces its prefix and suffix passes with it.
+  virtual Status mergeStates(const Tensor &outA, const Tensor &lseA,
+                             const Tensor &outB, const Tensor &lseB,
+                             Tensor &out, Tensor *lse) = 0;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_KERNELEXECUTOR_H

@@ -1,0 +1,12 @@
+# AttnRuntime: the host API core (backends, metadata builders, registry). No
+# MLIR or LLVM. Included from runtime/CMakeLists.txt, so paths are relative to
+# runtime/.
+add_library(AttnRuntime
+  ${CMAKE_CURRENT_LIST_DIR}/Backend.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/Metadata.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/MetadataBuilder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/Registry.cpp
+)
+# attn::Tensor / Status / DType come from the reference library; the runtime
+# calls none of its op functions (the CPU executor will).
+target_link_libraries(AttnRuntime PUBLIC AttnReferenceOps Threads::Threads)

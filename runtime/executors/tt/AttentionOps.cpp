@@ -1,0 +1,349 @@
+//===- AttentionOps.cpp - Host side of attn's TT programs ----------------===//
+#include "runtime/executors/tt/AttentionOps.h"
+
+#include "reference/ops/Metadata.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attn::tt {
+
+namespace {
+
+/// The static shape a program was compiled for, from program.json's params.
+struct Shape {
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headSize = 0;
+  int64_t valueSize = 0;
+  int64_t blockSize = 0;
+  int64_t kvParts = 2;
+  DType dtype = DType::BF16;
+  bool causal = true;
+  int64_t windowLeft = -1;
+  int64_t windowRight = -1;
+  bool sinks = false;
+};
+
+Result<Shape> readShape(const ProgramDescription &d) {
+  Shape s;
+  const JsonValue &p = d.params;
+  auto num = [&](const char *key, int64_t &into) -> Status {
+    auto v = p.getNumber(key);
+    if (!v)
+      return errorf(d.dir, "/program.json: params: ", v.message());
+    into = int64_t(*v);
+    return Status::ok();
+  };
+  ATTN_RETURN_IF_ERROR(num("num_heads", s.numHeads));
+  ATTN_RETURN_IF_ERROR(num("num_kv_heads", s.numKvHeads));
+  ATTN_RETURN_IF_ERROR(num("head_size", s.headSize));
+  ATTN_RETURN_IF_ERROR(num("block_size", s.blockSize));
+  s.valueSize = s.headSize;
+  if (p.get("value_size"))
+    ATTN_RETURN_IF_ERROR(num("value_size", s.valueSize));
+  if (p.get("kv_parts"))
+    ATTN_RETURN_IF_ERROR(num("kv_parts", s.kvParts));
+  if (p.get("window_left"))
+    ATTN_RETURN_IF_ERROR(num("window_left", s.windowLeft));
+  if (p.get("window_right"))
+    ATTN_RETURN_IF_ERROR(num("window_right", s.windowRight));
+  if (const JsonValue *c = p.get("causal"))
+    s.causal = c->boolean();
+  if (const JsonValue *c = p.get("sinks"))
+    s.sinks = c->boolean();
+  auto dtype = p.getString("dtype");
+  if (!dtype)
+    return errorf(d.dir, "/program.json: params: ", dtype.message());
+  auto parsed = parseDType(*dtype);
+  if (!parsed || (*parsed != DType::BF16 && *parsed != DType::F32))
+    return errorf("the TT emulator runs bf16 and f32 programs, not '", *dtype,
+                  "'");
+  s.dtype = *parsed;
+  if (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0) ||
+      s.blockSize % 16 != 0)
+    return errorf("block size ", s.blockSize,
+                  " must be 16, 32 or a multiple of 32");
+  if (s.headSize % 32 != 0 || s.valueSize % 32 != 0)
+    return errorf("head sizes must be multiples of 32 (tile width)");
+  return s;
+}
+
+/// Where cache rows live in the tiled device cache (see AttentionOps.h).
+struct TiledCache {
+  int64_t blockSize, numKvHeads, rowSize, parts, numBlocks;
+  int64_t blocksPerTile() const { return std::max<int64_t>(1, 32 / blockSize); }
+  int64_t tilesPerBlock() const { return std::max<int64_t>(1, blockSize / 32); }
+  int64_t dTiles() const { return rowSize / 32; }
+  int64_t numGroups() const {
+    return (numBlocks + blocksPerTile() - 1) / blocksPerTile();
+  }
+  int64_t numPages() const {
+    return numGroups() * parts * numKvHeads * tilesPerBlock() * dTiles();
+  }
+  /// Page and in-tile row of row `offset` of `block`.
+  void locate(int64_t block, int64_t offset, int64_t part, int64_t head,
+              int64_t dTile, int64_t &page, int64_t &row) const {
+    int64_t group = block / blocksPerTile();
+    int64_t rowInGroup = (block % blocksPerTile()) * blockSize + offset;
+    int64_t rowTile = rowInGroup / 32;
+    row = rowInGroup % 32;
+    page = (((group * parts + part) * numKvHeads + head) * tilesPerBlock() +
+            rowTile) *
+               dTiles() +
+           dTile;
+  }
+};
+
+/// Flat element index of (block, part, offset, head, d) in the host cache.
+int64_t hostCacheIndex(const Tensor &cache, KvLayout layout, int64_t parts,
+                       int64_t block, int64_t part, int64_t offset,
+                       int64_t head, int64_t d) {
+  if (parts == 1) // MLA: [NB, B, row]
+    return (block * cache.dim(1) + offset) * cache.dim(2) + d;
+  int64_t B = layout == KvLayout::NHD ? cache.dim(2) : cache.dim(3);
+  int64_t G = layout == KvLayout::NHD ? cache.dim(3) : cache.dim(2);
+  int64_t D = cache.dim(4);
+  if (layout == KvLayout::NHD)
+    return (((block * 2 + part) * B + offset) * G + head) * D + d;
+  return (((block * 2 + part) * G + head) * B + offset) * D + d;
+}
+
+/// Copies the host cache into (toDevice) or out of the tiled device pages.
+void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
+                  std::vector<uint8_t> &pages, bool toDevice) {
+  size_t esz = byteWidth(cache.dtype());
+  size_t tileBytes = kTileElements * esz;
+  if (toDevice)
+    pages.assign(size_t(tc.numPages()) * tileBytes, 0);
+  for (int64_t b = 0; b < tc.numBlocks; ++b)
+    for (int64_t part = 0; part < tc.parts; ++part)
+      for (int64_t g = 0; g < tc.numKvHeads; ++g)
+        for (int64_t o = 0; o < tc.blockSize; ++o)
+          for (int64_t dt = 0; dt < tc.dTiles(); ++dt) {
+            int64_t page, row;
+            tc.locate(b, o, part, g, dt, page, row);
+            for (int64_t c = 0; c < 32; ++c) {
+              int64_t host = hostCacheIndex(cache, layout, tc.parts, b, part,
+                                            o, g, dt * 32 + c);
+              uint8_t *dev = pages.data() + page * tileBytes +
+                             faceOffset(uint32_t(row), uint32_t(c)) * esz;
+              uint8_t *h = cache.data() + host * esz;
+              if (toDevice)
+                std::memcpy(dev, h, esz);
+              else
+                std::memcpy(h, dev, esz);
+            }
+          }
+}
+
+/// Uploads `bytes` as `numPages` pages of `pageSize`.
+Buffer upload(Device &device, const uint8_t *bytes, uint32_t pageSize,
+              uint32_t numPages) {
+  Buffer b = device.allocate(pageSize, std::max<uint32_t>(numPages, 1));
+  for (uint32_t p = 0; p < numPages; ++p)
+    device.writePage(b, p, bytes + size_t(p) * pageSize);
+  return b;
+}
+
+void download(const Device &device, const Buffer &b, uint8_t *bytes,
+              uint32_t numPages) {
+  for (uint32_t p = 0; p < numPages; ++p)
+    device.readPage(b, p, bytes + size_t(p) * b.pageSize);
+}
+
+Status checkDims(const Tensor &t, const char *name,
+                 std::initializer_list<int64_t> dims, DType dtype) {
+  if (t.dtype() != dtype)
+    return errorf(name, " is ", t.describe(), ", the program wants ",
+                  toString(dtype));
+  if (t.rank() != int64_t(dims.size()))
+    return errorf(name, " is ", t.describe(), ", the program wants rank ",
+                  dims.size());
+  int64_t i = 0;
+  for (int64_t d : dims) {
+    if (d >= 0 && t.dim(i) != d)
+      return errorf(name, " is ", t.describe(), ", the program wants dim ", i,
+                    " = ", d);
+    ++i;
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Result<AttentionOutput>
+runAttentionProgram(const Program &program, const Tensor &query,
+                    const Tensor &kvCache, const Tensor &blockTable,
+                    const Tensor &seqLens, const Tensor *queryStartLoc,
+                    const Tensor *sinks, KvLayout layout,
+                    unsigned parallelCores) {
+  const ProgramDescription &d = program.description;
+  if (d.op != "paged_attention" && d.op != "mla_decode")
+    return errorf("program '", d.name, "' computes ", d.op,
+                  ", not attention");
+  auto shapeOr = readShape(d);
+  if (!shapeOr)
+    return shapeOr.status();
+  const Shape &s = *shapeOr;
+  bool mla = s.kvParts == 1;
+  int64_t H = s.numHeads, G = s.numKvHeads, hpg = H / G;
+
+  ATTN_RETURN_IF_ERROR(checkDims(query, "query", {-1, H, s.headSize}, s.dtype));
+  if (mla)
+    ATTN_RETURN_IF_ERROR(
+        checkDims(kvCache, "kv_cache", {-1, s.blockSize, s.headSize}, s.dtype));
+  else if (layout == KvLayout::NHD)
+    ATTN_RETURN_IF_ERROR(checkDims(kvCache, "kv_cache",
+                                   {-1, 2, s.blockSize, G, s.headSize},
+                                   s.dtype));
+  else
+    ATTN_RETURN_IF_ERROR(checkDims(kvCache, "kv_cache",
+                                   {-1, 2, G, s.blockSize, s.headSize},
+                                   s.dtype));
+  if (s.sinks && !sinks)
+    return errorf("program '", d.name, "' was compiled with sinks");
+
+  // One query per request for MLA.
+  Tensor mlaQsl;
+  if (!queryStartLoc) {
+    mlaQsl = Tensor(DType::I32, {query.dim(0) + 1});
+    for (int64_t i = 0; i <= query.dim(0); ++i)
+      mlaQsl.setInt(i, i);
+    queryStartLoc = &mlaQsl;
+  }
+  auto mdOr = makeCommonAttentionMetadata(*queryStartLoc, seqLens, &blockTable,
+                                          nullptr, s.causal);
+  if (!mdOr)
+    return mdOr.status();
+  const CommonAttentionMetadata &md = *mdOr;
+  ATTN_RETURN_IF_ERROR(checkNumTokens(md, query.dim(0)));
+  ATTN_RETURN_IF_ERROR(
+      checkCacheBounds(md, kvCache.dim(0), s.blockSize));
+
+  int64_t T = query.dim(0);
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  Device device;
+  TiledCache tc{s.blockSize, G, s.headSize, s.kvParts, kvCache.dim(0)};
+  std::vector<uint8_t> pages;
+  convertCache(tc, const_cast<Tensor &>(kvCache), layout, pages,
+               /*toDevice=*/true);
+  Buffer kv = upload(device, pages.data(), kTileElements * esz,
+                     uint32_t(tc.numPages()));
+  Buffer q = upload(device, query.data(), uint32_t(s.headSize * esz),
+                    uint32_t(T * H));
+  uint32_t btCols = uint32_t(blockTable.dim(1));
+  Buffer bt = upload(device, blockTable.data(), std::max<uint32_t>(btCols, 1) * 4,
+                     uint32_t(blockTable.dim(0)));
+  std::vector<uint8_t> sinkBytes(size_t(H) * 4, 0);
+  if (sinks) {
+    if (sinks->dtype() != DType::F32 || sinks->numElements() != H)
+      return errorf("sinks must be [", H, "] f32");
+    std::memcpy(sinkBytes.data(), sinks->data(), sinkBytes.size());
+  }
+  Buffer sinkBuf = upload(device, sinkBytes.data(), uint32_t(H * 4), 1);
+  Buffer out = device.allocate(uint32_t(s.valueSize * esz),
+                               uint32_t(std::max<int64_t>(T * H, 1)));
+  Buffer lse = device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+
+  // Work units: the query rows of one request and kv head, 32 per unit; a
+  // row is (query token, head of the group), token-major, so a decode packs
+  // the group's heads into one tile as sdpa_decode does.
+  std::vector<std::map<std::string, uint32_t>> units;
+  for (int64_t r = 0; r < md.numReqs; ++r) {
+    int64_t qLen = md.queryLens[r], seqLen = md.seqLens[r];
+    int64_t context = seqLen - qLen;
+    int64_t rows = qLen * hpg;
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t rowBegin = 0; rowBegin < rows; rowBegin += 32) {
+        int64_t numRows = std::min<int64_t>(32, rows - rowBegin);
+        int64_t pMin = context + rowBegin / hpg;
+        int64_t pMax = context + (rowBegin + numRows - 1) / hpg;
+        int64_t lo = s.windowLeft >= 0 ? std::max<int64_t>(0, pMin - s.windowLeft)
+                                       : 0;
+        int64_t hi = seqLen - 1;
+        if (s.causal)
+          hi = std::min(hi, pMax);
+        else if (s.windowRight >= 0)
+          hi = std::min(hi, pMax + s.windowRight);
+        units.push_back({{"req", uint32_t(r)},
+                         {"kv_head", uint32_t(g)},
+                         {"row_begin", uint32_t(rowBegin)},
+                         {"num_rows", uint32_t(numRows)},
+                         {"q_start", uint32_t(md.queryStartLoc[r])},
+                         {"context", uint32_t(context)},
+                         {"seq_len", uint32_t(seqLen)},
+                         {"kt_begin", uint32_t(lo / 32)},
+                         {"kt_end", uint32_t(hi / 32 + 1)}});
+      }
+  }
+  std::map<std::string, uint32_t> named = {
+      {"q_addr", q.address},     {"kv_addr", kv.address},
+      {"bt_addr", bt.address},   {"out_addr", out.address},
+      {"lse_addr", lse.address}, {"sinks_addr", sinkBuf.address},
+      {"bt_cols", btCols}};
+  auto args = layOutRuntimeArgs(program, named, units);
+  if (!args)
+    return args.status();
+  ATTN_RETURN_IF_ERROR(runProgram(device, program.spec, *args, parallelCores));
+
+  AttentionOutput result{Tensor(s.dtype, {T, H, s.valueSize}),
+                         Tensor(DType::F32, {T, H})};
+  download(device, out, result.out.data(), uint32_t(T * H));
+  download(device, lse, result.lse.data(), uint32_t(T));
+  return result;
+}
+
+Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,
+                                 const Tensor &value, Tensor &kvCache,
+                                 const Tensor &slotMapping, KvLayout layout,
+                                 unsigned parallelCores) {
+  const ProgramDescription &d = program.description;
+  if (d.op != "reshape_and_cache")
+    return errorf("program '", d.name, "' computes ", d.op,
+                  ", not reshape_and_cache");
+  auto shapeOr = readShape(d);
+  if (!shapeOr)
+    return shapeOr.status();
+  const Shape &s = *shapeOr;
+  int64_t G = s.numKvHeads, D = s.headSize;
+  ATTN_RETURN_IF_ERROR(checkDims(key, "key", {-1, G, D}, s.dtype));
+  ATTN_RETURN_IF_ERROR(checkDims(value, "value", {key.dim(0), G, D}, s.dtype));
+  int64_t T = key.dim(0);
+  if (layout == KvLayout::NHD)
+    ATTN_RETURN_IF_ERROR(
+        checkDims(kvCache, "kv_cache", {-1, 2, s.blockSize, G, D}, s.dtype));
+  else
+    ATTN_RETURN_IF_ERROR(
+        checkDims(kvCache, "kv_cache", {-1, 2, G, s.blockSize, D}, s.dtype));
+  ATTN_RETURN_IF_ERROR(
+      checkSlotMapping(slotMapping, T, kvCache.dim(0), s.blockSize));
+
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  Device device;
+  TiledCache tc{s.blockSize, G, D, 2, kvCache.dim(0)};
+  std::vector<uint8_t> pages;
+  convertCache(tc, kvCache, layout, pages, /*toDevice=*/true);
+  Buffer kv = upload(device, pages.data(), kTileElements * esz,
+                     uint32_t(tc.numPages()));
+  Buffer k = upload(device, key.data(), uint32_t(D * esz), uint32_t(T * G));
+  Buffer v = upload(device, value.data(), uint32_t(D * esz), uint32_t(T * G));
+  Buffer slots = upload(device, slotMapping.data(), 8, uint32_t(T));
+
+  std::vector<std::map<std::string, uint32_t>> units;
+  for (int64_t t = 0; t < T; ++t)
+    units.push_back({{"token", uint32_t(t)}});
+  std::map<std::string, uint32_t> named = {{"key_addr", k.address},
+                                           {"value_addr", v.address},
+                                           {"slot_addr", slots.address},
+                                           {"kv_addr", kv.address}};
+  auto args = layOutRuntimeArgs(program, named, units);
+  if (!args)
+    return args.status();
+  ATTN_RETURN_IF_ERROR(runProgram(device, program.spec, *args, parallelCores));
+  download(device, kv, pages.data(), uint32_t(tc.numPages()));
+  convertCache(tc, kvCache, layout, pages, /*toDevice=*/false);
+  return Status::ok();
+}
+
+} // namespace attn::tt

@@ -1,0 +1,56 @@
+//===- AttentionOps.h - Host side of attn's TT programs ------------------===//
+//
+// What TT-Metalium host code (a program factory) does around attn's emitted
+// kernels: put the operands in DRAM in the layout the kernels read, split the
+// work into units over the core grid, set runtime arguments, run, and read
+// the results back. Operands are reference tensors (reference/ops/Tensor.h).
+//
+// The paged KV cache on the device is tiled. A block of B token rows maps to
+// 32-row tiles by this rule (B must divide 32 or be a multiple of 32):
+//
+//   B <= 32: 32 / B consecutive blocks share one 32-row tile; block b is rows
+//            (b % (32 / B)) * B .. + B of tile group b / (32 / B) (B = 16:
+//            block 2k is faces 0-1 and block 2k + 1 faces 2-3 of one tile).
+//   B >  32: block b is B / 32 whole tiles.
+//
+// A page is one tile: page(group, part, kv_head, row_tile, d_tile) =
+// (((group * parts + part) * G + kv_head) * tiles_per_block + row_tile) * Dt
+// + d_tile, with parts = 2 (key, value) for paged attention and 1 for MLA's
+// latent cache. Key positions past seq_len inside the last tile are masked by
+// the kernels, so sequence lengths need not be multiples of 32 (or of B).
+//
+// Queries, outputs and new keys/values are row-major "sticks": one page per
+// (token, head) row. lse has one page per token (H f32), the block table one
+// per request, the slot mapping one per token.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H
+#define ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H
+
+#include "reference/ops/KvCache.h"
+#include "reference/ops/Ops.h"
+#include "runtime/executors/tt/Program.h"
+
+namespace attn::tt {
+
+/// Runs a "paged_attention" or "mla_decode" program. For paged attention:
+/// query [T, H, D], kvCache in `layout`; for MLA: query [R, H, L + P], kvCache
+/// [NB, B, L + P], queryStartLoc null (one query per request). sinks may be
+/// null.
+Result<AttentionOutput>
+runAttentionProgram(const Program &program, const Tensor &query,
+                    const Tensor &kvCache, const Tensor &blockTable,
+                    const Tensor &seqLens, const Tensor *queryStartLoc,
+                    const Tensor *sinks, KvLayout layout,
+                    unsigned parallelCores = 0);
+
+/// Runs a "reshape_and_cache" program: writes key/value [T, G, D] into
+/// kvCache (in `layout`) at slotMapping [T] i64.
+Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,
+                                 const Tensor &value, Tensor &kvCache,
+                                 const Tensor &slotMapping, KvLayout layout,
+                                 unsigned parallelCores = 0);
+
+} // namespace attn::tt
+
+#endif // ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H

@@ -1,0 +1,78 @@
+//===- Program.h - A TT program description, loaded and built ------------===//
+//
+// attn-translate --attn-to-ttmetal writes one folder per program: a C++ file
+// per kernel and program.json, the host side as data:
+//
+//   name, op            the program and the attn op it computes
+//   params              the op's static shape and knobs
+//   core_grid {x, y}    the cores work is spread over
+//   circular_buffers    [{id, name, num_pages, page_size, data_format}]
+//   kernels             [{name, kind (reader | writer | compute), processor,
+//                         source, compile_time_args, fp32_dest_acc_en}]
+//   runtime_args        names of the leading runtime arguments of every
+//                       kernel on a core
+//   unit_args           names of the fields of one work unit; a core's
+//                       arguments end with its units, back to back
+//
+// Every kernel of a core gets the same runtime arguments.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_EXECUTORS_TT_PROGRAM_H
+#define ATTN_RUNTIME_EXECUTORS_TT_PROGRAM_H
+
+#include "runtime/executors/tt/Emulator.h"
+#include "runtime/executors/tt/Json.h"
+#include "runtime/executors/tt/KernelCompiler.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn::tt {
+
+struct KernelDescription {
+  std::string name;
+  KernelKind kind = KernelKind::Reader;
+  std::string processor;
+  std::string source;
+  std::vector<uint32_t> compileTimeArgs;
+  bool fp32DestAccEn = true;
+};
+
+struct ProgramDescription {
+  std::string dir;
+  std::string name;
+  std::string op;
+  JsonValue params;
+  uint32_t gridX = 1, gridY = 1;
+  std::vector<CircularBufferSpec> circularBuffers;
+  std::vector<KernelDescription> kernels;
+  std::vector<std::string> runtimeArgs;
+  std::vector<std::string> unitArgs;
+
+  uint32_t numCores() const { return gridX * gridY; }
+};
+
+/// Reads `dir`/program.json.
+Result<ProgramDescription> loadProgramDescription(const std::string &dir);
+
+/// A description with its kernels compiled and loaded.
+struct Program {
+  ProgramDescription description;
+  ProgramSpec spec;
+};
+
+Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler);
+
+/// Lays out per-core runtime arguments: each core gets the named leading
+/// arguments (values from `named`, which must hold every name) followed by
+/// its share of `units` (each a map from unit field name to value), units
+/// split into contiguous runs over at most numCores() cores.
+Result<std::vector<std::vector<std::vector<uint32_t>>>>
+layOutRuntimeArgs(const Program &program,
+                  const std::map<std::string, uint32_t> &named,
+                  const std::vector<std::map<std::string, uint32_t>> &units);
+
+} // namespace attn::tt
+
+#endif // ATTN_RUNTIME_EXECUTORS_TT_PROGRAM_H

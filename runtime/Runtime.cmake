@@ -5,6 +5,8 @@ add_library(AttnRuntime
   ${CMAKE_CURRENT_LIST_DIR}/Backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Metadata.cpp
   ${CMAKE_CURRENT_LIST_DIR}/MetadataBuilder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/Plan.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/PlanRunner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Registry.cpp
 )
 # attn::Tensor / Status / DType come from the reference library; the runtime

@@ -1,0 +1,236 @@
+//===- PlanTest.cpp - Plan JSON, verification and the runner -------------===//
+
+#include "runtime/Plan.h"
+#include "runtime/PlanRunner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <map>
+
+using namespace attn;
+using namespace attn::runtime;
+
+namespace {
+
+/// A host "device": buffers are byte vectors and kernels are C++ callbacks,
+/// so the runner's semantics are tested without a GPU.
+class HostBuffer : public DeviceBuffer {
+public:
+  explicit HostBuffer(uint64_t n) : bytes(n, 0) {}
+  uint64_t size() const override { return bytes.size(); }
+  std::vector<uint8_t> bytes;
+};
+
+using HostKernel = std::function<void(const std::array<uint32_t, 3> &,
+                                      std::span<DeviceBuffer *const>)>;
+
+class HostDevice : public PlanDevice {
+public:
+  std::string_view name() const override { return "host"; }
+  Result<std::shared_ptr<DeviceBuffer>> allocate(uint64_t bytes) override {
+    ++allocations;
+    return std::shared_ptr<DeviceBuffer>(std::make_shared<HostBuffer>(bytes));
+  }
+  Status write(DeviceBuffer &b, const void *data, uint64_t n) override {
+    std::memcpy(static_cast<HostBuffer &>(b).bytes.data(), data, n);
+    return Status::ok();
+  }
+  Status read(const DeviceBuffer &b, void *data, uint64_t n) override {
+    std::memcpy(data, static_cast<const HostBuffer &>(b).bytes.data(), n);
+    return Status::ok();
+  }
+  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
+                const std::array<int64_t, 3> &,
+                std::span<DeviceBuffer *const> args) override {
+    auto it = kernels.find(std::string(kernel));
+    if (it == kernels.end())
+      return errorf("no kernel ", kernel);
+    it->second(grid, args);
+    launched.push_back(std::string(kernel));
+    return Status::ok();
+  }
+  Status finish() override { return Status::ok(); }
+
+  std::map<std::string, HostKernel> kernels;
+  std::vector<std::string> launched;
+  int allocations = 0;
+};
+
+template <typename T> T *as(DeviceBuffer *b) {
+  return reinterpret_cast<T *>(static_cast<HostBuffer *>(b)->bytes.data());
+}
+
+PlanOp makeOp(PlanOpKind kind, int32_t result, std::vector<int32_t> operands,
+              int64_t imm = 0) {
+  PlanOp op;
+  op.kind = kind;
+  op.result = result;
+  op.operands = std::move(operands);
+  op.imm = imm;
+  return op;
+}
+
+PlanOp makeAlloc(int32_t result, std::vector<int32_t> shape, DType dtype) {
+  PlanOp op = makeOp(PlanOpKind::Alloc, result, std::move(shape));
+  op.dtype = dtype;
+  return op;
+}
+
+/// out[i] = x[i] * 2 for i < params[0]: the shape of every attn host
+/// program (sizes from dims, a params buffer, an output alloc, one launch).
+Plan doublePlan() {
+  Plan p;
+  p.function = "double";
+  p.arguments = {{DType::F32, {-1, 4}}};
+  p.results = {{DType::F32, {-1, 4}}};
+  p.numSlots = 9;
+  PlanOp launch = makeOp(PlanOpKind::Launch, -1, {3, 5, 5, 8, 4, 6});
+  launch.kernel = "k::double";
+  p.ops = {
+      makeOp(PlanOpKind::Dim, 1, {0}, 0), // rows
+      makeOp(PlanOpKind::Const, 2, {}, 4),
+      makeOp(PlanOpKind::Mul, 3, {1, 2}), // n = rows * 4
+      makeAlloc(4, {1, 2}, DType::F32),
+      makeOp(PlanOpKind::Const, 5, {}, 1),
+      makeAlloc(6, {5}, DType::I32), // params
+      makeOp(PlanOpKind::Const, 7, {}, 0),
+      makeOp(PlanOpKind::Store, -1, {6, 7, 3}), // params[0] = n
+      makeOp(PlanOpKind::View, 8, {0, 3}),      // x as [n]
+      launch,
+      makeOp(PlanOpKind::Return, -1, {4}),
+  };
+  return p;
+}
+
+void addDoubleKernel(HostDevice &d) {
+  d.kernels["k::double"] = [](const std::array<uint32_t, 3> &grid,
+                              std::span<DeviceBuffer *const> args) {
+    int32_t n = as<int32_t>(args[2])[0];
+    ASSERT_EQ(static_cast<int64_t>(grid[0]), n);
+    for (int32_t i = 0; i < n; ++i)
+      as<float>(args[1])[i] = as<float>(args[0])[i] * 2;
+  };
+}
+
+} // namespace
+
+TEST(Plan, JsonRoundTrip) {
+  Plan p = doublePlan();
+  ASSERT_TRUE(p.verify()) << p.verify().message();
+  Result<Plan> back = planFromJson(planToJson(p));
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+}
+
+TEST(Plan, RunsOnADevice) {
+  HostDevice device;
+  addDoubleKernel(device);
+  Tensor x(DType::F32, {3, 4});
+  for (int64_t i = 0; i < 12; ++i)
+    x.setFloat(i, i - 5.5);
+  PlanRunStats stats;
+  Result<std::vector<Tensor>> out =
+      runPlan(doublePlan(), device, std::span<const Tensor>(&x, 1), &stats);
+  ASSERT_TRUE(out) << out.message();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{3, 4}));
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ((*out)[0].getFloat(i), 2 * (i - 5.5));
+  EXPECT_EQ(stats.launches, 1);
+}
+
+TEST(Plan, EmptyGridSkipsTheLaunch) {
+  HostDevice device;
+  addDoubleKernel(device);
+  Tensor x(DType::F32, {0, 4});
+  Result<std::vector<Tensor>> out =
+      runPlan(doublePlan(), device, std::span<const Tensor>(&x, 1));
+  ASSERT_TRUE(out) << out.message();
+  EXPECT_TRUE(device.launched.empty());
+  EXPECT_EQ((*out)[0].numElements(), 0);
+}
+
+TEST(Plan, RejectsWrongInputs) {
+  HostDevice device;
+  Tensor wrongDtype(DType::F16, {3, 4});
+  Result<std::vector<Tensor>> r =
+      runPlan(doublePlan(), device, std::span<const Tensor>(&wrongDtype, 1));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "argument #0 of @double: expected f32, got f16");
+
+  Tensor wrongShape(DType::F32, {3, 5});
+  r = runPlan(doublePlan(), device, std::span<const Tensor>(&wrongShape, 1));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(),
+            "argument #0 of @double: expected shape [?, 4], got [3, 5]");
+
+  r = runPlan(doublePlan(), device, {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "@double takes 1 arguments, got 0");
+  EXPECT_EQ(device.allocations, 0) << "nothing is allocated for bad inputs";
+}
+
+TEST(Plan, ReportsAMissingKernel) {
+  HostDevice device;
+  Tensor x(DType::F32, {2, 4});
+  Result<std::vector<Tensor>> r =
+      runPlan(doublePlan(), device, std::span<const Tensor>(&x, 1));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "@double op #9 (launch): no kernel k::double");
+}
+
+TEST(Plan, VerifyRejectsMalformedPlans) {
+  Plan p = doublePlan();
+  p.ops[2].operands = {1, 0}; // an integer op reading a buffer
+  EXPECT_EQ(p.verify().message(),
+            "plan 'double', op #2 (mul): operand #1 (slot 0) is a buffer, "
+            "expected an integer");
+
+  p = doublePlan();
+  p.ops[1].result = 1; // written twice
+  EXPECT_EQ(p.verify().message(),
+            "plan 'double', op #1 (const): slot 1 is written twice");
+
+  p = doublePlan();
+  std::swap(p.ops[0], p.ops[1]);
+  p.ops[0].operands = {1, 1};
+  p.ops[0].kind = PlanOpKind::Add;
+  EXPECT_EQ(p.verify().message(),
+            "plan 'double', op #0 (add): operand #0 reads slot 1 before it "
+            "is written");
+
+  p = doublePlan();
+  p.ops.pop_back();
+  EXPECT_EQ(p.verify().message(), "plan 'double' does not end with a return");
+
+  p = doublePlan();
+  p.ops[9].block = {0, 1, 1};
+  EXPECT_EQ(p.verify().message(), "plan 'double', op #9 (launch): workgroup "
+                                  "size must be positive, got 0");
+}
+
+TEST(Plan, JsonErrorsAreValues) {
+  EXPECT_EQ(planFromJson("{").message(), "plan: malformed JSON");
+  EXPECT_EQ(planFromJson("[]").message(),
+            "plan: expected an object with \"function\", \"num_slots\", "
+            "\"ops\"");
+  EXPECT_EQ(planFromJson(R"({"function": 3, "num_slots": 1, "ops": []})")
+                .message(),
+            "plan: \"function\" must be a string, \"num_slots\" an integer "
+            "and \"ops\" an array");
+  EXPECT_EQ(planFromJson(R"({"function": "f", "num_slots": 1, "ops": [],
+                              "arguments": [], "results": []})")
+                .message(),
+            "plan 'f' does not end with a return");
+  EXPECT_EQ(planFromJson(R"({"function": "f", "num_slots": 1,
+                              "ops": [{"op": "jump"}],
+                              "arguments": [], "results": []})")
+                .message(),
+            "plan 'f': unknown op \"jump\"");
+  EXPECT_EQ(planFromJson(R"({"function": "f", "num_slots": 1, "ops": [],
+              "arguments": [{"dtype": "f8", "shape": [1]}], "results": []})")
+                .message(),
+            "plan 'f': unknown dtype \"f8\"");
+}

@@ -1,0 +1,97 @@
+//===- VulkanPlanDevice.cpp - Runs plans on a Vulkan device --------------===//
+
+#include "runtime/executors/vulkan/VulkanPlanDevice.h"
+
+namespace attn {
+
+namespace {
+
+class VulkanPlanBuffer : public runtime::DeviceBuffer {
+public:
+  explicit VulkanPlanBuffer(std::unique_ptr<VulkanBuffer> buffer)
+      : buffer(std::move(buffer)) {}
+  uint64_t size() const override { return buffer->size(); }
+  std::unique_ptr<VulkanBuffer> buffer;
+};
+
+VulkanBuffer &unwrap(runtime::DeviceBuffer &b) {
+  return *static_cast<VulkanPlanBuffer &>(b).buffer;
+}
+const VulkanBuffer &unwrap(const runtime::DeviceBuffer &b) {
+  return *static_cast<const VulkanPlanBuffer &>(b).buffer;
+}
+
+} // namespace
+
+VulkanPlanDevice::VulkanPlanDevice(std::unique_ptr<VulkanDevice> device)
+    : device_(std::move(device)), name_("vulkan:" + device_->info().name) {}
+
+Result<std::unique_ptr<VulkanPlanDevice>>
+VulkanPlanDevice::create(const VulkanOptions &options) {
+  Result<std::unique_ptr<VulkanDevice>> device = VulkanDevice::create(options);
+  if (!device)
+    return device.status();
+  return std::unique_ptr<VulkanPlanDevice>(
+      new VulkanPlanDevice(std::move(*device)));
+}
+
+Status VulkanPlanDevice::addKernel(const std::string &symbol,
+                                   std::vector<uint32_t> spirv,
+                                   const std::string &entryPoint) {
+  KernelDesc desc;
+  desc.spirv = std::move(spirv);
+  desc.entryPoint = entryPoint;
+  Result<std::unique_ptr<VulkanKernel>> kernel = device_->createKernel(desc);
+  if (!kernel)
+    return errorf("kernel ", symbol, ": ", kernel.message());
+  kernels_[symbol] = std::move(*kernel);
+  return Status::ok();
+}
+
+Result<std::shared_ptr<runtime::DeviceBuffer>>
+VulkanPlanDevice::allocate(uint64_t bytes) {
+  // Plans rely on fresh buffers being zero (scratch accumulators, padding).
+  std::vector<uint8_t> zeros(bytes, 0);
+  Result<std::unique_ptr<VulkanBuffer>> buffer =
+      device_->createBuffer(zeros.data(), bytes);
+  if (!buffer)
+    return buffer.status();
+  return std::shared_ptr<runtime::DeviceBuffer>(
+      std::make_shared<VulkanPlanBuffer>(std::move(*buffer)));
+}
+
+Status VulkanPlanDevice::write(runtime::DeviceBuffer &buffer, const void *data,
+                               uint64_t bytes) {
+  return unwrap(buffer).write(data, bytes);
+}
+
+Status VulkanPlanDevice::read(const runtime::DeviceBuffer &buffer, void *data,
+                              uint64_t bytes) {
+  return unwrap(buffer).read(data, bytes);
+}
+
+Status VulkanPlanDevice::launch(std::string_view kernel,
+                                const std::array<uint32_t, 3> &grid,
+                                const std::array<int64_t, 3> &block,
+                                std::span<runtime::DeviceBuffer *const> args) {
+  auto it = kernels_.find(kernel);
+  if (it == kernels_.end())
+    return errorf("no kernel '", kernel, "' is loaded on ", name_);
+  if (std::optional<std::array<uint32_t, 3>> local =
+          it->second->workgroupSize())
+    for (int i = 0; i < 3; ++i)
+      if (static_cast<int64_t>((*local)[i]) != block[i])
+        return errorf("kernel '", kernel, "' was compiled for workgroup size ",
+                      (*local)[0], "x", (*local)[1], "x", (*local)[2],
+                      " but the plan launches ", block[0], "x", block[1], "x",
+                      block[2]);
+  std::vector<const VulkanBuffer *> buffers;
+  for (runtime::DeviceBuffer *b : args)
+    buffers.push_back(&unwrap(*b));
+  Result<DispatchTiming> timing = device_->dispatch(*it->second, buffers, grid);
+  if (!timing)
+    return timing.status();
+  return Status::ok();
+}
+
+} // namespace attn

@@ -1,0 +1,56 @@
+//===- VulkanPlanDevice.h - Runs plans on a Vulkan device ------*- C++ -*-===//
+//
+// Adapts VulkanDevice to the plan runner (runtime/PlanRunner.h): buffers are
+// Vulkan storage buffers, and a plan's Launch of kernel symbol S dispatches
+// the SPIR-V kernel registered under S with addKernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
+#define ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
+
+#include "runtime/PlanRunner.h"
+#include "runtime/executors/vulkan/VulkanExecutor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace attn {
+
+class VulkanPlanDevice : public runtime::PlanDevice {
+public:
+  static Result<std::unique_ptr<VulkanPlanDevice>>
+  create(const VulkanOptions &options = {});
+
+  /// Builds the pipeline of one kernel and makes it launchable as `symbol`.
+  Status addKernel(const std::string &symbol, std::vector<uint32_t> spirv,
+                   const std::string &entryPoint);
+  bool hasKernel(const std::string &symbol) const {
+    return kernels_.count(symbol) != 0;
+  }
+
+  VulkanDevice &device() { return *device_; }
+
+  std::string_view name() const override { return name_; }
+  Result<std::shared_ptr<runtime::DeviceBuffer>>
+  allocate(uint64_t bytes) override;
+  Status write(runtime::DeviceBuffer &buffer, const void *data,
+               uint64_t bytes) override;
+  Status read(const runtime::DeviceBuffer &buffer, void *data,
+              uint64_t bytes) override;
+  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
+                const std::array<int64_t, 3> &block,
+                std::span<runtime::DeviceBuffer *const> args) override;
+  Status finish() override { return Status::ok(); }
+
+private:
+  explicit VulkanPlanDevice(std::unique_ptr<VulkanDevice> device);
+
+  std::unique_ptr<VulkanDevice> device_;
+  std::string name_;
+  std::map<std::string, std::unique_ptr<VulkanKernel>, std::less<>> kernels_;
+};
+
+} // namespace attn
+
+#endif // ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H

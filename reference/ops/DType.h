@@ -8,6 +8,7 @@
 #ifndef ATTN_REFERENCE_OPS_DTYPE_H
 #define ATTN_REFERENCE_OPS_DTYPE_H
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -24,9 +25,24 @@ std::string_view toString(DType t);
 std::optional<DType> parseDType(std::string_view s);
 bool isFloat(DType t);
 
-/// IEEE half / bfloat16 bit patterns <-> float / double.
-float f16BitsToFloat(uint16_t bits);
-float bf16BitsToFloat(uint16_t bits);
+/// IEEE half / bfloat16 bit patterns <-> float / double. Widening is exact;
+/// it is inline because the reference ops widen every element they read.
+inline float f16BitsToFloat(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  const uint32_t exponent = (bits >> 10) & 0x1F;
+  const uint32_t mantissa = bits & 0x3FF;
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24, exact in float.
+    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return sign ? -magnitude : magnitude;
+  }
+  // Rebias the exponent (15 -> 127); all ones stays all ones (inf / NaN).
+  const uint32_t wideExponent = exponent == 0x1F ? 0xFF : exponent + 112;
+  return std::bit_cast<float>(sign | wideExponent << 23 | mantissa << 13);
+}
+inline float bf16BitsToFloat(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 /// Rounds to nearest-even from double directly (one rounding, no double
 /// rounding through f32). NaN stays NaN, overflow becomes infinity.
 uint16_t doubleToF16Bits(double v);

@@ -40,6 +40,9 @@ public:
   double getFloat(int64_t flat) const;
   /// Rounds once (nearest-even) to the element type and stores.
   void setFloat(int64_t flat, double v);
+  /// getFloat of `count` consecutive elements from `flat` into `out`; one
+  /// dtype dispatch per call, for the inner loops of the reference ops.
+  void getFloats(int64_t flat, int64_t count, double *out) const;
   /// Integer elements (i32 / i64) widened to int64.
   int64_t getInt(int64_t flat) const;
   void setInt(int64_t flat, int64_t v);

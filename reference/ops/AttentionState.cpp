@@ -1,0 +1,59 @@
+//===- AttentionState.cpp - Softmax-weighted averages in f64 --------------===//
+#include "reference/ops/AttentionState.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace attn {
+
+AttentionState attend(const std::vector<double> &scores,
+                      const std::vector<const double *> &values,
+                      int64_t valueDim, double extraLogit) {
+  assert(scores.size() == values.size() && "one value row per score");
+  AttentionState state;
+  state.out.assign(valueDim, 0.0);
+
+  // Subtract the largest logit before exp so that nothing overflows.
+  double maxLogit = extraLogit;
+  for (double s : scores)
+    maxLogit = std::max(maxLogit, s);
+  if (maxLogit == -std::numeric_limits<double>::infinity())
+    return state; // nothing visible (or every logit is -inf): out 0, lse -inf
+
+  double denominator = std::exp(extraLogit - maxLogit);
+  for (size_t j = 0; j < scores.size(); ++j) {
+    const double weight = std::exp(scores[j] - maxLogit);
+    denominator += weight;
+    for (int64_t d = 0; d < valueDim; ++d)
+      state.out[d] += weight * values[j][d];
+  }
+  for (double &o : state.out)
+    o /= denominator;
+  state.lse = maxLogit + std::log(denominator);
+  return state;
+}
+
+AttentionState mergeAttentionStates(const AttentionState &a,
+                                    const AttentionState &b) {
+  assert(a.out.size() == b.out.size() && "merging states of unequal width");
+  AttentionState merged;
+  merged.out.assign(a.out.size(), 0.0);
+  const double maxLse = std::max(a.lse, b.lse);
+  if (maxLse == -std::numeric_limits<double>::infinity())
+    return merged;
+  const double weightA = std::exp(a.lse - maxLse);
+  const double weightB = std::exp(b.lse - maxLse);
+  const double denominator = weightA + weightB;
+  // An empty side (lse -inf) contributes nothing, whatever its out holds.
+  auto term = [](const AttentionState &s, double weight, size_t d) {
+    return s.lse == -std::numeric_limits<double>::infinity() ? 0.0
+                                                             : weight * s.out[d];
+  };
+  for (size_t d = 0; d < merged.out.size(); ++d)
+    merged.out[d] = (term(a, weightA, d) + term(b, weightB, d)) / denominator;
+  merged.lse = maxLse + std::log(denominator);
+  return merged;
+}
+
+} // namespace attn

@@ -1,0 +1,41 @@
+//===- AttentionState.h - Softmax-weighted averages in f64 ----------------===//
+//
+// The math every attention op shares, before rounding to an output dtype:
+// attention of one query over a set of keys is the pair (out, lse) with
+//   out = sum_j exp(s_j - lse) * v_j,   lse = log(sum_j exp(s_j)).
+// Two such states over disjoint key sets merge into the state over their
+// union, which is what split-KV decode and merge_states compute.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_REFERENCE_OPS_ATTENTIONSTATE_H
+#define ATTN_REFERENCE_OPS_ATTENTIONSTATE_H
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace attn {
+
+struct AttentionState {
+  /// The normalized output, zero when no key contributes.
+  std::vector<double> out;
+  /// Natural log of the softmax denominator; -inf when it is empty.
+  double lse = -std::numeric_limits<double>::infinity();
+};
+
+/// Attention over keys with scores `scores[j]` and value rows `values[j]`
+/// (each `valueDim` long). `extraLogit` is one more logit in the denominator
+/// only (an attention sink); -inf means none.
+AttentionState
+attend(const std::vector<double> &scores,
+       const std::vector<const double *> &values, int64_t valueDim,
+       double extraLogit = -std::numeric_limits<double>::infinity());
+
+/// The state over the union of the key sets of `a` and `b`: each side is
+/// rescaled by exp(lse - max(lseA, lseB)). Both empty gives out 0, lse -inf.
+AttentionState mergeAttentionStates(const AttentionState &a,
+                                    const AttentionState &b);
+
+} // namespace attn
+
+#endif // ATTN_REFERENCE_OPS_ATTENTIONSTATE_H

@@ -1,0 +1,139 @@
+//===- DType.cpp - Element types and exact 16-bit float conversions ------===//
+//
+// Narrowing works on the bits of the double: the significand is shifted right
+// to the target precision and rounded once, to nearest with ties to even. A
+// float cast on the way would round twice (double -> f32 -> f16) and get some
+// ties wrong.
+//
+//===----------------------------------------------------------------------===//
+#include "reference/ops/DType.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace attn {
+
+size_t byteWidth(DType t) {
+  switch (t) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::I64:
+    return 8;
+  }
+  return 0;
+}
+
+std::string_view toString(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(std::string_view s) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64})
+    if (toString(t) == s)
+      return t;
+  return std::nullopt;
+}
+
+bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+
+namespace {
+
+/// An IEEE binary format with `mantissaBits` stored fraction bits and
+/// `exponentBits` exponent bits, at most 16 bits wide in all.
+struct NarrowFormat {
+  int mantissaBits;
+  int exponentBits;
+  uint16_t quietNaN;
+};
+
+/// Rounds `v` once, to nearest with ties to even, into `format`.
+uint16_t narrow(double v, NarrowFormat format) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  const uint16_t sign =
+      static_cast<uint16_t>((bits >> 63) << (format.mantissaBits +
+                                             format.exponentBits));
+  const int m = format.mantissaBits;
+  const uint16_t infinityBits =
+      static_cast<uint16_t>(((1u << format.exponentBits) - 1) << m);
+  if (std::isnan(v))
+    return sign | format.quietNaN;
+  if (std::isinf(v))
+    return sign | infinityBits;
+  if (v == 0.0)
+    return sign;
+
+  // |v| = significand * 2^scale with a 53-bit significand (fewer bits for a
+  // double subnormal, which is far below every target's range anyway).
+  const int biasedExponent = static_cast<int>((bits >> 52) & 0x7FF);
+  uint64_t significand = bits & ((uint64_t(1) << 52) - 1);
+  int scale;
+  int exponent; // unbiased exponent of the leading bit
+  if (biasedExponent == 0) {
+    scale = -1074;
+    exponent = -1023; // below every target's minimum; only used to pick a case
+  } else {
+    significand |= uint64_t(1) << 52;
+    scale = biasedExponent - 1075;
+    exponent = biasedExponent - 1023;
+  }
+
+  // The target's quantum (value of the last kept bit) at this exponent: the
+  // subnormal quantum when |v| is below the smallest normal.
+  const int bias = (1 << (format.exponentBits - 1)) - 1;
+  const int minExponent = 1 - bias;
+  const bool subnormal = exponent < minExponent;
+  const int quantum = (subnormal ? minExponent : exponent) - m;
+  const int shift = quantum - scale; // bits to drop, always >= 52 - m > 0
+  uint64_t kept;
+  if (shift > 54) {
+    kept = 0; // below half the smallest subnormal
+  } else {
+    kept = significand >> shift;
+    const uint64_t rest = significand & ((uint64_t(1) << shift) - 1);
+    const uint64_t half = uint64_t(1) << (shift - 1);
+    if (rest > half || (rest == half && (kept & 1)))
+      ++kept;
+  }
+
+  // A subnormal's bits are its multiple of the quantum; a carry out of the
+  // significand ripples into the exponent field, which is what IEEE wants.
+  uint64_t magnitude =
+      subnormal ? kept
+                : (static_cast<uint64_t>(exponent + bias) << m) + kept -
+                      (uint64_t(1) << m);
+  if (magnitude >= infinityBits)
+    magnitude = infinityBits;
+  return sign | static_cast<uint16_t>(magnitude);
+}
+
+} // namespace
+
+uint16_t doubleToF16Bits(double v) {
+  return narrow(v, NarrowFormat{10, 5, 0x7E00});
+}
+
+uint16_t doubleToBF16Bits(double v) {
+  return narrow(v, NarrowFormat{7, 8, 0x7FC0});
+}
+
+} // namespace attn

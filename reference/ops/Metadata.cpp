@@ -1,0 +1,170 @@
+//===- Metadata.cpp - Per-step attention metadata and its validation ------===//
+#include "reference/ops/Metadata.h"
+
+#include "reference/ops/TensorCheck.h"
+
+#include <algorithm>
+
+namespace attn {
+
+namespace {
+
+std::vector<int32_t> readI32(const Tensor &t) {
+  std::vector<int32_t> values(t.numElements());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    values[i] = static_cast<int32_t>(t.getInt(i));
+  return values;
+}
+
+/// Checks that every slot is padding (negative) or inside the cache.
+Status checkSlots(const std::vector<int64_t> &slots, int64_t numBlocks,
+                  int64_t blockSize) {
+  const int64_t numSlots = numBlocks * blockSize;
+  for (size_t t = 0; t < slots.size(); ++t)
+    if (slots[t] >= numSlots)
+      return errorf("slot_mapping[", t, "] = ", slots[t],
+                    " is outside the cache (num_blocks * block_size = ",
+                    numBlocks, " * ", blockSize, " = ", numSlots, ")");
+  return Status::ok();
+}
+
+} // namespace
+
+Result<CommonAttentionMetadata>
+makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
+                            const Tensor *blockTable,
+                            const Tensor *slotMapping, bool causal) {
+  ATTN_RETURN_IF_ERROR(
+      checkRankAndDType(seqLens, "seq_lens", 1, {DType::I32}));
+  ATTN_RETURN_IF_ERROR(
+      checkRankAndDType(queryStartLoc, "query_start_loc", 1, {DType::I32}));
+  const int64_t numReqs = seqLens.dim(0);
+  if (numReqs == 0)
+    return errorf("empty batch: seq_lens has no requests (num_reqs must be "
+                  "at least 1)");
+  ATTN_RETURN_IF_ERROR(checkDim(queryStartLoc, "query_start_loc", 0,
+                                numReqs + 1, "num_reqs + 1"));
+
+  CommonAttentionMetadata m;
+  m.numReqs = numReqs;
+  m.causal = causal;
+  m.queryStartLoc = readI32(queryStartLoc);
+  m.seqLens = readI32(seqLens);
+  if (m.queryStartLoc[0] != 0)
+    return errorf("query_start_loc[0] = ", m.queryStartLoc[0],
+                  ", expected 0");
+  for (int64_t r = 0; r < numReqs; ++r) {
+    const int32_t begin = m.queryStartLoc[r];
+    const int32_t end = m.queryStartLoc[r + 1];
+    if (end < begin)
+      return errorf("query_start_loc is decreasing: query_start_loc[", r + 1,
+                    "] = ", end, " < query_start_loc[", r, "] = ", begin);
+    const int32_t queryLen = end - begin;
+    const int32_t seqLen = m.seqLens[r];
+    if (seqLen < 0)
+      return errorf("seq_lens[", r, "] = ", seqLen, " is negative");
+    if (seqLen < queryLen)
+      return errorf("seq_lens[", r, "] = ", seqLen,
+                    " is less than the query length ", queryLen,
+                    " of request ", r, " (query_start_loc[", r + 1,
+                    "] - query_start_loc[", r, "])");
+    m.queryLens.push_back(queryLen);
+    m.numComputedTokens.push_back(seqLen - queryLen);
+    m.maxQueryLen = std::max<int64_t>(m.maxQueryLen, queryLen);
+    m.maxSeqLen = std::max<int64_t>(m.maxSeqLen, seqLen);
+  }
+  m.numActualTokens = m.queryStartLoc[numReqs];
+
+  if (blockTable) {
+    ATTN_RETURN_IF_ERROR(
+        checkRankAndDType(*blockTable, "block_table", 2, {DType::I32}));
+    ATTN_RETURN_IF_ERROR(
+        checkDim(*blockTable, "block_table", 0, numReqs, "num_reqs"));
+    m.hasBlockTable = true;
+    m.blockTable = readI32(*blockTable);
+    m.blockTableCols = blockTable->dim(1);
+  }
+  if (slotMapping) {
+    ATTN_RETURN_IF_ERROR(
+        checkRankAndDType(*slotMapping, "slot_mapping", 1, {DType::I64}));
+    ATTN_RETURN_IF_ERROR(checkDim(*slotMapping, "slot_mapping", 0,
+                                  m.numActualTokens,
+                                  "num_actual_tokens = query_start_loc[-1]"));
+    for (int64_t t = 0; t < slotMapping->numElements(); ++t)
+      m.slotMapping.push_back(slotMapping->getInt(t));
+  }
+  return m;
+}
+
+Status checkNumTokens(const CommonAttentionMetadata &metadata,
+                      int64_t numTokens) {
+  if (metadata.numActualTokens == numTokens)
+    return Status::ok();
+  return errorf("query_start_loc[", metadata.numReqs,
+                "] = ", metadata.numActualTokens,
+                " does not match the number of query tokens ", numTokens);
+}
+
+Status checkCacheBounds(const CommonAttentionMetadata &metadata,
+                        int64_t numBlocks, int64_t blockSize) {
+  if (blockSize <= 0)
+    return errorf("block size must be positive, got ", blockSize);
+  if (metadata.hasBlockTable) {
+    for (int64_t r = 0; r < metadata.numReqs; ++r) {
+      const int64_t seqLen = metadata.seqLens[r];
+      const int64_t blocksUsed = (seqLen + blockSize - 1) / blockSize;
+      if (blocksUsed > metadata.blockTableCols)
+        return errorf("block_table has ", metadata.blockTableCols,
+                      " columns, but request ", r, " with seq_lens[", r,
+                      "] = ", seqLen, " needs ", blocksUsed, " blocks of ",
+                      blockSize);
+      for (int64_t i = 0; i < blocksUsed; ++i) {
+        const int32_t b = metadata.block(r, i);
+        if (b < 0 || b >= numBlocks)
+          return errorf("block_table[", r, "][", i, "] = ", b,
+                        " is outside [0, num_blocks = ", numBlocks,
+                        ") (it holds key positions ", i * blockSize, "..",
+                        std::min(seqLen, (i + 1) * blockSize) - 1,
+                        " of request ", r, ")");
+      }
+    }
+  }
+  return checkSlots(metadata.slotMapping, numBlocks, blockSize);
+}
+
+Status checkSlotMapping(const Tensor &slotMapping, int64_t numTokens,
+                        int64_t numBlocks, int64_t blockSize) {
+  ATTN_RETURN_IF_ERROR(
+      checkRankAndDType(slotMapping, "slot_mapping", 1, {DType::I64}));
+  ATTN_RETURN_IF_ERROR(checkDim(slotMapping, "slot_mapping", 0, numTokens,
+                                "the number of tokens"));
+  std::vector<int64_t> slots(numTokens);
+  for (int64_t t = 0; t < numTokens; ++t)
+    slots[t] = slotMapping.getInt(t);
+  return checkSlots(slots, numBlocks, blockSize);
+}
+
+Result<CommonAttentionMetadata>
+CommonAttentionMetadata::unpadded(int64_t newNumActualTokens,
+                                  int64_t numActualReqs) const {
+  if (numActualReqs < 1 || numActualReqs > numReqs)
+    return errorf("unpadded: num_actual_reqs = ", numActualReqs,
+                  " is outside [1, num_reqs = ", numReqs, "]");
+  if (newNumActualTokens < 0 || newNumActualTokens > numActualTokens)
+    return errorf("unpadded: num_actual_tokens = ", newNumActualTokens,
+                  " is outside [0, ", numActualTokens, "]");
+  CommonAttentionMetadata m = *this;
+  m.numReqs = numActualReqs;
+  m.numActualTokens = newNumActualTokens;
+  m.queryStartLoc.resize(numActualReqs + 1);
+  m.seqLens.resize(numActualReqs);
+  m.queryLens.resize(numActualReqs);
+  m.numComputedTokens.resize(numActualReqs);
+  if (m.hasBlockTable)
+    m.blockTable.resize(numActualReqs * blockTableCols);
+  if (!m.slotMapping.empty())
+    m.slotMapping.resize(newNumActualTokens);
+  return m;
+}
+
+} // namespace attn

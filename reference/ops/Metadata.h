@@ -1,0 +1,89 @@
+//===- Metadata.h - Per-step attention metadata and its validation --------===//
+//
+// What a serving engine builds each step (vLLM's CommonAttentionMetadata, as
+// the seed's MakeCommonAttentionMetadata fills it), read from host tensors and
+// checked so that no op reads out of bounds on bad input.
+//
+// For request r: q_len = query_start_loc[r+1] - query_start_loc[r], and
+// context = seq_lens[r] - q_len tokens are already in the cache.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_REFERENCE_OPS_METADATA_H
+#define ATTN_REFERENCE_OPS_METADATA_H
+
+#include "reference/ops/Status.h"
+#include "reference/ops/Tensor.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attn {
+
+struct CommonAttentionMetadata {
+  /// [numReqs + 1], starting at 0 and non-decreasing.
+  std::vector<int32_t> queryStartLoc;
+  /// [numReqs], each at least the request's query length.
+  std::vector<int32_t> seqLens;
+  /// [numReqs], queryStartLoc[r + 1] - queryStartLoc[r].
+  std::vector<int32_t> queryLens;
+  /// [numReqs], seqLens[r] - queryLens[r]: tokens cached before this step.
+  std::vector<int32_t> numComputedTokens;
+
+  int64_t numReqs = 0;
+  /// queryStartLoc[numReqs].
+  int64_t numActualTokens = 0;
+  /// Upper bounds over the batch (exact when built, kept by unpadded()).
+  int64_t maxQueryLen = 0;
+  int64_t maxSeqLen = 0;
+
+  /// Whether a block table was given; without one blockTable is empty.
+  bool hasBlockTable = false;
+  /// Row-major [numReqs, blockTableCols].
+  std::vector<int32_t> blockTable;
+  int64_t blockTableCols = 0;
+  /// [numActualTokens] cache slots of the new tokens; empty when built
+  /// without one. A negative slot is padding.
+  std::vector<int64_t> slotMapping;
+
+  bool causal = true;
+
+  /// The physical block holding key positions [i * B, (i + 1) * B) of `req`.
+  int32_t block(int64_t req, int64_t i) const {
+    return blockTable[req * blockTableCols + i];
+  }
+
+  /// The first `numActualReqs` requests and `numActualTokens` tokens, as
+  /// vLLM's unpadded(): max lengths stay the (now upper-bound) values.
+  Result<CommonAttentionMetadata> unpadded(int64_t numActualTokens,
+                                           int64_t numActualReqs) const;
+};
+
+/// Reads and validates metadata: query_start_loc [R + 1] i32, seq_lens [R]
+/// i32, and optionally block_table [R, M] i32 and slot_mapping [T] i64 with
+/// T = query_start_loc[R]. Bounds against the cache are checked separately
+/// (checkCacheBounds), since they need the cache geometry.
+Result<CommonAttentionMetadata>
+makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
+                            const Tensor *blockTable = nullptr,
+                            const Tensor *slotMapping = nullptr,
+                            bool causal = true);
+
+/// Checks that the batch has exactly `numTokens` query tokens.
+Status checkNumTokens(const CommonAttentionMetadata &metadata,
+                      int64_t numTokens);
+
+/// Checks the block table (when present) and the slot mapping (when present)
+/// against a paged cache of `numBlocks` blocks of `blockSize` tokens: every
+/// block a request uses (those covering [0, seq_len)) exists, the table is
+/// wide enough, and every non-padding slot is inside the cache.
+Status checkCacheBounds(const CommonAttentionMetadata &metadata,
+                        int64_t numBlocks, int64_t blockSize);
+
+/// Checks slot_mapping: a rank-1 i64 tensor of `numTokens` slots, each
+/// negative (padding) or below numBlocks * blockSize.
+Status checkSlotMapping(const Tensor &slotMapping, int64_t numTokens,
+                        int64_t numBlocks, int64_t blockSize);
+
+} // namespace attn
+
+#endif // ATTN_REFERENCE_OPS_METADATA_H

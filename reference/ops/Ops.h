@@ -1,0 +1,100 @@
+//===- Ops.h - Reference attention ops on host tensors --------------------===//
+//
+// One function per attn op; together they define what each op computes (see
+// "Semantics" in DESIGN.md). Every operand is checked first: bad shapes,
+// dtypes or metadata give an error Status, never a crash or an out-of-bounds
+// read. Float inputs are read exactly as double, the math is done in double,
+// and each output element is rounded once, to nearest even, to its dtype.
+// Work is spread over threads; results do not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_REFERENCE_OPS_OPS_H
+#define ATTN_REFERENCE_OPS_OPS_H
+
+#include "reference/ops/KvCache.h"
+#include "reference/ops/Status.h"
+#include "reference/ops/Tensor.h"
+
+#include <cstdint>
+
+namespace attn {
+
+/// What an attention op returns: out [tokens, heads, value dim] in the
+/// query's dtype and lse [tokens, heads] f32 (natural log).
+struct AttentionOutput {
+  Tensor out;
+  Tensor lse;
+};
+
+struct PagedAttentionParams {
+  KvLayout layout = KvLayout::NHD;
+  /// Multiplies <q, k>; usually 1 / sqrt(D).
+  double scale = 1.0;
+  bool causal = true;
+  /// Key j is visible to position p only if j >= p - windowLeft; < 0: off.
+  int64_t windowLeft = -1;
+  /// Non-causal only: key j is visible only if j <= p + windowRight; < 0: off.
+  int64_t windowRight = -1;
+  /// s = softCap * tanh(s / softCap) when > 0; 0 is off, negative an error.
+  double softCap = 0.0;
+};
+
+/// Attention of new query tokens over a paged K/V cache (varlen prefill,
+/// chunked prefill and decode in one op).
+///
+///   query          [T, H, D] f32/f16/bf16
+///   kvCache        NHD [NB, 2, B, G, D] or HND [NB, 2, G, B, D], query dtype
+///   blockTable     [R, M] i32
+///   seqLens        [R] i32
+///   queryStartLoc  [R + 1] i32, with queryStartLoc[R] == T
+///   alibiSlopes    [H] f32 or null: s += slope[h] * (j - p)
+///   sinks          [H] f32 or null: exp(sink[h]) joins the denominator
+///
+/// Query token i of request r is at position p = seq_len - q_len + i; head h
+/// reads kv head h / (H / G). A query with no visible key gets out 0 and
+/// lse -inf (sink[h] with sinks).
+Result<AttentionOutput>
+pagedAttention(const Tensor &query, const Tensor &kvCache,
+               const Tensor &blockTable, const Tensor &seqLens,
+               const Tensor &queryStartLoc, const Tensor *alibiSlopes,
+               const Tensor *sinks, const PagedAttentionParams &params);
+
+/// Writes key[t] and value[t] ([T, G, D], the cache's dtype) into `kvCache`
+/// at slot slotMapping[t] ([T] i64); a negative slot is padding and skipped.
+/// Every slot is checked before anything is written. With two tokens on one
+/// slot the later token wins.
+Status reshapeAndCache(const Tensor &key, const Tensor &value, Tensor &kvCache,
+                       const Tensor &slotMapping, KvLayout layout);
+
+struct MlaDecodeParams {
+  /// Multiplies <q, k> over all L + P dims; must be > 0.
+  double scale = 0.0;
+  /// L: the first L dims of a cache row are also its value.
+  int64_t kvLoraRank = 0;
+  /// How many chunks the keys of a request are split into; schedules work
+  /// only (the result matches any other count up to rounding).
+  int64_t numKvSplits = 1;
+};
+
+/// MLA decode: one query per request over the single-head latent cache.
+///
+///   q           [R, H, L + P] f32/f16/bf16
+///   cache       [NB, B, L + P], q's dtype
+///   blockTable  [R, M] i32
+///   seqLens     [R] i32, each >= 1
+///
+/// Every one of the seq_len keys is visible. Returns out [R, H, L], lse [R, H].
+Result<AttentionOutput> mlaDecode(const Tensor &q, const Tensor &cache,
+                                  const Tensor &blockTable,
+                                  const Tensor &seqLens,
+                                  const MlaDecodeParams &params);
+
+/// Combines attention over two disjoint key sets into attention over their
+/// union: outA/outB [T, H, D] (one float dtype), lseA/lseB [T, H] f32. An
+/// lse of -inf marks an empty side. Returns out in outA's dtype, lse f32.
+Result<AttentionOutput> mergeStates(const Tensor &outA, const Tensor &lseA,
+                                    const Tensor &outB, const Tensor &lseB);
+
+} // namespace attn
+
+#endif // ATTN_REFERENCE_OPS_OPS_H

@@ -1,0 +1,162 @@
+//===- PagedAttention.cpp - Reference paged attention ---------------------===//
+//
+// Each work item is one request and one kv head: it copies that head's keys
+// and values for positions [0, seq_len) out of the pages into dense f64 rows
+// once, then runs plain attention for every query token of the request and
+// every query head that reads this kv head.
+//
+//===----------------------------------------------------------------------===//
+#include "reference/ops/Ops.h"
+
+#include "reference/ops/AttentionState.h"
+#include "reference/ops/Metadata.h"
+#include "reference/ops/ParallelFor.h"
+#include "reference/ops/TensorCheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace attn {
+
+namespace {
+
+/// Whether key position j is visible to the query at position p.
+bool isVisible(int64_t j, int64_t p, const PagedAttentionParams &params) {
+  if (params.causal && j > p)
+    return false;
+  if (params.windowLeft >= 0 && j < p - params.windowLeft)
+    return false;
+  if (!params.causal && params.windowRight >= 0 && j > p + params.windowRight)
+    return false;
+  return true;
+}
+
+Status checkPerHead(const Tensor *t, std::string_view name, int64_t numHeads) {
+  if (!t)
+    return Status::ok();
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(*t, name, 1, {DType::F32}));
+  return checkDim(*t, name, 0, numHeads, "num_heads, query dim 1");
+}
+
+} // namespace
+
+Result<AttentionOutput>
+pagedAttention(const Tensor &query, const Tensor &kvCache,
+               const Tensor &blockTable, const Tensor &seqLens,
+               const Tensor &queryStartLoc, const Tensor *alibiSlopes,
+               const Tensor *sinks, const PagedAttentionParams &params) {
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(
+      query, "query", 3, {DType::F32, DType::F16, DType::BF16}));
+  Result<KvCacheGeometry> geometry = KvCacheGeometry::of(kvCache, params.layout);
+  if (!geometry)
+    return geometry.status();
+  const KvCacheGeometry &cache = *geometry;
+  ATTN_RETURN_IF_ERROR(checkSameDType(kvCache, "kv_cache", query, "query"));
+  const int64_t numTokens = query.dim(0);
+  const int64_t numHeads = query.dim(1);
+  const int64_t headSize = query.dim(2);
+  const int64_t numKvHeads = cache.numKvHeads;
+  if (numKvHeads == 0 || numHeads % numKvHeads != 0)
+    return errorf("num_heads = ", numHeads,
+                  " is not a multiple of num_kv_heads = ", numKvHeads);
+  if (cache.headSize != headSize)
+    return errorf("kv_cache head size ", cache.headSize,
+                  " does not match the query head size ", headSize);
+  ATTN_RETURN_IF_ERROR(checkPerHead(alibiSlopes, "alibi_slopes", numHeads));
+  ATTN_RETURN_IF_ERROR(checkPerHead(sinks, "sinks", numHeads));
+  if (!std::isfinite(params.scale))
+    return errorf("scale must be finite, got ", params.scale);
+  if (!(params.softCap >= 0.0) || std::isinf(params.softCap))
+    return errorf("soft_cap must be finite and >= 0 (0 disables it), got ",
+                  params.softCap);
+
+  Result<CommonAttentionMetadata> built = makeCommonAttentionMetadata(
+      queryStartLoc, seqLens, &blockTable, nullptr, params.causal);
+  if (!built)
+    return built.status();
+  const CommonAttentionMetadata &metadata = *built;
+  ATTN_RETURN_IF_ERROR(checkNumTokens(metadata, numTokens));
+  ATTN_RETURN_IF_ERROR(
+      checkCacheBounds(metadata, cache.numBlocks, cache.blockSize));
+
+  AttentionOutput result{Tensor(query.dtype(), {numTokens, numHeads, headSize}),
+                         Tensor(DType::F32, {numTokens, numHeads})};
+  const int64_t headsPerKvHead = numHeads / numKvHeads;
+
+  parallelFor(metadata.numReqs * numKvHeads, [&](int64_t item) {
+    const int64_t req = item / numKvHeads;
+    const int64_t kvHead = item % numKvHeads;
+    const int64_t seqLen = metadata.seqLens[req];
+    const int64_t context = metadata.numComputedTokens[req];
+
+    // Dense copies of this kv head's keys and values, one row per position.
+    // Each thread keeps its buffers from item to item: fresh multi-megabyte
+    // buffers would be page-faulted in again for every item.
+    thread_local std::vector<double> keys, values;
+    keys.resize(seqLen * headSize);
+    values.resize(seqLen * headSize);
+    for (int64_t j = 0; j < seqLen; ++j) {
+      const int64_t block = metadata.block(req, j / cache.blockSize);
+      const int64_t offset = j % cache.blockSize;
+      kvCache.getFloats(cache.rowOffset(KvPart::Key, block, offset, kvHead),
+                        headSize, &keys[j * headSize]);
+      kvCache.getFloats(cache.rowOffset(KvPart::Value, block, offset, kvHead),
+                        headSize, &values[j * headSize]);
+    }
+
+    // Score of key j for query head h at `position`.
+    auto logit = [&](double dot, int64_t h, int64_t j, int64_t position) {
+      double s = params.scale * dot;
+      if (alibiSlopes)
+        s += alibiSlopes->getFloat(h) * static_cast<double>(j - position);
+      if (params.softCap > 0.0)
+        s = params.softCap * std::tanh(s / params.softCap);
+      return s;
+    };
+
+    // The query heads reading this kv head are consecutive: rows of
+    // `queries`, with their scores over the visible keys.
+    const int64_t firstHead = kvHead * headsPerKvHead;
+    std::vector<double> queries(headsPerKvHead * headSize);
+    std::vector<double> dots(headsPerKvHead);
+    std::vector<std::vector<double>> scores(headsPerKvHead);
+    std::vector<const double *> visibleValues;
+    for (int64_t i = 0; i < metadata.queryLens[req]; ++i) {
+      const int64_t token = metadata.queryStartLoc[req] + i;
+      const int64_t position = context + i;
+      query.getFloats(query.offset({token, firstHead, 0}),
+                      headsPerKvHead * headSize, queries.data());
+      for (std::vector<double> &s : scores)
+        s.clear();
+      visibleValues.clear();
+      for (int64_t j = 0; j < seqLen; ++j) {
+        if (!isVisible(j, position, params))
+          continue;
+        // <q_h, k_j> for every head of the group. Each head still sums over
+        // d in order; interleaving the heads lets the CPU overlap the sums.
+        const double *k = &keys[j * headSize];
+        std::fill(dots.begin(), dots.end(), 0.0);
+        for (int64_t d = 0; d < headSize; ++d)
+          for (int64_t hh = 0; hh < headsPerKvHead; ++hh)
+            dots[hh] += queries[hh * headSize + d] * k[d];
+        for (int64_t hh = 0; hh < headsPerKvHead; ++hh)
+          scores[hh].push_back(logit(dots[hh], firstHead + hh, j, position));
+        visibleValues.push_back(&values[j * headSize]);
+      }
+      for (int64_t hh = 0; hh < headsPerKvHead; ++hh) {
+        const int64_t h = firstHead + hh;
+        const AttentionState state =
+            sinks ? attend(scores[hh], visibleValues, headSize,
+                           sinks->getFloat(h))
+                  : attend(scores[hh], visibleValues, headSize);
+        for (int64_t d = 0; d < headSize; ++d)
+          result.out.setFloat(result.out.offset({token, h, d}), state.out[d]);
+        result.lse.setFloat(result.lse.offset({token, h}), state.lse);
+      }
+    }
+  });
+  return result;
+}
+
+} // namespace attn

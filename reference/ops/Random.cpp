@@ -1,0 +1,209 @@
+//===- Random.cpp - Seeded, platform-independent random problems ---------===//
+#include "reference/ops/Random.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace attn {
+
+double Random::uniform() {
+  // The top 53 bits make a double in [0, 1) exactly.
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
+
+double Random::uniform(double lo, double hi) {
+  return lo + (hi - lo) * uniform();
+}
+
+int64_t Random::uniformInt(int64_t lo, int64_t hi) {
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+  if (range == 0) // [INT64_MIN, INT64_MAX]: every draw is fine
+    return static_cast<int64_t>(next());
+  // Draws at or above the largest multiple of `range` would favour small
+  // results; redraw them.
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() / range * range;
+  uint64_t x;
+  do {
+    x = next();
+  } while (x >= limit);
+  return static_cast<int64_t>(static_cast<uint64_t>(lo) + x % range);
+}
+
+void Random::fill(Tensor &t, double lo, double hi) {
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.setFloat(i, uniform(lo, hi));
+}
+
+namespace {
+
+enum class RequestKind { Decode, Prefill, ChunkedPrefill };
+
+/// ALiBi's slopes (Press et al.): a geometric sequence 2^(-8 i / n) for the
+/// largest power of two n <= H, then every other slope of the sequence for
+/// 2n for the remaining heads.
+std::vector<double> alibiSlopes(int64_t numHeads) {
+  int64_t n = 1;
+  while (n * 2 <= numHeads)
+    n *= 2;
+  std::vector<double> slopes;
+  for (int64_t i = 1; i <= n; ++i)
+    slopes.push_back(std::exp2(-8.0 * i / n));
+  for (int64_t i = 1; static_cast<int64_t>(slopes.size()) < numHeads; i += 2)
+    slopes.push_back(std::exp2(-8.0 * i / (2 * n)));
+  return slopes;
+}
+
+Status checkOptions(const ProblemShape &shape, const ProblemOptions &options,
+                    int64_t sharedTokens) {
+  if (shape.numHeads < 1 || shape.blockSize < 1)
+    return errorf("numHeads and blockSize must be >= 1");
+  if (shape.isMla()) {
+    if (shape.ropeDim < 0)
+      return errorf("ropeDim must be >= 0, got ", shape.ropeDim);
+  } else {
+    if (shape.numKvHeads < 1 || shape.numHeads % shape.numKvHeads != 0)
+      return errorf("numHeads = ", shape.numHeads,
+                    " must be a multiple of numKvHeads = ", shape.numKvHeads);
+    if (shape.headSize < 1)
+      return errorf("headSize must be >= 1, got ", shape.headSize);
+  }
+  if (!isFloat(shape.dtype))
+    return errorf("dtype must be f32, f16 or bf16, got ",
+                  toString(shape.dtype));
+  if (options.numReqs < 1)
+    return errorf("numReqs must be >= 1, got ", options.numReqs);
+  if (!(options.decodeFraction >= 0.0 && options.decodeFraction <= 1.0))
+    return errorf("decodeFraction must be in [0, 1], got ",
+                  options.decodeFraction);
+  if (options.sharedPrefixBlocks < 0 || options.extraFreeBlocks < 0)
+    return errorf("sharedPrefixBlocks and extraFreeBlocks must be >= 0");
+  const int64_t minContext = std::max(options.minContextLen, sharedTokens);
+  if (options.minContextLen < 0 || minContext > options.maxContextLen)
+    return errorf("no context length fits: [max(minContextLen = ",
+                  options.minContextLen, ", sharedPrefixBlocks * blockSize = ",
+                  sharedTokens, "), maxContextLen = ", options.maxContextLen,
+                  "] is empty");
+  const bool hasPrefill = !shape.isMla() && options.decodeFraction < 1.0;
+  if (hasPrefill && options.maxPrefillQueryLen < 2)
+    return errorf("maxPrefillQueryLen must be >= 2 when some requests are "
+                  "prefills, got ",
+                  options.maxPrefillQueryLen);
+  if (hasPrefill && std::max<int64_t>(minContext, 1) > options.maxContextLen)
+    return errorf("chunked prefill needs maxContextLen >= 1");
+  return Status::ok();
+}
+
+} // namespace
+
+Result<Problem> generateProblem(const ProblemShape &shape,
+                                const ProblemOptions &options) {
+  const int64_t blockSize = shape.blockSize;
+  const int64_t sharedBlocks = options.sharedPrefixBlocks;
+  const int64_t sharedTokens = sharedBlocks * blockSize;
+  ATTN_RETURN_IF_ERROR(checkOptions(shape, options, sharedTokens));
+  Random random(options.seed);
+
+  // 1. Each request's kind, context and query length.
+  const int64_t numReqs = options.numReqs;
+  const int64_t minContext = std::max(options.minContextLen, sharedTokens);
+  std::vector<int64_t> contexts, queryLens;
+  for (int64_t r = 0; r < numReqs; ++r) {
+    RequestKind kind = RequestKind::Decode;
+    if (!shape.isMla() && random.uniform() >= options.decodeFraction)
+      kind = random.uniform() < 0.5 ? RequestKind::Prefill
+                                    : RequestKind::ChunkedPrefill;
+    switch (kind) {
+    case RequestKind::Decode:
+      contexts.push_back(random.uniformInt(minContext, options.maxContextLen));
+      queryLens.push_back(1);
+      break;
+    case RequestKind::Prefill:
+      contexts.push_back(sharedTokens); // a prefix-cache hit, if sharing
+      queryLens.push_back(random.uniformInt(2, options.maxPrefillQueryLen));
+      break;
+    case RequestKind::ChunkedPrefill:
+      contexts.push_back(random.uniformInt(std::max<int64_t>(minContext, 1),
+                                           options.maxContextLen));
+      queryLens.push_back(random.uniformInt(2, options.maxPrefillQueryLen));
+      break;
+    }
+  }
+
+  // 2. Blocks: a random permutation of all block ids, handed out in order
+  // (shared prefix first), so no block serves two requests by accident.
+  std::vector<int64_t> blocksPerReq;
+  int64_t numBlocks = sharedBlocks + options.extraFreeBlocks;
+  int64_t maxBlocks = 1;
+  for (int64_t r = 0; r < numReqs; ++r) {
+    const int64_t seqLen = contexts[r] + queryLens[r];
+    blocksPerReq.push_back((seqLen + blockSize - 1) / blockSize);
+    numBlocks += blocksPerReq[r] - sharedBlocks;
+    maxBlocks = std::max(maxBlocks, blocksPerReq[r]);
+  }
+  std::vector<int64_t> ids(numBlocks);
+  for (int64_t i = 0; i < numBlocks; ++i)
+    ids[i] = i;
+  for (int64_t i = numBlocks - 1; i > 0; --i) // Fisher-Yates
+    std::swap(ids[i], ids[random.uniformInt(0, i)]);
+
+  Problem p;
+  p.blockTable = Tensor(DType::I32, {numReqs, maxBlocks});
+  p.seqLens = Tensor(DType::I32, {numReqs});
+  p.queryStartLoc = Tensor(DType::I32, {numReqs + 1});
+  int64_t nextId = sharedBlocks;
+  int64_t numTokens = 0;
+  for (int64_t r = 0; r < numReqs; ++r) {
+    for (int64_t i = 0; i < blocksPerReq[r]; ++i)
+      p.blockTable.setInt(p.blockTable.offset({r, i}),
+                          i < sharedBlocks ? ids[i] : ids[nextId++]);
+    p.seqLens.setInt(r, contexts[r] + queryLens[r]);
+    numTokens += queryLens[r];
+    p.queryStartLoc.setInt(r + 1, numTokens);
+  }
+
+  // 3. The new tokens' slots: position context + i of request r.
+  p.slotMapping = Tensor(DType::I64, {numTokens});
+  for (int64_t r = 0, t = 0; r < numReqs; ++r) {
+    for (int64_t i = 0; i < queryLens[r]; ++i, ++t) {
+      const int64_t position = contexts[r] + i;
+      const int64_t block =
+          p.blockTable.getInt(p.blockTable.offset({r, position / blockSize}));
+      p.slotMapping.setInt(t, block * blockSize + position % blockSize);
+    }
+  }
+
+  // 4. Tensor contents, uniform in [-1, 1).
+  const int64_t numHeads = shape.numHeads;
+  if (shape.isMla()) {
+    const int64_t rowSize = shape.kvLoraRank + shape.ropeDim;
+    p.kvCache = Tensor(shape.dtype, {numBlocks, blockSize, rowSize});
+    p.query = Tensor(shape.dtype, {numReqs, numHeads, rowSize});
+    p.key = Tensor(shape.dtype, {numTokens, rowSize});
+    p.scale = 1.0 / std::sqrt(static_cast<double>(rowSize));
+  } else {
+    const int64_t g = shape.numKvHeads, d = shape.headSize;
+    p.kvCache = shape.layout == KvLayout::NHD
+                    ? Tensor(shape.dtype, {numBlocks, 2, blockSize, g, d})
+                    : Tensor(shape.dtype, {numBlocks, 2, g, blockSize, d});
+    p.query = Tensor(shape.dtype, {numTokens, numHeads, d});
+    p.key = Tensor(shape.dtype, {numTokens, g, d});
+    p.value = Tensor(shape.dtype, {numTokens, g, d});
+    p.scale = 1.0 / std::sqrt(static_cast<double>(d));
+  }
+  random.fill(p.kvCache, -1.0, 1.0);
+  random.fill(p.query, -1.0, 1.0);
+  random.fill(p.key, -1.0, 1.0);
+  random.fill(p.value, -1.0, 1.0);
+
+  p.alibiSlopes = Tensor(DType::F32, {numHeads});
+  const std::vector<double> slopes = alibiSlopes(numHeads);
+  for (int64_t h = 0; h < numHeads; ++h)
+    p.alibiSlopes.setFloat(h, slopes[h]);
+  p.sinks = Tensor(DType::F32, {numHeads});
+  random.fill(p.sinks, -1.0, 1.0);
+  return p;
+}
+
+} // namespace attn

@@ -1,0 +1,55 @@
+//===- ReshapeAndCache.cpp - Reference write of new K/V into the cache ----===//
+#include "reference/ops/Ops.h"
+
+#include "reference/ops/Metadata.h"
+#include "reference/ops/TensorCheck.h"
+
+#include <cstring>
+
+namespace attn {
+
+Status reshapeAndCache(const Tensor &key, const Tensor &value, Tensor &kvCache,
+                       const Tensor &slotMapping, KvLayout layout) {
+  Result<KvCacheGeometry> geometry = KvCacheGeometry::of(kvCache, layout);
+  if (!geometry)
+    return geometry.status();
+  const KvCacheGeometry &cache = *geometry;
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(key, "key", 3,
+                                         {DType::F32, DType::F16, DType::BF16}));
+  ATTN_RETURN_IF_ERROR(checkSameDType(key, "key", kvCache, "kv_cache"));
+  ATTN_RETURN_IF_ERROR(checkSameDType(value, "value", kvCache, "kv_cache"));
+  if (value.shape() != key.shape())
+    return errorf("value is ", value.describe(), ", expected the shape of key ",
+                  key.describe());
+  ATTN_RETURN_IF_ERROR(
+      checkDim(key, "key", 1, cache.numKvHeads, "kv_cache num_kv_heads"));
+  ATTN_RETURN_IF_ERROR(
+      checkDim(key, "key", 2, cache.headSize, "kv_cache head size"));
+  const int64_t numTokens = key.dim(0);
+  // Every slot is checked before the first write, so a bad slot leaves the
+  // cache untouched.
+  ATTN_RETURN_IF_ERROR(checkSlotMapping(slotMapping, numTokens,
+                                        cache.numBlocks, cache.blockSize));
+
+  // The cache has the key's dtype, so rows are copied bit for bit.
+  const size_t rowBytes = cache.headSize * byteWidth(key.dtype());
+  for (int64_t t = 0; t < numTokens; ++t) {
+    const int64_t slot = slotMapping.getInt(t);
+    if (slot < 0)
+      continue;
+    const int64_t block = slot / cache.blockSize;
+    const int64_t offset = slot % cache.blockSize;
+    for (int64_t g = 0; g < cache.numKvHeads; ++g) {
+      const int64_t source = key.offset({t, g, 0}) * byteWidth(key.dtype());
+      const int64_t keyRow =
+          cache.rowOffset(KvPart::Key, block, offset, g) * byteWidth(key.dtype());
+      const int64_t valueRow = cache.rowOffset(KvPart::Value, block, offset, g) *
+                               byteWidth(key.dtype());
+      std::memcpy(kvCache.data() + keyRow, key.data() + source, rowBytes);
+      std::memcpy(kvCache.data() + valueRow, value.data() + source, rowBytes);
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace attn

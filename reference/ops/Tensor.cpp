@@ -1,0 +1,146 @@
+//===- Tensor.cpp - A dense host tensor ----------------------------------===//
+#include "reference/ops/Tensor.h"
+
+#include <cassert>
+#include <cstring>
+#include <sstream>
+
+namespace attn {
+
+namespace {
+
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+template <typename T>
+T load(const uint8_t *bytes, int64_t flat) {
+  T v;
+  std::memcpy(&v, bytes + flat * sizeof(T), sizeof(T));
+  return v;
+}
+
+template <typename T>
+void store(uint8_t *bytes, int64_t flat, T v) {
+  std::memcpy(bytes + flat * sizeof(T), &v, sizeof(T));
+}
+
+} // namespace
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  for ([[maybe_unused]] int64_t d : shape_)
+    assert(d >= 0 && "negative dimension");
+  bytes_.assign(static_cast<size_t>(product(shape_)) * byteWidth(dtype_), 0);
+}
+
+// From the bytes rather than the shape, so that a default-constructed
+// (empty) Tensor has no elements, while a rank-0 tensor has one.
+int64_t Tensor::numElements() const {
+  return static_cast<int64_t>(bytes_.size() / byteWidth(dtype_));
+}
+
+int64_t Tensor::offset(std::initializer_list<int64_t> index) const {
+  assert(static_cast<int64_t>(index.size()) == rank() && "index rank");
+  int64_t flat = 0;
+  int64_t axis = 0;
+  for (int64_t i : index) {
+    assert(i >= 0 && i < shape_[axis] && "index out of bounds");
+    flat = flat * shape_[axis] + i;
+    ++axis;
+  }
+  return flat;
+}
+
+double Tensor::getFloat(int64_t flat) const {
+  assert(flat >= 0 && flat < numElements() && "element out of bounds");
+  switch (dtype_) {
+  case DType::F32:
+    return load<float>(bytes_.data(), flat);
+  case DType::F16:
+    return f16BitsToFloat(load<uint16_t>(bytes_.data(), flat));
+  case DType::BF16:
+    return bf16BitsToFloat(load<uint16_t>(bytes_.data(), flat));
+  case DType::I32:
+  case DType::I64:
+    break;
+  }
+  assert(false && "getFloat on an integer tensor");
+  return 0.0;
+}
+
+void Tensor::getFloats(int64_t flat, int64_t count, double *out) const {
+  assert(flat >= 0 && count >= 0 && flat + count <= numElements() &&
+         "elements out of bounds");
+  const uint8_t *base = bytes_.data();
+  switch (dtype_) {
+  case DType::F32:
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = load<float>(base, flat + i);
+    return;
+  case DType::F16:
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = f16BitsToFloat(load<uint16_t>(base, flat + i));
+    return;
+  case DType::BF16:
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = bf16BitsToFloat(load<uint16_t>(base, flat + i));
+    return;
+  case DType::I32:
+  case DType::I64:
+    break;
+  }
+  assert(false && "getFloats on an integer tensor");
+}
+
+void Tensor::setFloat(int64_t flat, double v) {
+  assert(flat >= 0 && flat < numElements() && "element out of bounds");
+  switch (dtype_) {
+  case DType::F32:
+    store<float>(bytes_.data(), flat, doubleToF32(v));
+    return;
+  case DType::F16:
+    store<uint16_t>(bytes_.data(), flat, doubleToF16Bits(v));
+    return;
+  case DType::BF16:
+    store<uint16_t>(bytes_.data(), flat, doubleToBF16Bits(v));
+    return;
+  case DType::I32:
+  case DType::I64:
+    break;
+  }
+  assert(false && "setFloat on an integer tensor");
+}
+
+int64_t Tensor::getInt(int64_t flat) const {
+  assert(flat >= 0 && flat < numElements() && "element out of bounds");
+  if (dtype_ == DType::I32)
+    return load<int32_t>(bytes_.data(), flat);
+  assert(dtype_ == DType::I64 && "getInt on a float tensor");
+  return load<int64_t>(bytes_.data(), flat);
+}
+
+void Tensor::setInt(int64_t flat, int64_t v) {
+  assert(flat >= 0 && flat < numElements() && "element out of bounds");
+  if (dtype_ == DType::I32) {
+    assert(v >= INT32_MIN && v <= INT32_MAX && "value does not fit i32");
+    store<int32_t>(bytes_.data(), flat, static_cast<int32_t>(v));
+    return;
+  }
+  assert(dtype_ == DType::I64 && "setInt on a float tensor");
+  store<int64_t>(bytes_.data(), flat, v);
+}
+
+std::string Tensor::describe() const {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape_.size(); ++i)
+    os << (i ? ", " : "") << shape_[i];
+  os << "] " << toString(dtype_);
+  return os.str();
+}
+
+} // namespace attn

@@ -1,0 +1,170 @@
+//===- RandomTest.cpp - Seeded draws and generated problems --------------===//
+#include "reference/ops/Random.h"
+
+#include "reference/ops/Metadata.h"
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace attn {
+namespace {
+
+TEST(Random, IsTheStandardMersenneTwister) {
+  // The C++ standard fixes the 10000th draw of a default-seeded mt19937_64.
+  Random random(5489);
+  uint64_t x = 0;
+  for (int i = 0; i < 10000; ++i)
+    x = random.next();
+  EXPECT_EQ(x, 9981545732273789042ull);
+}
+
+TEST(Random, UniformIsTheTop53Bits) {
+  Random a(42), b(42);
+  for (int i = 0; i < 100; ++i) {
+    const double u = a.uniform();
+    EXPECT_EQ(u, static_cast<double>(b.next() >> 11) * 0x1p-53);
+    EXPECT_GE(u, 0.0);
+    EXPECT_LT(u, 1.0);
+  }
+}
+
+TEST(Random, UniformIntCoversItsRangeOnly) {
+  Random random(3);
+  std::set<int64_t> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t v = random.uniformInt(-2, 4);
+    EXPECT_GE(v, -2);
+    EXPECT_LE(v, 4);
+    seen.insert(v);
+  }
+  EXPECT_EQ(seen.size(), 7u);
+  EXPECT_EQ(random.uniformInt(5, 5), 5);
+}
+
+ProblemOptions mixedOptions(uint64_t seed) {
+  ProblemOptions o;
+  o.seed = seed;
+  o.numReqs = 24;
+  o.minContextLen = 1;
+  o.maxContextLen = 70;
+  o.decodeFraction = 0.4;
+  o.maxPrefillQueryLen = 20;
+  o.sharedPrefixBlocks = 2;
+  o.extraFreeBlocks = 3;
+  return o;
+}
+
+TEST(GenerateProblem, ConsistentMetadataAndBlocks) {
+  ProblemShape shape;
+  shape.numHeads = 4;
+  shape.numKvHeads = 2;
+  shape.headSize = 8;
+  shape.blockSize = 4;
+  const ProblemOptions options = mixedOptions(1);
+  Result<Problem> p = generateProblem(shape, options);
+  ASSERT_TRUE(p.isOk()) << p.message();
+
+  Result<CommonAttentionMetadata> m = makeCommonAttentionMetadata(
+      p->queryStartLoc, p->seqLens, &p->blockTable, &p->slotMapping);
+  ASSERT_TRUE(m.isOk()) << m.message();
+  const int64_t numBlocks = p->kvCache.dim(0);
+  ASSERT_TRUE(checkNumTokens(*m, p->query.dim(0)).isOk());
+  ASSERT_TRUE(checkCacheBounds(*m, numBlocks, 4).isOk());
+  EXPECT_EQ(p->kvCache.shape(),
+            (std::vector<int64_t>{numBlocks, 2, 4, 2, 8}));
+  EXPECT_EQ(p->key.shape(), (std::vector<int64_t>{m->numActualTokens, 2, 8}));
+
+  int decodes = 0, prefills = 0, chunked = 0;
+  std::set<int32_t> usedBlocks;
+  int64_t token = 0;
+  for (int64_t r = 0; r < m->numReqs; ++r) {
+    const int64_t context = m->numComputedTokens[r];
+    const int64_t queryLen = m->queryLens[r];
+    EXPECT_GE(context, 8) << "the shared prefix is cached";
+    if (queryLen == 1)
+      ++decodes;
+    else if (context == 8)
+      ++prefills;
+    else
+      ++chunked;
+    // Shared prefix blocks are common; every other block is used once.
+    for (int64_t i = 0; i < (m->seqLens[r] + 3) / 4; ++i) {
+      if (i < 2)
+        EXPECT_EQ(m->block(r, i), m->block(0, i));
+      else
+        EXPECT_TRUE(usedBlocks.insert(m->block(r, i)).second)
+            << "block " << m->block(r, i) << " reused";
+    }
+    // The new tokens' slots follow their positions.
+    for (int64_t i = 0; i < queryLen; ++i, ++token) {
+      const int64_t position = context + i;
+      EXPECT_EQ(m->slotMapping[token],
+                m->block(r, position / 4) * 4 + position % 4);
+    }
+  }
+  EXPECT_GT(decodes, 0);
+  EXPECT_GT(prefills, 0);
+  EXPECT_GT(chunked, 0);
+  EXPECT_EQ(numBlocks, 2 + static_cast<int64_t>(usedBlocks.size()) + 3);
+  EXPECT_FLOAT_EQ(p->alibiSlopes.getFloat(0), 0.25); // 2^(-8/4)
+  EXPECT_FLOAT_EQ(p->alibiSlopes.getFloat(3), 0x1p-8);
+}
+
+TEST(GenerateProblem, SameSeedSameProblem) {
+  ProblemShape shape;
+  shape.numHeads = 2;
+  shape.numKvHeads = 1;
+  shape.headSize = 4;
+  Result<Problem> a = generateProblem(shape, mixedOptions(9));
+  Result<Problem> b = generateProblem(shape, mixedOptions(9));
+  Result<Problem> c = generateProblem(shape, mixedOptions(10));
+  ASSERT_TRUE(a.isOk() && b.isOk() && c.isOk());
+  EXPECT_TRUE(a->kvCache == b->kvCache);
+  EXPECT_TRUE(a->query == b->query);
+  EXPECT_TRUE(a->blockTable == b->blockTable);
+  EXPECT_TRUE(a->sinks == b->sinks);
+  EXPECT_FALSE(a->query == c->query);
+}
+
+TEST(GenerateProblem, Mla) {
+  ProblemShape shape;
+  shape.numHeads = 3;
+  shape.kvLoraRank = 16;
+  shape.ropeDim = 4;
+  ProblemOptions options = mixedOptions(2);
+  Result<Problem> p = generateProblem(shape, options);
+  ASSERT_TRUE(p.isOk()) << p.message();
+  EXPECT_EQ(p->query.shape(), (std::vector<int64_t>{24, 3, 20}));
+  EXPECT_EQ(p->kvCache.rank(), 3);
+  EXPECT_EQ(p->kvCache.dim(2), 20);
+  EXPECT_EQ(p->key.shape(), (std::vector<int64_t>{24, 20}));
+}
+
+TEST(GenerateProblemErrors, Options) {
+  ProblemShape shape;
+  shape.numHeads = 6;
+  shape.numKvHeads = 4;
+  EXPECT_ERROR(generateProblem(shape, {}),
+               "numHeads = 6 must be a multiple of numKvHeads = 4");
+  ProblemOptions options;
+  options.sharedPrefixBlocks = 20;
+  EXPECT_ERROR(generateProblem(ProblemShape{}, options),
+               "no context length fits");
+  options = {};
+  options.numReqs = 0;
+  EXPECT_ERROR(generateProblem(ProblemShape{}, options),
+               "numReqs must be >= 1");
+  options = {};
+  options.maxPrefillQueryLen = 1;
+  EXPECT_ERROR(generateProblem(ProblemShape{}, options),
+               "maxPrefillQueryLen must be >= 2");
+  shape = {};
+  shape.dtype = DType::I32;
+  EXPECT_ERROR(generateProblem(shape, {}), "dtype must be f32, f16 or bf16");
+}
+
+} // namespace
+} // namespace attn

@@ -1,8 +1,7 @@
 //===- Plan.cpp - Plan verification and JSON -----------------------------===//
 
 #include "runtime/Plan.h"
-
-#include <nlohmann/json.hpp>
+#include "runtime/PlanJson.h"
 
 #include <optional>
 
@@ -183,7 +182,7 @@ Status Plan::verify() const {
   return Status::ok();
 }
 
-std::string planToJson(const Plan &plan) {
+nlohmann::json planToJsonValue(const Plan &plan) {
   nlohmann::json j;
   j["function"] = plan.function;
   j["num_slots"] = plan.numSlots;
@@ -212,7 +211,11 @@ std::string planToJson(const Plan &plan) {
     j["arguments"] = nlohmann::json::array();
   if (!j.contains("results"))
     j["results"] = nlohmann::json::array();
-  return j.dump(1);
+  return j;
+}
+
+std::string planToJson(const Plan &plan) {
+  return planToJsonValue(plan).dump(1);
 }
 
 Result<Plan> planFromJson(std::string_view text) {
@@ -220,6 +223,10 @@ Result<Plan> planFromJson(std::string_view text) {
                                            /*allow_exceptions=*/false);
   if (j.is_discarded())
     return Status::error("plan: malformed JSON");
+  return planFromJsonValue(j);
+}
+
+Result<Plan> planFromJsonValue(const nlohmann::json &j) {
   if (!j.is_object() || !j.contains("function") || !j.contains("ops") ||
       !j.contains("num_slots"))
     return Status::error(

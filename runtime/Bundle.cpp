@@ -1,0 +1,252 @@
+//===- Bundle.cpp - Bundle manifests: read, check, write -----------------===//
+
+#include "runtime/Bundle.h"
+#include "runtime/PlanJson.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace attn::runtime {
+
+uint64_t contentHash(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string hashToHex(uint64_t hash) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx",
+                static_cast<unsigned long long>(hash));
+  return text;
+}
+
+const Plan *BundleVariant::findPlan(std::string_view function) const {
+  for (const Plan &p : plans)
+    if (p.function == function)
+      return &p;
+  return nullptr;
+}
+
+const BundleKernel *BundleVariant::findKernel(std::string_view symbol,
+                                              std::string_view target) const {
+  for (const BundleKernel &k : kernels)
+    if (k.symbol == symbol && k.target == target)
+      return &k;
+  return nullptr;
+}
+
+Result<const BundleVariant *>
+Bundle::find(const std::map<std::string, std::string> &query) const {
+  for (const BundleVariant &v : variants) {
+    bool match = true;
+    for (const auto &[key, value] : query) {
+      auto it = v.parameters.find(key);
+      match &= it != v.parameters.end() && it->second == value;
+    }
+    if (match)
+      return &v;
+  }
+  std::string wanted, have;
+  for (const auto &[key, value] : query)
+    wanted += (wanted.empty() ? "" : ",") + key + "=" + value;
+  for (const BundleVariant &v : variants)
+    have += (have.empty() ? "" : ", ") + v.name;
+  return errorf("bundle ", directory, " has no variant with ", wanted,
+                " (it has: ", have.empty() ? "none" : have, ")");
+}
+
+const BundleVariant *Bundle::findByName(std::string_view name) const {
+  for (const BundleVariant &v : variants)
+    if (v.name == name)
+      return &v;
+  return nullptr;
+}
+
+Result<std::string> Bundle::readKernel(const BundleKernel &kernel) const {
+  std::string path = directory + "/" + kernel.file;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return errorf("bundle ", directory, ": missing kernel file ", kernel.file,
+                  " (", kernel.symbol, ", ", kernel.target, ")");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  std::string text = bytes.str();
+  uint64_t hash = contentHash(text);
+  if (hash != kernel.hash)
+    return errorf("bundle ", directory, ": kernel file ", kernel.file,
+                  " does not match its hash (manifest ",
+                  hashToHex(kernel.hash), ", file ", hashToHex(hash),
+                  "): the bundle is corrupt or was changed after attn-compile");
+  return text;
+}
+
+std::string manifestToJson(const Bundle &bundle) {
+  nlohmann::json j;
+  j["format_version"] = bundle.formatVersion;
+  j["compiler"] = bundle.compiler;
+  j["variants"] = nlohmann::json::array();
+  for (const BundleVariant &v : bundle.variants) {
+    nlohmann::json jv;
+    jv["name"] = v.name;
+    jv["parameters"] = v.parameters;
+    jv["plans"] = nlohmann::json::array();
+    for (const Plan &p : v.plans)
+      jv["plans"].push_back(planToJsonValue(p));
+    jv["kernels"] = nlohmann::json::array();
+    for (const BundleKernel &k : v.kernels) {
+      nlohmann::json launch = nlohmann::json::parse(
+          k.launchJson, nullptr, /*allow_exceptions=*/false);
+      jv["kernels"].push_back({{"symbol", k.symbol},
+                               {"target", k.target},
+                               {"file", k.file},
+                               {"entry", k.entryPoint},
+                               {"hash", hashToHex(k.hash)},
+                               {"launch", launch.is_discarded()
+                                              ? nlohmann::json::object()
+                                              : launch}});
+    }
+    j["variants"].push_back(std::move(jv));
+  }
+  return j.dump(1);
+}
+
+namespace {
+
+/// A string member of `j`, or an error naming `what`.
+Result<std::string> getString(const nlohmann::json &j, const char *key,
+                              const std::string &what) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string())
+    return errorf(what, ": expected a string \"", key, "\"");
+  return j[key].get<std::string>();
+}
+
+} // namespace
+
+Result<Bundle> manifestFromJson(std::string_view text,
+                                const std::string &directory) {
+  std::string where = "bundle " + directory + ": manifest.json";
+  nlohmann::json j =
+      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return errorf(where, " is not valid JSON");
+  if (!j.is_object() || !j.contains("format_version") ||
+      !j["format_version"].is_number_integer())
+    return errorf(where, ": expected an object with \"format_version\"");
+  Bundle bundle;
+  bundle.directory = directory;
+  bundle.formatVersion = j["format_version"].get<int>();
+  if (bundle.formatVersion != kBundleFormatVersion)
+    return errorf(where, ": format version ", bundle.formatVersion,
+                  " is not supported (this runtime reads version ",
+                  kBundleFormatVersion, "; recompile the bundle)");
+  Result<std::string> compiler = getString(j, "compiler", where);
+  if (!compiler)
+    return compiler.status();
+  bundle.compiler = *compiler;
+  if (!j.contains("variants") || !j["variants"].is_array())
+    return errorf(where, ": expected an array \"variants\"");
+  for (const nlohmann::json &jv : j["variants"]) {
+    BundleVariant v;
+    Result<std::string> name = getString(jv, "name", where + ", a variant");
+    if (!name)
+      return name.status();
+    v.name = *name;
+    std::string vwhere = where + ", variant " + v.name;
+    if (!jv.contains("parameters") || !jv["parameters"].is_object())
+      return errorf(vwhere, ": expected an object \"parameters\"");
+    for (const auto &[key, value] : jv["parameters"].items()) {
+      if (!value.is_string())
+        return errorf(vwhere, ": parameter ", key, " must be a string");
+      v.parameters[key] = value.get<std::string>();
+    }
+    if (!jv.contains("plans") || !jv["plans"].is_array() ||
+        !jv.contains("kernels") || !jv["kernels"].is_array())
+      return errorf(vwhere, ": expected arrays \"plans\" and \"kernels\"");
+    for (const nlohmann::json &jp : jv["plans"]) {
+      Result<Plan> plan = planFromJsonValue(jp);
+      if (!plan)
+        return errorf(vwhere, ": ", plan.message());
+      v.plans.push_back(std::move(*plan));
+    }
+    for (const nlohmann::json &jk : jv["kernels"]) {
+      BundleKernel k;
+      for (auto [key, field] :
+           {std::pair<const char *, std::string *>{"symbol", &k.symbol},
+            {"target", &k.target},
+            {"file", &k.file},
+            {"entry", &k.entryPoint}}) {
+        Result<std::string> s = getString(jk, key, vwhere + ", a kernel");
+        if (!s)
+          return s.status();
+        *field = *s;
+      }
+      Result<std::string> hash = getString(jk, "hash", vwhere + ", a kernel");
+      if (!hash)
+        return hash.status();
+      char *end = nullptr;
+      k.hash = std::strtoull(hash->c_str(), &end, 16);
+      if (hash->size() != 16 || *end != '\0')
+        return errorf(vwhere, ", kernel ", k.symbol, ": bad hash \"", *hash,
+                      "\"");
+      if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
+        return errorf(vwhere, ", kernel ", k.symbol,
+                      ": file must be inside the bundle, got ", k.file);
+      if (jk.contains("launch"))
+        k.launchJson = jk["launch"].dump();
+      v.kernels.push_back(std::move(k));
+    }
+    // Every kernel a plan launches must be in the variant (for some target).
+    for (const Plan &p : v.plans)
+      for (const PlanOp &op : p.ops)
+        if (op.kind == PlanOpKind::Launch) {
+          bool found = false;
+          for (const BundleKernel &k : v.kernels)
+            found |= k.symbol == op.kernel;
+          if (!found)
+            return errorf(vwhere, ": plan ", p.function, " launches ",
+                          op.kernel, ", which the bundle does not contain");
+        }
+    if (bundle.findByName(v.name))
+      return errorf(where, ": two variants are named ", v.name);
+    bundle.variants.push_back(std::move(v));
+  }
+  return bundle;
+}
+
+Result<Bundle> loadBundle(const std::string &directory) {
+  std::ifstream in(directory + "/manifest.json", std::ios::binary);
+  if (!in)
+    return errorf("bundle ", directory, ": no manifest.json (is ", directory,
+                  " an attn-compile output directory?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  Result<Bundle> bundle = manifestFromJson(text.str(), directory);
+  if (!bundle)
+    return bundle;
+  for (const BundleVariant &v : bundle->variants)
+    for (const BundleKernel &k : v.kernels) {
+      Result<std::string> bytes = bundle->readKernel(k);
+      if (!bytes)
+        return bytes.status();
+    }
+  return bundle;
+}
+
+Status writeManifest(const Bundle &bundle) {
+  std::string path = bundle.directory + "/manifest.json";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return errorf("cannot write ", path);
+  out << manifestToJson(bundle) << "\n";
+  out.close();
+  if (!out)
+    return errorf("error writing ", path);
+  return Status::ok();
+}
+
+} // namespace attn::runtime

@@ -1,0 +1,157 @@
+//===- BundleTest.cpp - Bundle manifests and their failure modes ---------===//
+
+#include "runtime/Bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace attn;
+using namespace attn::runtime;
+
+namespace {
+
+std::string fileText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeFile(const std::string &path, const std::string &text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+/// A bundle with one variant, one plan launching one kernel, in a fresh
+/// directory.
+class BundleTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = (std::filesystem::path(::testing::TempDir()) /
+           ("attn-bundle-" +
+            std::string(::testing::UnitTest::GetInstance()
+                            ->current_test_info()
+                            ->name())))
+              .string();
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/kernels");
+    kernelBytes = std::string("\x03\x02\x23\x07 not really spir-v", 24);
+    writeFile(dir + "/kernels/k.spv", kernelBytes);
+
+    Plan plan;
+    plan.function = "f";
+    plan.arguments = {{DType::F32, {-1}}};
+    plan.numSlots = 3;
+    PlanOp one;
+    one.kind = PlanOpKind::Const;
+    one.result = 1;
+    one.imm = 1;
+    PlanOp launch;
+    launch.kind = PlanOpKind::Launch;
+    launch.kernel = "m::k";
+    launch.operands = {1, 1, 1, 0};
+    PlanOp ret;
+    ret.kind = PlanOpKind::Return;
+    plan.ops = {one, launch, ret};
+
+    BundleVariant v;
+    v.name = "f_h8";
+    v.parameters = {{"op", "paged_attention"}, {"num_heads", "8"}};
+    v.plans = {plan};
+    v.kernels = {{"m::k", "spirv", "kernels/k.spv", "k",
+                  contentHash(kernelBytes), R"({"workgroup":[32,1,1]})"}};
+    bundle.compiler = "attn test";
+    bundle.directory = dir;
+    bundle.variants = {v};
+    ASSERT_TRUE(writeManifest(bundle));
+  }
+
+  std::string dir;
+  std::string kernelBytes;
+  Bundle bundle;
+};
+
+} // namespace
+
+TEST_F(BundleTest, RoundTrips) {
+  Result<Bundle> loaded = loadBundle(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(loaded->variants, bundle.variants);
+  EXPECT_EQ(loaded->compiler, "attn test");
+  Result<std::string> bytes =
+      loaded->readKernel(loaded->variants[0].kernels[0]);
+  ASSERT_TRUE(bytes) << bytes.message();
+  EXPECT_EQ(*bytes, kernelBytes);
+}
+
+TEST_F(BundleTest, FindsVariantsByParameters) {
+  Result<const BundleVariant *> v = bundle.find({{"num_heads", "8"}});
+  ASSERT_TRUE(v) << v.message();
+  EXPECT_EQ((*v)->name, "f_h8");
+  Result<const BundleVariant *> missing = bundle.find({{"num_heads", "16"}});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.message(), "bundle " + dir +
+                                   " has no variant with num_heads=16 (it "
+                                   "has: f_h8)");
+}
+
+TEST_F(BundleTest, MissingManifest) {
+  std::filesystem::remove(dir + "/manifest.json");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir + ": no manifest.json (is " + dir +
+                " an attn-compile output directory?)");
+}
+
+TEST_F(BundleTest, BadJson) {
+  writeFile(dir + "/manifest.json", "{\"format_version\": 1,");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir + ": manifest.json is not valid JSON");
+}
+
+TEST_F(BundleTest, UnknownFormatVersion) {
+  std::string text = fileText(dir + "/manifest.json");
+  text.replace(text.find("\"format_version\": 1"), 19,
+               "\"format_version\": 7");
+  writeFile(dir + "/manifest.json", text);
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json: format version 7 is not supported (this "
+                "runtime reads version 1; recompile the bundle)");
+}
+
+TEST_F(BundleTest, MissingKernelFile) {
+  std::filesystem::remove(dir + "/kernels/k.spv");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": missing kernel file kernels/k.spv (m::k, spirv)");
+}
+
+TEST_F(BundleTest, HashMismatch) {
+  writeFile(dir + "/kernels/k.spv", kernelBytes + "!");
+  Result<Bundle> r = loadBundle(dir);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("kernel file kernels/k.spv does not match its "
+                             "hash"),
+            std::string::npos)
+      << r.message();
+}
+
+TEST_F(BundleTest, PlanLaunchesAnUnknownKernel) {
+  std::string text = fileText(dir + "/manifest.json");
+  text.replace(text.find("\"m::k\""), 6, "\"m::x\"");
+  writeFile(dir + "/manifest.json", text);
+  Result<Bundle> r = loadBundle(dir);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "bundle " + dir +
+                             ": manifest.json, variant f_h8: plan f launches "
+                             "m::k, which the bundle does not contain");
+}
+
+TEST_F(BundleTest, KernelFileOutsideTheBundle) {
+  std::string text = fileText(dir + "/manifest.json");
+  text.replace(text.find("kernels/k.spv"), 13, "../../etc/pwd");
+  writeFile(dir + "/manifest.json", text);
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, variant f_h8, kernel m::k: file must be "
+                "inside the bundle, got ../../etc/pwd");
+}

@@ -1,0 +1,66 @@
+//===- Compile.h - attn IR -> plans and device kernels ---------*- C++ -*-===//
+//
+// The compiler's one entry point for devices: attn functions on tensors
+// become, per function, a runtime::Plan (the host program) and, per kernel
+// and target, the kernel binary or source. attn-compile writes the result as
+// a bundle; attn-run and attn-diff run it in process.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_COMPILER_COMPILE_H
+#define ATTN_COMPILER_COMPILE_H
+
+#include "runtime/Plan.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+
+namespace attn {
+
+/// Device targets a kernel can be compiled for.
+inline constexpr const char *kTargetNames[] = {"spirv"};
+
+struct CompileOptions {
+  /// Any of kTargetNames.
+  std::vector<std::string> targets = {"spirv"};
+  /// Invocations per subgroup of the device the kernels will run on
+  /// (lavapipe: 8, NVIDIA: 32). The attention kernels reduce across one
+  /// subgroup, so a kernel runs only on devices with this subgroup size.
+  int64_t subgroupSize = 32;
+  /// Split-KV decode: 0 lets convert-attn-to-gpu choose.
+  int64_t splitKv = 0;
+  /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
+  /// bf16 type).
+  bool bf16AsI16 = true;
+};
+
+struct CompiledKernel {
+  /// What plans launch: "gpu_module::gpu_func".
+  std::string symbol;
+  std::string target;
+  std::string entryPoint;
+  /// The binary (SPIR-V words, little-endian) or source text.
+  std::string bytes;
+  /// Target-specific launch facts, JSON.
+  std::string launchJson = "{}";
+};
+
+struct CompiledModule {
+  std::vector<::attn::runtime::Plan> plans;
+  std::vector<CompiledKernel> kernels;
+};
+
+/// Compiles every function of `module` (attn IR on tensors; the module is
+/// not modified). Errors are reported through the context's diagnostics.
+FailureOr<CompiledModule> compileModule(ModuleOp module,
+                                        const CompileOptions &options);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_COMPILER_COMPILE_H

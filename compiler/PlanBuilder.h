@@ -1,0 +1,30 @@
+//===- PlanBuilder.h - Host function -> runtime plan -----------*- C++ -*-===//
+//
+// After convert-attn-to-gpu, a host function holds only size arithmetic,
+// buffer allocations and views, params stores and gpu.launch_func. This
+// turns it into a runtime::Plan (runtime/Plan.h), the data a bundle carries
+// so the MLIR-free runtime can run the function on any device.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_COMPILER_PLANBUILDER_H
+#define ATTN_COMPILER_PLANBUILDER_H
+
+#include "runtime/Plan.h"
+
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+namespace func {
+class FuncOp;
+} // namespace func
+
+namespace attn {
+
+/// Builds the plan of `func`. Ops a plan cannot express are reported as
+/// errors at their location.
+FailureOr<::attn::runtime::Plan> buildPlan(func::FuncOp func);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_COMPILER_PLANBUILDER_H

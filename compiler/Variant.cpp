@@ -1,0 +1,520 @@
+//===- Variant.cpp - Attention variants from key=value lists -------------===//
+
+#include "compiler/Variant.h"
+
+#include "dialect/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+StringRef mlir::attn::toString(VariantOp op) {
+  switch (op) {
+  case VariantOp::PagedAttention:
+    return "paged_attention";
+  case VariantOp::ReshapeAndCache:
+    return "reshape_and_cache";
+  case VariantOp::MlaDecode:
+    return "mla_decode";
+  case VariantOp::MergeStates:
+    return "merge_states";
+  }
+  llvm_unreachable("unknown variant op");
+}
+
+StringRef mlir::attn::toString(VariantDType dtype) {
+  switch (dtype) {
+  case VariantDType::F32:
+    return "f32";
+  case VariantDType::F16:
+    return "f16";
+  case VariantDType::BF16:
+    return "bf16";
+  }
+  llvm_unreachable("unknown variant dtype");
+}
+
+StringRef Variant::functionName() const { return toString(op); }
+
+//===----------------------------------------------------------------------===//
+// Parsing
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Bit per op, for the ops a key applies to.
+enum OpMask : unsigned {
+  kPaged = 1u << static_cast<unsigned>(VariantOp::PagedAttention),
+  kCache = 1u << static_cast<unsigned>(VariantOp::ReshapeAndCache),
+  kMla = 1u << static_cast<unsigned>(VariantOp::MlaDecode),
+  kMerge = 1u << static_cast<unsigned>(VariantOp::MergeStates),
+};
+
+/// One key of the variant syntax: its name, the ops it applies to and what
+/// it means (for --help). The order is the order of --help and of the
+/// "known keys" message.
+struct KeyInfo {
+  StringRef name;
+  unsigned ops;
+  StringRef help;
+};
+
+constexpr KeyInfo kKeys[] = {
+    {"op", kPaged | kCache | kMla | kMerge,
+     "paged_attention | reshape_and_cache | mla_decode | merge_states"},
+    {"num_heads", kPaged | kMla | kMerge, "query heads H (32)"},
+    {"num_kv_heads", kPaged | kCache,
+     "kv heads G (num_heads; 8 for reshape_and_cache)"},
+    {"head_size", kPaged | kCache | kMerge, "head size D (128)"},
+    {"block_size", kPaged | kCache | kMla, "tokens per cache block B (16)"},
+    {"dtype", kPaged | kCache | kMla | kMerge, "f32 | f16 | bf16 (bf16)"},
+    {"layout", kPaged | kCache, "kv cache layout nhd | hnd (nhd)"},
+    {"causal", kPaged, "true | false (true)"},
+    {"window_left", kPaged, "keys visible to the left, -1: all (-1)"},
+    {"window_right", kPaged,
+     "keys visible to the right, causal=false only, -1: all (-1)"},
+    {"soft_cap", kPaged, "s = cap * tanh(s / cap), 0: off (0)"},
+    {"alibi", kPaged, "take ALiBi slopes [H] f32 (false)"},
+    {"sinks", kPaged, "take attention sinks [H] f32 (false)"},
+    {"scale", kPaged | kMla,
+     "softmax scale (1/sqrt(head_size); MLA: 1/sqrt(kv_lora_rank + "
+     "rope_dim))"},
+    {"kv_lora_rank", kMla, "latent size L (512)"},
+    {"rope_dim", kMla, "rotary part P of a latent row (64)"},
+    {"num_kv_splits", kMla, "split-KV chunks per request (1)"},
+};
+
+llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Error badValue(StringRef key, StringRef value, StringRef expected) {
+  return makeError("bad value '" + value + "' for variant key '" + key +
+                   "': expected " + expected);
+}
+
+llvm::Error parseInt(StringRef key, StringRef value, int64_t &out) {
+  if (value.getAsInteger(10, out))
+    return badValue(key, value, "an integer");
+  return llvm::Error::success();
+}
+
+llvm::Error parseFloat(StringRef key, StringRef value, double &out) {
+  if (value.getAsDouble(out) || !std::isfinite(out))
+    return badValue(key, value, "a finite number");
+  return llvm::Error::success();
+}
+
+llvm::Error parseBool(StringRef key, StringRef value, bool &out) {
+  std::optional<bool> b = llvm::StringSwitch<std::optional<bool>>(value)
+                              .Cases({"true", "1"}, true)
+                              .Cases({"false", "0"}, false)
+                              .Default(std::nullopt);
+  if (!b)
+    return badValue(key, value, "true, false, 1 or 0");
+  out = *b;
+  return llvm::Error::success();
+}
+
+/// `key` must be at least `min`.
+llvm::Error expectAtLeast(StringRef key, int64_t value, int64_t min) {
+  if (value >= min)
+    return llvm::Error::success();
+  return makeError(llvm::formatv("variant key '{0}' must be >= {1}, got {2}",
+                                 key, min, value));
+}
+
+} // namespace
+
+std::string mlir::attn::variantKeysHelp() {
+  std::string help;
+  llvm::raw_string_ostream os(help);
+  for (const KeyInfo &key : kKeys) {
+    os << "  " << llvm::left_justify(key.name, 14) << key.help;
+    if (key.name != "op") {
+      os << "; for ";
+      bool first = true;
+      for (VariantOp op : {VariantOp::PagedAttention, VariantOp::ReshapeAndCache,
+                           VariantOp::MlaDecode, VariantOp::MergeStates}) {
+        if (!(key.ops & (1u << static_cast<unsigned>(op))))
+          continue;
+        os << (first ? "" : ", ") << toString(op);
+        first = false;
+      }
+    }
+    os << "\n";
+  }
+  return help;
+}
+
+llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
+  // Split into key -> value, rejecting malformed entries and repeated keys.
+  llvm::StringMap<StringRef> values;
+  SmallVector<StringRef> order;
+  SmallVector<StringRef> entries;
+  spec.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries) {
+    entry = entry.trim();
+    auto [key, value] = entry.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (!entry.contains('=') || key.empty())
+      return makeError("variant entry '" + entry +
+                       "' is not of the form key=value");
+    const KeyInfo *info =
+        llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == key; });
+    if (info == std::end(kKeys)) {
+      std::string known;
+      for (const KeyInfo &k : kKeys)
+        known += (known.empty() ? "" : ", ") + k.name.str();
+      return makeError("unknown variant key '" + key + "' (known keys: " +
+                       known + ")");
+    }
+    if (!values.try_emplace(key, value).second)
+      return makeError("variant key '" + key + "' is given twice");
+    order.push_back(key);
+  }
+
+  Variant v;
+  auto opIt = values.find("op");
+  if (opIt == values.end())
+    return makeError("the variant has no 'op' key (one of paged_attention, "
+                     "reshape_and_cache, mla_decode, merge_states)");
+  std::optional<VariantOp> op =
+      llvm::StringSwitch<std::optional<VariantOp>>(opIt->second)
+          .Case("paged_attention", VariantOp::PagedAttention)
+          .Case("reshape_and_cache", VariantOp::ReshapeAndCache)
+          .Case("mla_decode", VariantOp::MlaDecode)
+          .Case("merge_states", VariantOp::MergeStates)
+          .Default(std::nullopt);
+  if (!op)
+    return badValue("op", opIt->second,
+                    "paged_attention, reshape_and_cache, mla_decode or "
+                    "merge_states");
+  v.op = *op;
+  unsigned opBit = 1u << static_cast<unsigned>(v.op);
+
+  bool kvHeadsGiven = false, scaleGiven = false;
+  for (StringRef key : order) {
+    StringRef value = values.lookup(key);
+    const KeyInfo *info =
+        llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == key; });
+    if (!(info->ops & opBit))
+      return makeError("variant key '" + key + "' does not apply to op=" +
+                       toString(v.op));
+    llvm::Error err = llvm::Error::success();
+    if (key == "op") {
+      // Already parsed.
+    } else if (key == "num_heads") {
+      err = parseInt(key, value, v.numHeads);
+    } else if (key == "num_kv_heads") {
+      err = parseInt(key, value, v.numKvHeads);
+      kvHeadsGiven = true;
+    } else if (key == "head_size") {
+      err = parseInt(key, value, v.headSize);
+    } else if (key == "block_size") {
+      err = parseInt(key, value, v.blockSize);
+    } else if (key == "dtype") {
+      std::optional<VariantDType> dtype =
+          llvm::StringSwitch<std::optional<VariantDType>>(value)
+              .Case("f32", VariantDType::F32)
+              .Case("f16", VariantDType::F16)
+              .Case("bf16", VariantDType::BF16)
+              .Default(std::nullopt);
+      if (!dtype)
+        err = badValue(key, value, "f32, f16 or bf16");
+      else
+        v.dtype = *dtype;
+    } else if (key == "layout") {
+      if (value == "nhd")
+        v.layout = VariantLayout::NHD;
+      else if (value == "hnd")
+        v.layout = VariantLayout::HND;
+      else
+        err = badValue(key, value, "nhd or hnd");
+    } else if (key == "causal") {
+      err = parseBool(key, value, v.causal);
+    } else if (key == "window_left") {
+      err = parseInt(key, value, v.windowLeft);
+    } else if (key == "window_right") {
+      err = parseInt(key, value, v.windowRight);
+    } else if (key == "soft_cap") {
+      err = parseFloat(key, value, v.softCap);
+    } else if (key == "alibi") {
+      err = parseBool(key, value, v.alibi);
+    } else if (key == "sinks") {
+      err = parseBool(key, value, v.sinks);
+    } else if (key == "scale") {
+      err = parseFloat(key, value, v.scale);
+      scaleGiven = true;
+    } else if (key == "kv_lora_rank") {
+      err = parseInt(key, value, v.kvLoraRank);
+    } else if (key == "rope_dim") {
+      err = parseInt(key, value, v.ropeDim);
+    } else if (key == "num_kv_splits") {
+      err = parseInt(key, value, v.numKvSplits);
+    } else {
+      llvm_unreachable("key in kKeys without a parser");
+    }
+    if (err)
+      return std::move(err);
+  }
+
+  // Ranges, then combinations. Keys that do not apply keep their defaults,
+  // which are valid.
+  for (auto [key, value, min] : {
+           std::tuple<StringRef, int64_t, int64_t>{"num_heads", v.numHeads, 1},
+           {"num_kv_heads", v.numKvHeads, 1},
+           {"head_size", v.headSize, 1},
+           {"block_size", v.blockSize, 1},
+           {"window_left", v.windowLeft, -1},
+           {"window_right", v.windowRight, -1},
+           {"kv_lora_rank", v.kvLoraRank, 1},
+           {"rope_dim", v.ropeDim, 1},
+           {"num_kv_splits", v.numKvSplits, 1},
+       })
+    if (llvm::Error err = expectAtLeast(key, value, min))
+      return std::move(err);
+  if (v.softCap < 0)
+    return makeError(llvm::formatv(
+        "variant key 'soft_cap' must be >= 0 (0: no cap), got {0}", v.softCap));
+  if (scaleGiven && !(v.scale > 0))
+    return makeError(
+        llvm::formatv("variant key 'scale' must be > 0, got {0}", v.scale));
+
+  if (!kvHeadsGiven)
+    v.numKvHeads = v.op == VariantOp::ReshapeAndCache ? 8 : v.numHeads;
+  if (v.op == VariantOp::PagedAttention && v.numHeads % v.numKvHeads != 0)
+    return makeError(llvm::formatv(
+        "variant key 'num_heads' ({0}) must be a multiple of 'num_kv_heads' "
+        "({1})",
+        v.numHeads, v.numKvHeads));
+  if (v.op == VariantOp::PagedAttention && v.causal && v.windowRight >= 0)
+    return makeError("variant key 'window_right' applies only with "
+                     "causal=false (causal attention sees no key to the "
+                     "right)");
+  if (!scaleGiven) {
+    int64_t dim = v.op == VariantOp::MlaDecode ? v.kvLoraRank + v.ropeDim
+                                               : v.headSize;
+    v.scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  }
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Building
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// Builds the body of one variant function.
+class VariantBuilder {
+public:
+  VariantBuilder(const Variant &v, OpBuilder &b, Location loc)
+      : v(v), b(b), loc(loc), f32(b.getF32Type()),
+        i32(b.getIntegerType(32)), i64(b.getIntegerType(64)) {
+    switch (v.dtype) {
+    case VariantDType::F32:
+      act = b.getF32Type();
+      break;
+    case VariantDType::F16:
+      act = b.getF16Type();
+      break;
+    case VariantDType::BF16:
+      act = b.getBF16Type();
+      break;
+    }
+  }
+
+  func::FuncOp build() {
+    switch (v.op) {
+    case VariantOp::PagedAttention:
+      return buildPagedAttention();
+    case VariantOp::ReshapeAndCache:
+      return buildReshapeAndCache();
+    case VariantOp::MlaDecode:
+      return buildMlaDecode();
+    case VariantOp::MergeStates:
+      return buildMergeStates();
+    }
+    llvm_unreachable("unknown variant op");
+  }
+
+private:
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type element) {
+    return RankedTensorType::get(shape, element);
+  }
+
+  /// The paged cache: [NB, 2, B, G, D] (nhd) or [NB, 2, G, B, D] (hnd).
+  RankedTensorType pagedCacheType() {
+    if (v.layout == VariantLayout::NHD)
+      return tensor({kDyn, 2, v.blockSize, v.numKvHeads, v.headSize}, act);
+    return tensor({kDyn, 2, v.numKvHeads, v.blockSize, v.headSize}, act);
+  }
+
+  KVLayout layout() {
+    return v.layout == VariantLayout::NHD ? KVLayout::nhd : KVLayout::hnd;
+  }
+
+  /// Creates the function with its entry block and sets the insertion point.
+  func::FuncOp makeFunction(TypeRange inputs, TypeRange results) {
+    auto fn = func::FuncOp::create(b, loc, v.functionName(),
+                                   b.getFunctionType(inputs, results));
+    Block *entry = fn.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    return fn;
+  }
+
+  /// The number of tokens (requests for MLA): dimension 0 of `like`.
+  Value leadingDim(Value like) {
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    return tensor::DimOp::create(b, loc, like, c0);
+  }
+
+  /// An empty destination of `type`, whose only dynamic size is dimension 0.
+  Value empty(RankedTensorType type, Value size) {
+    return tensor::EmptyOp::create(b, loc, type, ValueRange{size});
+  }
+
+  func::FuncOp buildPagedAttention() {
+    auto query = tensor({kDyn, v.numHeads, v.headSize}, act);
+    auto table = tensor({kDyn, kDyn}, i32);
+    auto lens = tensor({kDyn}, i32);
+    auto perHead = tensor({v.numHeads}, f32);
+    SmallVector<Type> inputs = {query, pagedCacheType(), table, lens, lens};
+    if (v.alibi)
+      inputs.push_back(perHead);
+    if (v.sinks)
+      inputs.push_back(perHead);
+    auto lse = tensor({kDyn, v.numHeads}, f32);
+    func::FuncOp fn = makeFunction(inputs, {query, lse});
+
+    Block &body = fn.getBody().front();
+    Value q = body.getArgument(0), cache = body.getArgument(1);
+    unsigned next = 5;
+    Value alibi = v.alibi ? body.getArgument(next++) : Value();
+    Value sinks = v.sinks ? body.getArgument(next++) : Value();
+    Value metadata = MetadataOp::create(
+        b, loc, MetadataType::get(b.getContext()),
+        /*query_start_loc=*/body.getArgument(4),
+        /*seq_lens=*/body.getArgument(3), /*block_table=*/body.getArgument(2),
+        /*slot_mapping=*/Value(), b.getBoolAttr(v.causal));
+    Value numTokens = leadingDim(q);
+    Value outInit = empty(query, numTokens);
+    Value lseInit = empty(lse, numTokens);
+    auto op = PagedAttentionOp::create(
+        b, loc, TypeRange{query, lse}, q, cache, metadata, alibi, sinks,
+        outInit, lseInit, KVLayoutAttr::get(b.getContext(), layout()),
+        b.getF32FloatAttr(static_cast<float>(v.scale)),
+        b.getI64IntegerAttr(v.windowLeft), b.getI64IntegerAttr(v.windowRight),
+        b.getF32FloatAttr(static_cast<float>(v.softCap)), BackendAttr());
+    func::ReturnOp::create(b, loc, op.getResults());
+    return fn;
+  }
+
+  func::FuncOp buildReshapeAndCache() {
+    auto kv = tensor({kDyn, v.numKvHeads, v.headSize}, act);
+    auto slots = tensor({kDyn}, i64);
+    RankedTensorType cacheType = pagedCacheType();
+    func::FuncOp fn = makeFunction({kv, kv, cacheType, slots}, {cacheType});
+    Block &body = fn.getBody().front();
+    auto op = ReshapeAndCacheOp::create(
+        b, loc, TypeRange{cacheType}, body.getArgument(0), body.getArgument(1),
+        body.getArgument(3), body.getArgument(2),
+        KVLayoutAttr::get(b.getContext(), layout()), BackendAttr());
+    func::ReturnOp::create(b, loc, op.getResults());
+    return fn;
+  }
+
+  func::FuncOp buildMlaDecode() {
+    int64_t row = v.kvLoraRank + v.ropeDim;
+    auto q = tensor({kDyn, v.numHeads, row}, act);
+    auto cache = tensor({kDyn, v.blockSize, row}, act);
+    auto table = tensor({kDyn, kDyn}, i32);
+    auto lens = tensor({kDyn}, i32);
+    auto out = tensor({kDyn, v.numHeads, v.kvLoraRank}, act);
+    auto lse = tensor({kDyn, v.numHeads}, f32);
+    func::FuncOp fn = makeFunction({q, cache, table, lens}, {out, lse});
+    Block &body = fn.getBody().front();
+    Value query = body.getArgument(0);
+    Value numReqs = leadingDim(query);
+    Value outInit = empty(out, numReqs);
+    Value lseInit = empty(lse, numReqs);
+    auto op = MlaDecodeOp::create(
+        b, loc, TypeRange{out, lse}, query, body.getArgument(1),
+        body.getArgument(2), body.getArgument(3), outInit, lseInit,
+        b.getI64IntegerAttr(v.kvLoraRank),
+        b.getF32FloatAttr(static_cast<float>(v.scale)),
+        b.getI64IntegerAttr(v.numKvSplits), BackendAttr());
+    func::ReturnOp::create(b, loc, op.getResults());
+    return fn;
+  }
+
+  func::FuncOp buildMergeStates() {
+    auto out = tensor({kDyn, v.numHeads, v.headSize}, act);
+    auto lse = tensor({kDyn, v.numHeads}, f32);
+    func::FuncOp fn = makeFunction({out, lse, out, lse}, {out, lse});
+    Block &body = fn.getBody().front();
+    Value outA = body.getArgument(0);
+    Value numTokens = leadingDim(outA);
+    Value outInit = empty(out, numTokens);
+    Value lseInit = empty(lse, numTokens);
+    auto op = MergeStatesOp::create(b, loc, TypeRange{out, lse}, outA,
+                                    body.getArgument(1), body.getArgument(2),
+                                    body.getArgument(3), outInit, lseInit);
+    func::ReturnOp::create(b, loc, op.getResults());
+    return fn;
+  }
+
+  const Variant &v;
+  OpBuilder &b;
+  Location loc;
+  Type f32, i32, i64, act;
+};
+
+} // namespace
+
+llvm::Error mlir::attn::buildVariant(const Variant &variant, ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
+                   tensor::TensorDialect>();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = NameLoc::get(b.getStringAttr(variant.functionName()));
+  func::FuncOp fn = VariantBuilder(variant, b, loc).build();
+
+  // The dialect's verifiers have the last word on what a variant may be.
+  std::string diagnostics;
+  {
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        diagnostics += (diagnostics.empty() ? "" : "; ") + diag.str();
+      return success();
+    });
+    if (succeeded(verify(fn)))
+      return llvm::Error::success();
+  }
+  fn.erase();
+  return makeError("the variant does not verify: " + diagnostics);
+}

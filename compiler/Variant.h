@@ -1,0 +1,82 @@
+//===- Variant.h - Attention variants from key=value lists ---------*- C++ -*-===//
+//
+// A variant is one attention op with its shape and knobs fixed, written as
+// `op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,...` on the
+// attn-compile command line. This file parses and checks such lists and
+// builds the function that computes the variant in the attn dialect. Batch
+// sizes (tokens, requests, cache blocks, block-table width) stay dynamic;
+// everything else is static.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_COMPILER_VARIANT_H
+#define ATTN_COMPILER_VARIANT_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir {
+class ModuleOp;
+
+namespace attn {
+
+/// The op a variant computes.
+enum class VariantOp { PagedAttention, ReshapeAndCache, MlaDecode, MergeStates };
+
+/// Element type of the activations (queries, keys, values, outputs).
+enum class VariantDType { F32, F16, BF16 };
+
+/// KV cache layout of paged_attention and reshape_and_cache.
+enum class VariantLayout { NHD, HND };
+
+/// A fully resolved variant: every key has its value, defaults filled in.
+struct Variant {
+  VariantOp op = VariantOp::PagedAttention;
+  int64_t numHeads = 32;
+  int64_t numKvHeads = 32;
+  int64_t headSize = 128;
+  int64_t blockSize = 16;
+  VariantDType dtype = VariantDType::BF16;
+  VariantLayout layout = VariantLayout::NHD;
+  bool causal = true;
+  int64_t windowLeft = -1;
+  int64_t windowRight = -1;
+  double softCap = 0.0;
+  bool alibi = false;
+  bool sinks = false;
+  /// The softmax scale: 1 / sqrt(head_size), for MLA
+  /// 1 / sqrt(kv_lora_rank + rope_dim), unless given.
+  double scale = 0.0;
+  int64_t kvLoraRank = 512;
+  int64_t ropeDim = 64;
+  int64_t numKvSplits = 1;
+
+  /// The name of the function buildVariant adds: the op's name.
+  llvm::StringRef functionName() const;
+};
+
+/// "paged_attention", "reshape_and_cache", "mla_decode", "merge_states".
+llvm::StringRef toString(VariantOp op);
+/// "f32", "f16", "bf16".
+llvm::StringRef toString(VariantDType dtype);
+
+/// One line per variant key: its meaning, default and the ops it applies to.
+std::string variantKeysHelp();
+
+/// Parses `key=value,key=value,...`. `op` is required. Unknown keys, malformed
+/// values, keys that do not apply to the op and impossible combinations are
+/// errors naming the key.
+llvm::Expected<Variant> parseVariant(llvm::StringRef spec);
+
+/// Adds the function computing `variant` to `module` (named
+/// variant.functionName()) and verifies it. A verifier failure is returned as
+/// an error carrying the diagnostic.
+llvm::Error buildVariant(const Variant &variant, mlir::ModuleOp module);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_COMPILER_VARIANT_H

@@ -1,0 +1,256 @@
+//===- Signature.cpp - What a function expects of its arguments ----------===//
+
+#include "reference/interp/Signature.h"
+
+#include "dialect/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <sstream>
+
+using namespace attn;
+
+//===----------------------------------------------------------------------===//
+// TensorSpec
+//===----------------------------------------------------------------------===//
+
+std::string TensorSpec::str() const {
+  std::ostringstream os;
+  os << "tensor<";
+  for (int64_t d : shape) {
+    if (d == kDynamic)
+      os << "?";
+    else
+      os << d;
+    os << "x";
+  }
+  os << toString(dtype) << ">";
+  return os.str();
+}
+
+std::optional<std::string> TensorSpec::mismatch(const Tensor &t) const {
+  if (t.dtype() != dtype)
+    return llvm::formatv("expected {0}, got {1}", toString(dtype),
+                         toString(t.dtype()))
+        .str();
+  if (t.rank() != static_cast<int64_t>(shape.size()))
+    return llvm::formatv("expected rank {0} ({1}), got {2}", shape.size(),
+                         str(), t.describe())
+        .str();
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != kDynamic && shape[i] != t.dim(i))
+      return llvm::formatv("expected {0}, got {1} (dimension {2} is {3}, not "
+                           "{4})",
+                           str(), t.describe(), i, t.dim(i), shape[i])
+          .str();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Roles
+//===----------------------------------------------------------------------===//
+
+std::string_view attn::toString(ArgRole role) {
+  switch (role) {
+  case ArgRole::Unknown:
+    return "";
+  case ArgRole::Query:
+    return "query";
+  case ArgRole::KvCache:
+    return "kv_cache";
+  case ArgRole::BlockTable:
+    return "block_table";
+  case ArgRole::SeqLens:
+    return "seq_lens";
+  case ArgRole::QueryStartLoc:
+    return "query_start_loc";
+  case ArgRole::SlotMapping:
+    return "slot_mapping";
+  case ArgRole::AlibiSlopes:
+    return "alibi_slopes";
+  case ArgRole::Sinks:
+    return "sinks";
+  case ArgRole::Key:
+    return "key";
+  case ArgRole::Value:
+    return "value";
+  case ArgRole::OutA:
+    return "out_a";
+  case ArgRole::LseA:
+    return "lse_a";
+  case ArgRole::OutB:
+    return "out_b";
+  case ArgRole::LseB:
+    return "lse_b";
+  case ArgRole::OutInit:
+    return "out_init";
+  case ArgRole::LseInit:
+    return "lse_init";
+  }
+  return "";
+}
+
+std::string ArgumentInfo::describe(size_t index) const {
+  std::string s = "argument #" + std::to_string(index);
+  if (role != ArgRole::Unknown)
+    s += " (" + std::string(toString(role)) + ")";
+  return s;
+}
+
+std::optional<DType> attn::dtypeOf(mlir::Type t) {
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isSignlessInteger(32))
+    return DType::I32;
+  if (t.isSignlessInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+llvm::Expected<TensorSpec> attn::specOf(mlir::Type type,
+                                        const llvm::Twine &what) {
+  auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  std::optional<DType> dtype =
+      ranked ? dtypeOf(ranked.getElementType()) : std::nullopt;
+  if (!dtype) {
+    std::string typeStr;
+    llvm::raw_string_ostream os(typeStr);
+    type.print(os);
+    return llvm::createStringError(
+        what + " has type " + typeStr +
+        "; only ranked tensors of f32, f16, bf16, i32 or i64 are supported");
+  }
+  TensorSpec spec;
+  spec.dtype = *dtype;
+  for (int64_t d : ranked.getShape())
+    spec.shape.push_back(mlir::ShapedType::isDynamic(d) ? TensorSpec::kDynamic
+                                                        : d);
+  return spec;
+}
+
+namespace {
+
+KvLayout toKvLayout(mlir::attn::KVLayout layout) {
+  return layout == mlir::attn::KVLayout::nhd ? KvLayout::NHD : KvLayout::HND;
+}
+
+/// Assigns roles to the entry-block arguments that attn ops use directly.
+class RoleFinder {
+public:
+  RoleFinder(mlir::func::FuncOp func, Signature &signature)
+      : entry(&func.getBody().front()), signature(signature) {}
+
+  void visit(mlir::Operation *op) {
+    using namespace mlir::attn;
+    if (auto md = llvm::dyn_cast<MetadataOp>(op)) {
+      set(md.getQueryStartLoc(), ArgRole::QueryStartLoc);
+      set(md.getSeqLens(), ArgRole::SeqLens);
+      set(md.getBlockTable(), ArgRole::BlockTable);
+      set(md.getSlotMapping(), ArgRole::SlotMapping);
+    } else if (auto pa = llvm::dyn_cast<PagedAttentionOp>(op)) {
+      set(pa.getQuery(), ArgRole::Query);
+      if (ArgumentInfo *cache = set(pa.getKvCache(), ArgRole::KvCache))
+        cache->layout = toKvLayout(pa.getLayout());
+      set(pa.getAlibiSlopes(), ArgRole::AlibiSlopes);
+      set(pa.getSinks(), ArgRole::Sinks);
+      set(pa.getOutInit(), ArgRole::OutInit);
+      set(pa.getLseInit(), ArgRole::LseInit);
+    } else if (auto rc = llvm::dyn_cast<ReshapeAndCacheOp>(op)) {
+      set(rc.getKey(), ArgRole::Key);
+      set(rc.getValue(), ArgRole::Value);
+      set(rc.getSlotMapping(), ArgRole::SlotMapping);
+      if (ArgumentInfo *cache = set(rc.getKvCache(), ArgRole::KvCache))
+        cache->layout = toKvLayout(rc.getLayout());
+    } else if (auto mla = llvm::dyn_cast<MlaDecodeOp>(op)) {
+      signature.isMla = true;
+      int64_t rank = mla.getKvLoraRankAttr().getInt();
+      if (ArgumentInfo *q = set(mla.getQ(), ArgRole::Query))
+        q->kvLoraRank = rank;
+      if (ArgumentInfo *cache = set(mla.getKvCache(), ArgRole::KvCache))
+        cache->kvLoraRank = rank;
+      set(mla.getBlockTable(), ArgRole::BlockTable);
+      set(mla.getSeqLens(), ArgRole::SeqLens);
+      set(mla.getOutInit(), ArgRole::OutInit);
+      set(mla.getLseInit(), ArgRole::LseInit);
+    } else if (auto ms = llvm::dyn_cast<MergeStatesOp>(op)) {
+      set(ms.getOutA(), ArgRole::OutA);
+      set(ms.getLseA(), ArgRole::LseA);
+      set(ms.getOutB(), ArgRole::OutB);
+      set(ms.getLseB(), ArgRole::LseB);
+      set(ms.getOutInit(), ArgRole::OutInit);
+      set(ms.getLseInit(), ArgRole::LseInit);
+    }
+  }
+
+private:
+  /// Gives `v` the role when it is an argument without one yet; the first
+  /// use wins.
+  ArgumentInfo *set(mlir::Value v, ArgRole role) {
+    auto arg = llvm::dyn_cast_or_null<mlir::BlockArgument>(v);
+    if (!arg || arg.getOwner() != entry)
+      return nullptr;
+    ArgumentInfo &info = signature.arguments[arg.getArgNumber()];
+    if (info.role != ArgRole::Unknown && info.role != role)
+      return nullptr;
+    info.role = role;
+    return &info;
+  }
+
+  mlir::Block *entry;
+  Signature &signature;
+};
+
+} // namespace
+
+llvm::Expected<Signature> attn::describeSignature(mlir::func::FuncOp func) {
+  Signature signature;
+  signature.name = func.getSymName().str();
+  if (func.isExternal())
+    return llvm::createStringError("@" + signature.name +
+                                   " is a declaration without a body");
+  mlir::FunctionType type = func.getFunctionType();
+  for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+    llvm::Expected<TensorSpec> spec =
+        specOf(t, "argument #" + llvm::Twine(i) + " of @" + signature.name);
+    if (!spec)
+      return spec.takeError();
+    signature.arguments.push_back(ArgumentInfo{ArgRole::Unknown, *spec, {}, 0});
+  }
+  for (auto [i, t] : llvm::enumerate(type.getResults())) {
+    llvm::Expected<TensorSpec> spec =
+        specOf(t, "result #" + llvm::Twine(i) + " of @" + signature.name);
+    if (!spec)
+      return spec.takeError();
+    signature.results.push_back(*spec);
+  }
+  RoleFinder finder(func, signature);
+  func.walk([&](mlir::Operation *op) { finder.visit(op); });
+  return signature;
+}
+
+llvm::Error attn::checkArguments(const Signature &signature,
+                                 llvm::ArrayRef<Tensor> args,
+                                 llvm::ArrayRef<std::string> sources) {
+  if (args.size() != signature.arguments.size())
+    return llvm::createStringError(
+        llvm::formatv("@{0} takes {1} arguments, got {2} inputs",
+                      signature.name, signature.arguments.size(), args.size())
+            .str());
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    const ArgumentInfo &info = signature.arguments[i];
+    std::optional<std::string> why = info.type.mismatch(arg);
+    if (!why)
+      continue;
+    std::string message = info.describe(i) + ": " + *why;
+    if (i < sources.size() && !sources[i].empty())
+      message += " from " + sources[i];
+    return llvm::createStringError(message);
+  }
+  return llvm::Error::success();
+}

@@ -1,0 +1,117 @@
+//===- Signature.h - What a function expects of its arguments ------*- C++ -*-===//
+//
+// The interpreter and attn-run check inputs against the signature of the
+// function they run, and attn-run makes random inputs for it. Both need to
+// know more than the types: which role each argument plays for the attn ops
+// that use it (query, kv_cache, block_table, ...), so messages can name it
+// and generators can make consistent values. This header is MLIR-free so
+// that the code using it stays cheap to compile; describeSignature is the
+// one function that reads MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_REFERENCE_INTERP_SIGNATURE_H
+#define ATTN_REFERENCE_INTERP_SIGNATURE_H
+
+#include "reference/ops/KvCache.h"
+#include "reference/ops/Tensor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class Type;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace attn {
+
+/// A ranked tensor type without MLIR: a dtype and a shape whose dynamic
+/// dimensions are kDynamic.
+struct TensorSpec {
+  static constexpr int64_t kDynamic = -1;
+
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+
+  /// "tensor<?x32x128xbf16>".
+  std::string str() const;
+  /// Why `t` does not have this type ("expected i32, got i64"), or nullopt
+  /// when it does.
+  std::optional<std::string> mismatch(const Tensor &t) const;
+};
+
+/// What an argument is to the attn ops that use it.
+enum class ArgRole {
+  Unknown,
+  Query,
+  KvCache,
+  BlockTable,
+  SeqLens,
+  QueryStartLoc,
+  SlotMapping,
+  AlibiSlopes,
+  Sinks,
+  Key,
+  Value,
+  OutA,
+  LseA,
+  OutB,
+  LseB,
+  /// A destination passed in by the caller (`outs` operands).
+  OutInit,
+  LseInit,
+};
+
+/// The operand name of the role ("query", "block_table", ...); "" for
+/// Unknown.
+std::string_view toString(ArgRole role);
+
+struct ArgumentInfo {
+  ArgRole role = ArgRole::Unknown;
+  TensorSpec type;
+  /// For a paged kv_cache: its layout.
+  std::optional<KvLayout> layout;
+  /// For MLA operands (q, the latent cache): L of the op using them.
+  int64_t kvLoraRank = 0;
+
+  /// "argument #2 (block_table)" or "argument #2".
+  std::string describe(size_t index) const;
+};
+
+struct Signature {
+  std::string name;
+  std::vector<ArgumentInfo> arguments;
+  std::vector<TensorSpec> results;
+  /// Whether the function runs MLA decode (q and the cache are latent).
+  bool isMla = false;
+};
+
+/// The dtype of an MLIR element type, if the reference supports it.
+std::optional<DType> dtypeOf(mlir::Type elementType);
+
+/// The spec of a ranked tensor type of a supported element type; otherwise an
+/// error saying that `what` (e.g. "argument #2 of @f") has an unsupported
+/// type.
+llvm::Expected<TensorSpec> specOf(mlir::Type type, const llvm::Twine &what);
+
+/// Reads the signature of `func` and the roles of its arguments. Arguments
+/// and results must be ranked tensors of f32, f16, bf16, i32 or i64.
+llvm::Expected<Signature> describeSignature(mlir::func::FuncOp func);
+
+/// Checks `args` against the signature: count, rank, static dimensions and
+/// dtype. `sources[i]` says where argument i came from ("out/arg2.npy") and
+/// ends its messages; it may be empty.
+llvm::Error checkArguments(const Signature &signature,
+                           llvm::ArrayRef<Tensor> args,
+                           llvm::ArrayRef<std::string> sources);
+
+} // namespace attn
+
+#endif // ATTN_REFERENCE_INTERP_SIGNATURE_H

@@ -1,0 +1,181 @@
+//===- attn-run.cpp - Runs an attn function on a backend -----------------===//
+//
+// Parses a module, picks a function, gets its inputs (from .npy files or the
+// seeded problem generator), runs it on a backend and writes the results as
+// .npy files. The reference backend is the interpreter of reference/interp;
+// device backends plug in beside it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnDialect.h"
+#include "reference/interp/Inputs.h"
+#include "reference/interp/Interpreter.h"
+#include "reference/interp/Signature.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace attn;
+
+namespace {
+
+llvm::cl::OptionCategory category("attn-run options");
+
+llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                     llvm::cl::desc("<input .mlir file>"),
+                                     llvm::cl::Required,
+                                     llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    entry("entry",
+          llvm::cl::desc("Function to run (default: the module's only "
+                         "function)"),
+          llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    backend("backend",
+            llvm::cl::desc("Where to run: 'reference' (the CPU interpreter, "
+                           "the definition of every op)"),
+            llvm::cl::value_desc("NAME"), llvm::cl::init("reference"),
+            llvm::cl::cat(category));
+
+llvm::cl::opt<std::string> inputsDir(
+    "inputs",
+    llvm::cl::desc("Read the inputs from DIR/arg0.npy, arg1.npy, ... in "
+                   "argument order (bf16 arguments from f32 files)"),
+    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
+
+llvm::cl::opt<uint64_t> randomSeed(
+    "random",
+    llvm::cl::desc("Make realistic random inputs with this seed: a batch of "
+                   "decode, prefill and chunked-prefill requests over a paged "
+                   "cache, shaped by the argument types and by the role of "
+                   "each argument in the attn ops"),
+    llvm::cl::value_desc("SEED"), llvm::cl::cat(category));
+
+std::string randomOptionsDesc =
+    std::string("Options of the --random generator: ") + kRandomOptionsHelp;
+llvm::cl::opt<std::string>
+    randomOptions("random-options", llvm::cl::desc(randomOptionsDesc),
+                  llvm::cl::value_desc("KEY=VALUE,..."),
+                  llvm::cl::cat(category));
+
+llvm::cl::opt<std::string> outputsDir(
+    "outputs",
+    llvm::cl::desc("Write the results to DIR/result0.npy, result1.npy, ...; "
+                   "with --random also the inputs made, as DIR/arg*.npy, so "
+                   "that --inputs DIR replays them bit for bit"),
+    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
+  return 1;
+}
+
+int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
+
+/// The function to run: --entry, or the only function of the module.
+llvm::Expected<mlir::func::FuncOp> findEntry(mlir::ModuleOp module) {
+  if (!entry.empty()) {
+    auto fn = module.lookupSymbol<mlir::func::FuncOp>(entry);
+    if (!fn)
+      return llvm::createStringError("no function @" + entry + " in " +
+                                     inputFile);
+    return fn;
+  }
+  auto functions = llvm::to_vector(module.getOps<mlir::func::FuncOp>());
+  if (functions.size() == 1)
+    return functions.front();
+  if (functions.empty())
+    return llvm::createStringError(inputFile + " has no function to run");
+  std::string names;
+  for (mlir::func::FuncOp fn : functions)
+    names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
+  return llvm::createStringError(inputFile + " has several functions (" +
+                                 names + "); pick one with --entry");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-run: runs a function of an attn module on a backend\n\n"
+      "  attn-run v.mlir --random 0 --outputs out/\n"
+      "  attn-run v.mlir --inputs out/ --outputs out2/\n\n"
+      "Inputs are DIR/arg<i>.npy in argument order; results are written to "
+      "DIR/result<i>.npy, and their shapes and dtypes printed.\n");
+
+  if (backend != "reference")
+    return fail("backend '" + backend +
+                "' is not available in this build (available: reference)");
+  bool random = randomSeed.getNumOccurrences() > 0;
+  if (random == !inputsDir.empty())
+    return fail("give exactly one of --inputs DIR and --random SEED");
+  if (!randomOptions.empty() && !random)
+    return fail("--random-options needs --random");
+
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::attn::AttnDialect, mlir::arith::ArithDialect,
+                      mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // The diagnostic handler has printed why.
+
+  llvm::Expected<mlir::func::FuncOp> fn = findEntry(*module);
+  if (!fn)
+    return fail(fn.takeError());
+  llvm::Expected<Signature> signature = describeSignature(*fn);
+  if (!signature)
+    return fail(signature.takeError());
+
+  auto getInputs = [&]() -> llvm::Expected<std::vector<Tensor>> {
+    if (!random)
+      return readInputs(*signature, inputsDir);
+    ProblemOptions options;
+    options.seed = randomSeed;
+    llvm::Expected<ProblemOptions> parsed =
+        parseRandomOptions(randomOptions, options);
+    if (!parsed)
+      return parsed.takeError();
+    return makeRandomInputs(*signature, *parsed);
+  };
+  llvm::Expected<std::vector<Tensor>> inputs = getInputs();
+  if (!inputs)
+    return fail(inputs.takeError());
+  if (random && !outputsDir.empty())
+    if (llvm::Error err = writeTensors(outputsDir, "arg", *inputs))
+      return fail(std::move(err));
+
+  llvm::Expected<std::vector<Tensor>> results =
+      interpret(*fn, std::move(*inputs));
+  if (!results)
+    return fail(results.takeError());
+  if (!outputsDir.empty())
+    if (llvm::Error err = writeTensors(outputsDir, "result", *results))
+      return fail(std::move(err));
+
+  for (auto [i, result] : llvm::enumerate(*results))
+    llvm::outs() << "result" << i << ": " << result.describe() << "\n";
+  return 0;
+}

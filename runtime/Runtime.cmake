@@ -4,12 +4,14 @@
 add_library(AttnRuntime
   ${CMAKE_CURRENT_LIST_DIR}/Backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Bundle.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/BundleExecutor.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Metadata.cpp
   ${CMAKE_CURRENT_LIST_DIR}/MetadataBuilder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PlanRunner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Registry.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TensorRows.cpp
 )
-# attn::Tensor / Status / DType come from the reference library; the runtime
-# calls none of its op functions (the CPU executor will).
+# attn::Tensor / Status / DType and the metadata checks come from the
+# reference library; the op functions are called only by the CPU executor.
 target_link_libraries(AttnRuntime PUBLIC AttnReferenceOps Threads::Threads)

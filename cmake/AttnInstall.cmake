@@ -1,0 +1,68 @@
+# Installs the MLIR-free runtime as a CMake package:
+#
+#   find_package(attn REQUIRED)
+#   target_link_libraries(engine PRIVATE attn::AttnRuntime attn::AttnCpuExecutor)
+#   attn_add_bundle(TARGET kernels GRID grid.json TARGETS spirv)
+#
+# Headers go under include/attn/ keeping their repository paths, so hosts
+# include them as the tree does: #include "runtime/Backend.h".
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(ATTN_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/attn)
+set(ATTN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
+
+set(_attn_exported AttnReferenceOps AttnRuntime AttnCpuExecutor)
+if(TARGET AttnVulkanExecutor)
+  list(APPEND _attn_exported AttnVulkanExecutor)
+endif()
+
+# Every exported library reaches the headers through AttnReferenceOps.
+target_include_directories(AttnReferenceOps PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+  $<INSTALL_INTERFACE:${ATTN_INSTALL_INCLUDEDIR}>)
+
+install(TARGETS ${_attn_exported} EXPORT attnTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+file(GLOB _attn_reference_headers ${PROJECT_SOURCE_DIR}/reference/ops/*.h)
+install(FILES ${_attn_reference_headers}
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/reference/ops)
+# PlanJson.h needs nlohmann/json and is only for the runtime's own sources.
+file(GLOB _attn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/*.h)
+list(REMOVE_ITEM _attn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/PlanJson.h)
+install(FILES ${_attn_runtime_headers}
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/runtime/executors/cpu/CpuExecutor.h
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/executors/cpu)
+if(TARGET AttnVulkanExecutor)
+  install(FILES
+    ${PROJECT_SOURCE_DIR}/runtime/executors/vulkan/VulkanExecutor.h
+    ${PROJECT_SOURCE_DIR}/runtime/executors/vulkan/VulkanPlanDevice.h
+    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/executors/vulkan)
+endif()
+
+# attn-compile, when this build has the compiler, next to the package so
+# attn_add_bundle finds it.
+if(TARGET attn-compile)
+  install(TARGETS attn-compile RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+install(EXPORT attnTargets NAMESPACE attn::
+  DESTINATION ${ATTN_INSTALL_CMAKEDIR})
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/attnConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/attnConfig.cmake
+  INSTALL_DESTINATION ${ATTN_INSTALL_CMAKEDIR}
+  PATH_VARS ATTN_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR)
+# 0.x: a minor version may break the API.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/cmake/attnConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/cmake/attnConfig.cmake
+  ${PROJECT_BINARY_DIR}/cmake/attnConfigVersion.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/AttnBundle.cmake
+  DESTINATION ${ATTN_INSTALL_CMAKEDIR})

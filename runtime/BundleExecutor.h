@@ -1,0 +1,148 @@
+//===- BundleExecutor.h - Bundle plans as a KernelExecutor ----*- C++ -*-===//
+//
+// The executor of every compiled device: each KernelExecutor call is served
+// by the bundle variant compiled for it. A call picks its variant by the
+// manifest parameters it implies (op, heads, kv heads, head size, block size,
+// dtype, layout, causal, windows, ALiBi / sinks presence; scale and soft cap
+// compared as f32 values, since the manifest prints them as text), checks
+// its metadata against the cache with the reference's checks, makes sure the
+// kernels the variant's plan launches are loaded on the device, and runs the
+// plan with runPlan.
+//
+//   Result<Bundle> bundle = loadBundle("llama.attnb");
+//   VulkanPlanDevice &vk = ...;
+//   BundleExecutor executor(*bundle, "spirv", vk,
+//       [&](const BundleKernel &k, std::string_view bytes) {
+//         std::vector<uint32_t> words(bytes.size() / 4);
+//         std::memcpy(words.data(), bytes.data(), words.size() * 4);
+//         return vk.addKernel(k.symbol, std::move(words), k.entryPoint);
+//       });
+//   auto impl = backend->getImpl(layer, executor);
+//
+// examples/host/HostExample.cpp does this in full.
+//
+// Nothing is launched for a call whose metadata would read or write outside
+// the cache: block tables, slots and query_start_loc are checked first.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_BUNDLEEXECUTOR_H
+#define ATTN_RUNTIME_BUNDLEEXECUTOR_H
+
+#include "runtime/Bundle.h"
+#include "runtime/KernelExecutor.h"
+#include "runtime/PlanRunner.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::runtime {
+
+/// Makes one kernel of a bundle launchable on a device under kernel.symbol
+/// (what plans' Launch ops name). `bytes` is the kernel file, already checked
+/// against its hash; kernel.entryPoint and kernel.launchJson say how to
+/// enter it. VulkanPlanDevice::addKernel fits behind it.
+using KernelLoader =
+    std::function<Status(const BundleKernel &kernel, std::string_view bytes)>;
+
+/// One manifest parameter a call requires of a variant.
+struct VariantParameter {
+  enum class Kind {
+    /// Compared as text (op, dtype, layout).
+    Text,
+    /// Compared as integers ("16" and "016" agree).
+    Int,
+    /// "true"/"1" or "false"/"0".
+    Bool,
+    /// Compared after rounding both sides to f32.
+    F32,
+  };
+  std::string key;
+  /// The value, as the manifest would print it.
+  std::string value;
+  Kind kind = Kind::Text;
+};
+
+/// The parameters a call requires, in the order of compiler/Variant.h's
+/// keys. `op` is the first.
+struct VariantQuery {
+  std::vector<VariantParameter> parameters;
+
+  /// "op=paged_attention,num_heads=8,...".
+  std::string describe() const;
+};
+
+/// The variant of `bundle` whose parameters match every one of `query`, or
+/// an error naming the wanted parameters and, for every variant of the same
+/// op, the parameters where it differs.
+Result<const BundleVariant *> findVariant(const Bundle &bundle,
+                                          const VariantQuery &query);
+
+/// The queries the four calls make (exposed for tests and messages).
+VariantQuery pagedAttentionQuery(const Tensor &query, const Tensor &kvCache,
+                                 const PagedAttentionParams &params);
+VariantQuery reshapeAndCacheQuery(const Tensor &key, const Tensor &kvCache,
+                                  KvCacheLayout layout);
+VariantQuery mlaDecodeQuery(const Tensor &q, const Tensor &kvCache,
+                            const MlaDecodeParams &params);
+VariantQuery mergeStatesQuery(const Tensor &outA);
+
+/// A KernelExecutor that runs the plans of one bundle on a PlanDevice.
+class BundleExecutor final : public KernelExecutor {
+public:
+  /// Serves calls from `bundle`'s kernels for `target` ("spirv", "ptx",
+  /// "msl", "tt") on `device`, which must outlive the executor; `loader`
+  /// puts kernels on the device.
+  BundleExecutor(Bundle bundle, std::string target, PlanDevice &device,
+                 KernelLoader loader);
+
+  /// "<device name> (<target> bundle)".
+  std::string_view name() const override { return name_; }
+
+  Status reshapeAndCache(const Tensor &key, const Tensor &value,
+                         const Tensor &slotMapping, KvCacheLayout layout,
+                         Tensor &kvCache) override;
+  Status pagedAttention(const Tensor &query, const Tensor &kvCache,
+                        const Tensor &queryStartLoc, const Tensor &seqLens,
+                        const Tensor &blockTable,
+                        const PagedAttentionParams &params, Tensor &out,
+                        Tensor *lse) override;
+  Status mlaDecode(const Tensor &q, const Tensor &kvCache,
+                   const Tensor &blockTable, const Tensor &seqLens,
+                   const MlaDecodeParams &params, Tensor &out,
+                   Tensor *lse) override;
+  Status mergeStates(const Tensor &outA, const Tensor &lseA, const Tensor &outB,
+                     const Tensor &lseB, Tensor &out, Tensor *lse) override;
+
+  /// Loads every kernel of the target now (a serving engine's start-up
+  /// check) instead of on first use. A bundle without kernels for the
+  /// target is an error.
+  Status loadAllKernels();
+
+  const Bundle &bundle() const { return bundle_; }
+  /// What the last plan run measured.
+  const PlanRunStats &lastRunStats() const { return lastStats_; }
+
+private:
+  /// Finds the plan of `function` in `variant`, loads what it launches and
+  /// runs it on `inputs`.
+  Result<std::vector<Tensor>> run(const BundleVariant &variant,
+                                  std::string_view function,
+                                  std::span<const Tensor> inputs);
+  Status load(const BundleVariant &variant, const BundleKernel &kernel);
+
+  Bundle bundle_;
+  std::string target_;
+  PlanDevice &device_;
+  KernelLoader loader_;
+  std::string name_;
+  /// Symbols on the device, with the hash of what was loaded under each.
+  std::map<std::string, uint64_t, std::less<>> loaded_;
+  PlanRunStats lastStats_;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_BUNDLEEXECUTOR_H

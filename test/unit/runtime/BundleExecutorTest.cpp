@@ -1,0 +1,458 @@
+//===- BundleExecutorTest.cpp - Bundle variants served as an executor -----===//
+//
+// A bundle built in memory whose plans launch kernels that a host fake
+// device runs: variant matching, missing variants and targets, and metadata
+// rejected before anything reaches the device. No MLIR, no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/BundleExecutor.h"
+
+#include "HostDevice.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace attn::runtime {
+namespace {
+
+using test::hostData;
+using test::HostDevice;
+using ::testing::HasSubstr;
+
+constexpr int64_t kHeads = 4, kKvHeads = 2, kHeadSize = 8, kBlockSize = 16;
+constexpr int64_t kNumBlocks = 3;
+
+PlanOp op(PlanOpKind kind, int32_t result, std::vector<int32_t> operands,
+          int64_t imm = 0) {
+  PlanOp o;
+  o.kind = kind;
+  o.result = result;
+  o.operands = std::move(operands);
+  o.imm = imm;
+  return o;
+}
+
+PlanOp alloc(int32_t result, std::vector<int32_t> shape, DType dtype) {
+  PlanOp o = op(PlanOpKind::Alloc, result, std::move(shape));
+  o.dtype = dtype;
+  return o;
+}
+
+PlanOp launch(std::string kernel, std::vector<int32_t> operands) {
+  PlanOp o = op(PlanOpKind::Launch, -1, std::move(operands));
+  o.kernel = std::move(kernel);
+  return o;
+}
+
+/// @paged_attention as attn-compile lays it out: out and lse allocated from
+/// the query's token count, one launch over the tokens.
+Plan pagedPlan(const std::string &kernel) {
+  Plan p;
+  p.function = "paged_attention";
+  p.arguments = {{DType::F32, {-1, kHeads, kHeadSize}},
+                 {DType::F32, {-1, 2, kBlockSize, kKvHeads, kHeadSize}},
+                 {DType::I32, {-1, -1}},
+                 {DType::I32, {-1}},
+                 {DType::I32, {-1}}};
+  p.results = {{DType::F32, {-1, kHeads, kHeadSize}},
+               {DType::F32, {-1, kHeads}}};
+  p.numSlots = 11;
+  p.ops = {
+      op(PlanOpKind::Dim, 5, {0}, 0),
+      op(PlanOpKind::Const, 6, {}, kHeads),
+      op(PlanOpKind::Const, 7, {}, kHeadSize),
+      alloc(8, {5, 6, 7}, DType::F32),
+      alloc(9, {5, 6}, DType::F32),
+      op(PlanOpKind::Const, 10, {}, 1),
+      launch(kernel, {5, 10, 10, 0, 1, 2, 3, 4, 8, 9}),
+      op(PlanOpKind::Return, -1, {8, 9}),
+  };
+  return p;
+}
+
+/// @reshape_and_cache: one launch over the tokens; the cache argument is the
+/// result.
+Plan cachePlan() {
+  Plan p;
+  p.function = "reshape_and_cache";
+  p.arguments = {{DType::F32, {-1, kKvHeads, kHeadSize}},
+                 {DType::F32, {-1, kKvHeads, kHeadSize}},
+                 {DType::F32, {-1, 2, kBlockSize, kKvHeads, kHeadSize}},
+                 {DType::I64, {-1}}};
+  p.results = {{DType::F32, {-1, 2, kBlockSize, kKvHeads, kHeadSize}}};
+  p.numSlots = 6;
+  p.ops = {
+      op(PlanOpKind::Dim, 4, {3}, 0),
+      op(PlanOpKind::Const, 5, {}, 1),
+      launch("cache::write", {4, 5, 5, 0, 1, 2, 3}),
+      op(PlanOpKind::Return, -1, {2}),
+  };
+  return p;
+}
+
+/// The manifest parameters attn-compile writes for a paged_attention
+/// variant of this test's shape (canonical: every key, values as text).
+std::map<std::string, std::string> pagedParameters(std::string scale) {
+  return {{"op", "paged_attention"}, {"num_heads", "4"},
+          {"num_kv_heads", "2"},     {"head_size", "8"},
+          {"block_size", "16"},      {"dtype", "f32"},
+          {"layout", "nhd"},         {"causal", "true"},
+          {"window_left", "-1"},     {"window_right", "-1"},
+          {"soft_cap", "0"},         {"alibi", "false"},
+          {"sinks", "false"},        {"scale", std::move(scale)}};
+}
+
+void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+class BundleExecutorTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    bundle.directory =
+        (std::filesystem::path(::testing::TempDir()) /
+         ("attn-bundle-executor-" +
+          std::string(
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())))
+            .string();
+    std::filesystem::remove_all(bundle.directory);
+    std::filesystem::create_directories(bundle.directory);
+    bundle.compiler = "attn test";
+
+    // The scale attn-compile prints for 1/sqrt(8): the f32 value, 9 digits.
+    addPagedVariant("pa_default_scale", "0.353553385", "pa1::main", "copy");
+    addPagedVariant("pa_scale_quarter", "0.25", "pa2::main", "copy-lse2");
+    BundleVariant cache;
+    cache.name = "cache";
+    cache.parameters = {
+        {"op", "reshape_and_cache"}, {"num_kv_heads", "2"}, {"head_size", "8"},
+        {"block_size", "16"},        {"dtype", "f32"},      {"layout", "nhd"}};
+    cache.plans = {cachePlan()};
+    cache.kernels = {kernelFile("cache::write", "cache-write")};
+    bundle.variants.push_back(cache);
+
+    // What the kernel files "contain", as the device would run it.
+    library["copy"] = [](const std::array<uint32_t, 3> &grid,
+                         std::span<DeviceBuffer *const> args) {
+      copyQuery(grid, args, 1.0f);
+    };
+    library["copy-lse2"] = [](const std::array<uint32_t, 3> &grid,
+                              std::span<DeviceBuffer *const> args) {
+      copyQuery(grid, args, 2.0f);
+    };
+    library["cache-write"] = [](const std::array<uint32_t, 3> &grid,
+                                std::span<DeviceBuffer *const> args) {
+      const float *key = hostData<float>(args[0]);
+      float *cache = hostData<float>(args[2]);
+      const int64_t *slots = hostData<int64_t>(args[3]);
+      const int64_t row = kKvHeads * kHeadSize;
+      for (uint32_t t = 0; t < grid[0]; ++t) {
+        if (slots[t] < 0)
+          continue;
+        int64_t block = slots[t] / kBlockSize, offset = slots[t] % kBlockSize;
+        std::copy(key + t * row, key + (t + 1) * row,
+                  cache + ((block * 2) * kBlockSize + offset) * row);
+      }
+    };
+
+    query = Tensor(DType::F32, {3, kHeads, kHeadSize});
+    for (int64_t i = 0; i < query.numElements(); ++i)
+      query.setFloat(i, 0.5 * i);
+    kvCache =
+        Tensor(DType::F32, {kNumBlocks, 2, kBlockSize, kKvHeads, kHeadSize});
+    queryStartLoc = ints({0, 2, 3}, {3});
+    seqLens = ints({2, 17}, {2});
+    blockTable = ints({0, 0, 1, 2}, {2, 2});
+    out = Tensor(DType::F32, {3, kHeads, kHeadSize});
+    lse = Tensor(DType::F32, {3, kHeads});
+    params.scale = 1.0 / std::sqrt(8.0);
+  }
+
+  static void copyQuery(const std::array<uint32_t, 3> &grid,
+                        std::span<DeviceBuffer *const> args, float lseValue) {
+    const float *q = hostData<float>(args[0]);
+    float *o = hostData<float>(args[5]);
+    float *l = hostData<float>(args[6]);
+    for (uint32_t t = 0; t < grid[0]; ++t) {
+      for (int64_t i = 0; i < kHeads * kHeadSize; ++i)
+        o[t * kHeads * kHeadSize + i] = q[t * kHeads * kHeadSize + i];
+      for (int64_t h = 0; h < kHeads; ++h)
+        l[t * kHeads + h] = lseValue;
+    }
+  }
+
+  static Tensor ints(std::vector<int64_t> values, std::vector<int64_t> shape,
+                     DType dtype = DType::I32) {
+    Tensor t(dtype, std::move(shape));
+    for (size_t i = 0; i < values.size(); ++i)
+      t.setInt(i, values[i]);
+    return t;
+  }
+
+  BundleKernel kernelFile(const std::string &symbol, const std::string &body) {
+    std::string file = symbol.substr(0, symbol.find(':')) + ".spv";
+    writeFile(bundle.directory + "/" + file, body);
+    return {symbol, "spirv", file, "main", contentHash(body), "{}"};
+  }
+
+  void addPagedVariant(const std::string &name, const std::string &scale,
+                       const std::string &symbol, const std::string &body) {
+    BundleVariant v;
+    v.name = name;
+    v.parameters = pagedParameters(scale);
+    v.plans = {pagedPlan(symbol)};
+    v.kernels = {kernelFile(symbol, body)};
+    bundle.variants.push_back(std::move(v));
+  }
+
+  /// An executor whose loader puts the library's kernel on the device.
+  std::unique_ptr<BundleExecutor> makeExecutor(std::string target = "spirv") {
+    return std::make_unique<BundleExecutor>(
+        bundle, std::move(target), device,
+        [this](const BundleKernel &kernel, std::string_view bytes) -> Status {
+          auto it = library.find(std::string(bytes));
+          if (it == library.end())
+            return errorf("not a kernel: ", bytes);
+          loads.push_back(kernel.symbol);
+          device.kernels[kernel.symbol] = it->second;
+          return Status::ok();
+        });
+  }
+
+  Status runPaged(BundleExecutor &executor) {
+    return executor.pagedAttention(query, kvCache, queryStartLoc, seqLens,
+                                   blockTable, params, out, &lse);
+  }
+
+  Bundle bundle;
+  HostDevice device;
+  std::map<std::string, test::HostKernel> library;
+  std::vector<std::string> loads;
+
+  Tensor query, kvCache, queryStartLoc, seqLens, blockTable, out, lse;
+  PagedAttentionParams params;
+};
+
+TEST_F(BundleExecutorTest, RunsThePlanOfTheMatchingVariant) {
+  auto executor = makeExecutor();
+  EXPECT_EQ(executor->name(), "host (spirv bundle)");
+  Status s = runPaged(*executor);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(device.launched, std::vector<std::string>{"pa1::main"});
+  EXPECT_EQ(out, query);
+  EXPECT_EQ(lse.getFloat(0), 1.0);
+  EXPECT_EQ(executor->lastRunStats().launches, 1);
+
+  // A second call reuses the loaded kernel.
+  ASSERT_TRUE(runPaged(*executor));
+  EXPECT_EQ(loads, std::vector<std::string>{"pa1::main"});
+  EXPECT_EQ(device.launched.size(), 2u);
+}
+
+TEST_F(BundleExecutorTest, ComparesScaleAsF32) {
+  // "0.353553385" is not the text of 1/sqrt(8) as a double, but is its f32.
+  Result<const BundleVariant *> v =
+      findVariant(bundle, pagedAttentionQuery(query, kvCache, params));
+  ASSERT_TRUE(v) << v.message();
+  EXPECT_EQ((*v)->name, "pa_default_scale");
+
+  params.scale = 0.25;
+  auto executor = makeExecutor();
+  ASSERT_TRUE(runPaged(*executor));
+  EXPECT_EQ(device.launched, std::vector<std::string>{"pa2::main"});
+  EXPECT_EQ(lse.getFloat(0), 2.0);
+
+  // One f32 ulp away is another variant.
+  params.scale = std::nextafter(0.25f, 1.0f);
+  Status s = runPaged(*executor);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("scale=0.25000003 (it has:"));
+}
+
+TEST_F(BundleExecutorTest, MatchesEveryParameterByValue) {
+  BundleVariant &v = bundle.variants[0];
+  v.parameters["block_size"] = "016";
+  v.parameters["causal"] = "1";
+  v.parameters["soft_cap"] = "0.0";
+  v.parameters["kv_lora_rank"] = "512"; // keys of other ops do not matter
+  Result<const BundleVariant *> found =
+      findVariant(bundle, pagedAttentionQuery(query, kvCache, params));
+  ASSERT_TRUE(found) << found.message();
+  EXPECT_EQ((*found)->name, "pa_default_scale");
+
+  // Causal attention ignores window_right (FLASH_ATTN passes 0 with a
+  // sliding window); attn-compile writes -1 for causal variants.
+  params.windowRight = 0;
+  EXPECT_TRUE(findVariant(bundle, pagedAttentionQuery(query, kvCache, params)));
+  params.causal = false;
+  EXPECT_FALSE(
+      findVariant(bundle, pagedAttentionQuery(query, kvCache, params)));
+}
+
+TEST_F(BundleExecutorTest, NamesWhatNoVariantHas) {
+  Tensor sinks(DType::F32, {kHeads});
+  params.sinks = &sinks;
+  auto executor = makeExecutor();
+  Status s = runPaged(*executor);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(),
+            "bundle " + bundle.directory +
+                " has no paged_attention variant with num_heads=4,"
+                "num_kv_heads=2,head_size=8,block_size=16,dtype=f32,"
+                "layout=nhd,causal=true,window_left=-1,soft_cap=0,"
+                "alibi=false,sinks=true,scale=0.353553385 (it has: "
+                "pa_default_scale (sinks=false); pa_scale_quarter "
+                "(sinks=false, scale=0.25))");
+  EXPECT_TRUE(device.launched.empty());
+  EXPECT_TRUE(loads.empty());
+
+  Tensor q(DType::F32, {1, 2, 576}), cache(DType::F32, {2, 16, 576});
+  MlaDecodeParams mla;
+  mla.scale = 0.04;
+  mla.kvLoraRank = 512;
+  Result<const BundleVariant *> none =
+      findVariant(bundle, mlaDecodeQuery(q, cache, mla));
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.message(),
+              HasSubstr("(it has: no mla_decode variant, only "
+                        "pa_default_scale, pa_scale_quarter, cache)"));
+}
+
+TEST_F(BundleExecutorTest, NamesAMissingTarget) {
+  auto executor = makeExecutor("ptx");
+  Status s = runPaged(*executor);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "bundle " + bundle.directory +
+                             ": variant pa_default_scale has no kernel for "
+                             "target ptx (@paged_attention launches "
+                             "pa1::main, compiled for: spirv)");
+  EXPECT_TRUE(device.launched.empty());
+
+  Status all = executor->loadAllKernels();
+  ASSERT_FALSE(all);
+  EXPECT_EQ(all.message(), "bundle " + bundle.directory +
+                               " has no kernels for target ptx (it has: "
+                               "spirv)");
+}
+
+TEST_F(BundleExecutorTest, LoadsEverythingUpFront) {
+  auto executor = makeExecutor();
+  ASSERT_TRUE(executor->loadAllKernels());
+  EXPECT_EQ(loads.size(), 3u);
+  ASSERT_TRUE(runPaged(*executor));
+  EXPECT_EQ(loads.size(), 3u);
+}
+
+TEST_F(BundleExecutorTest, ReportsAFailedLoadAndACorruptKernel) {
+  writeFile(bundle.directory + "/pa1.spv", "tampered");
+  auto executor = makeExecutor();
+  Status s = runPaged(*executor);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("does not match its hash"));
+  EXPECT_TRUE(loads.empty());
+
+  library.erase("copy-lse2");
+  params.scale = 0.25;
+  s = runPaged(*executor);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(),
+              HasSubstr("loading kernel pa2::main (pa2.spv) of variant "
+                        "pa_scale_quarter on host: not a kernel"));
+}
+
+TEST_F(BundleExecutorTest, RejectsBadMetadataBeforeAnyLaunch) {
+  auto executor = makeExecutor();
+  auto expectRejected = [&](const std::string &what) {
+    Status s = runPaged(*executor);
+    ASSERT_FALSE(s);
+    EXPECT_THAT(s.message(), HasSubstr(what));
+    EXPECT_TRUE(device.launched.empty());
+    EXPECT_EQ(device.allocations, 0);
+  };
+  // Request 1 reads key positions 16.. from block_table[1][1].
+  blockTable = ints({0, 0, 1, 3}, {2, 2});
+  expectRejected("block_table[1][1] = 3 is outside [0, num_blocks = 3)");
+  blockTable = ints({0, 0, -1, 2}, {2, 2});
+  expectRejected("block_table[1][0] = -1 is outside");
+  blockTable = ints({0, 0, 1, 2}, {2, 2});
+
+  seqLens = ints({2, 40}, {2});
+  expectRejected("block_table has 2 columns, but request 1");
+  seqLens = ints({1, 17}, {2});
+  expectRejected("seq_lens[0] = 1 is less than the query length 2");
+  seqLens = ints({2, 17}, {2});
+
+  queryStartLoc = ints({0, 2, 4}, {3});
+  expectRejected("query_start_loc[2] = 4 exceeds the query's 3 tokens");
+  queryStartLoc = ints({0, 2, 1}, {3});
+  expectRejected("query_start_loc is decreasing");
+  queryStartLoc = ints({0, 2, 3}, {3});
+
+  EXPECT_TRUE(runPaged(*executor));
+}
+
+TEST_F(BundleExecutorTest, PaddedQueryRowsAreNeitherReadNorWritten) {
+  query = Tensor(DType::F32, {5, kHeads, kHeadSize});
+  for (int64_t i = 0; i < query.numElements(); ++i)
+    query.setFloat(i, i);
+  out = Tensor(DType::F32, {5, kHeads, kHeadSize});
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    out.setFloat(i, -7);
+  auto executor = makeExecutor();
+  Status s = runPaged(*executor);
+  ASSERT_TRUE(s) << s.message();
+  int64_t row = kHeads * kHeadSize;
+  EXPECT_EQ(out.getFloat(3 * row - 1), 3 * row - 1);
+  EXPECT_EQ(out.getFloat(3 * row), -7);
+  EXPECT_EQ(out.getFloat(5 * row - 1), -7);
+}
+
+TEST_F(BundleExecutorTest, ReshapeAndCacheUpdatesTheCallersCache) {
+  Tensor key(DType::F32, {3, kKvHeads, kHeadSize});
+  for (int64_t i = 0; i < key.numElements(); ++i)
+    key.setFloat(i, 1 + i);
+  Tensor value = key;
+  // Two real tokens (one of them padding) and a padded third row.
+  Tensor slots = ints({17, -1}, {2}, DType::I64);
+  auto executor = makeExecutor();
+  Status s =
+      executor->reshapeAndCache(key, value, slots, KvCacheLayout::Nhd, kvCache);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(device.launched, std::vector<std::string>{"cache::write"});
+  int64_t row = kKvHeads * kHeadSize;
+  int64_t at = ((1 * 2) * kBlockSize + 1) * row; // block 1, offset 1
+  EXPECT_EQ(kvCache.getFloat(at), 1);
+  EXPECT_EQ(kvCache.getFloat(at + row - 1), row);
+  EXPECT_EQ(kvCache.getFloat(0), 0);
+
+  Tensor bad = ints({17, 48}, {2}, DType::I64);
+  device.launched.clear();
+  Status rejected =
+      executor->reshapeAndCache(key, value, bad, KvCacheLayout::Nhd, kvCache);
+  ASSERT_FALSE(rejected);
+  EXPECT_THAT(rejected.message(), HasSubstr("slot_mapping[1] = 48 is outside"));
+  EXPECT_TRUE(device.launched.empty());
+  EXPECT_EQ(kvCache.numElements(),
+            kNumBlocks * 2 * kBlockSize * kKvHeads * kHeadSize);
+}
+
+TEST_F(BundleExecutorTest, MergeStatesChecksRowsBeforeLookingUp) {
+  Tensor a(DType::F32, {3, kHeads, kHeadSize}),
+      b(DType::F32, {2, kHeads, kHeadSize});
+  Tensor lseA(DType::F32, {3, kHeads}), lseB(DType::F32, {3, kHeads});
+  auto executor = makeExecutor();
+  Status s = executor->mergeStates(a, lseA, b, lseB, out, &lse);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "out_b is [2, 4, 8] f32, expected [3, 4, 8] f32");
+  Status none = executor->mergeStates(a, lseA, a, lseB, out, &lse);
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.message(), HasSubstr("has no merge_states variant"));
+}
+
+} // namespace
+} // namespace attn::runtime

@@ -1,0 +1,237 @@
+//===- CpuExecutorTest.cpp - The CPU backend, end to end -----------------===//
+//
+// selectBackend(CPU) + getImpl + a metadata builder + forward on the CPU
+// executor give what the reference ops give for the same step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/executors/cpu/CpuExecutor.h"
+
+#include "reference/ops/Ops.h"
+#include "reference/ops/Random.h"
+#include "runtime/Metadata.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace attn::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+template <typename T> std::vector<T> valuesOf(const Tensor &t) {
+  std::vector<T> v;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    v.push_back(static_cast<T>(t.getInt(i)));
+  return v;
+}
+
+/// The step's CommonAttentionMetadata, as an engine would build it.
+CommonAttentionMetadata commonMetadata(const Problem &p) {
+  StepInputs step;
+  step.queryStartLoc = valuesOf<int32_t>(p.queryStartLoc);
+  step.seqLens = valuesOf<int32_t>(p.seqLens);
+  step.slotMapping = {valuesOf<int64_t>(p.slotMapping)};
+  Result<CommonAttentionMetadata> cam =
+      makeCommonAttentionMetadata(step, valuesOf<int32_t>(p.blockTable),
+                                  static_cast<int32_t>(p.blockTable.dim(1)));
+  EXPECT_TRUE(cam) << cam.message();
+  return *cam;
+}
+
+TEST(CpuExecutor, FlashAttentionForwardIsTheReference) {
+  ProblemShape shape;
+  shape.numHeads = 8;
+  shape.numKvHeads = 2;
+  shape.headSize = 64;
+  shape.dtype = DType::F16;
+  ProblemOptions options;
+  options.seed = 7;
+  options.maxContextLen = 40;
+  options.maxPrefillQueryLen = 12;
+  Result<Problem> problem = generateProblem(shape, options);
+  ASSERT_TRUE(problem) << problem.message();
+  Problem &p = *problem;
+
+  // Expected: the reference ops called directly.
+  Tensor expectedCache = p.kvCache;
+  ASSERT_TRUE(reshapeAndCache(p.key, p.value, expectedCache, p.slotMapping,
+                              KvLayout::NHD));
+  attn::PagedAttentionParams refParams;
+  refParams.scale = p.scale;
+  Result<AttentionOutput> expected =
+      pagedAttention(p.query, expectedCache, p.blockTable, p.seqLens,
+                     p.queryStartLoc, nullptr, nullptr, refParams);
+  ASSERT_TRUE(expected) << expected.message();
+
+  SelectionRequest request;
+  request.headSize = 64;
+  request.dtype = DType::F16;
+  Result<std::unique_ptr<AttentionBackend>> backend =
+      selectBackend(DeviceType::CPU, request);
+  ASSERT_TRUE(backend) << backend.message();
+  AttentionLayer layer;
+  layer.name = "layers.0";
+  layer.numHeads = 8;
+  layer.numKvHeads = 2;
+  layer.headSize = 64;
+  layer.scale = p.scale;
+  layer.dtype = DType::F16;
+  CpuExecutor executor;
+  Result<std::unique_ptr<AttentionImpl>> impl =
+      (*backend)->getImpl(layer, executor);
+  ASSERT_TRUE(impl) << impl.message();
+  KvCacheSpec spec{16, 2, 64, DType::F16, "auto"};
+  Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
+      (*backend)->getBuilder(spec, {"layers.0"}, BuilderConfig{});
+  ASSERT_TRUE(builder) << builder.message();
+  Result<std::unique_ptr<AttentionMetadata>> md =
+      (*builder)->build(0, commonMetadata(p));
+  ASSERT_TRUE(md) << md.message();
+
+  Tensor output(DType::F16, p.query.shape());
+  Status s =
+      (*impl)->forward(layer, p.query, p.key, p.value, p.kvCache, **md, output);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(p.kvCache, expectedCache);
+  EXPECT_EQ(output, expected->out);
+}
+
+TEST(CpuExecutor, PaddingRowsAreNeitherReadNorWritten) {
+  ProblemShape shape;
+  shape.numHeads = 4;
+  shape.numKvHeads = 4;
+  shape.headSize = 32;
+  shape.dtype = DType::F32;
+  ProblemOptions options;
+  options.seed = 3;
+  options.numReqs = 3;
+  options.maxContextLen = 20;
+  options.maxPrefillQueryLen = 5;
+  Problem p = *generateProblem(shape, options);
+  int64_t tokens = p.query.dim(0);
+
+  // Expected on unpadded tensors.
+  Tensor expectedCache = p.kvCache;
+  ASSERT_TRUE(reshapeAndCache(p.key, p.value, expectedCache, p.slotMapping,
+                              KvLayout::NHD));
+  attn::PagedAttentionParams refParams;
+  refParams.scale = p.scale;
+  Result<AttentionOutput> expected =
+      pagedAttention(p.query, expectedCache, p.blockTable, p.seqLens,
+                     p.queryStartLoc, nullptr, nullptr, refParams);
+  ASSERT_TRUE(expected);
+
+  // Two padding rows on every token tensor, filled with a marker.
+  auto padded = [&](const Tensor &t, double fill) {
+    std::vector<int64_t> s = t.shape();
+    s[0] += 2;
+    Tensor out(t.dtype(), s);
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.setFloat(i, i < t.numElements() ? t.getFloat(i) : fill);
+    return out;
+  };
+  Tensor query = padded(p.query, 1e6), key = padded(p.key, 1e6),
+         value = padded(p.value, 1e6);
+  Tensor out = padded(p.query, -3), lse = padded(expected->lse, -3);
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    out.setFloat(i, -3);
+
+  CpuExecutor executor;
+  ASSERT_TRUE(executor.reshapeAndCache(key, value, p.slotMapping,
+                                       KvCacheLayout::Nhd, p.kvCache));
+  EXPECT_EQ(p.kvCache, expectedCache);
+  PagedAttentionParams params;
+  params.scale = p.scale;
+  Status s =
+      executor.pagedAttention(query, p.kvCache, p.queryStartLoc, p.seqLens,
+                              p.blockTable, params, out, &lse);
+  ASSERT_TRUE(s) << s.message();
+  int64_t row = 4 * 32;
+  for (int64_t i = 0; i < tokens * row; ++i)
+    ASSERT_EQ(out.getFloat(i), expected->out.getFloat(i)) << i;
+  for (int64_t i = tokens * row; i < out.numElements(); ++i)
+    ASSERT_EQ(out.getFloat(i), -3) << i;
+  for (int64_t i = 0; i < tokens * 4; ++i)
+    ASSERT_EQ(lse.getFloat(i), expected->lse.getFloat(i)) << i;
+  EXPECT_EQ(lse.getFloat(tokens * 4), -3);
+}
+
+TEST(CpuExecutor, ReportsTheReferencesErrors) {
+  CpuExecutor executor;
+  EXPECT_EQ(executor.name(), "cpu");
+  Tensor key(DType::F16, {2, 1, 32}), cache(DType::F16, {2, 2, 16, 1, 32});
+  Tensor slots(DType::I64, {2});
+  slots.setInt(1, 32);
+  Status s =
+      executor.reshapeAndCache(key, key, slots, KvCacheLayout::Nhd, cache);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("slot_mapping[1] = 32 is outside"));
+
+  Tensor out(DType::F32, {2, 1, 32}), lse(DType::F32, {2, 1});
+  Tensor other(DType::F16, {2, 1, 32});
+  Status merged = executor.mergeStates(other, lse, other, lse, out, &lse);
+  ASSERT_FALSE(merged);
+  EXPECT_THAT(merged.message(), HasSubstr("out is [2, 1, 32] f32"));
+}
+
+TEST(CpuExecutor, ServesMlaOnceRegistered) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registerBuiltinBackends(registry));
+  SelectionRequest request;
+  request.headSize = 576;
+  request.dtype = DType::BF16;
+  request.useMla = true;
+  EXPECT_FALSE(registry.selectBackend(DeviceType::CPU, request));
+  ASSERT_TRUE(registerCpuBackends(registry));
+  ASSERT_TRUE(registerCpuBackends(registry)) << "registering twice is fine";
+  EXPECT_EQ(registry.priority(DeviceType::CPU),
+            (std::vector<std::string>{"FLASH_ATTN", "TRITON_MLA"}));
+  Result<std::unique_ptr<AttentionBackend>> backend =
+      registry.selectBackend(DeviceType::CPU, request);
+  ASSERT_TRUE(backend) << backend.message();
+  EXPECT_EQ((*backend)->name(), "TRITON_MLA");
+
+  ProblemShape shape;
+  shape.numHeads = 4;
+  shape.kvLoraRank = 512;
+  shape.ropeDim = 64;
+  shape.dtype = DType::BF16;
+  ProblemOptions options;
+  options.seed = 11;
+  options.numReqs = 3;
+  options.maxContextLen = 40;
+  Problem p = *generateProblem(shape, options);
+  attn::MlaDecodeParams refParams;
+  refParams.scale = p.scale;
+  refParams.kvLoraRank = 512;
+  refParams.numKvSplits = 4;
+  Result<AttentionOutput> expected =
+      mlaDecode(p.query, p.kvCache, p.blockTable, p.seqLens, refParams);
+  ASSERT_TRUE(expected) << expected.message();
+
+  AttentionLayer layer;
+  layer.name = "mla.0";
+  layer.numHeads = 4;
+  layer.numKvHeads = 1;
+  layer.headSize = 576;
+  layer.kvLoraRank = 512;
+  layer.scale = p.scale;
+  layer.dtype = DType::BF16;
+  CpuExecutor executor;
+  auto impl = (*backend)->getImpl(layer, executor);
+  ASSERT_TRUE(impl) << impl.message();
+  KvCacheSpec spec{16, 1, 576, DType::BF16, "auto"};
+  auto builder = (*backend)->getBuilder(spec, {"mla.0"}, BuilderConfig{});
+  ASSERT_TRUE(builder) << builder.message();
+  auto md = (*builder)->build(0, commonMetadata(p));
+  ASSERT_TRUE(md) << md.message();
+  Tensor output(DType::BF16, {3, 4, 512});
+  Status s = (*impl)->forward(layer, p.query, Tensor(), Tensor(), p.kvCache,
+                              **md, output);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(output, expected->out);
+}
+
+} // namespace
+} // namespace attn::runtime

@@ -168,7 +168,10 @@ struct Core {
   std::mutex mu;
   std::condition_variable cv;
   int live = 0;
+  /// Threads that found their condition false since the last state change.
   int blocked = 0;
+  /// Bumped by every state change (push, pop, a thread finishing).
+  uint64_t epoch = 0;
   bool aborted = false;
   std::string error;
   std::vector<ThreadContext *> threads;
@@ -239,13 +242,20 @@ void blockUntil(Core &core, std::unique_lock<std::mutex> &lock, Pred ready,
       return;
     current->waiting = what;
     ++core.blocked;
-    if (core.blocked == core.live) {
-      --core.blocked;
+    if (core.blocked == core.live)
       failLocked(core, deadlockReport(core));
-    }
-    core.cv.wait(lock);
-    --core.blocked;
+    uint64_t epoch = core.epoch;
+    core.cv.wait(lock,
+                 [&] { return core.epoch != epoch || core.aborted; });
   }
+}
+
+/// Wakes every waiter of `core` to re-check its condition. Called with the
+/// core's lock held after any change a waiter may wait for.
+void stateChanged(Core &core) {
+  core.blocked = 0;
+  ++core.epoch;
+  core.cv.notify_all();
 }
 
 CircularBuffer &cbOrFail(int32_t id, const char *op) {
@@ -507,7 +517,7 @@ void cb_push_back(int32_t cbId, int32_t n) {
   cb.pushed += n;
   cb.reserved = cb.reserved > uint32_t(n) ? cb.reserved - n : 0;
   cb.packed = 0;
-  core.cv.notify_all();
+  stateChanged(core);
 }
 
 void cb_wait_front(int32_t cbId, int32_t n) {
@@ -535,7 +545,7 @@ void cb_pop_front(int32_t cbId, int32_t n) {
                          cbOp("cb_pop_front", cbId, n) + " pops " +
                          "more pages than are at the front");
   cb.popped += n;
-  core.cv.notify_all();
+  stateChanged(core);
 }
 
 uint32_t get_write_ptr(uint32_t cbId) {

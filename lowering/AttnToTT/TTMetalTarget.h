@@ -1,0 +1,39 @@
+//===- TTMetalTarget.h - attn to TT-Metalium C++ sources ------*- C++ -*-===//
+//
+// Emits the programs of convert-attn-to-ttkernel as TT-Metalium sources:
+// per program a folder with reader.cpp / compute.cpp / writer.cpp (dataflow
+// kernels define `void kernel_main()`, the compute kernel lives in
+// `namespace NAMESPACE { ... void MAIN ... }`) and program.json, the host
+// side as data (runtime/executors/tt/Program.h reads it).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LOWERING_ATTNTOTT_TTMETALTARGET_H
+#define ATTN_LOWERING_ATTNTOTT_TTMETALTARGET_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/LogicalResult.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace mlir::attn {
+
+/// Lowers the attn ops of `module` (on tensors or memrefs) and writes one
+/// folder per program under `outputDir`. `module` is modified.
+LogicalResult translateAttnToTTMetal(ModuleOp module, llvm::StringRef outputDir);
+
+/// Lowers and prints every file of every program to `os`, each after a
+/// `// ----- <program>/<file>` line (for tests and inspection).
+LogicalResult translateAttnToTTMetal(ModuleOp module, llvm::raw_ostream &os);
+
+/// Registers `--attn-to-ttmetal` with mlir-translate style drivers. With
+/// `--attn-ttmetal-output-dir=<dir>` the files go to that folder and the
+/// program names to the output; without it every file goes to the output.
+void registerAttnToTTMetalTranslation();
+
+} // namespace mlir::attn
+
+#endif // ATTN_LOWERING_ATTNTOTT_TTMETALTARGET_H

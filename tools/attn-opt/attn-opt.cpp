@@ -6,6 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "dialect/BufferizableOpInterfaceImpl.h"
+#include "lowering/Passes.h"
+#include "lowering/AttnToTT/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -16,7 +19,10 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllPasses();
+  mlir::attn::registerLoweringPasses();
+  mlir::attn::registerAttnToTTLoweringPasses();
   registry.insert<mlir::attn::AttnDialect>();
+  mlir::attn::registerBufferizableOpInterfaceExternalModels(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn optimizer driver: parses, verifies and transforms attn "
                   "IR\n",

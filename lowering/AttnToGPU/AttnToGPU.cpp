@@ -1,0 +1,121 @@
+//===- AttnToGPU.cpp - The convert-attn-to-gpu pass -----------------------===//
+//
+// Collects the attn ops of every function, checks that they are bufferized
+// and that their operands can be flattened (identity layouts), and hands
+// each to its kernel builder (PagedAttention.cpp, ReshapeAndCache.cpp,
+// MergeStates.cpp, MlaDecode.cpp). Each kernel gets its own `gpu.module`; attn.metadata ops left without users are erased.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/AttnToGPU/Lowerings.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "lowering/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Operands must be memrefs with an identity layout: the host flattens them
+/// with one collapse_shape and the kernel indexes them row-major.
+LogicalResult checkOperands(Operation *op) {
+  for (Value v : op->getOperands()) {
+    if (isa<TensorType>(v.getType()))
+      return op->emitOpError()
+             << "expects memref operands; bufferize before "
+                "convert-attn-to-gpu";
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (type && !type.getLayout().isIdentity())
+      return op->emitOpError()
+             << "expects operands with an identity layout, got " << type
+             << " (bufferize with "
+                "function-boundary-type-conversion=identity-layout-map)";
+  }
+  return success();
+}
+
+struct ConvertAttnToGPUPass
+    : public attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (subgroupSize <= 0 || vectorWidth <= 0 || workgroupSize < 0 ||
+        splitKv < 0 || maxWorkgroupMemory <= 0) {
+      module.emitError() << "convert-attn-to-gpu expects positive "
+                            "subgroup-size, vector-width and "
+                            "max-workgroup-memory and non-negative "
+                            "workgroup-size and split-kv";
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<PagedAttentionOp, ReshapeAndCacheOp, MergeStatesOp,
+              MlaDecodeOp>(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+
+    LoweringContext ctx;
+    ctx.options.subgroupSize = subgroupSize;
+    ctx.options.workgroupSize = workgroupSize;
+    ctx.options.maxWorkgroupMemory = maxWorkgroupMemory;
+    ctx.options.vectorWidth = vectorWidth;
+    ctx.options.bf16AsI16 = bf16AsI16;
+    ctx.options.splitKv = splitKv;
+
+    ctx.module = module;
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+
+    for (Operation *op : ops) {
+      if (failed(checkOperands(op)))
+        return signalPassFailure();
+      LogicalResult lowered =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](PagedAttentionOp o) {
+                return lowerPagedAttention(o, ctx);
+              })
+              .Case([&](ReshapeAndCacheOp o) {
+                return lowerReshapeAndCache(o, ctx);
+              })
+              .Case([&](MergeStatesOp o) { return lowerMergeStates(o, ctx); })
+              .Case([&](MlaDecodeOp o) { return lowerMlaDecode(o, ctx); });
+      if (failed(lowered))
+        return signalPassFailure();
+      op->erase();
+    }
+    module.walk([&](MetadataOp md) {
+      if (md->use_empty())
+        md->erase();
+    });
+
+    // The builders emit index arithmetic naively (a constant per use, one
+    // expression per lane element); fold and share it so that the kernels
+    // read well and every target starts from the same clean IR.
+    OpPassManager cleanup(gpu::GPUModuleOp::getOperationName());
+    cleanup.addPass(createCanonicalizerPass());
+    cleanup.addPass(createCSEPass());
+    for (auto kernels : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
+      if (kernels->hasAttr("attn.kernels") && failed(runPipeline(cleanup, kernels)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,227 @@
+//===- KernelBuilder.cpp - Shared pieces of attn's GPU kernels ------------===//
+
+#include "lowering/AttnToGPU/KernelBuilder.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Host side
+//===----------------------------------------------------------------------===//
+
+Type mlir::attn::getKernelElementType(Type hostElementType,
+                                const LoweringOptions &options) {
+  if (hostElementType.isBF16() && options.bf16AsI16)
+    return IntegerType::get(hostElementType.getContext(), 16);
+  return hostElementType;
+}
+
+Value HostLaunch::dim(Value memref, int64_t i) {
+  return builder.createOrFold<memref::DimOp>(loc, memref, i);
+}
+
+unsigned HostLaunch::addBuffer(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value flat = memref;
+  // Row-major operands with an identity layout are contiguous: one
+  // collapse_shape views them as 1-D.
+  if (type.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all.front().push_back(i);
+    flat = memref::CollapseShapeOp::create(builder, loc, memref, all);
+  }
+  auto flatType = MemRefType::get({ShapedType::kDynamic},
+                                  type.getElementType());
+  if (flat.getType() != flatType)
+    flat = memref::CastOp::create(builder, loc, flatType, flat);
+  Type kernelElement = getKernelElementType(type.getElementType(), options);
+  if (kernelElement != type.getElementType())
+    flat = arith::BitcastOp::create(
+        builder, loc, MemRefType::get({ShapedType::kDynamic}, kernelElement),
+        flat);
+  buffers.push_back(flat);
+  return buffers.size() - 1;
+}
+
+Value HostLaunch::addScratch(Value numElements) {
+  auto type = MemRefType::get({ShapedType::kDynamic}, builder.getF32Type());
+  Value alloc = memref::AllocOp::create(builder, loc, type, numElements);
+  scratch.push_back(alloc);
+  buffers.push_back(alloc);
+  return alloc;
+}
+
+void HostLaunch::addParam(StringRef name, Value indexValue) {
+  paramNames.push_back(name.str());
+  paramValues.push_back(indexValue);
+}
+
+SmallVector<Type> HostLaunch::getKernelArgTypes() const {
+  SmallVector<Type> types;
+  for (Value b : buffers)
+    types.push_back(b.getType());
+  types.push_back(MemRefType::get({ShapedType::kDynamic},
+                                  builder.getI32Type()));
+  return types;
+}
+
+void HostLaunch::launch(gpu::GPUFuncOp kernel, std::array<Value, 3> grid,
+                        int64_t blockSize) {
+  // The params buffer: what the runtime fills from the operands' shapes.
+  auto paramsType = MemRefType::get(
+      {static_cast<int64_t>(paramValues.size())}, builder.getI32Type());
+  Value params = memref::AllocOp::create(builder, loc, paramsType);
+  for (auto [i, v] : llvm::enumerate(paramValues)) {
+    Value asI32 =
+        arith::IndexCastOp::create(builder, loc, builder.getI32Type(), v);
+    Value at = arith::ConstantIndexOp::create(builder, loc, i);
+    memref::StoreOp::create(builder, loc, asI32, params, at);
+  }
+  Value dynParams = memref::CastOp::create(
+      builder, loc,
+      MemRefType::get({ShapedType::kDynamic}, builder.getI32Type()), params);
+
+  SmallVector<Value> operands(buffers);
+  operands.push_back(dynParams);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  Value block = arith::ConstantIndexOp::create(builder, loc, blockSize);
+  gpu::LaunchFuncOp::create(builder, loc, kernel,
+                            gpu::KernelDim3{grid[0], grid[1], grid[2]},
+                            gpu::KernelDim3{block, one, one},
+                            /*dynamicSharedMemorySize=*/Value(), operands);
+  memref::DeallocOp::create(builder, loc, params);
+}
+
+void HostLaunch::releaseScratch() {
+  for (Value s : scratch)
+    memref::DeallocOp::create(builder, loc, s);
+  scratch.clear();
+}
+
+gpu::GPUFuncOp mlir::attn::createKernel(ModuleOp module, Location loc,
+                                  StringRef name, ArrayRef<Type> argTypes,
+                                  int64_t blockSize,
+                                  ArrayRef<std::string> params,
+                                  StringRef opName) {
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto kernels = gpu::GPUModuleOp::create(b, loc, name);
+  // Marks the modules this pass made, so its clean-up touches no others.
+  kernels->setAttr("attn.kernels", b.getUnitAttr());
+  SymbolTable(module).insert(kernels);
+  b.setInsertionPointToStart(kernels.getBody());
+  auto fn = gpu::GPUFuncOp::create(b, loc, kernels.getName(),
+                                   b.getFunctionType(argTypes, {}));
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(blockSize), 1, 1}));
+  SmallVector<Attribute> names;
+  for (const std::string &p : params)
+    names.push_back(b.getStringAttr(p));
+  fn->setAttr("attn.params", b.getArrayAttr(names));
+  fn->setAttr("attn.op", b.getStringAttr(opName));
+  b.setInsertionPointToEnd(&fn.getBody().front());
+  gpu::ReturnOp::create(b, loc);
+  return fn;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel side
+//===----------------------------------------------------------------------===//
+
+Value KernelBuilder::loadIndex(Value buffer, Value i) {
+  Value v = create<memref::LoadOp>(buffer, i);
+  return create<arith::IndexCastOp>(getIndexType(), v);
+}
+
+Value KernelBuilder::loadF32(Value buffer, Value i) {
+  Value v = create<memref::LoadOp>(buffer, i);
+  Type t = v.getType();
+  if (t.isF32())
+    return v;
+  if (t.isInteger(16)) {
+    // bf16 stored as a 16-bit word: its bits are the high half of an f32.
+    Value wide = create<arith::ExtUIOp>(getI32Type(), v);
+    Value shifted = create<arith::ShLIOp>(
+        wide, create<arith::ConstantIntOp>(getI32Type(), 16));
+    return create<arith::BitcastOp>(getF32Type(), shifted);
+  }
+  return create<arith::ExtFOp>(getF32Type(), v);
+}
+
+void KernelBuilder::storeF32(Value value, Value buffer, Value i) {
+  Type t = cast<MemRefType>(buffer.getType()).getElementType();
+  Value v = value;
+  if (t.isInteger(16)) {
+    // f32 to bf16 bits, rounding to nearest even on the dropped half:
+    // add 0x7fff plus the lowest kept bit, then keep the high half. NaN
+    // keeps a quiet NaN (rounding could carry it into infinity).
+    Type i32 = getI32Type();
+    Value bits = create<arith::BitcastOp>(i32, value);
+    Value c16 = create<arith::ConstantIntOp>(i32, 16);
+    Value lsb = create<arith::AndIOp>(create<arith::ShRUIOp>(bits, c16),
+                                      create<arith::ConstantIntOp>(i32, 1));
+    Value bias = create<arith::AddIOp>(
+        lsb, create<arith::ConstantIntOp>(i32, 0x7fff));
+    Value rounded =
+        create<arith::ShRUIOp>(create<arith::AddIOp>(bits, bias), c16);
+    Value isNan =
+        create<arith::CmpFOp>(arith::CmpFPredicate::UNO, value, value);
+    rounded = select(isNan, create<arith::ConstantIntOp>(i32, 0x7fc0),
+                     rounded);
+    v = create<arith::TruncIOp>(t, rounded);
+  } else if (t != value.getType()) {
+    v = create<arith::TruncFOp>(t, value);
+  }
+  create<memref::StoreOp>(v, buffer, i);
+}
+
+SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
+                                              Value laneBase,
+                                              const LaneLayout &layout,
+                                              Value scale) {
+  SmallVector<Value> values;
+  Value zero = layout.needsMask() ? f32(0.0) : Value();
+  Value last = layout.needsMask() ? idx(layout.dim - 1) : Value();
+  for (int64_t i = 0; i < layout.perLane(); ++i) {
+    Value e = addi(laneBase, idx(layout.offset(i)));
+    Value inRow;
+    if (layout.needsMask()) {
+      // Read a valid element of the row and drop it: no out-of-row access.
+      inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
+      e = create<arith::MinUIOp>(e, last);
+    }
+    Value v = loadF32(buffer, addi(rowBase, e));
+    if (scale)
+      v = mulf(v, scale);
+    if (inRow)
+      v = select(inRow, v, zero);
+    values.push_back(v);
+  }
+  return values;
+}
+
+void KernelBuilder::storeLaneRow(ArrayRef<Value> values, Value buffer,
+                                 Value rowBase, Value laneBase,
+                                 const LaneLayout &layout) {
+  for (int64_t i = 0; i < layout.perLane(); ++i) {
+    Value e = addi(laneBase, idx(layout.offset(i)));
+    if (!layout.needsMask()) {
+      storeF32(values[i], buffer, addi(rowBase, e));
+      continue;
+    }
+    Value inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
+    auto ifOp = create<scf::IfOp>(inRow, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(*this);
+    setInsertionPointToStart(ifOp.thenBlock());
+    storeF32(values[i], buffer, addi(rowBase, e));
+  }
+}
+
+Value KernelBuilder::subgroupSum(Value v) {
+  return create<gpu::SubgroupReduceOp>(v, gpu::AllReduceOperation::ADD,
+                                       /*uniform=*/false);
+}

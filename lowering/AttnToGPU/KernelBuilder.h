@@ -1,0 +1,182 @@
+//===- KernelBuilder.h - Shared pieces of attn's GPU kernels ---*- C++ -*-===//
+//
+// What every kernel builder of convert-attn-to-gpu needs: the pass options,
+// the host side of a launch (flattening operands to 1-D buffers, the params
+// buffer, gpu.launch_func), the creation of a gpu.func with attn's ABI, and
+// an ImplicitLocOpBuilder with the arithmetic the kernels repeat (element
+// conversions, bf16 as i16 words, the lanes' share of a head dimension).
+// Only the AttnToGPU sources include it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LOWERING_ATTNTOGPU_KERNELBUILDER_H
+#define ATTN_LOWERING_ATTNTOGPU_KERNELBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <array>
+#include <string>
+
+namespace mlir {
+namespace attn {
+
+/// The options of convert-attn-to-gpu, as the kernel builders read them.
+struct LoweringOptions {
+  int64_t subgroupSize = 32;
+  int64_t workgroupSize = 0;
+  int64_t maxWorkgroupMemory = 32768;
+  int64_t vectorWidth = 1;
+  bool bf16AsI16 = false;
+  int64_t splitKv = 0;
+
+  /// Invocations per workgroup of the element-wise kernels.
+  int64_t elementwiseWorkgroupSize() const {
+    return workgroupSize > 0 ? workgroupSize : subgroupSize;
+  }
+};
+
+/// Where kernels go and how they are built, shared by one pass run.
+struct LoweringContext {
+  /// The top-level module: each kernel gets its own gpu.module in it.
+  ModuleOp module;
+  LoweringOptions options;
+};
+
+/// The arguments of one kernel launch, gathered on the host.
+class HostLaunch {
+public:
+  HostLaunch(OpBuilder &builder, Location loc, const LoweringOptions &options)
+      : builder(builder), loc(loc), options(options) {}
+
+  /// Adds `memref` (identity layout) as a kernel argument, flattened to 1-D;
+  /// bf16 becomes i16 words with bf16-as-i16. Returns the argument index.
+  unsigned addBuffer(Value memref);
+  /// Adds a host-allocated f32 buffer of `numElements` elements (split-KV
+  /// partial results) as a kernel argument and returns it.
+  Value addScratch(Value numElements);
+  /// Adds an i32 field of the params buffer.
+  void addParam(StringRef name, Value indexValue);
+
+  /// `memref.dim` of a host operand.
+  Value dim(Value memref, int64_t i);
+
+  /// The kernel argument types: buffers, then the params buffer.
+  SmallVector<Type> getKernelArgTypes() const;
+  ArrayRef<std::string> getParamNames() const { return paramNames; }
+
+  /// Emits the params buffer and `gpu.launch_func` of `kernel`.
+  void launch(gpu::GPUFuncOp kernel, std::array<Value, 3> grid,
+              int64_t blockSize);
+  /// Deallocates the scratch buffers once the last launch is emitted.
+  void releaseScratch();
+
+  OpBuilder &builder;
+  Location loc;
+  const LoweringOptions &options;
+
+private:
+  SmallVector<Value> buffers;
+  SmallVector<Value> scratch;
+  SmallVector<std::string> paramNames;
+  SmallVector<Value> paramValues;
+};
+
+/// Creates a `gpu.module` holding one empty kernel `gpu.func`, both named
+/// `name` (made unique in `module`), with `argTypes`, `known_block_size` =
+/// [blockSize, 1, 1], the `attn.params` names and the `attn.op` it comes
+/// from, and returns the kernel; its body holds only the terminator. One
+/// module per kernel makes every target's binary one kernel.
+gpu::GPUFuncOp createKernel(ModuleOp module, Location loc,
+                            StringRef name, ArrayRef<Type> argTypes,
+                            int64_t blockSize, ArrayRef<std::string> params,
+                            StringRef opName);
+
+/// The element type a kernel sees for a host element type.
+Type getKernelElementType(Type hostElementType, const LoweringOptions &options);
+
+/// A lane's share of a contiguous vector of `dim` elements: chunks of
+/// `vectorWidth` elements dealt round-robin to the lanes of a subgroup, so
+/// lane l owns elements ((i / w) * S + l) * w + i % w for i < perLane().
+struct LaneLayout {
+  int64_t dim;
+  int64_t subgroupSize;
+  int64_t vectorWidth;
+
+  int64_t perLane() const {
+    int64_t chunk = subgroupSize * vectorWidth;
+    return (dim + chunk - 1) / chunk * vectorWidth;
+  }
+  /// Whether some lanes own slots past `dim` (which they mask).
+  bool needsMask() const { return dim % (subgroupSize * vectorWidth) != 0; }
+  /// The offset of element i of the lane whose first element is `laneBase`.
+  int64_t offset(int64_t i) const {
+    return (i / vectorWidth) * subgroupSize * vectorWidth + i % vectorWidth;
+  }
+};
+
+/// An ImplicitLocOpBuilder with the arithmetic the kernels repeat. Index
+/// math is on `index`; values are computed in f32.
+class KernelBuilder : public ImplicitLocOpBuilder {
+public:
+  KernelBuilder(Location loc, OpBuilder &b, const LoweringOptions &options)
+      : ImplicitLocOpBuilder(loc, b), options(options) {}
+
+  Value idx(int64_t v) { return create<arith::ConstantIndexOp>(v); }
+  Value f32(double v) {
+    return create<arith::ConstantOp>(getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value addi(Value a, Value b) { return create<arith::AddIOp>(a, b); }
+  Value subi(Value a, Value b) { return create<arith::SubIOp>(a, b); }
+  Value muli(Value a, Value b) { return create<arith::MulIOp>(a, b); }
+  Value divui(Value a, Value b) { return create<arith::DivUIOp>(a, b); }
+  Value remui(Value a, Value b) { return create<arith::RemUIOp>(a, b); }
+  Value minsi(Value a, Value b) { return create<arith::MinSIOp>(a, b); }
+  Value maxsi(Value a, Value b) { return create<arith::MaxSIOp>(a, b); }
+  Value cmpi(arith::CmpIPredicate p, Value a, Value b) {
+    return create<arith::CmpIOp>(p, a, b);
+  }
+  Value select(Value c, Value a, Value b) {
+    return create<arith::SelectOp>(c, a, b);
+  }
+  Value addf(Value a, Value b) { return create<arith::AddFOp>(a, b); }
+  Value subf(Value a, Value b) { return create<arith::SubFOp>(a, b); }
+  Value mulf(Value a, Value b) { return create<arith::MulFOp>(a, b); }
+  Value divf(Value a, Value b) { return create<arith::DivFOp>(a, b); }
+  Value maxf(Value a, Value b) { return create<arith::MaximumFOp>(a, b); }
+  /// ceil(a / b) for non-negative a and positive b.
+  Value ceilDiv(Value a, Value b) {
+    return divui(addi(a, subi(b, idx(1))), b);
+  }
+
+  /// Loads element `i` of an i32 or i64 buffer as an index.
+  Value loadIndex(Value buffer, Value i);
+  /// Loads element `i` of a float buffer (f32, f16, bf16 or bf16 as i16) and
+  /// extends it to f32.
+  Value loadF32(Value buffer, Value i);
+  /// Rounds `value` to the element type of `buffer` (to nearest even) and
+  /// stores it at `i`.
+  void storeF32(Value value, Value buffer, Value i);
+
+  /// The lane's elements of the row of `layout.dim` values that starts at
+  /// `rowBase` of `buffer`, in f32, scaled by `scale` when given. Slots past
+  /// the row read 0.
+  SmallVector<Value> loadLaneRow(Value buffer, Value rowBase, Value laneBase,
+                                 const LaneLayout &layout,
+                                 Value scale = nullptr);
+  /// Stores the lane's `values` of a row; slots past the row are skipped.
+  void storeLaneRow(ArrayRef<Value> values, Value buffer, Value rowBase,
+                    Value laneBase, const LaneLayout &layout);
+
+  /// A subgroup-wide sum: every lane gets the total.
+  Value subgroupSum(Value v);
+
+  const LoweringOptions &options;
+};
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LOWERING_ATTNTOGPU_KERNELBUILDER_H

@@ -1,0 +1,43 @@
+//===- Lowerings.h - One kernel builder per attn op ------------*- C++ -*-===//
+//
+// Each function builds the kernels of one op instance into ctx.module and
+// replaces the op (on memrefs) by their launches, emitted before it; the
+// caller erases the op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LOWERING_ATTNTOGPU_LOWERINGS_H
+#define ATTN_LOWERING_ATTNTOGPU_LOWERINGS_H
+
+#include "dialect/AttnOps.h"
+#include "lowering/AttnToGPU/KernelBuilder.h"
+
+namespace mlir {
+namespace attn {
+
+LogicalResult lowerPagedAttention(PagedAttentionOp op, LoweringContext &ctx);
+LogicalResult lowerReshapeAndCache(ReshapeAndCacheOp op,
+                                   LoweringContext &ctx);
+LogicalResult lowerMergeStates(MergeStatesOp op, LoweringContext &ctx);
+LogicalResult lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx);
+
+/// Launches the reduce kernel of split-KV decode: merges the `numSplits`
+/// f32 partial outputs [S, rows, H, Dv] and lses [S, rows, H] (1-D scratch
+/// buffers) into `out` [rows, H, Dv] and `lse` [rows, H], adding `sinks`
+/// [H] to the denominator when given. `numRows` is a host index value.
+void launchSplitReduce(LoweringContext &ctx, OpBuilder &builder, Location loc,
+                       StringRef name, Value partialOut, Value partialLse,
+                       Value sinks, Value out, Value lse, Value numRows,
+                       int64_t numSplits, int64_t numHeads, int64_t headDim);
+
+/// `<host function>_<suffix>`: the base name of a kernel of `op`.
+std::string kernelName(Operation *op, StringRef suffix);
+
+/// Fails with a diagnostic unless dimension `i` of `value` is static;
+/// `what` names it.
+FailureOr<int64_t> getStaticDim(Operation *op, Value value, int64_t i,
+                                StringRef what);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LOWERING_ATTNTOGPU_LOWERINGS_H

@@ -1,0 +1,136 @@
+//===- MergeStates.cpp - merge_states and split-KV reduce kernels ---------===//
+//
+// One workgroup per (row, head) merges partial attention states by their
+// log-sum-exps; its invocations stride over the head dimension. The same
+// body serves attn.merge_states (two states) and the reduce kernel of
+// split-KV decode (S states in f32 scratch, plus the sinks of the op).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/AttnToGPU/KernelABI.h"
+#include "lowering/AttnToGPU/Lowerings.h"
+#include "lowering/AttnToGPU/OnlineSoftmax.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+std::string mlir::attn::kernelName(Operation *op, StringRef suffix) {
+  auto fn = op->getParentOfType<FunctionOpInterface>();
+  return ((fn ? fn.getName() : StringRef("attn")) + "_" + suffix).str();
+}
+
+FailureOr<int64_t> mlir::attn::getStaticDim(Operation *op, Value value, int64_t i,
+                                      StringRef what) {
+  auto type = cast<ShapedType>(value.getType());
+  if (type.isDynamicDim(i))
+    return op->emitOpError() << "expects " << what
+                             << " to be static to lower to a GPU kernel";
+  return type.getDimSize(i);
+}
+
+LogicalResult mlir::attn::lowerMergeStates(MergeStatesOp op, LoweringContext &ctx) {
+  FailureOr<int64_t> numHeads =
+      getStaticDim(op, op.getOutA(), 1, "the number of heads");
+  FailureOr<int64_t> headSize =
+      getStaticDim(op, op.getOutA(), 2, "the head size");
+  if (failed(numHeads) || failed(headSize))
+    return failure();
+  int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  HostLaunch launch(builder, loc, ctx.options);
+  for (Value v : {op.getOutA(), op.getLseA(), op.getOutB(), op.getLseB(),
+                  op.getOutInit(), op.getLseInit()})
+    launch.addBuffer(v);
+  Value numTokens = launch.dim(op.getOutA(), 0);
+  launch.addParam("num_tokens", numTokens);
+  gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
+                                   kernelName(op, "merge_states"),
+                                   launch.getKernelArgTypes(), wgSize,
+                                   launch.getParamNames(), "merge_states");
+  {
+    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
+    KernelBuilder b(loc, kernelBuilder, ctx.options);
+    Value outs[2] = {fn.getArgument(0), fn.getArgument(2)};
+    Value lses[2] = {fn.getArgument(1), fn.getArgument(3)};
+    Value out = fn.getArgument(4), lse = fn.getArgument(5);
+    Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+    Value h = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+    Value row = b.addi(b.muli(t, b.idx(*numHeads)), h);
+    Value rowBase = b.muli(row, b.idx(*headSize));
+    emitMerge(
+        b, 2, *headSize, wgSize,
+        [&](KernelBuilder &kb, int64_t s) { return kb.loadF32(lses[s], row); },
+        [&](KernelBuilder &kb, int64_t s, Value d) {
+          return kb.loadF32(outs[s], kb.addi(rowBase, d));
+        },
+        /*sink=*/Value(),
+        [&](KernelBuilder &kb, Value d, Value v) {
+          kb.storeF32(v, out, kb.addi(rowBase, d));
+        },
+        [&](KernelBuilder &kb, Value v) { kb.storeF32(v, lse, row); });
+  }
+  Value heads = arith::ConstantIndexOp::create(builder, loc, *numHeads);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  launch.launch(fn, {numTokens, heads, one}, wgSize);
+  return success();
+}
+
+void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
+                             Location loc, StringRef name, Value partialOut,
+                             Value partialLse, Value sinks, Value out,
+                             Value lse, Value numRows, int64_t numSplits,
+                             int64_t numHeads, int64_t headDim) {
+  int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
+  HostLaunch launch(builder, loc, ctx.options);
+  launch.addBuffer(partialOut);
+  launch.addBuffer(partialLse);
+  if (sinks)
+    launch.addBuffer(sinks);
+  launch.addBuffer(out);
+  launch.addBuffer(lse);
+  launch.addParam("num_rows", numRows);
+  gpu::GPUFuncOp fn =
+      createKernel(ctx.module, loc, name, launch.getKernelArgTypes(), wgSize,
+                   launch.getParamNames(), "split_kv_reduce");
+  {
+    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
+    KernelBuilder b(loc, kernelBuilder, ctx.options);
+    unsigned a = 0;
+    Value pOut = fn.getArgument(a++), pLse = fn.getArgument(a++);
+    Value sinkBuf = sinks ? fn.getArgument(a++) : Value();
+    Value outBuf = fn.getArgument(a++), lseBuf = fn.getArgument(a++);
+    Value params = fn.getArgument(a++);
+    Value rows = b.loadIndex(params, b.idx(::attn::abi::kMergeNumTokens));
+    Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+    Value h = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+    Value row = b.addi(b.muli(t, b.idx(numHeads)), h);
+    // Partial state s of this row sits at row s * rows * H + row.
+    auto partialRow = [&](KernelBuilder &kb, int64_t s) {
+      return kb.addi(kb.muli(kb.muli(kb.idx(s), rows), kb.idx(numHeads)),
+                     row);
+    };
+    Value sink = sinkBuf ? b.loadF32(sinkBuf, h) : Value();
+    Value rowBase = b.muli(row, b.idx(headDim));
+    emitMerge(
+        b, numSplits, headDim, wgSize,
+        [&](KernelBuilder &kb, int64_t s) {
+          return kb.loadF32(pLse, partialRow(kb, s));
+        },
+        [&](KernelBuilder &kb, int64_t s, Value d) {
+          return kb.loadF32(
+              pOut, kb.addi(kb.muli(partialRow(kb, s), kb.idx(headDim)), d));
+        },
+        sink,
+        [&](KernelBuilder &kb, Value d, Value v) {
+          kb.storeF32(v, outBuf, kb.addi(rowBase, d));
+        },
+        [&](KernelBuilder &kb, Value v) { kb.storeF32(v, lseBuf, row); });
+  }
+  Value heads = arith::ConstantIndexOp::create(builder, loc, numHeads);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  launch.launch(fn, {numRows, heads, one}, wgSize);
+}

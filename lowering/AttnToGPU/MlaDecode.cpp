@@ -1,0 +1,183 @@
+//===- MlaDecode.cpp - mla_decode as GPU kernels --------------------------===//
+//
+// Multi-head latent attention decode: one query per request, one kv head
+// whose cache row holds the latent (the first kv_lora_rank = L values) and
+// the rotary part. A workgroup (one subgroup) takes one request, a tile of
+// query heads and one split of the request's keys: every cache row is read
+// once for the whole tile, and its first L values, already in the lanes'
+// registers, serve as the value. Lanes split the row as in paged_attention.
+// With more than one split the partial states go to f32 scratch and a
+// reduce kernel merges them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/AttnToGPU/KernelABI.h"
+#include "lowering/AttnToGPU/Lowerings.h"
+#include "lowering/AttnToGPU/OnlineSoftmax.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Per-lane values (query and accumulator) one head of a tile may keep in
+/// registers; bounds the heads per workgroup.
+constexpr int64_t kLaneValueBudget = 128;
+
+struct MlaConfig {
+  int64_t numHeads, rowSize, rank, blockSize, headsPerGroup, numSplits;
+  double scale;
+};
+
+void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn, const MlaConfig &c) {
+  Value q = fn.getArgument(0), cache = fn.getArgument(1);
+  Value blockTable = fn.getArgument(2), seqLens = fn.getArgument(3);
+  Value out = fn.getArgument(4), lse = fn.getArgument(5);
+  Value params = fn.getArgument(6);
+  Value numReqs = b.loadIndex(params, b.idx(::attn::abi::kMlaNumReqs));
+  Value maxBlocks = b.loadIndex(params, b.idx(::attn::abi::kMlaMaxBlocksPerReq));
+  Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kMlaNumBlocks));
+  Value r = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+  Value tile = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+  Value lane = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
+
+  Value jlo = b.idx(0), jhi = b.loadIndex(seqLens, r);
+  Value split;
+  if (c.numSplits > 1) {
+    split = b.create<gpu::BlockIdOp>(gpu::Dimension::z);
+    Value chunk = b.ceilDiv(jhi, b.idx(c.numSplits));
+    jlo = b.muli(split, chunk);
+    jhi = b.minsi(jhi, b.addi(jlo, chunk));
+  }
+
+  LaneLayout rowLayout{c.rowSize, b.options.subgroupSize,
+                       b.options.vectorWidth};
+  LaneLayout latentLayout{c.rank, b.options.subgroupSize,
+                          b.options.vectorWidth};
+  Value laneBase = b.muli(lane, b.idx(b.options.vectorWidth));
+  Value firstHead = b.muli(tile, b.idx(c.headsPerGroup));
+  Value qScale = b.f32(c.scale * kLog2E);
+  SmallVector<SmallVector<Value>> qs;
+  for (int64_t i = 0; i < c.headsPerGroup; ++i) {
+    Value h = b.addi(firstHead, b.idx(i));
+    Value row = b.muli(b.addi(b.muli(r, b.idx(c.numHeads)), h),
+                       b.idx(c.rowSize));
+    qs.push_back(b.loadLaneRow(q, row, laneBase, rowLayout, qScale));
+  }
+
+  auto body = [&](KernelBuilder &kb, Value, Value block, Value offset,
+                  const SoftmaxState &state) {
+    Value row = kb.muli(kb.addi(kb.muli(block, kb.idx(c.blockSize)), offset),
+                        kb.idx(c.rowSize));
+    SmallVector<Value> k = kb.loadLaneRow(cache, row, laneBase, rowLayout);
+    SmallVector<Value> scores;
+    for (const SmallVector<Value> &qh : qs) {
+      Value partial = kb.f32(0.0);
+      for (auto [qv, kv] : llvm::zip_equal(qh, k))
+        partial = kb.addf(partial, kb.mulf(qv, kv));
+      scores.push_back(kb.subgroupSum(partial));
+    }
+    // A lane's latent elements are the first ones of its row elements.
+    ArrayRef<Value> v = ArrayRef<Value>(k).take_front(latentLayout.perLane());
+    return updateSoftmax(kb, state, scores, v);
+  };
+  SoftmaxState init =
+      SoftmaxState::init(b, c.headsPerGroup, latentLayout.perLane());
+  SoftmaxState final = emitKeyLoop(b, jlo, jhi, c.blockSize, blockTable,
+                                   b.muli(r, maxBlocks), numBlocks, init, body);
+
+  Value isLane0 = b.cmpi(arith::CmpIPredicate::eq, lane, b.idx(0));
+  for (int64_t i = 0; i < c.headsPerGroup; ++i) {
+    Value h = b.addi(firstHead, b.idx(i));
+    HeadResult res = finalizeSoftmax(b, final, i, /*sinkLog2=*/Value());
+    Value row = r;
+    if (split)
+      row = b.addi(b.muli(split, numReqs), r);
+    Value lseAt = b.addi(b.muli(row, b.idx(c.numHeads)), h);
+    b.storeLaneRow(res.out, out, b.muli(lseAt, b.idx(c.rank)), laneBase,
+                   latentLayout);
+    emitIf(b, isLane0,
+           [&](KernelBuilder &ib) { ib.storeF32(res.lse, lse, lseAt); });
+  }
+}
+
+} // namespace
+
+LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
+  FailureOr<int64_t> numHeads =
+      getStaticDim(op, op.getQ(), 1, "the number of heads");
+  FailureOr<int64_t> rowSize =
+      getStaticDim(op, op.getQ(), 2, "the latent row size");
+  FailureOr<int64_t> blockSize =
+      getStaticDim(op, op.getKvCache(), 1, "the block size");
+  if (failed(numHeads) || failed(rowSize) || failed(blockSize))
+    return failure();
+  MlaConfig c;
+  c.numHeads = *numHeads;
+  c.rowSize = *rowSize;
+  c.rank = op.getKvLoraRank();
+  c.blockSize = *blockSize;
+  c.scale = op.getScale().convertToDouble();
+  c.numSplits = ctx.options.splitKv > 0 ? ctx.options.splitKv
+                                        : op.getNumKvSplits();
+  // The largest tile of heads dividing H whose queries and accumulators fit
+  // the lanes' register budget (at least one head).
+  LaneLayout rowLayout{c.rowSize, ctx.options.subgroupSize,
+                       ctx.options.vectorWidth};
+  LaneLayout latentLayout{c.rank, ctx.options.subgroupSize,
+                          ctx.options.vectorWidth};
+  int64_t perHead = rowLayout.perLane() + latentLayout.perLane();
+  c.headsPerGroup = 1;
+  for (int64_t t = 1; t <= c.numHeads; ++t)
+    if (c.numHeads % t == 0 && t * perHead <= kLaneValueBudget)
+      c.headsPerGroup = t;
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  HostLaunch launch(builder, loc, ctx.options);
+  launch.addBuffer(op.getQ());
+  launch.addBuffer(op.getKvCache());
+  launch.addBuffer(op.getBlockTable());
+  launch.addBuffer(op.getSeqLens());
+  Value numReqs = launch.dim(op.getQ(), 0);
+  Value partialOut, partialLse;
+  if (c.numSplits == 1) {
+    launch.addBuffer(op.getOutInit());
+    launch.addBuffer(op.getLseInit());
+  } else {
+    Value rows = arith::MulIOp::create(
+        builder, loc, numReqs,
+        arith::ConstantIndexOp::create(builder, loc,
+                                       c.numSplits * c.numHeads));
+    partialOut = launch.addScratch(arith::MulIOp::create(
+        builder, loc, rows,
+        arith::ConstantIndexOp::create(builder, loc, c.rank)));
+    partialLse = launch.addScratch(rows);
+  }
+  launch.addParam("num_reqs", numReqs);
+  launch.addParam("max_blocks_per_req", launch.dim(op.getBlockTable(), 1));
+  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  gpu::GPUFuncOp fn = createKernel(
+      ctx.module, loc,
+      kernelName(op, c.numSplits == 1 ? "mla_decode" : "mla_decode_partial"),
+      launch.getKernelArgTypes(), ctx.options.subgroupSize,
+      launch.getParamNames(), "mla_decode");
+  fn->setAttr("attn.heads_per_workgroup",
+              builder.getI64IntegerAttr(c.headsPerGroup));
+  {
+    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
+    KernelBuilder b(loc, kernelBuilder, ctx.options);
+    buildKernelBody(b, fn, c);
+  }
+  Value tiles = arith::ConstantIndexOp::create(
+      builder, loc, c.numHeads / c.headsPerGroup);
+  Value splits = arith::ConstantIndexOp::create(builder, loc, c.numSplits);
+  launch.launch(fn, {numReqs, tiles, splits}, ctx.options.subgroupSize);
+  if (c.numSplits > 1)
+    launchSplitReduce(ctx, builder, loc, kernelName(op, "mla_decode_reduce"),
+                      partialOut, partialLse, /*sinks=*/Value(),
+                      op.getOutInit(), op.getLseInit(), numReqs, c.numSplits,
+                      c.numHeads, c.rank);
+  launch.releaseScratch();
+  return success();
+}

@@ -1,0 +1,193 @@
+//===- OnlineSoftmax.cpp - The attention math of attn's kernels -----------===//
+
+#include "lowering/AttnToGPU/OnlineSoftmax.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static Value negInf(KernelBuilder &b) {
+  return b.f32(-std::numeric_limits<double>::infinity());
+}
+
+SoftmaxState SoftmaxState::init(KernelBuilder &b, int64_t numHeads,
+                                int64_t perLane) {
+  SoftmaxState s;
+  Value zero = b.f32(0.0);
+  for (int64_t h = 0; h < numHeads; ++h) {
+    s.m.push_back(negInf(b));
+    s.l.push_back(zero);
+    s.acc.emplace_back(perLane, zero);
+  }
+  return s;
+}
+
+SmallVector<Value> SoftmaxState::flatten() const {
+  SmallVector<Value> values;
+  for (size_t h = 0; h < m.size(); ++h) {
+    values.push_back(m[h]);
+    values.push_back(l[h]);
+    llvm::append_range(values, acc[h]);
+  }
+  return values;
+}
+
+SoftmaxState SoftmaxState::unflatten(ValueRange values, int64_t numHeads,
+                                     int64_t perLane) {
+  SoftmaxState s;
+  size_t i = 0;
+  for (int64_t h = 0; h < numHeads; ++h) {
+    s.m.push_back(values[i++]);
+    s.l.push_back(values[i++]);
+    s.acc.emplace_back(values.begin() + i, values.begin() + i + perLane);
+    i += perLane;
+  }
+  return s;
+}
+
+SoftmaxState mlir::attn::updateSoftmax(KernelBuilder &b, const SoftmaxState &state,
+                                 ArrayRef<Value> scores,
+                                 ArrayRef<Value> values) {
+  SoftmaxState next;
+  for (size_t h = 0; h < state.m.size(); ++h) {
+    Value mNew = b.maxf(state.m[h], scores[h]);
+    // exp2(-inf - finite) = 0 on the first key: the empty state vanishes.
+    Value alpha = b.create<math::Exp2Op>(b.subf(state.m[h], mNew));
+    Value p = b.create<math::Exp2Op>(b.subf(scores[h], mNew));
+    next.m.push_back(mNew);
+    next.l.push_back(b.addf(b.mulf(state.l[h], alpha), p));
+    SmallVector<Value> acc;
+    for (auto [a, v] : llvm::zip_equal(state.acc[h], values))
+      acc.push_back(b.addf(b.mulf(a, alpha), b.mulf(p, v)));
+    next.acc.push_back(std::move(acc));
+  }
+  return next;
+}
+
+SoftmaxState mlir::attn::emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
+                               int64_t blockSize, Value blockTable,
+                               Value tableRow, Value numBlocks,
+                               const SoftmaxState &init, KeyBody body) {
+  int64_t numHeads = init.m.size();
+  int64_t perLane = init.acc.front().size();
+  Value bs = b.idx(blockSize);
+  Value kbLo = b.divui(jlo, bs);
+  Value kbHi = b.ceilDiv(jhi, bs);
+  Value lastBlock = b.subi(numBlocks, b.idx(1));
+  auto blocks = b.create<scf::ForOp>(
+      kbLo, kbHi, b.idx(1), init.flatten(),
+      [&](OpBuilder &nested, Location loc, Value kb, ValueRange carried) {
+        KernelBuilder kb_(loc, nested, b.options);
+        Value raw = kb_.loadIndex(blockTable, kb_.addi(tableRow, kb));
+        // Unsigned min also sends negative entries to the last block.
+        Value block = kb_.create<arith::MinUIOp>(raw, lastBlock);
+        Value start = kb_.muli(kb, bs);
+        Value oLo = kb_.maxsi(kb_.subi(jlo, start), kb_.idx(0));
+        Value oHi = kb_.minsi(kb_.subi(jhi, start), bs);
+        auto offsets = kb_.create<scf::ForOp>(
+            oLo, oHi, kb_.idx(1), carried,
+            [&](OpBuilder &inner, Location loc2, Value off,
+                ValueRange state) {
+              KernelBuilder ib(loc2, inner, b.options);
+              SoftmaxState s =
+                  SoftmaxState::unflatten(state, numHeads, perLane);
+              SoftmaxState next =
+                  body(ib, ib.addi(start, off), block, off, s);
+              ib.create<scf::YieldOp>(next.flatten());
+            });
+        kb_.create<scf::YieldOp>(offsets.getResults());
+      });
+  return SoftmaxState::unflatten(blocks.getResults(), numHeads, perLane);
+}
+
+HeadResult mlir::attn::finalizeSoftmax(KernelBuilder &b, const SoftmaxState &state,
+                                 int64_t h, Value sinkLog2) {
+  Value m = state.m[h], l = state.l[h];
+  SmallVector<Value> acc(state.acc[h]);
+  if (sinkLog2) {
+    Value mF = b.maxf(m, sinkLog2);
+    Value alpha = b.create<math::Exp2Op>(b.subf(m, mF));
+    l = b.addf(b.mulf(l, alpha),
+               b.create<math::Exp2Op>(b.subf(sinkLog2, mF)));
+    for (Value &a : acc)
+      a = b.mulf(a, alpha);
+    m = mF;
+  }
+  Value zero = b.f32(0.0);
+  Value empty = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, l, zero);
+  Value inv = b.select(empty, zero, b.divf(b.f32(1.0), l));
+  HeadResult r;
+  for (Value a : acc)
+    r.out.push_back(b.mulf(a, inv));
+  Value lse =
+      b.addf(b.mulf(m, b.f32(kLn2)), b.create<math::LogOp>(l));
+  r.lse = b.select(empty, negInf(b), lse);
+  return r;
+}
+
+void mlir::attn::emitIf(KernelBuilder &b, Value cond,
+                  function_ref<void(KernelBuilder &)> then) {
+  auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  then(b);
+}
+
+void mlir::attn::emitMerge(
+    KernelBuilder &b, int64_t numStates, int64_t headDim,
+    int64_t workgroupSize,
+    function_ref<Value(KernelBuilder &, int64_t)> loadLse,
+    function_ref<Value(KernelBuilder &, int64_t, Value)> loadOut, Value sink,
+    function_ref<void(KernelBuilder &, Value, Value)> storeOut,
+    function_ref<void(KernelBuilder &, Value)> storeLse) {
+  Value ninf = negInf(b);
+  Value zero = b.f32(0.0);
+  SmallVector<Value> lse, isEmpty;
+  Value maxLse = sink ? sink : ninf;
+  for (int64_t s = 0; s < numStates; ++s) {
+    lse.push_back(loadLse(b, s));
+    isEmpty.push_back(
+        b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, lse.back(), ninf));
+    maxLse = b.maxf(maxLse, lse.back());
+  }
+  Value allEmpty =
+      b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, maxLse, ninf);
+  // An empty state (lse -inf) weighs nothing, whatever its out holds; the
+  // select also keeps -inf - -inf out of exp.
+  SmallVector<Value> weight;
+  Value denom = zero;
+  for (int64_t s = 0; s < numStates; ++s) {
+    Value w = b.create<math::ExpOp>(b.subf(lse[s], maxLse));
+    weight.push_back(b.select(isEmpty[s], zero, w));
+    denom = b.addf(denom, weight.back());
+  }
+  if (sink)
+    denom = b.addf(denom, b.select(allEmpty, zero,
+                                   b.create<math::ExpOp>(
+                                       b.subf(sink, maxLse))));
+  Value inv = b.select(allEmpty, zero, b.divf(b.f32(1.0), denom));
+  for (int64_t s = 0; s < numStates; ++s)
+    weight[s] = b.mulf(weight[s], inv);
+
+  Value tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
+  b.create<scf::ForOp>(
+      tid, b.idx(headDim), b.idx(workgroupSize), ValueRange(),
+      [&](OpBuilder &nested, Location loc, Value d, ValueRange) {
+        KernelBuilder ib(loc, nested, b.options);
+        Value acc = ib.f32(0.0);
+        for (int64_t s = 0; s < numStates; ++s) {
+          Value term = ib.mulf(weight[s], loadOut(ib, s, d));
+          acc = ib.addf(acc, ib.select(isEmpty[s], ib.f32(0.0), term));
+        }
+        storeOut(ib, d, acc);
+        ib.create<scf::YieldOp>();
+      });
+  Value total = b.addf(maxLse, b.create<math::LogOp>(denom));
+  Value result = b.select(allEmpty, ninf, total);
+  emitIf(b, b.cmpi(arith::CmpIPredicate::eq, tid, b.idx(0)),
+         [&](KernelBuilder &ib) { storeLse(ib, result); });
+}

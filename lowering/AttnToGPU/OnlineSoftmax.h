@@ -1,0 +1,88 @@
+//===- OnlineSoftmax.h - The attention math of attn's kernels --*- C++ -*-===//
+//
+// The online softmax as IREE decomposes online attention: per query head a
+// running max m of the scores, a running sum l of exp(s - m) and an
+// accumulator of exp(s - m) * v, rescaled by exp(m_old - m_new) when the max
+// grows. Scores are kept in log2 units (log2(e) folded into the scale) so the
+// kernels use exp2. Also the walk over a request's keys through its block
+// table, and the merge of partial states by their log-sum-exps.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LOWERING_ATTNTOGPU_ONLINESOFTMAX_H
+#define ATTN_LOWERING_ATTNTOGPU_ONLINESOFTMAX_H
+
+#include "lowering/AttnToGPU/KernelBuilder.h"
+
+namespace mlir {
+namespace attn {
+
+/// log2(e) and ln(2).
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// The online-softmax state of the query heads of one workgroup, as one
+/// lane holds it: per head m (log2 units), l, and the lane's share of the
+/// accumulator.
+struct SoftmaxState {
+  SmallVector<Value> m, l;
+  SmallVector<SmallVector<Value>> acc;
+
+  /// m = -inf, l = 0, acc = 0.
+  static SoftmaxState init(KernelBuilder &b, int64_t numHeads,
+                           int64_t perLane);
+  /// As loop-carried values, and back.
+  SmallVector<Value> flatten() const;
+  static SoftmaxState unflatten(ValueRange values, int64_t numHeads,
+                                int64_t perLane);
+};
+
+/// Adds one key: `scores[h]` of each head in log2 units, `values` the lane's
+/// share of its value row.
+SoftmaxState updateSoftmax(KernelBuilder &b, const SoftmaxState &state,
+                           ArrayRef<Value> scores, ArrayRef<Value> values);
+
+/// Called once per visible key j, stored at `offset` of cache block `block`.
+using KeyBody = function_ref<SoftmaxState(KernelBuilder &b, Value j,
+                                          Value block, Value offset,
+                                          const SoftmaxState &state)>;
+
+/// Walks the keys [jlo, jhi) of a request: a loop over its blocks, each
+/// read from `blockTable` at `tableRow` + block index (clamped below
+/// `numBlocks`, so a bad entry cannot read outside the cache), and inside it
+/// a loop over the block's offsets.
+SoftmaxState emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
+                         int64_t blockSize, Value blockTable, Value tableRow,
+                         Value numBlocks, const SoftmaxState &init,
+                         KeyBody body);
+
+/// The normalized output and natural-log lse of head `h`. With `sinkLog2`
+/// (the sink logit in log2 units) the sink joins the denominator. No
+/// visible key: out 0 and lse -inf (the sink with one).
+struct HeadResult {
+  SmallVector<Value> out;
+  Value lse;
+};
+HeadResult finalizeSoftmax(KernelBuilder &b, const SoftmaxState &state,
+                           int64_t h, Value sinkLog2);
+
+/// The body of a merge kernel (merge_states, split-KV reduce): one
+/// workgroup per (row, head), invocations over the head dimension. Merges
+/// `numStates` states given by `loadLse(s)` and `loadOut(s, d)`, plus an
+/// optional sink logit `sink` (natural units) in the denominator, and writes
+/// through `storeOut(d, v)` and `storeLse(v)` (called by invocation 0).
+void emitMerge(KernelBuilder &b, int64_t numStates, int64_t headDim,
+               int64_t workgroupSize,
+               function_ref<Value(KernelBuilder &, int64_t)> loadLse,
+               function_ref<Value(KernelBuilder &, int64_t, Value)> loadOut,
+               Value sink,
+               function_ref<void(KernelBuilder &, Value, Value)> storeOut,
+               function_ref<void(KernelBuilder &, Value)> storeLse);
+
+/// Runs `then` when `cond` holds.
+void emitIf(KernelBuilder &b, Value cond,
+            function_ref<void(KernelBuilder &)> then);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LOWERING_ATTNTOGPU_ONLINESOFTMAX_H

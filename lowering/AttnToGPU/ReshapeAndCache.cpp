@@ -1,0 +1,98 @@
+//===- ReshapeAndCache.cpp - reshape_and_cache as a GPU kernel ------------===//
+//
+// One workgroup per token and kv head copies that head's key and value rows
+// into the cache slot of the token; its invocations stride over the head
+// dimension. Padding tokens (slot < 0) and slots outside the cache are
+// skipped, so a bad slot never writes outside the buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/AttnToGPU/KernelABI.h"
+#include "lowering/AttnToGPU/Lowerings.h"
+#include "lowering/AttnToGPU/OnlineSoftmax.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+LogicalResult mlir::attn::lowerReshapeAndCache(ReshapeAndCacheOp op,
+                                         LoweringContext &ctx) {
+  bool nhd = op.getLayout() == KVLayout::nhd;
+  FailureOr<int64_t> numKvHeads =
+      getStaticDim(op, op.getKey(), 1, "the number of kv heads");
+  FailureOr<int64_t> headSize =
+      getStaticDim(op, op.getKey(), 2, "the head size");
+  FailureOr<int64_t> blockSize =
+      getStaticDim(op, op.getKvCache(), nhd ? 2 : 3, "the block size");
+  if (failed(numKvHeads) || failed(headSize) || failed(blockSize))
+    return failure();
+  int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
+  int64_t G = *numKvHeads, D = *headSize, B = *blockSize;
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  HostLaunch launch(builder, loc, ctx.options);
+  launch.addBuffer(op.getKey());
+  launch.addBuffer(op.getValue());
+  launch.addBuffer(op.getSlotMapping());
+  launch.addBuffer(op.getKvCache());
+  Value numTokens = launch.dim(op.getKey(), 0);
+  launch.addParam("num_tokens", numTokens);
+  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
+                                   kernelName(op, "reshape_and_cache"),
+                                   launch.getKernelArgTypes(), wgSize,
+                                   launch.getParamNames(), "reshape_and_cache");
+  {
+    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
+    KernelBuilder b(loc, kernelBuilder, ctx.options);
+    Value key = fn.getArgument(0), value = fn.getArgument(1);
+    Value slots = fn.getArgument(2), cache = fn.getArgument(3);
+    Value params = fn.getArgument(4);
+    Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kCacheNumBlocks));
+    Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+    Value g = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+    Value tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
+    Value slot = b.loadIndex(slots, t);
+    // One unsigned compare rejects both padding (negative) and overflow.
+    Value inCache = b.cmpi(arith::CmpIPredicate::ult, slot,
+                           b.muli(numBlocks, b.idx(B)));
+    emitIf(b, inCache, [&](KernelBuilder &ib) {
+      Value block = ib.divui(slot, ib.idx(B));
+      Value offset = ib.remui(slot, ib.idx(B));
+      auto rowStart = [&](int64_t part) {
+        Value blockPart = ib.addi(ib.muli(block, ib.idx(2)), ib.idx(part));
+        Value row = nhd ? ib.addi(ib.muli(ib.addi(ib.muli(blockPart,
+                                                          ib.idx(B)),
+                                                  offset),
+                                          ib.idx(G)),
+                                  g)
+                        : ib.addi(ib.muli(ib.addi(ib.muli(blockPart,
+                                                          ib.idx(G)),
+                                                  g),
+                                          ib.idx(B)),
+                                  offset);
+        return ib.muli(row, ib.idx(D));
+      };
+      Value keyRow = rowStart(0), valueRow = rowStart(1);
+      Value srcRow = ib.muli(ib.addi(ib.muli(t, ib.idx(G)), g), ib.idx(D));
+      ib.create<scf::ForOp>(
+          tid, ib.idx(D), ib.idx(wgSize), ValueRange(),
+          [&](OpBuilder &nested, Location l, Value d, ValueRange) {
+            KernelBuilder lb(l, nested, ctx.options);
+            // Same element type on both sides: copy the stored bits.
+            Value src = lb.addi(srcRow, d);
+            lb.create<memref::StoreOp>(lb.create<memref::LoadOp>(key, src),
+                                       cache, lb.addi(keyRow, d));
+            lb.create<memref::StoreOp>(lb.create<memref::LoadOp>(value, src),
+                                       cache, lb.addi(valueRow, d));
+            lb.create<scf::YieldOp>();
+          });
+    });
+  }
+  Value heads = arith::ConstantIndexOp::create(builder, loc, G);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  launch.launch(fn, {numTokens, heads, one}, wgSize);
+  return success();
+}

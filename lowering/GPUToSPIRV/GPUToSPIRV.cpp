@@ -1,0 +1,155 @@
+//===- GPUToSPIRV.cpp - attn's kernels to SPIR-V for Vulkan ---------------===//
+//
+// Upstream does the conversion; this file supplies what it leaves to the
+// user: a Vulkan target environment, the entry-point ABI of each kernel
+// (from its known_block_size), math.exp2 (which upstream's math patterns
+// skip), the pipeline that strings them together, and serialization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/GPUToSPIRV/GPUToSPIRV.h"
+#include "lowering/Passes.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNSPIRVATTACHTARGET
+#define GEN_PASS_DEF_CONVERTATTNMATHTOSPIRV
+#include "lowering/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Vulkan 1.1 (SPIR-V 1.3) with what the kernels use: f16 and i16 values
+/// and 16-bit storage (f16 / bf16-as-i16 buffers), i64 (slot_mapping),
+/// subgroup arithmetic (dot products), shuffle and ballot.
+std::string getTargetEnvText(int64_t subgroupSize) {
+  return "#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, Int16, "
+         "Int64, StorageBuffer16BitAccess, GroupNonUniform, "
+         "GroupNonUniformArithmetic, GroupNonUniformShuffle, "
+         "GroupNonUniformBallot], [SPV_KHR_storage_buffer_storage_class, "
+         "SPV_KHR_16bit_storage]>, api=Vulkan, "
+         "#spirv.resource_limits<subgroup_size = " +
+         std::to_string(subgroupSize) + ">>";
+}
+
+struct AttachTargetPass
+    : public attn::impl::AttnSPIRVAttachTargetBase<AttachTargetPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    if (subgroupSize <= 0) {
+      module.emitError() << "attn-spirv-attach-target expects a positive "
+                            "subgroup-size, got "
+                         << subgroupSize;
+      return signalPassFailure();
+    }
+    Attribute env = parseAttribute(getTargetEnvText(subgroupSize), ctx);
+    if (!env)
+      return signalPassFailure();
+    module->setAttr(spirv::getTargetEnvAttrName(), env);
+    WalkResult result = module.walk([&](gpu::GPUFuncOp fn) {
+      if (!fn.isKernel() || fn->hasAttr(spirv::getEntryPointABIAttrName()))
+        return WalkResult::advance();
+      std::optional<ArrayRef<int32_t>> block = fn.getKnownBlockSize();
+      if (!block) {
+        fn.emitError() << "expects known_block_size on a kernel to give it "
+                          "a SPIR-V workgroup size";
+        return WalkResult::interrupt();
+      }
+      fn->setAttr(spirv::getEntryPointABIAttrName(),
+                  spirv::getEntryPointABIAttr(ctx, *block));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+/// math.exp2 -> GL.Exp2, which upstream's math patterns do not cover.
+struct Exp2Pattern : public OpConversionPattern<math::Exp2Op> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(math::Exp2Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = getTypeConverter()->convertType(op.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported type");
+    rewriter.replaceOpWithNewOp<spirv::GLExp2Op>(op, type,
+                                                 adaptor.getOperand());
+    return success();
+  }
+};
+
+struct MathToSPIRVPass
+    : public attn::impl::ConvertAttnMathToSPIRVBase<MathToSPIRVPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
+      spirv::TargetEnvAttr env = spirv::lookupTargetEnvOrDefault(kernels);
+      std::unique_ptr<ConversionTarget> target =
+          SPIRVConversionTarget::get(env);
+      SPIRVTypeConverter converter(env);
+      RewritePatternSet patterns(ctx);
+      populateMathToSPIRVPatterns(converter, patterns);
+      patterns.add<Exp2Pattern>(converter, ctx);
+      if (failed(applyPartialConversion(kernels, *target,
+                                        std::move(patterns))))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+
+void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
+                                   const GPUToSPIRVPipelineOptions &options) {
+  pm.addPass(createAttnSPIRVAttachTarget({options.subgroupSize}));
+  pm.addPass(createConvertAttnMathToSPIRV());
+  pm.addPass(createConvertGPUToSPIRVPass());
+  OpPassManager &spv = pm.nest<spirv::ModuleOp>();
+  spv.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  spv.addPass(spirv::createSPIRVUpdateVCEPass());
+}
+
+FailureOr<SmallVector<SPIRVKernel>>
+attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize) {
+  PassManager pm(module.getContext());
+  buildGPUToSPIRVPipeline(pm, {subgroupSize});
+  if (failed(pm.run(module)))
+    return failure();
+  SmallVector<SPIRVKernel> kernels;
+  for (auto spv : module.getOps<spirv::ModuleOp>()) {
+    SPIRVKernel kernel;
+    auto entries = spv.getOps<spirv::EntryPointOp>();
+    if (std::distance(entries.begin(), entries.end()) != 1)
+      return spv.emitError() << "expects one entry point per SPIR-V module";
+    kernel.entryPoint = (*entries.begin()).getFn().str();
+    if (failed(spirv::serialize(spv, kernel.words)))
+      return failure();
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}

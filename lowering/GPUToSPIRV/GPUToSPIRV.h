@@ -1,0 +1,40 @@
+//===- GPUToSPIRV.h - attn's kernels as SPIR-V binaries --------*- C++ -*-===//
+//
+// The C++ entry point of the SPIR-V path: runs the `attn-gpu-to-spirv`
+// pipeline on a module that convert-attn-to-gpu produced and serializes
+// every kernel. Light on includes so that tools can use it cheaply.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LOWERING_GPUTOSPIRV_GPUTOSPIRV_H
+#define ATTN_LOWERING_GPUTOSPIRV_GPUTOSPIRV_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+class ModuleOp;
+
+namespace attn {
+
+/// One kernel as SPIR-V: its entry point (the gpu.func name) and the words
+/// of the module that holds only it.
+struct SPIRVKernel {
+  std::string entryPoint;
+  SmallVector<uint32_t, 0> words;
+};
+
+/// Runs the `attn-gpu-to-spirv` pipeline on `module` (which must hold the
+/// gpu.module kernels of convert-attn-to-gpu) and serializes each resulting
+/// spirv.module, in the order of the kernels. Diagnostics go to the
+/// context's handler.
+FailureOr<SmallVector<SPIRVKernel>> translateKernelsToSPIRV(ModuleOp module,
+                                                            int64_t
+                                                                subgroupSize);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LOWERING_GPUTOSPIRV_GPUTOSPIRV_H

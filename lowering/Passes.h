@@ -1,0 +1,44 @@
+//===- Passes.h - attn lowering passes ------------------------*- C++ -*-===//
+//
+// Declarations of the conversions declared in lowering/Passes.td, and their
+// registration for the tools.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LOWERING_PASSES_H
+#define ATTN_LOWERING_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace attn {
+
+#define GEN_PASS_DECL
+#include "lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lowering/Passes.h.inc"
+
+/// Options of the `attn-gpu-to-spirv` pipeline.
+struct GPUToSPIRVPipelineOptions {
+  int64_t subgroupSize = 32;
+};
+
+/// Adds attn-spirv-attach-target, convert-attn-math-to-spirv, upstream
+/// convert-gpu-to-spirv, and spirv-lower-abi-attrs + spirv-update-vce on
+/// every spirv.module.
+void buildGPUToSPIRVPipeline(OpPassManager &pm,
+                             const GPUToSPIRVPipelineOptions &options);
+
+/// Adds one-shot bufferization (function boundaries included, identity
+/// layouts, so operands flatten on the host) and convert-attn-to-gpu: attn
+/// IR on tensors or memrefs to kernels and their launches.
+void buildAttnToGPUPipeline(OpPassManager &pm,
+                            const ConvertAttnToGPUOptions &options);
+
+/// Registers every lowering pass and the `attn-gpu-to-spirv` pipeline.
+void registerLoweringPasses();
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LOWERING_PASSES_H

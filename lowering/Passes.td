@@ -1,0 +1,105 @@
+//===- Passes.td - attn lowering passes --------------------*- tablegen -*-===//
+//
+// Conversions from the attn dialect towards device code. Each conversion lives
+// in its own folder (AttnToGPU/, GPUToSPIRV/, ...); this file declares them
+// all.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LOWERING_PASSES_TD
+#define ATTN_LOWERING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lowers attn ops on memrefs to one target-neutral GPU kernel "
+                "per op and its launch";
+  let description = [{
+    Works on bufferized IR: attn ops on memrefs inside `func.func`. Every op
+    instance becomes one or more `gpu.func` kernels, each in a `gpu.module`
+    of its own (so every target's binary is one kernel), written with
+    upstream dialects only (gpu, scf, arith, math, memref, vector), and the
+    op itself is replaced, in the host
+    function, by the `gpu.launch_func` ops that run those kernels. The host
+    function is the launch description: grid sizes come from `memref.dim` of
+    the operands, and a small i32 params buffer carries the dynamic sizes.
+
+    Kernel ABI (the same for SPIR-V and NVVM, see
+    lowering/AttnToGPU/KernelABI.h): every argument is a 1-D `memref<?xT>`
+    (operands flattened on the host, indices computed in the kernel), in op
+    operand order with `!attn.metadata` expanded to its tensors, followed by
+    one `memref<?xi32>` params buffer whose fields the `attn.params` attribute
+    of the kernel names. Head counts, head sizes and block sizes must be
+    static: they shape the kernel.
+
+    Kernels: paged_attention computes the online softmax (running max, sum
+    and accumulator, exp2 of log2(e)-scaled scores) of one query token and
+    the query heads of one kv head per workgroup, lanes split over the head
+    dimension with subgroup reductions for dot products; reshape_and_cache,
+    merge_states, mla_decode, and split-KV decode (a partial kernel writing
+    per-split outputs and log-sum-exps, then a reduce kernel).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Invocations per subgroup; attention kernels use one subgroup per "
+           "workgroup and reduce dot products across it">,
+    Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"0",
+           "Invocations per workgroup of the element-wise kernels "
+           "(reshape_and_cache, merge_states, split-KV reduce); 0: the "
+           "subgroup size">,
+    Option<"maxWorkgroupMemory", "max-workgroup-memory", "int64_t",
+           /*default=*/"32768",
+           "Bytes of workgroup memory a kernel may use; today's kernels keep "
+           "their state in registers and use none, so it is only checked">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"1",
+           "Contiguous elements of the head dimension one lane owns, so that "
+           "a lane's loads are contiguous">,
+    Option<"bf16AsI16", "bf16-as-i16", "bool", /*default=*/"false",
+           "Pass bf16 buffers to kernels as i16 words and convert them with "
+           "integer ops in the kernel, for devices without bf16">,
+    Option<"splitKv", "split-kv", "int64_t", /*default=*/"0",
+           "Split-KV decode: 0 chooses (num_kv_splits for mla_decode, one "
+           "pass for paged_attention), N forces N splits followed by a reduce "
+           "kernel">,
+  ];
+}
+
+def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Attaches a Vulkan SPIR-V target environment to attn's "
+                "kernels";
+  let description = [{
+    Puts a `#spirv.target_env` on the module: SPIR-V 1.3 (Vulkan 1.1), with
+    Shader, Float16, Int16, Int64, 16-bit storage-buffer access and
+    non-uniform subgroup arithmetic, shuffle and ballot, and the given
+    subgroup size. Gives every kernel a `spirv.entry_point_abi` whose
+    workgroup size is its `known_block_size`, which the GPU to SPIR-V
+    conversion needs. First step of the `attn-gpu-to-spirv` pipeline.
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Subgroup size the kernels were built for">,
+  ];
+}
+
+def ConvertAttnMathToSPIRV : Pass<"convert-attn-math-to-spirv",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Converts the math ops of attn's kernels to SPIR-V";
+  let description = [{
+    Upstream's math to SPIR-V patterns plus `math.exp2` to `GL.Exp2`, which
+    the online softmax uses and upstream leaves out. Runs before
+    `convert-gpu-to-spirv`, which does not convert math ops itself.
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
+#endif // ATTN_LOWERING_PASSES_TD

@@ -1,0 +1,174 @@
+// RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="subgroup-size=16" \
+// RUN:   | FileCheck %s
+// RUN: attn-opt %s -split-input-file \
+// RUN:   --convert-attn-to-gpu="subgroup-size=16 split-kv=4" \
+// RUN:   | FileCheck %s --check-prefix=SPLIT
+
+// Visibility is an interval of key positions: each knob narrows one end of
+// the loop over keys, so a knob that is off leaves no compare behind.
+
+// Non-causal, no window: the keys are [0, seq_len), nothing is clipped.
+// CHECK-LABEL: gpu.func @full_paged_attention
+// CHECK-SAME: known_block_size = array<i32: 16, 1, 1>
+// CHECK: scf.while
+// CHECK: memref.load %arg3
+// CHECK-NOT: arith.minsi
+// CHECK-NOT: arith.maxsi
+// CHECK: scf.for
+// CHECK-NOT: math.tanh
+// CHECK-NOT: arith.sitofp
+// CHECK: gpu.return
+func.func @full(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
+                %qsl: memref<?xi32>, %lens: memref<?xi32>,
+                %bt: memref<?x?xi32>, %o: memref<?x4x32xf32>,
+                %l: memref<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      {causal = false} : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.5)
+      : memref<?x4x32xf32>, memref<?x2x16x4x32xf32>, memref<?x4x32xf32>,
+        memref<?x4xf32>
+  return
+}
+
+// -----
+
+// Sliding window, causal: j >= p - window_left clips the start (maxsi),
+// causality the end (minsi).
+// CHECK-LABEL: gpu.func @window_paged_attention
+// CHECK: %[[LENI:.*]] = memref.load %arg3[
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LENI]]
+// CHECK: %[[POS:.*]] = arith.addi
+// CHECK: %[[P1:.*]] = arith.addi %[[POS]], %c1
+// CHECK: arith.minsi %[[LEN]], %[[P1]]
+// CHECK: %[[LO:.*]] = arith.subi %[[POS]], %c7
+// CHECK: arith.maxsi %[[LO]], %c0
+// CHECK: scf.for
+func.func @window(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
+                  %qsl: memref<?xi32>, %lens: memref<?xi32>,
+                  %bt: memref<?x?xi32>, %o: memref<?x4x32xf32>,
+                  %l: memref<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.5)
+      window_left(7)
+      : memref<?x4x32xf32>, memref<?x2x16x4x32xf32>, memref<?x4x32xf32>,
+        memref<?x4xf32>
+  return
+}
+
+// -----
+
+// Non-causal with window_right: only the end is clipped, at p + wr + 1.
+// CHECK-LABEL: gpu.func @right_paged_attention
+// CHECK: %[[LENI:.*]] = memref.load %arg3[
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LENI]]
+// CHECK-NOT: arith.maxsi
+// CHECK: %[[HI:.*]] = arith.addi %{{.*}}, %c4
+// CHECK: arith.minsi %[[LEN]], %[[HI]]
+// CHECK-NOT: arith.maxsi
+// CHECK: scf.for
+func.func @right(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
+                 %qsl: memref<?xi32>, %lens: memref<?xi32>,
+                 %bt: memref<?x?xi32>, %o: memref<?x4x32xf32>,
+                 %l: memref<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      {causal = false} : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.5)
+      window_right(3)
+      : memref<?x4x32xf32>, memref<?x2x16x4x32xf32>, memref<?x4x32xf32>,
+        memref<?x4xf32>
+  return
+}
+
+// -----
+
+// ALiBi then the soft cap: the slope (argument 5) is read per head, the
+// distance j - p enters as a float, then cap * tanh(s / cap) in log2 units.
+// CHECK-LABEL: gpu.func @alibi_cap_paged_attention
+// CHECK-SAME: %[[ALIBI:arg5]]: memref<?xf32>
+// CHECK: memref.load %[[ALIBI]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.sitofp
+// CHECK: gpu.subgroup_reduce add
+// CHECK: arith.addf
+// CHECK: math.tanh
+// CHECK: math.exp2
+func.func @alibi_cap(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
+                     %qsl: memref<?xi32>, %lens: memref<?xi32>,
+                     %bt: memref<?x?xi32>, %slopes: memref<4xf32>,
+                     %o: memref<?x4x32xf32>, %l: memref<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md alibi(%slopes : memref<4xf32>)
+      outs(%o, %l) layout(nhd) scale(0.5) soft_cap(30.0)
+      : memref<?x4x32xf32>, memref<?x2x16x4x32xf32>, memref<?x4x32xf32>,
+        memref<?x4xf32>
+  return
+}
+
+// -----
+
+// Sinks join the denominator once, after the loop over keys.
+// CHECK-LABEL: gpu.func @sinks_paged_attention
+// CHECK-SAME: %[[SINKS:arg5]]: memref<?xf32>
+// CHECK-NOT: memref.load %[[SINKS]]
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: memref.load %[[SINKS]]
+// CHECK: arith.maximumf
+// CHECK: math.exp2
+//
+// Split-KV: the partial kernel gets no sinks; its grid's z is the split and
+// it writes f32 scratch; the reduce kernel adds the sinks.
+// SPLIT-LABEL: func.func @sinks
+// SPLIT: %[[PO:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// SPLIT: %[[PL:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// SPLIT: gpu.launch_func @sinks_paged_attention_partial::@sinks_paged_attention_partial blocks in (%{{.*}}, %c1{{[_0-9]*}}, %c4{{[_0-9]*}})
+// SPLIT-SAME: %[[PO]] : memref<?xf32>, %[[PL]] : memref<?xf32>
+// SPLIT: gpu.launch_func @sinks_paged_attention_reduce::@sinks_paged_attention_reduce blocks in (%{{.*}}, %c4{{[_0-9]*}}, %c1{{[_0-9]*}})
+// SPLIT-SAME: args(%[[PO]] : memref<?xf32>, %[[PL]] : memref<?xf32>, %{{.*}} : memref<?xf32>,
+// SPLIT: memref.dealloc %[[PO]]
+// SPLIT: memref.dealloc %[[PL]]
+// SPLIT: gpu.func @sinks_paged_attention_partial
+// SPLIT-SAME: attn.params = ["num_tokens", "num_reqs", "max_blocks_per_req", "num_blocks"]
+// SPLIT: gpu.block_id z
+// SPLIT: gpu.func @sinks_paged_attention_reduce
+// SPLIT-SAME: attn.op = "split_kv_reduce", attn.params = ["num_rows"]
+// SPLIT-COUNT-4: math.exp
+func.func @sinks(%q: memref<?x4x32xf32>, %c: memref<?x2x16x1x32xf32>,
+                 %qsl: memref<?xi32>, %lens: memref<?xi32>,
+                 %bt: memref<?x?xi32>, %sinks: memref<4xf32>,
+                 %o: memref<?x4x32xf32>, %l: memref<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md sinks(%sinks : memref<4xf32>)
+      outs(%o, %l) layout(nhd) scale(0.5)
+      : memref<?x4x32xf32>, memref<?x2x16x1x32xf32>, memref<?x4x32xf32>,
+        memref<?x4xf32>
+  return
+}
+
+// -----
+
+// HND: a kv head's rows of a block are contiguous, so the key row is
+// ((block * 2 + 0) * G + g) * B + offset, i.e. (block * 8 + g) * 16 + offset
+// with G = 4 and B = 16.
+// CHECK-LABEL: gpu.func @hnd_paged_attention
+// CHECK: scf.for
+// CHECK: scf.for %[[OFF:arg[0-9]+]] =
+// CHECK: %[[BG:.*]] = arith.muli %{{.*}}, %c8
+// CHECK: %[[BGH:.*]] = arith.addi %[[BG]], %block_id_y
+// CHECK: %[[ROW:.*]] = arith.muli %[[BGH]], %c16
+// CHECK: arith.addi %[[ROW]], %[[OFF]]
+func.func @hnd(%q: memref<?x4x32xf32>, %c: memref<?x2x4x16x32xf32>,
+               %qsl: memref<?xi32>, %lens: memref<?xi32>,
+               %bt: memref<?x?xi32>, %o: memref<?x4x32xf32>,
+               %l: memref<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(hnd) scale(0.5)
+      : memref<?x4x32xf32>, memref<?x2x4x16x32xf32>, memref<?x4x32xf32>,
+        memref<?x4xf32>
+  return
+}

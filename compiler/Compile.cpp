@@ -2,18 +2,28 @@
 
 #include "compiler/Compile.h"
 #include "compiler/PlanBuilder.h"
+#include "dialect/AttnDialect.h"
+#include "dialect/BufferizableOpInterfaceImpl.h"
 #include "lowering/GPUToSPIRV/GPUToSPIRV.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <nlohmann/json.hpp>
 
 using namespace mlir;
+
+void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registry.insert<AttnDialect>();
+  registerBufferizableOpInterfaceExternalModels(registry);
+}
 
 FailureOr<mlir::attn::CompiledModule>
 mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {

@@ -18,9 +18,14 @@
 #include <vector>
 
 namespace mlir {
+class DialectRegistry;
 class ModuleOp;
 
 namespace attn {
+
+/// Everything the compile pipeline needs registered: the attn dialect, the
+/// upstream dialects, and the bufferization models.
+void registerCompilerDialects(DialectRegistry &registry);
 
 /// Device targets a kernel can be compiled for.
 inline constexpr const char *kTargetNames[] = {"spirv"};

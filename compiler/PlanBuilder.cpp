@@ -226,6 +226,12 @@ private:
         .Case([&](memref::CastOp cast) {
           return alias(cast.getResult(), cast.getSource(), cast);
         })
+        .Case([&](arith::BitcastOp cast) -> LogicalResult {
+          // bf16 buffers handed to kernels as i16 words: same bytes.
+          if (!isa<MemRefType>(cast.getType()))
+            return cast.emitOpError() << "only buffer bitcasts reach plans";
+          return alias(cast.getResult(), cast.getIn(), cast);
+        })
         .Case([&](memref::CollapseShapeOp collapse) -> LogicalResult {
           FailureOr<int32_t> source = slotOf(collapse, collapse.getSrc());
           if (failed(source))

@@ -145,6 +145,90 @@ llvm::Error expectAtLeast(StringRef key, int64_t value, int64_t min) {
 
 } // namespace
 
+bool mlir::attn::variantKeyApplies(StringRef key, StringRef op) {
+  const KeyInfo *info =
+      llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == key; });
+  if (info == std::end(kKeys))
+    return false;
+  for (VariantOp candidate :
+       {VariantOp::PagedAttention, VariantOp::ReshapeAndCache,
+        VariantOp::MlaDecode, VariantOp::MergeStates})
+    if (toString(candidate) == op)
+      return info->ops & (1u << static_cast<unsigned>(candidate));
+  return false;
+}
+
+std::map<std::string, std::string>
+mlir::attn::variantParameters(const Variant &v) {
+  auto f32Text = [](double value) {
+    // 9 significant digits read back as the same f32.
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", static_cast<float>(value));
+    return std::string(text);
+  };
+  auto boolText = [](bool b) { return std::string(b ? "true" : "false"); };
+  std::map<std::string, std::string> all = {
+      {"op", toString(v.op).str()},
+      {"num_heads", std::to_string(v.numHeads)},
+      {"num_kv_heads", std::to_string(v.numKvHeads)},
+      {"head_size", std::to_string(v.headSize)},
+      {"block_size", std::to_string(v.blockSize)},
+      {"dtype", toString(v.dtype).str()},
+      {"layout", v.layout == VariantLayout::NHD ? "nhd" : "hnd"},
+      {"causal", boolText(v.causal)},
+      {"window_left", std::to_string(v.windowLeft)},
+      {"window_right", std::to_string(v.windowRight)},
+      {"soft_cap", f32Text(v.softCap)},
+      {"alibi", boolText(v.alibi)},
+      {"sinks", boolText(v.sinks)},
+      {"scale", f32Text(v.scale)},
+      {"kv_lora_rank", std::to_string(v.kvLoraRank)},
+      {"rope_dim", std::to_string(v.ropeDim)},
+      {"num_kv_splits", std::to_string(v.numKvSplits)},
+  };
+  unsigned opBit = 1u << static_cast<unsigned>(v.op);
+  std::map<std::string, std::string> params;
+  for (const KeyInfo &k : kKeys)
+    if (k.ops & opBit)
+      params[k.name.str()] = all.at(k.name.str());
+  return params;
+}
+
+std::string mlir::attn::variantName(const Variant &v) {
+  std::map<std::string, std::string> p = variantParameters(v);
+  // Short tags in a fixed order; keys at their defaults are left out.
+  static const std::pair<const char *, const char *> kTags[] = {
+      {"num_heads", "h"},     {"num_kv_heads", "g"},  {"head_size", "d"},
+      {"kv_lora_rank", "l"},  {"rope_dim", "p"},      {"block_size", "b"},
+      {"dtype", ""},          {"layout", ""},         {"causal", "causal"},
+      {"window_left", "wl"},  {"window_right", "wr"}, {"soft_cap", "cap"},
+      {"alibi", "alibi"},     {"sinks", "sinks"},     {"scale", "s"},
+      {"num_kv_splits", "splits"},
+  };
+  std::string name = toString(v.op).str();
+  for (auto [key, tag] : kTags) {
+    auto it = p.find(key);
+    if (it == p.end())
+      continue;
+    const std::string &value = it->second;
+    std::string t = tag;
+    if (t == "causal" || t == "alibi" || t == "sinks") {
+      bool isDefault = (t == "causal") == (value == "true");
+      if (!isDefault)
+        name += "." + std::string(t == "causal" ? "noncausal" : t);
+      continue;
+    }
+    if ((t == "wl" || t == "wr") && value == "-1")
+      continue;
+    if (t == "cap" && value == "0")
+      continue;
+    if (t == "s" || (t == "splits" && value == "1"))
+      continue;
+    name += "." + t + value;
+  }
+  return name;
+}
+
 std::string mlir::attn::variantKeysHelp() {
   std::string help;
   llvm::raw_string_ostream os(help);

@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -70,6 +71,18 @@ std::string variantKeysHelp();
 /// values, keys that do not apply to the op and impossible combinations are
 /// errors naming the key.
 llvm::Expected<Variant> parseVariant(llvm::StringRef spec);
+
+/// Whether `key` is a variant key that applies to `op` ("op" always does).
+bool variantKeyApplies(llvm::StringRef key, llvm::StringRef op);
+
+/// The variant as canonical key/values: every key that applies to its op,
+/// defaults filled in, floats printed so that they read back as the same
+/// f32. Bundles record these and the runtime matches on them.
+std::map<std::string, std::string> variantParameters(const Variant &variant);
+
+/// A short unique name: the op and the values that differ from defaults,
+/// e.g. "paged_attention.h32.g8.d128.b16.bf16.nhd".
+std::string variantName(const Variant &variant);
 
 /// Adds the function computing `variant` to `module` (named
 /// variant.functionName()) and verifies it. A verifier failure is returned as

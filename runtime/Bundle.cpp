@@ -93,6 +93,7 @@ std::string manifestToJson(const Bundle &bundle) {
   for (const BundleVariant &v : bundle.variants) {
     nlohmann::json jv;
     jv["name"] = v.name;
+    jv["cache_key"] = v.cacheKey;
     jv["parameters"] = v.parameters;
     jv["plans"] = nlohmann::json::array();
     for (const Plan &p : v.plans)
@@ -156,6 +157,8 @@ Result<Bundle> manifestFromJson(std::string_view text,
     if (!name)
       return name.status();
     v.name = *name;
+    if (jv.contains("cache_key") && jv["cache_key"].is_string())
+      v.cacheKey = jv["cache_key"].get<std::string>();
     std::string vwhere = where + ", variant " + v.name;
     if (!jv.contains("parameters") || !jv["parameters"].is_object())
       return errorf(vwhere, ": expected an object \"parameters\"");

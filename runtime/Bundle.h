@@ -7,7 +7,8 @@
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
 //     variants[]       one per compiled variant:
-//       name           unique in the bundle ("paged_attention_h32_g8_...")
+//       name           unique in the bundle ("paged_attention.h32.g8...")
+//       cache_key      hash of what produced it (for incremental builds)
 //       parameters     the variant's key/values (op, num_heads, dtype, ...)
 //       plans[]        one runtime::Plan per function (runtime/Plan.h)
 //       kernels[]      symbol ("module::func", what plans launch), target
@@ -56,6 +57,9 @@ struct BundleKernel {
 
 struct BundleVariant {
   std::string name;
+  /// Identifies the compiler input and options that produced the variant;
+  /// attn-compile reuses a variant whose key has not changed.
+  std::string cacheKey;
   std::map<std::string, std::string> parameters;
   std::vector<Plan> plans;
   std::vector<BundleKernel> kernels;

@@ -1,77 +1,396 @@
 //===- attn-compile.cpp - Ahead-of-time compiler for attention variants ---===//
 //
-// Turns variant descriptions (`--variant op=paged_attention,num_heads=32,...`)
-// into code. Today it emits the attn-dialect function of a variant
-// (`--emit=mlir`); device targets plug in as further `--emit` kinds.
+// Turns attention variants into code:
+//  - `--emit=mlir --variant ...` prints the attn-dialect function of one
+//    variant;
+//  - otherwise it writes a bundle (runtime/Bundle.h): every variant given by
+//    `--variant`, a `--grid` file or an input .mlir file, compiled for every
+//    target of `--targets` (or `--emit`), in parallel, reusing the variants
+//    of an existing bundle whose inputs did not change.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Compile.h"
 #include "compiler/Variant.h"
-#include "dialect/AttnDialect.h"
+#include "runtime/Bundle.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
 using namespace mlir;
 using namespace mlir::attn;
+namespace rt = ::attn::runtime;
 
 namespace {
 
-/// What attn-compile writes. Only `mlir` is built so far; the device targets
-/// are listed so that asking for one says it is not built yet rather than
-/// "unknown option".
-enum class Emit { Mlir, Spirv, Ptx, Msl, TT };
+enum class Emit { Bundle, Mlir, Spirv, Ptx, Msl, TT };
 
 llvm::cl::OptionCategory category("attn-compile options");
 
+llvm::cl::list<std::string> inputFiles(llvm::cl::Positional,
+                                       llvm::cl::desc("[FILE.mlir ...]"),
+                                       llvm::cl::cat(category));
+
 llvm::cl::opt<Emit> emitKind(
-    "emit", llvm::cl::desc("What to emit"), llvm::cl::init(Emit::Mlir),
+    "emit", llvm::cl::desc("What to emit"), llvm::cl::init(Emit::Bundle),
     llvm::cl::values(
-        clEnumValN(Emit::Mlir, "mlir", "the variant as an attn-dialect module"),
-        clEnumValN(Emit::Spirv, "spirv", "SPIR-V kernels (not built yet)"),
-        clEnumValN(Emit::Ptx, "ptx", "PTX kernels (not built yet)"),
-        clEnumValN(Emit::Msl, "msl", "Metal kernels (not built yet)"),
-        clEnumValN(Emit::TT, "tt", "TT-Metalium kernels (not built yet)")),
+        clEnumValN(Emit::Bundle, "bundle",
+                   "a bundle for the --targets (default)"),
+        clEnumValN(Emit::Mlir, "mlir",
+                   "the one --variant as an attn-dialect module"),
+        clEnumValN(Emit::Spirv, "spirv", "a bundle with SPIR-V kernels"),
+        clEnumValN(Emit::Ptx, "ptx", "a bundle with PTX kernels"),
+        clEnumValN(Emit::Msl, "msl", "a bundle with Metal kernels"),
+        clEnumValN(Emit::TT, "tt", "a bundle with TT-Metalium kernels")),
     llvm::cl::cat(category));
 
-llvm::cl::opt<std::string> variantSpec(
-    "variant", llvm::cl::desc("The variant to compile (keys above)"),
-    llvm::cl::value_desc("KEY=VALUE,..."), llvm::cl::Required,
-    llvm::cl::cat(category));
+llvm::cl::list<std::string>
+    variantSpecs("variant", llvm::cl::desc("A variant to compile (keys below)"),
+                 llvm::cl::value_desc("KEY=VALUE,..."),
+                 llvm::cl::cat(category));
 
-llvm::cl::opt<std::string> outputFile("o", llvm::cl::desc("Output file"),
-                                      llvm::cl::value_desc("FILE"),
-                                      llvm::cl::init("-"),
-                                      llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    gridFile("grid",
+             llvm::cl::desc("A JSON object of key -> list of values (or an "
+                            "array of such objects): every combination is a "
+                            "variant; invalid ones are skipped with a reason"),
+             llvm::cl::value_desc("FILE.json"), llvm::cl::cat(category));
+
+llvm::cl::list<std::string>
+    targetList("targets", llvm::cl::desc("Targets of the bundle"),
+               llvm::cl::value_desc("spirv,ptx,msl,tt"),
+               llvm::cl::CommaSeparated, llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    outputPath("o",
+               llvm::cl::desc("Output: the bundle directory (NAME.attnb), or "
+                              "the .mlir file for --emit=mlir"),
+               llvm::cl::value_desc("PATH"), llvm::cl::init("-"),
+               llvm::cl::cat(category));
+
+llvm::cl::opt<unsigned> jobs("j",
+                             llvm::cl::desc("Variants compiled in parallel "
+                                            "(0: one per core)"),
+                             llvm::cl::init(0), llvm::cl::cat(category));
+
+llvm::cl::opt<int64_t> subgroupSize(
+    "subgroup-size",
+    llvm::cl::desc("Subgroup size of the devices the GPU kernels will run on "
+                   "(NVIDIA: 32, AMD: 64, lavapipe: 8)"),
+    llvm::cl::init(32), llvm::cl::cat(category));
+
+llvm::cl::opt<int64_t> splitKv("split-kv",
+                               llvm::cl::desc("Split-KV decode (0: choose, "
+                                              "N: force N splits)"),
+                               llvm::cl::init(0), llvm::cl::cat(category));
+
+llvm::cl::opt<bool> validateSpirv(
+    "validate-spirv",
+    llvm::cl::desc("Run spirv-val (--target-env vulkan1.1) on every SPIR-V "
+                   "kernel; a failure fails the variant"),
+    llvm::cl::init(false), llvm::cl::cat(category));
+
+llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
+                          llvm::cl::init(false), llvm::cl::cat(category));
+
+const char *kCompilerVersion = "attn-compile 0.1.0 (MLIR 22)";
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
   return 1;
 }
 
-StringRef emitName(Emit emit) {
-  switch (emit) {
-  case Emit::Mlir:
-    return "mlir";
-  case Emit::Spirv:
-    return "spirv";
-  case Emit::Ptx:
-    return "ptx";
-  case Emit::Msl:
-    return "msl";
-  case Emit::TT:
-    return "tt";
+/// One thing to compile: a variant from flags or a grid, or an input file.
+struct Job {
+  std::string name;
+  std::optional<Variant> variant;
+  std::string file;
+  std::map<std::string, std::string> parameters;
+};
+
+/// Expands one grid object into variant specs: the product of the value
+/// lists; keys that do not apply to a combination's op are left out of it.
+llvm::Error expandGrid(const llvm::json::Object &grid,
+                       std::vector<std::string> &specs) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  for (const auto &[key, value] : grid) {
+    const llvm::json::Array *values = value.getAsArray();
+    if (!values || values->empty())
+      return llvm::createStringError(
+          "grid key '" + key.str() + "' must map to a non-empty list");
+    std::vector<std::string> texts;
+    for (const llvm::json::Value &v : *values) {
+      if (std::optional<llvm::StringRef> s = v.getAsString())
+        texts.push_back(s->str());
+      else if (std::optional<bool> b = v.getAsBoolean())
+        texts.push_back(*b ? "true" : "false");
+      else if (std::optional<int64_t> i = v.getAsInteger())
+        texts.push_back(std::to_string(*i));
+      else if (std::optional<double> d = v.getAsNumber())
+        texts.push_back(llvm::formatv("{0}", *d).str());
+      else
+        return llvm::createStringError("grid key '" + key.str() +
+                                       "' has a value that is not a string, "
+                                       "number or boolean");
+    }
+    axes.emplace_back(key.str(), std::move(texts));
   }
-  llvm_unreachable("unknown emit kind");
+  // Sorted keys make the expansion order (and so variant order) stable.
+  llvm::sort(axes, [](auto &a, auto &b) { return a.first < b.first; });
+  std::vector<size_t> index(axes.size(), 0);
+  while (true) {
+    std::string op;
+    for (size_t a = 0; a < axes.size(); ++a)
+      if (axes[a].first == "op")
+        op = axes[a].second[index[a]];
+    std::string spec;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const std::string &key = axes[a].first;
+      if (!op.empty() && key != "op" && !variantKeyApplies(key, op))
+        continue;
+      spec += (spec.empty() ? "" : ",") + key + "=" + axes[a].second[index[a]];
+    }
+    specs.push_back(spec);
+    size_t a = 0;
+    for (; a < axes.size(); ++a) {
+      if (++index[a] < axes[a].second.size())
+        break;
+      index[a] = 0;
+    }
+    if (a == axes.size())
+      return llvm::Error::success();
+  }
+}
+
+llvm::Error readGrid(llvm::StringRef path, std::vector<std::string> &specs) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFile(path);
+  if (!text)
+    return llvm::createStringError("cannot read grid " + path + ": " +
+                                   text.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*text)->getBuffer());
+  if (!json)
+    return llvm::createStringError(
+        "grid " + path + " is not valid JSON: " +
+        llvm::toString(json.takeError()));
+  std::vector<const llvm::json::Object *> grids;
+  if (const llvm::json::Object *object = json->getAsObject())
+    grids.push_back(object);
+  else if (const llvm::json::Array *array = json->getAsArray())
+    for (const llvm::json::Value &v : *array)
+      grids.push_back(v.getAsObject());
+  if (grids.empty() || llvm::is_contained(grids, nullptr))
+    return llvm::createStringError(
+        "grid " + path +
+        " must be an object of key -> list of values, or an array of them");
+  for (const llvm::json::Object *grid : grids)
+    if (llvm::Error err = expandGrid(*grid, specs))
+      return llvm::createStringError("grid " + path + ": " +
+                                     llvm::toString(std::move(err)));
+  return llvm::Error::success();
+}
+
+/// The module a job compiles, in `context`.
+FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
+                                                MLIRContext &context) {
+  if (job.variant) {
+    OpBuilder builder(&context);
+    OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
+    if (llvm::Error err = buildVariant(*job.variant, *module)) {
+      llvm::errs() << llvm::toString(std::move(err)) << "\n";
+      return failure();
+    }
+    return module;
+  }
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(job.file, &context);
+  if (!module)
+    return failure();
+  return module;
+}
+
+::attn::Status writeKernelFile(const std::string &path, const std::string &bytes) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
+  if (!out)
+    return ::attn::errorf("cannot write ", path, ": ", error);
+  out->os() << bytes;
+  out->keep();
+  return ::attn::Status::ok();
+}
+
+::attn::Status runSpirvVal(const std::string &path) {
+  llvm::ErrorOr<std::string> tool = llvm::sys::findProgramByName("spirv-val");
+  if (!tool)
+    return ::attn::Status::error(
+        "--validate-spirv: spirv-val not found on PATH (install spirv-tools)");
+  std::string message;
+  llvm::SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("spirv-val", "log", log);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  int rc = llvm::sys::ExecuteAndWait(
+      *tool, {*tool, "--target-env", "vulkan1.1", path}, std::nullopt,
+      redirects, 0, 0, &message);
+  std::string output;
+  if (auto text = llvm::MemoryBuffer::getFile(log))
+    output = (*text)->getBuffer().str();
+  llvm::sys::fs::remove(log);
+  if (rc != 0)
+    return ::attn::errorf("spirv-val rejects ", path, ": ",
+                          output.empty() ? message : output);
+  return ::attn::Status::ok();
+}
+
+std::string fileExtension(const std::string &target) {
+  if (target == "spirv")
+    return "spv";
+  if (target == "ptx")
+    return "ptx";
+  if (target == "msl")
+    return "metal";
+  return "cpp";
+}
+
+/// What happened to one job.
+enum class Outcome { Compiled, Reused, Failed };
+
+class BundleCompiler {
+public:
+  BundleCompiler(std::string directory, CompileOptions options,
+                 const rt::Bundle *previous)
+      : directory(std::move(directory)), options(std::move(options)),
+        previous(previous) {}
+
+  /// Compiles (or reuses) one job into `variant`; errors go to stderr.
+  Outcome run(const Job &job, rt::BundleVariant &variant) {
+    DialectRegistry registry;
+    registerCompilerDialects(registry);
+    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+    context.loadAllAvailableDialects();
+    std::string diagnostics;
+    llvm::raw_string_ostream diagStream(diagnostics);
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
+
+    auto failWith = [&](llvm::StringRef message) {
+      std::lock_guard<std::mutex> lock(printMutex);
+      llvm::WithColor::error(llvm::errs(), "attn-compile")
+          << job.name << ": " << message << "\n"
+          << diagnostics;
+      return Outcome::Failed;
+    };
+
+    FailureOr<OwningOpRef<ModuleOp>> module = buildJobModule(job, context);
+    if (failed(module))
+      return failWith("cannot build the module");
+    std::string text;
+    llvm::raw_string_ostream textStream(text);
+    (*module)->print(textStream);
+    std::string key = rt::hashToHex(rt::contentHash(
+        text + "|" + optionsKey() + "|" + kCompilerVersion));
+
+    variant.name = job.name;
+    variant.cacheKey = key;
+    variant.parameters = job.parameters;
+    if (previous)
+      if (const rt::BundleVariant *old = previous->findByName(job.name);
+          old && old->cacheKey == key && allFilesIntact(*old)) {
+        variant = *old;
+        return Outcome::Reused;
+      }
+
+    FailureOr<CompiledModule> compiled = compileModule(**module, options);
+    if (failed(compiled))
+      return failWith("compilation failed");
+    variant.plans = compiled->plans;
+    for (const CompiledKernel &k : compiled->kernels) {
+      rt::BundleKernel kernel;
+      kernel.symbol = k.symbol;
+      kernel.target = k.target;
+      kernel.entryPoint = k.entryPoint;
+      kernel.file = "kernels/" + job.name + "." + k.entryPoint + "." +
+                    fileExtension(k.target);
+      kernel.hash = rt::contentHash(k.bytes);
+      kernel.launchJson = k.launchJson;
+      std::string path = directory + "/" + kernel.file;
+      if (::attn::Status s = writeKernelFile(path, k.bytes); !s)
+        return failWith(s.message());
+      if (validateSpirv && k.target == "spirv")
+        if (::attn::Status s = runSpirvVal(path); !s)
+          return failWith(s.message());
+      variant.kernels.push_back(std::move(kernel));
+    }
+    return Outcome::Compiled;
+  }
+
+private:
+  std::string optionsKey() const {
+    std::string key;
+    for (const std::string &t : options.targets)
+      key += t + ",";
+    return key + "sg" + std::to_string(options.subgroupSize) + ",split" +
+           std::to_string(options.splitKv) +
+           (validateSpirv ? ",validated" : "");
+  }
+
+  bool allFilesIntact(const rt::BundleVariant &v) const {
+    for (const rt::BundleKernel &k : v.kernels)
+      if (!previous->readKernel(k))
+        return false;
+    return true;
+  }
+
+  std::string directory;
+  CompileOptions options;
+  const rt::Bundle *previous;
+  std::mutex printMutex;
+};
+
+int emitMlir() {
+  if (variantSpecs.size() != 1 || !inputFiles.empty() || !gridFile.empty())
+    return fail("--emit=mlir takes exactly one --variant");
+  llvm::Expected<Variant> variant = parseVariant(variantSpecs[0]);
+  if (!variant)
+    return fail(llvm::toString(variant.takeError()));
+  DialectRegistry registry;
+  registerCompilerDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  OpBuilder builder(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
+  if (llvm::Error err = buildVariant(*variant, *module))
+    return fail(llvm::toString(std::move(err)));
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output)
+    return fail(error);
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
 }
 
 } // namespace
@@ -81,39 +400,172 @@ int main(int argc, char **argv) {
   llvm::cl::HideUnrelatedOptions(category);
   std::string overview =
       "attn-compile: ahead-of-time compiler for attention variants\n\n"
-      "  attn-compile --emit=mlir --variant "
-      "op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,"
-      "block_size=16,dtype=bf16 -o v.mlir\n\n"
-      "writes a module with one function, named after the op, whose batch "
-      "sizes (tokens, requests, cache blocks) are dynamic and whose other "
-      "shapes and knobs are those of the variant.\n\n"
+      "  attn-compile --emit=mlir --variant op=paged_attention,num_heads=32,"
+      "num_kv_heads=8,head_size=128,block_size=16,dtype=bf16 -o v.mlir\n"
+      "      prints the variant as a module with one function named after "
+      "its op;\n"
+      "      batch sizes (tokens, requests, cache blocks) are dynamic.\n"
+      "  attn-compile [FILE.mlir ...] [--variant ...]... [--grid FILE.json] "
+      "--targets=spirv -o NAME.attnb [-j N]\n"
+      "      writes a bundle: NAME.attnb/manifest.json (variants, their "
+      "parameters,\n"
+      "      host plans and kernels with content hashes) and "
+      "NAME.attnb/kernels/*.\n"
+      "      Variants whose input and options did not change since the last "
+      "run are\n"
+      "      reused. --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
+      "Targets built in this version: spirv. ptx, msl and tt are listed by "
+      "--emit and\nreport that they are not built yet.\n\n"
       "Variant keys (default) and the ops they apply to:\n" +
       variantKeysHelp();
   llvm::cl::ParseCommandLineOptions(argc, argv, overview);
 
-  if (emitKind != Emit::Mlir)
-    return fail("--emit=" + emitName(emitKind) +
-                " is not built yet (only --emit=mlir is available)");
+  if (emitKind == Emit::Mlir)
+    return emitMlir();
 
-  llvm::Expected<Variant> variant = parseVariant(variantSpec);
-  if (!variant)
-    return fail(llvm::toString(variant.takeError()));
+  std::vector<std::string> targets(targetList.begin(), targetList.end());
+  if (emitKind != Emit::Bundle) {
+    if (!targets.empty())
+      return fail("give either --emit=<target> or --targets, not both");
+    static const char *kEmitTarget[] = {"", "", "spirv", "ptx", "msl", "tt"};
+    targets = {kEmitTarget[static_cast<int>(emitKind.getValue())]};
+  }
+  if (targets.empty())
+    return fail("no target: give --targets=spirv (or --emit=spirv)");
+  for (const std::string &t : targets) {
+    if (t == "ptx" || t == "msl" || t == "tt")
+      return fail("target " + t + " is not built yet in this version "
+                                  "(available: spirv)");
+    if (!llvm::is_contained(kTargetNames, t))
+      return fail("unknown target '" + t + "' (available: spirv)");
+  }
+  if (outputPath == "-")
+    return fail("a bundle needs an output directory: -o NAME.attnb");
 
-  MLIRContext context;
-  context.loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
-                      tensor::TensorDialect>();
-  OpBuilder builder(&context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
-  if (llvm::Error err = buildVariant(*variant, *module))
-    return fail(llvm::toString(std::move(err)));
+  // Collect the jobs.
+  std::vector<Job> jobs_;
+  std::vector<std::string> skipped;
+  std::set<std::string> names;
+  auto addVariant = [&](const std::string &spec, bool fromGrid) -> bool {
+    llvm::Expected<Variant> variant = parseVariant(spec);
+    if (!variant) {
+      std::string why = llvm::toString(variant.takeError());
+      if (!fromGrid) {
+        fail("--variant " + spec + ": " + why);
+        return false;
+      }
+      skipped.push_back(spec + ": " + why);
+      return true;
+    }
+    Job job;
+    job.variant = *variant;
+    job.parameters = variantParameters(*variant);
+    job.name = variantName(*variant);
+    for (int n = 2; names.count(job.name); ++n)
+      job.name = variantName(*variant) + "." + std::to_string(n);
+    names.insert(job.name);
+    jobs_.push_back(std::move(job));
+    return true;
+  };
+  for (const std::string &spec : variantSpecs)
+    if (!addVariant(spec, /*fromGrid=*/false))
+      return 1;
+  if (!gridFile.empty()) {
+    std::vector<std::string> specs;
+    if (llvm::Error err = readGrid(gridFile, specs))
+      return fail(llvm::toString(std::move(err)));
+    for (const std::string &spec : specs)
+      addVariant(spec, /*fromGrid=*/true);
+  }
+  for (const std::string &file : inputFiles) {
+    Job job;
+    job.file = file;
+    job.name = llvm::sys::path::stem(file).str();
+    if (names.count(job.name))
+      return fail("two inputs would both be named " + job.name);
+    names.insert(job.name);
+    job.parameters = {{"file", llvm::sys::path::filename(file).str()}};
+    jobs_.push_back(std::move(job));
+  }
+  if (jobs_.empty() && skipped.empty())
+    return fail("nothing to compile: give FILE.mlir, --variant or --grid");
 
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &error);
-  if (!output)
-    return fail(error);
-  module->print(output->os());
-  output->os() << "\n";
-  output->keep();
-  return 0;
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(outputPath + "/kernels"))
+    return fail("cannot create " + outputPath + ": " + ec.message());
+  std::optional<rt::Bundle> previous;
+  if (llvm::sys::fs::exists(outputPath + "/manifest.json")) {
+    auto text = llvm::MemoryBuffer::getFile(outputPath + "/manifest.json");
+    if (text) {
+      ::attn::Result<rt::Bundle> old =
+          rt::manifestFromJson((*text)->getBuffer(), outputPath);
+      if (old)
+        previous = std::move(*old);
+    }
+  }
+
+  CompileOptions options;
+  options.targets = targets;
+  options.subgroupSize = subgroupSize;
+  options.splitKv = splitKv;
+  BundleCompiler compiler(outputPath, options,
+                          previous ? &*previous : nullptr);
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<rt::BundleVariant> variants(jobs_.size());
+  std::vector<Outcome> outcomes(jobs_.size(), Outcome::Failed);
+  std::atomic<size_t> done = 0;
+  bool showProgress = !quiet && llvm::sys::Process::StandardErrIsDisplayed();
+  std::mutex progressMutex;
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
+    for (size_t i = 0; i < jobs_.size(); ++i)
+      pool.async([&, i] {
+        outcomes[i] = compiler.run(jobs_[i], variants[i]);
+        size_t n = ++done;
+        if (showProgress) {
+          std::lock_guard<std::mutex> lock(progressMutex);
+          llvm::errs() << "\r[" << n << "/" << jobs_.size() << "] "
+                       << jobs_[i].name << "\x1b[K";
+        }
+      });
+    pool.wait();
+  }
+  if (showProgress)
+    llvm::errs() << "\r\x1b[K";
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+
+  rt::Bundle bundle;
+  bundle.compiler = kCompilerVersion;
+  bundle.directory = outputPath;
+  size_t compiled = 0, reused = 0, failedCount = 0;
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    switch (outcomes[i]) {
+    case Outcome::Compiled:
+      ++compiled;
+      break;
+    case Outcome::Reused:
+      ++reused;
+      break;
+    case Outcome::Failed:
+      ++failedCount;
+      continue;
+    }
+    bundle.variants.push_back(std::move(variants[i]));
+  }
+  if (::attn::Status s = rt::writeManifest(bundle); !s)
+    return fail(s.message());
+
+  if (!quiet) {
+    for (const std::string &why : skipped)
+      llvm::errs() << "attn-compile: skipped " << why << "\n";
+    llvm::outs() << "attn-compile: " << compiled << " compiled, " << reused
+                 << " reused, " << skipped.size() << " skipped, "
+                 << failedCount << " failed in "
+                 << llvm::formatv("{0:f1}", seconds) << " s -> " << outputPath
+                 << "\n";
+  }
+  return failedCount == 0 ? 0 : 1;
 }

@@ -7,15 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialect/AttnDialect.h"
+#include "compiler/Compile.h"
+#include "compiler/DeviceRun.h"
+#include "reference/interp/Entry.h"
 #include "reference/interp/Inputs.h"
 #include "reference/interp/Interpreter.h"
 #include "reference/interp/Signature.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
@@ -44,7 +45,8 @@ llvm::cl::opt<std::string>
 llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("Where to run: 'reference' (the CPU interpreter, "
-                           "the definition of every op)"),
+                           "the definition of every op) or 'vulkan' (compiled "
+                           "in process for the first Vulkan device)"),
             llvm::cl::value_desc("NAME"), llvm::cl::init("reference"),
             llvm::cl::cat(category));
 
@@ -83,27 +85,6 @@ int fail(const llvm::Twine &message) {
 
 int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
 
-/// The function to run: --entry, or the only function of the module.
-llvm::Expected<mlir::func::FuncOp> findEntry(mlir::ModuleOp module) {
-  if (!entry.empty()) {
-    auto fn = module.lookupSymbol<mlir::func::FuncOp>(entry);
-    if (!fn)
-      return llvm::createStringError("no function @" + entry + " in " +
-                                     inputFile);
-    return fn;
-  }
-  auto functions = llvm::to_vector(module.getOps<mlir::func::FuncOp>());
-  if (functions.size() == 1)
-    return functions.front();
-  if (functions.empty())
-    return llvm::createStringError(inputFile + " has no function to run");
-  std::string names;
-  for (mlir::func::FuncOp fn : functions)
-    names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
-  return llvm::createStringError(inputFile + " has several functions (" +
-                                 names + "); pick one with --entry");
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -117,18 +98,21 @@ int main(int argc, char **argv) {
       "Inputs are DIR/arg<i>.npy in argument order; results are written to "
       "DIR/result<i>.npy, and their shapes and dtypes printed.\n");
 
-  if (backend != "reference")
+  std::vector<std::string> backends = mlir::attn::deviceBackends();
+  if (backend != "reference" && !llvm::is_contained(backends, backend)) {
+    std::string available = "reference";
+    for (const std::string &b : backends)
+      available += ", " + b;
     return fail("backend '" + backend +
-                "' is not available in this build (available: reference)");
+                "' is not available in this build (available: " + available +
+                ")");
+  }
   bool random = randomSeed.getNumOccurrences() > 0;
-  if (random == !inputsDir.empty())
-    return fail("give exactly one of --inputs DIR and --random SEED");
-  if (!randomOptions.empty() && !random)
-    return fail("--random-options needs --random");
 
-  mlir::MLIRContext context;
-  context.loadDialect<mlir::attn::AttnDialect, mlir::arith::ArithDialect,
-                      mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+  mlir::DialectRegistry registry;
+  mlir::attn::registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
@@ -142,25 +126,19 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // The diagnostic handler has printed why.
 
-  llvm::Expected<mlir::func::FuncOp> fn = findEntry(*module);
+  llvm::Expected<mlir::func::FuncOp> fn = findEntry(*module, entry, inputFile);
   if (!fn)
     return fail(fn.takeError());
   llvm::Expected<Signature> signature = describeSignature(*fn);
   if (!signature)
     return fail(signature.takeError());
 
-  auto getInputs = [&]() -> llvm::Expected<std::vector<Tensor>> {
-    if (!random)
-      return readInputs(*signature, inputsDir);
-    ProblemOptions options;
-    options.seed = randomSeed;
-    llvm::Expected<ProblemOptions> parsed =
-        parseRandomOptions(randomOptions, options);
-    if (!parsed)
-      return parsed.takeError();
-    return makeRandomInputs(*signature, *parsed);
-  };
-  llvm::Expected<std::vector<Tensor>> inputs = getInputs();
+  InputSource source;
+  source.directory = inputsDir;
+  if (random)
+    source.seed = randomSeed;
+  source.randomOptions = randomOptions;
+  llvm::Expected<std::vector<Tensor>> inputs = loadInputs(*signature, source);
   if (!inputs)
     return fail(inputs.takeError());
   if (random && !outputsDir.empty())
@@ -168,7 +146,10 @@ int main(int argc, char **argv) {
       return fail(std::move(err));
 
   llvm::Expected<std::vector<Tensor>> results =
-      interpret(*fn, std::move(*inputs));
+      backend == "reference"
+          ? interpret(*fn, std::move(*inputs))
+          : mlir::attn::runOnDevice(*module, fn->getSymName(), backend,
+                                    *inputs);
   if (!results)
     return fail(results.takeError());
   if (!outputsDir.empty())

@@ -1,0 +1,80 @@
+//===- Compare.cpp - A device's tensors against the reference ------------===//
+
+#include "reference/ops/Compare.h"
+
+#include <cmath>
+
+namespace attn {
+
+Tolerance defaultTolerance(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return {1e-5, 1.3e-6};
+  case DType::F16:
+    return {1e-3, 1e-3};
+  case DType::BF16:
+    return {1e-3, 1.6e-2};
+  case DType::I32:
+  case DType::I64:
+    return {0.0, 0.0};
+  }
+  return {0.0, 0.0};
+}
+
+std::string formatIndex(const std::vector<int64_t> &index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
+                                  Tolerance tolerance) {
+  if (got.dtype() != want.dtype())
+    return errorf("dtype ", toString(got.dtype()), " differs from the "
+                  "reference's ", toString(want.dtype()));
+  if (got.shape() != want.shape())
+    return errorf("shape ", formatIndex(got.shape()),
+                  " differs from the reference's ", formatIndex(want.shape()));
+  TensorDiff diff;
+  diff.numElements = want.numElements();
+  bool integer = !isFloat(want.dtype());
+  // How far outside the tolerance the worst element is (<= 0: inside).
+  double worstExcess = -INFINITY;
+  int64_t worstFlat = -1;
+  for (int64_t i = 0; i < diff.numElements; ++i) {
+    double g = integer ? static_cast<double>(got.getInt(i)) : got.getFloat(i);
+    double w = integer ? static_cast<double>(want.getInt(i)) : want.getFloat(i);
+    double err, excess;
+    if (std::isnan(g) || std::isnan(w) || std::isinf(g) || std::isinf(w)) {
+      bool same = (std::isnan(g) && std::isnan(w)) || g == w;
+      err = same ? 0.0 : INFINITY;
+      excess = same ? -INFINITY : INFINITY;
+    } else {
+      err = std::fabs(g - w);
+      excess = err - (tolerance.atol + tolerance.rtol * std::fabs(w));
+      if (w != 0.0)
+        diff.maxRelError = std::max(diff.maxRelError, err / std::fabs(w));
+    }
+    diff.maxAbsError = std::max(diff.maxAbsError, err);
+    if (excess > 0)
+      ++diff.numMismatches;
+    if (excess > worstExcess || worstFlat < 0) {
+      worstExcess = excess;
+      worstFlat = i;
+      diff.worstGot = g;
+      diff.worstWant = w;
+    }
+  }
+  if (worstFlat >= 0) {
+    diff.worstIndex.assign(want.rank(), 0);
+    int64_t rest = worstFlat;
+    for (int64_t d = want.rank() - 1; d >= 0; --d) {
+      diff.worstIndex[d] = rest % want.dim(d);
+      rest /= want.dim(d);
+    }
+  }
+  return diff;
+}
+
+} // namespace attn

@@ -1,0 +1,56 @@
+//===- Compare.h - A device's tensors against the reference ----*- C++ -*-===//
+//
+// The one comparison every check in attn uses (attn-diff, the runtime's
+// examples, the end-to-end tests): per element, |got - want| <= atol +
+// rtol * |want|, with infinities and NaNs compared as values (-inf matches
+// -inf, NaN matches nothing but NaN). Default tolerances per output dtype
+// are vLLM's (DESIGN.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_REFERENCE_OPS_COMPARE_H
+#define ATTN_REFERENCE_OPS_COMPARE_H
+
+#include "reference/ops/Status.h"
+#include "reference/ops/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+/// f32: 1e-5 / 1.3e-6, f16: 1e-3 / 1e-3, bf16: 1e-3 / 1.6e-2; integers
+/// exactly.
+Tolerance defaultTolerance(DType dtype);
+
+struct TensorDiff {
+  int64_t numElements = 0;
+  /// Elements outside the tolerance.
+  int64_t numMismatches = 0;
+  double maxAbsError = 0.0;
+  /// max |got - want| / |want| over elements with want != 0.
+  double maxRelError = 0.0;
+  /// The element furthest outside the tolerance (or with the largest
+  /// error when all pass): its multi-index, and both values.
+  std::vector<int64_t> worstIndex;
+  double worstGot = 0.0;
+  double worstWant = 0.0;
+
+  bool passed() const { return numMismatches == 0; }
+};
+
+/// Compares two tensors of the same dtype and shape (else an error).
+Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
+                                  Tolerance tolerance);
+
+/// "[3, 17, 5]".
+std::string formatIndex(const std::vector<int64_t> &index);
+
+} // namespace attn
+
+#endif // ATTN_REFERENCE_OPS_COMPARE_H

@@ -1,0 +1,227 @@
+//===- attn-diff.cpp - A device against the reference --------------------===//
+//
+// Runs a function of an attn module on the reference interpreter and on a
+// device backend (or reads results captured elsewhere with --against) over
+// the same inputs, and reports per result: max abs and rel error, the worst
+// position, how many elements are beyond tolerance, and a verdict.
+// Exit status: 0 all pass, 1 a mismatch, 2 an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Compile.h"
+#include "compiler/DeviceRun.h"
+#include "reference/interp/Entry.h"
+#include "reference/interp/Inputs.h"
+#include "reference/interp/Interpreter.h"
+#include "reference/interp/Signature.h"
+#include "reference/ops/Compare.h"
+#include "reference/ops/Npy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace attn;
+
+namespace {
+
+llvm::cl::OptionCategory category("attn-diff options");
+
+llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                     llvm::cl::desc("<input .mlir file>"),
+                                     llvm::cl::Required,
+                                     llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    entry("entry",
+          llvm::cl::desc("Function to run (default: the module's only "
+                         "function)"),
+          llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    backend("backend",
+            llvm::cl::desc("The device to check against the reference "
+                           "(vulkan)"),
+            llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> againstDir(
+    "against",
+    llvm::cl::desc("Instead of running a device, compare the reference with "
+                   "DIR/result0.npy, result1.npy, ... captured elsewhere"),
+    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    inputsDir("inputs",
+              llvm::cl::desc("Read the inputs from DIR/arg<i>.npy"),
+              llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
+llvm::cl::opt<uint64_t>
+    randomSeed("random", llvm::cl::desc("Make seeded random inputs"),
+               llvm::cl::value_desc("SEED"), llvm::cl::cat(category));
+std::string randomOptionsDesc =
+    std::string("Options of the --random generator: ") + kRandomOptionsHelp;
+llvm::cl::opt<std::string>
+    randomOptions("random-options", llvm::cl::desc(randomOptionsDesc),
+                  llvm::cl::value_desc("KEY=VALUE,..."),
+                  llvm::cl::cat(category));
+llvm::cl::opt<double>
+    atolFlag("atol",
+             llvm::cl::desc("Absolute tolerance for every result (default: "
+                            "per dtype, f32 1e-5, f16 1e-3, bf16 1e-3)"),
+             llvm::cl::init(-1.0), llvm::cl::cat(category));
+llvm::cl::opt<double>
+    rtolFlag("rtol",
+             llvm::cl::desc("Relative tolerance for every result (default: "
+                            "per dtype, f32 1.3e-6, f16 1e-3, bf16 1.6e-2)"),
+             llvm::cl::init(-1.0), llvm::cl::cat(category));
+
+constexpr int kExitMismatch = 1;
+constexpr int kExitError = 2;
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-diff") << message << "\n";
+  return kExitError;
+}
+int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
+
+/// A double as printf's %g, for tolerances and values in the report.
+std::string g(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+/// "token 3, head 17, dim 5" for attention outputs, where the axes are
+/// known; empty otherwise.
+std::string describeIndex(const std::vector<int64_t> &index, bool mla) {
+  static const char *kAxes[] = {"token", "head", "dim"};
+  if (index.size() != 2 && index.size() != 3)
+    return "";
+  std::string s;
+  for (size_t i = 0; i < index.size(); ++i)
+    s += std::string(i ? ", " : "") + (i == 0 && mla ? "request" : kAxes[i]) +
+         " " + std::to_string(index[i]);
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-diff: checks a device against the reference\n\n"
+      "  attn-diff v.mlir --backend vulkan --random 0\n"
+      "  attn-diff v.mlir --inputs in/ --against captured/\n\n"
+      "Runs the reference interpreter and the device (or reads the device's "
+      "results from\n--against DIR) on the same inputs and prints, per "
+      "result, the max abs and rel\nerror, the worst position, the count "
+      "beyond tolerance and a verdict.\nAn element passes when |device - "
+      "reference| <= atol + rtol * |reference|\n(inf and NaN must match "
+      "exactly). Exit status: 0 pass, 1 mismatch, 2 error.\n");
+
+  if (backend.empty() == againstDir.empty())
+    return fail("give exactly one of --backend NAME and --against DIR");
+
+  mlir::DialectRegistry registry;
+  mlir::attn::registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return kExitError;
+
+  llvm::Expected<mlir::func::FuncOp> fn =
+      findEntry(*module, entry, inputFile);
+  if (!fn)
+    return fail(fn.takeError());
+  llvm::Expected<Signature> signature = describeSignature(*fn);
+  if (!signature)
+    return fail(signature.takeError());
+  InputSource source;
+  source.directory = inputsDir;
+  if (randomSeed.getNumOccurrences())
+    source.seed = randomSeed;
+  source.randomOptions = randomOptions;
+  llvm::Expected<std::vector<Tensor>> inputs = loadInputs(*signature, source);
+  if (!inputs)
+    return fail(inputs.takeError());
+
+  // The reference first: it validates the metadata, so a device never runs
+  // on inputs the reference rejects.
+  llvm::Expected<std::vector<Tensor>> want = interpret(*fn, *inputs);
+  if (!want)
+    return fail(want.takeError());
+
+  std::vector<Tensor> got;
+  std::string deviceName;
+  if (!backend.empty()) {
+    mlir::attn::DeviceRunStats stats;
+    llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
+        *module, fn->getSymName(), backend, *inputs, &stats);
+    if (!results)
+      return fail(results.takeError());
+    got = std::move(*results);
+    deviceName = stats.device;
+  } else {
+    for (size_t i = 0; i < want->size(); ++i) {
+      std::string path =
+          againstDir + "/result" + std::to_string(i) + ".npy";
+      Result<Tensor> t = readNpy(path, (*want)[i].dtype());
+      if (!t)
+        return fail(t.message());
+      got.push_back(std::move(*t));
+    }
+    deviceName = againstDir;
+  }
+  if (got.size() != want->size())
+    return fail(llvm::formatv("{0} returned {1} results, the reference {2}",
+                              deviceName, got.size(), want->size())
+                    .str());
+
+  bool mla = false;
+  fn->walk([&](mlir::Operation *op) {
+    mla |= op->getName().getStringRef() == "attn.mla_decode";
+  });
+  llvm::outs() << "attn-diff: @" << fn->getSymName() << " on " << deviceName
+               << " against the reference\n";
+  bool allPassed = true;
+  for (size_t i = 0; i < want->size(); ++i) {
+    const Tensor &w = (*want)[i];
+    Tolerance tol = defaultTolerance(w.dtype());
+    if (atolFlag >= 0)
+      tol.atol = atolFlag;
+    if (rtolFlag >= 0)
+      tol.rtol = rtolFlag;
+    Result<TensorDiff> diff = compareTensors(got[i], w, tol);
+    if (!diff)
+      return fail(llvm::formatv("result{0}: {1}", i, diff.message()).str());
+    allPassed &= diff->passed();
+    std::string where = describeIndex(diff->worstIndex, mla);
+    llvm::outs() << llvm::formatv(
+        "  result{0} {1}: max abs {2:e3}, max rel {3:e3}, worst at {4}{5} "
+        "(device {6}, reference {7}), {8} of {9} beyond atol {10} + rtol "
+        "{11}: {12}\n",
+        i, w.describe(), diff->maxAbsError, diff->maxRelError,
+        formatIndex(diff->worstIndex), where.empty() ? "" : " (" + where + ")",
+        g(diff->worstGot), g(diff->worstWant), diff->numMismatches,
+        diff->numElements, g(tol.atol), g(tol.rtol),
+        diff->passed() ? "PASS" : "FAIL");
+  }
+  llvm::outs() << (allPassed ? "PASS" : "FAIL") << "\n";
+  return allPassed ? 0 : kExitMismatch;
+}

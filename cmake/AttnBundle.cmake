@@ -1,10 +1,12 @@
 # attn_add_bundle: compile attention variants ahead of time, at build time.
 #
 #   attn_add_bundle(TARGET <name> GRID <grid.json> TARGETS <target>...
-#                   [OUTPUT <dir>])
+#                   [OUTPUT <dir>] [OPTIONS <attn-compile flag>...])
 #
 # Adds a custom target <name> (built by `all`) that runs
-#   attn-compile --grid <grid.json> --targets=<t1>,<t2> -o <dir>
+#   attn-compile --grid <grid.json> --targets=<t1>,<t2> <options> -o <dir>
+# (OPTIONS, e.g. --subgroup-size=0 to compile for this machine's Vulkan
+# device)
 # with <dir> defaulting to ${CMAKE_CURRENT_BINARY_DIR}/<name>.attnb, and
 # reruns it when the grid file or attn-compile changes. The bundle's path is
 # the target's ATTN_BUNDLE_DIR property, e.g. for a compile definition:
@@ -16,7 +18,8 @@
 include_guard(GLOBAL)
 
 function(attn_add_bundle)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;GRID;OUTPUT" "TARGETS")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;GRID;OUTPUT"
+    "TARGETS;OPTIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR
       "attn_add_bundle: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -65,7 +68,8 @@ function(attn_add_bundle)
   add_custom_command(
     OUTPUT "${out}/manifest.json"
     COMMAND ${CMAKE_COMMAND} -E rm -rf "${out}"
-    COMMAND ${compiler} --grid "${grid}" --targets=${targets} -o "${out}"
+    COMMAND ${compiler} --grid "${grid}" --targets=${targets} ${ARG_OPTIONS}
+            -o "${out}"
     DEPENDS "${grid}" ${compilerDep}
     COMMENT "attn-compile ${ARG_TARGET}: ${ARG_GRID} for ${targets}"
     VERBATIM)

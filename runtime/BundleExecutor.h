@@ -11,12 +11,7 @@
 //
 //   Result<Bundle> bundle = loadBundle("llama.attnb");
 //   VulkanPlanDevice &vk = ...;
-//   BundleExecutor executor(*bundle, "spirv", vk,
-//       [&](const BundleKernel &k, std::string_view bytes) {
-//         std::vector<uint32_t> words(bytes.size() / 4);
-//         std::memcpy(words.data(), bytes.data(), words.size() * 4);
-//         return vk.addKernel(k.symbol, std::move(words), k.entryPoint);
-//       });
+//   BundleExecutor executor(*bundle, "spirv", vk, vk.kernelLoader());
 //   auto impl = backend->getImpl(layer, executor);
 //
 // examples/host/HostExample.cpp does this in full.

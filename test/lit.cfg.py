@@ -24,6 +24,7 @@ config.substitutions.append(("%attn_src", config.attn_src_root))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",
+         "attn-host-example", "attn-tt-run",
          "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
@@ -47,6 +48,21 @@ ptxas = _which("ptxas", ["/usr/local/cuda/bin"])
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# No Metal compiler here: emitted MSL is type-checked as C++14 (what MSL 2.x
+# is based on) by clang 22 against a stub of the Metal declarations it uses;
+# an attribute the stub does not know is an error.
+clang_msl = next((c for c in ["/usr/lib/llvm-22/bin/clang++",
+                              shutil.which("clang++-22")]
+                  if c and os.path.exists(c)), None)
+if clang_msl:
+    config.available_features.add("msl-syntax-check")
+    msl_inputs = os.path.join(config.test_source_root, "Target", "MSL",
+                              "Inputs", "include")
+    config.substitutions.append(
+        ("%clang_msl_check",
+         f"{clang_msl} -x c++ -std=c++14 -fsyntax-only "
+         f"-Werror=unknown-attributes -I {msl_inputs}"))
 
 # NumPy for the independent oracle in Reference tests: Debian's python3-numpy
 # lives under /usr/bin/python3, which may not be the python3 first on PATH.

@@ -191,15 +191,7 @@ makeVulkanExecutor(const std::string &bundleDir,
   VulkanPlanDevice *raw = device.get();
   auto executor = std::make_unique<BundleExecutor>(
       std::move(*bundle), "spirv", *raw,
-      [raw](const BundleKernel &kernel, std::string_view bytes) -> Status {
-        if (bytes.size() % 4 != 0)
-          return errorf(kernel.file, " is ", bytes.size(),
-                        " bytes, not a whole number of SPIR-V words");
-        std::vector<uint32_t> words(bytes.size() / 4);
-        std::memcpy(words.data(), bytes.data(), bytes.size());
-        return raw->addKernel(kernel.symbol, std::move(words),
-                              kernel.entryPoint);
-      });
+      raw->kernelLoader());
   ATTN_RETURN_IF_ERROR(executor->loadAllKernels());
   return std::unique_ptr<KernelExecutor>(std::move(executor));
 }

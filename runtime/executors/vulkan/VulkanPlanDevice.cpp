@@ -2,6 +2,10 @@
 
 #include "runtime/executors/vulkan/VulkanPlanDevice.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
 namespace attn {
 
 namespace {
@@ -37,15 +41,46 @@ VulkanPlanDevice::create(const VulkanOptions &options) {
 
 Status VulkanPlanDevice::addKernel(const std::string &symbol,
                                    std::vector<uint32_t> spirv,
-                                   const std::string &entryPoint) {
+                                   const std::string &entryPoint,
+                                   uint32_t subgroupSize) {
   KernelDesc desc;
   desc.spirv = std::move(spirv);
   desc.entryPoint = entryPoint;
+  const VulkanDeviceInfo &info = device_->info();
+  if (subgroupSize != 0 && subgroupSize != info.subgroupSize) {
+    if (!info.subgroupSizeControl || subgroupSize < info.minSubgroupSize ||
+        subgroupSize > info.maxSubgroupSize)
+      return errorf("kernel ", symbol, " was compiled for subgroup size ",
+                    subgroupSize, " but ", name_, " runs subgroups of ",
+                    info.subgroupSize,
+                    ": recompile with attn-compile --subgroup-size=",
+                    info.subgroupSize);
+    desc.requiredSubgroupSize = subgroupSize;
+  }
   Result<std::unique_ptr<VulkanKernel>> kernel = device_->createKernel(desc);
   if (!kernel)
     return errorf("kernel ", symbol, ": ", kernel.message());
   kernels_[symbol] = std::move(*kernel);
   return Status::ok();
+}
+
+runtime::KernelLoader VulkanPlanDevice::kernelLoader() {
+  return [this](const runtime::BundleKernel &kernel,
+                std::string_view bytes) -> Status {
+    if (bytes.size() % 4 != 0)
+      return errorf(kernel.file, " is ", bytes.size(),
+                    " bytes, not a whole number of SPIR-V words");
+    std::vector<uint32_t> words(bytes.size() / 4);
+    std::memcpy(words.data(), bytes.data(), bytes.size());
+    nlohmann::json launch = nlohmann::json::parse(
+        kernel.launchJson, nullptr, /*allow_exceptions=*/false);
+    uint32_t subgroupSize = 0;
+    if (launch.is_object() && launch.contains("subgroup_size") &&
+        launch["subgroup_size"].is_number_unsigned())
+      subgroupSize = launch["subgroup_size"].get<uint32_t>();
+    return addKernel(kernel.symbol, std::move(words), kernel.entryPoint,
+                     subgroupSize);
+  };
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>

@@ -8,6 +8,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
 #define ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
 
+#include "runtime/BundleExecutor.h"
 #include "runtime/PlanRunner.h"
 #include "runtime/executors/vulkan/VulkanExecutor.h"
 
@@ -23,8 +24,15 @@ public:
   create(const VulkanOptions &options = {});
 
   /// Builds the pipeline of one kernel and makes it launchable as `symbol`.
+  /// `subgroupSize` is the subgroup size the kernel was compiled for (0:
+  /// any): a kernel that reduces across a subgroup computes wrong results
+  /// with another one, so a mismatch the device cannot pin is an error.
   Status addKernel(const std::string &symbol, std::vector<uint32_t> spirv,
-                   const std::string &entryPoint);
+                   const std::string &entryPoint, uint32_t subgroupSize = 0);
+
+  /// Loads a bundle's SPIR-V kernels (for BundleExecutor): checks the file
+  /// is whole words and honours the `subgroup_size` of its launch facts.
+  runtime::KernelLoader kernelLoader();
   bool hasKernel(const std::string &symbol) const {
     return kernels_.count(symbol) != 0;
   }

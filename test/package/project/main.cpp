@@ -95,11 +95,7 @@ int main() {
   VulkanPlanDevice &vk = **device;
   BundleExecutor executor(
       std::move(*bundle), "spirv", vk,
-      [&vk](const BundleKernel &k, std::string_view bytes) -> Status {
-        std::vector<uint32_t> words(bytes.size() / 4);
-        std::memcpy(words.data(), bytes.data(), words.size() * 4);
-        return vk.addKernel(k.symbol, std::move(words), k.entryPoint);
-      });
+      vk.kernelLoader());
   Result<Tensor> got = decode(DeviceType::VULKAN, executor);
   if (!got)
     return fail("vulkan", got.status());

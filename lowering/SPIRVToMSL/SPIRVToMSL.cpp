@@ -1,0 +1,205 @@
+//===- SPIRVToMSL.cpp - attn's SPIR-V kernels as Metal source -------------===//
+//
+// Drives SPIRV-Cross's C API (spirv_cross_c.h): parse, map bindings to
+// buffer indices, pick the MSL version, compile, and read back the entry
+// point's final name and LocalSize.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/SPIRVToMSL/SPIRVToMSL.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <spirv_cross_c.h>
+
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct ContextDeleter {
+  void operator()(spvc_context context) const { spvc_context_destroy(context); }
+};
+using ContextPtr = std::unique_ptr<spvc_context_s, ContextDeleter>;
+
+llvm::Error makeError(StringRef entryPoint, const llvm::Twine &message) {
+  return llvm::createStringError("kernel " + entryPoint + ": " + message);
+}
+
+/// The error of a failed SPIRV-Cross call, with its own message.
+llvm::Error crossError(spvc_context context, StringRef entryPoint,
+                       StringRef what) {
+  const char *reason = spvc_context_get_last_error_string(context);
+  return makeError(entryPoint, "spirv-cross cannot " + what + ": " +
+                                   (reason && *reason ? reason : "no reason"));
+}
+
+/// The lowest MSL version SPIRV-Cross accepts for `capabilities`, and the
+/// capability that asks for it (empty for the floor).
+std::pair<uint32_t, StringRef>
+getRequiredVersion(ArrayRef<SpvCapability> capabilities) {
+  std::pair<uint32_t, StringRef> required = {makeMSLVersion(1, 2), ""};
+  auto raise = [&](uint32_t version, StringRef why) {
+    if (version > required.first)
+      required = {version, why};
+  };
+  for (SpvCapability cap : capabilities) {
+    switch (cap) {
+    case SpvCapabilityInt64:
+      raise(makeMSLVersion(2, 3), "64-bit integers in buffers");
+      break;
+    case SpvCapabilityGroupNonUniformArithmetic:
+    case SpvCapabilityGroupNonUniformBallot:
+    case SpvCapabilityGroupNonUniformVote:
+    case SpvCapabilityGroupNonUniformClustered:
+    case SpvCapabilityGroupNonUniformQuad:
+      raise(makeMSLVersion(2, 1), "SIMD-group reductions, ballot or vote");
+      break;
+    case SpvCapabilityGroupNonUniform:
+    case SpvCapabilityGroupNonUniformShuffle:
+    case SpvCapabilityGroupNonUniformShuffleRelative:
+      raise(makeMSLVersion(2, 0), "SIMD-group shuffles");
+      break;
+    default:
+      break;
+    }
+  }
+  return required;
+}
+
+} // namespace
+
+std::string mlir::attn::formatMSLVersion(uint32_t version) {
+  return std::to_string(version / 10000) + "." +
+         std::to_string(version / 100 % 100);
+}
+
+llvm::Expected<MSLKernel>
+mlir::attn::translateSPIRVToMSL(ArrayRef<uint32_t> words, StringRef entryPoint,
+                                const MSLOptions &options) {
+  spvc_context rawContext = nullptr;
+  if (spvc_context_create(&rawContext) != SPVC_SUCCESS)
+    return makeError(entryPoint, "cannot create a spirv-cross context");
+  ContextPtr context(rawContext);
+  spvc_context ctx = context.get();
+
+  spvc_parsed_ir ir = nullptr;
+  if (spvc_context_parse_spirv(ctx, words.data(), words.size(), &ir) !=
+      SPVC_SUCCESS)
+    return crossError(ctx, entryPoint, "parse the SPIR-V");
+  spvc_compiler compiler = nullptr;
+  if (spvc_context_create_compiler(ctx, SPVC_BACKEND_MSL, ir,
+                                   SPVC_CAPTURE_MODE_TAKE_OWNERSHIP,
+                                   &compiler) != SPVC_SUCCESS)
+    return crossError(ctx, entryPoint, "create an MSL compiler");
+  std::string entry = entryPoint.str();
+  if (spvc_compiler_set_entry_point(compiler, entry.c_str(),
+                                    SpvExecutionModelGLCompute) != SPVC_SUCCESS)
+    return crossError(ctx, entryPoint, "find the compute entry point");
+
+  MSLKernel kernel;
+  for (int i = 0; i < 3; ++i)
+    kernel.threadgroupSize[i] = spvc_compiler_get_execution_mode_argument_by_index(
+        compiler, SpvExecutionModeLocalSize, i);
+  if (llvm::is_contained(kernel.threadgroupSize, 0u))
+    return makeError(entryPoint, "expects a LocalSize execution mode");
+
+  // Argument i is the storage buffer at set 0, binding i; nothing else may
+  // cross the kernel boundary (no push constants, images or uniforms).
+  spvc_resources resources = nullptr;
+  if (spvc_compiler_create_shader_resources(compiler, &resources) !=
+      SPVC_SUCCESS)
+    return crossError(ctx, entryPoint, "reflect the resources");
+  for (spvc_resource_type type :
+       {SPVC_RESOURCE_TYPE_UNIFORM_BUFFER, SPVC_RESOURCE_TYPE_PUSH_CONSTANT,
+        SPVC_RESOURCE_TYPE_STORAGE_IMAGE, SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,
+        SPVC_RESOURCE_TYPE_SEPARATE_IMAGE,
+        SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS}) {
+    const spvc_reflected_resource *list = nullptr;
+    size_t count = 0;
+    spvc_resources_get_resource_list_for_type(resources, type, &list, &count);
+    if (count != 0)
+      return makeError(entryPoint, "expects only storage buffers as kernel "
+                                   "arguments, found " +
+                                       llvm::Twine(list[0].name));
+  }
+  const spvc_reflected_resource *buffers = nullptr;
+  size_t numBuffers = 0;
+  spvc_resources_get_resource_list_for_type(
+      resources, SPVC_RESOURCE_TYPE_STORAGE_BUFFER, &buffers, &numBuffers);
+  SmallVector<bool> seen(numBuffers, false);
+  for (const spvc_reflected_resource &buffer :
+       ArrayRef<spvc_reflected_resource>(buffers, numBuffers)) {
+    unsigned set =
+        spvc_compiler_get_decoration(compiler, buffer.id, SpvDecorationDescriptorSet);
+    unsigned binding =
+        spvc_compiler_get_decoration(compiler, buffer.id, SpvDecorationBinding);
+    if (set != 0 || binding >= numBuffers || seen[binding])
+      return makeError(entryPoint,
+                       "expects storage buffers at set 0, bindings 0.." +
+                           llvm::Twine(numBuffers - 1) + " once each, found " +
+                           buffer.name + " at set " + llvm::Twine(set) +
+                           ", binding " + llvm::Twine(binding));
+    seen[binding] = true;
+  }
+  for (unsigned binding = 0; binding < numBuffers; ++binding) {
+    spvc_msl_resource_binding map;
+    spvc_msl_resource_binding_init(&map);
+    map.stage = SpvExecutionModelGLCompute;
+    map.desc_set = 0;
+    map.binding = binding;
+    map.msl_buffer = binding;
+    if (spvc_compiler_msl_add_resource_binding(compiler, &map) != SPVC_SUCCESS)
+      return crossError(ctx, entryPoint, "map a binding to a buffer index");
+    kernel.bufferIndices.push_back(binding);
+  }
+
+  const SpvCapability *capabilities = nullptr;
+  size_t numCapabilities = 0;
+  if (spvc_compiler_get_declared_capabilities(compiler, &capabilities,
+                                              &numCapabilities) != SPVC_SUCCESS)
+    return crossError(ctx, entryPoint, "list the capabilities");
+  auto [required, reason] = getRequiredVersion(
+      ArrayRef<SpvCapability>(capabilities, numCapabilities));
+  kernel.version = options.version ? options.version : required;
+  if (kernel.version < required)
+    return makeError(entryPoint, "needs MSL " + formatMSLVersion(required) +
+                                     " (" + reason + "), not " +
+                                     formatMSLVersion(kernel.version));
+
+  spvc_compiler_options mslOptions = nullptr;
+  if (spvc_compiler_create_compiler_options(compiler, &mslOptions) !=
+          SPVC_SUCCESS ||
+      spvc_compiler_options_set_uint(mslOptions, SPVC_COMPILER_OPTION_MSL_VERSION,
+                                     kernel.version) != SPVC_SUCCESS ||
+      spvc_compiler_options_set_uint(mslOptions,
+                                     SPVC_COMPILER_OPTION_MSL_PLATFORM,
+                                     SPVC_MSL_PLATFORM_MACOS) != SPVC_SUCCESS ||
+      spvc_compiler_install_compiler_options(compiler, mslOptions) !=
+          SPVC_SUCCESS)
+    return crossError(ctx, entryPoint, "set the MSL options");
+
+  const char *source = nullptr;
+  if (spvc_compiler_compile(compiler, &source) != SPVC_SUCCESS)
+    return crossError(ctx, entryPoint, "emit MSL");
+  kernel.source = source;
+  // Valid only after compiling: SPIRV-Cross renames while it emits.
+  kernel.entryPoint = spvc_compiler_get_cleansed_entry_point_name(
+      compiler, entry.c_str(), SpvExecutionModelGLCompute);
+
+  llvm::json::Object launch{
+      {"entry_point", kernel.entryPoint},
+      {"msl_version", formatMSLVersion(kernel.version)},
+      {"workgroup_size", llvm::json::Array(kernel.threadgroupSize)},
+      {"subgroup_size", options.subgroupSize},
+      {"buffer_indices", llvm::json::Array(kernel.bufferIndices)},
+  };
+  llvm::raw_string_ostream os(kernel.launchJson);
+  os << llvm::json::Value(std::move(launch));
+  return kernel;
+}

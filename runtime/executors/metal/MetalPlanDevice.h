@@ -1,0 +1,66 @@
+//===- MetalPlanDevice.h - Runs plans on a Metal device --------*- C++ -*-===//
+//
+// Adapts a Metal device (macOS) to the plan runner (runtime/PlanRunner.h):
+// buffers are shared-storage MTLBuffers, and a plan's Launch of kernel
+// symbol S dispatches the MSL kernel registered under S, binding argument i
+// at the buffer index its launch facts give. Plain C++ interface; the
+// Objective-C++ lives in MetalPlanDevice.mm.
+//
+// Launches are encoded into one serial compute encoder (each dispatch sees
+// the writes of the ones before it) and committed by finish(), read() and
+// write().
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_EXECUTORS_METAL_METALPLANDEVICE_H
+#define ATTN_RUNTIME_EXECUTORS_METAL_METALPLANDEVICE_H
+
+#include "runtime/BundleExecutor.h"
+#include "runtime/PlanRunner.h"
+#include "runtime/executors/metal/MetalLaunchFacts.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace attn {
+
+class MetalPlanDevice : public runtime::PlanDevice {
+public:
+  /// The system's default Metal device, or an error without one.
+  static Result<std::unique_ptr<MetalPlanDevice>> create();
+  ~MetalPlanDevice() override;
+
+  /// Compiles `source` (MSL) with fast math off and the facts' MSL version,
+  /// builds the pipeline of its entry point and makes it launchable as
+  /// `symbol`. A device whose SIMD width differs from the facts' subgroup
+  /// size is an error: the kernels reduce across one SIMD-group.
+  Status addKernel(const std::string &symbol, std::string_view source,
+                   const MetalLaunchFacts &facts);
+
+  /// Loads a bundle's MSL kernels (for BundleExecutor) with the launch facts
+  /// the bundle records.
+  runtime::KernelLoader kernelLoader();
+
+  std::string_view name() const override { return name_; }
+  Result<std::shared_ptr<runtime::DeviceBuffer>>
+  allocate(uint64_t bytes) override;
+  Status write(runtime::DeviceBuffer &buffer, const void *data,
+               uint64_t bytes) override;
+  Status read(const runtime::DeviceBuffer &buffer, void *data,
+              uint64_t bytes) override;
+  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
+                const std::array<int64_t, 3> &block,
+                std::span<runtime::DeviceBuffer *const> args) override;
+  Status finish() override;
+
+private:
+  struct Impl;
+  explicit MetalPlanDevice(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+  std::string name_;
+};
+
+} // namespace attn
+
+#endif // ATTN_RUNTIME_EXECUTORS_METAL_METALPLANDEVICE_H

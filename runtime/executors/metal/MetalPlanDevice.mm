@@ -1,0 +1,232 @@
+//===- MetalPlanDevice.mm - Runs plans on a Metal device ------------------===//
+//
+// Objective-C++ with ARC. Compiled on macOS only (see CMakeLists.txt): no
+// machine of attn's CI has Metal, so this file is kept small and every
+// Metal call that can fail is checked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/executors/metal/MetalPlanDevice.h"
+
+#import <Foundation/Foundation.h>
+#import <Metal/Metal.h>
+
+#include <cstring>
+#include <map>
+
+namespace attn {
+
+namespace {
+
+class MetalBuffer : public runtime::DeviceBuffer {
+public:
+  MetalBuffer(id<MTLBuffer> buffer, uint64_t bytes)
+      : buffer(buffer), bytes(bytes) {}
+  uint64_t size() const override { return bytes; }
+
+  id<MTLBuffer> buffer;
+  uint64_t bytes;
+};
+
+struct MetalKernel {
+  id<MTLComputePipelineState> pipeline;
+  MetalLaunchFacts facts;
+};
+
+std::string describe(NSError *error) {
+  if (!error)
+    return "no reason given";
+  return std::string([[error localizedDescription] UTF8String]);
+}
+
+} // namespace
+
+struct MetalPlanDevice::Impl {
+  id<MTLDevice> device;
+  id<MTLCommandQueue> queue;
+  /// The launches since the last commit, or nil.
+  id<MTLCommandBuffer> commands;
+  id<MTLComputeCommandEncoder> encoder;
+  std::map<std::string, MetalKernel, std::less<>> kernels;
+};
+
+MetalPlanDevice::MetalPlanDevice(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)),
+      name_(std::string("metal:") + [[impl_->device name] UTF8String]) {}
+
+MetalPlanDevice::~MetalPlanDevice() {
+  // Nothing may still run on buffers that are about to be released.
+  (void)finish();
+}
+
+Result<std::unique_ptr<MetalPlanDevice>> MetalPlanDevice::create() {
+  auto impl = std::make_unique<Impl>();
+  impl->device = MTLCreateSystemDefaultDevice();
+  if (!impl->device)
+    return Status::error("metal: no Metal device on this machine");
+  impl->queue = [impl->device newCommandQueue];
+  if (!impl->queue)
+    return Status::error("metal: cannot create a command queue");
+  return std::unique_ptr<MetalPlanDevice>(new MetalPlanDevice(std::move(impl)));
+}
+
+Status MetalPlanDevice::addKernel(const std::string &symbol,
+                                  std::string_view source,
+                                  const MetalLaunchFacts &facts) {
+  NSString *text = [[NSString alloc] initWithBytes:source.data()
+                                            length:source.size()
+                                          encoding:NSUTF8StringEncoding];
+  if (!text)
+    return errorf("kernel ", symbol, ": the MSL source is not UTF-8");
+  MTLCompileOptions *options = [MTLCompileOptions new];
+  // The kernels rely on IEEE infinities and NaN checks (running max starts
+  // at -inf); fast math would let the compiler assume neither exists.
+  options.fastMathEnabled = NO;
+  // MTLLanguageVersion encodes MAJOR.MINOR as (MAJOR << 16) + MINOR.
+  options.languageVersion =
+      static_cast<MTLLanguageVersion>((facts.mslMajor << 16) | facts.mslMinor);
+  NSError *error = nil;
+  id<MTLLibrary> library = [impl_->device newLibraryWithSource:text
+                                                       options:options
+                                                         error:&error];
+  if (!library)
+    return errorf("kernel ", symbol, ": Metal rejects its MSL ",
+                  facts.mslMajor, ".", facts.mslMinor,
+                  " source: ", describe(error));
+  id<MTLFunction> function = [library
+      newFunctionWithName:[NSString
+                              stringWithUTF8String:facts.entryPoint.c_str()]];
+  if (!function)
+    return errorf("kernel ", symbol, ": the MSL source has no function '",
+                  facts.entryPoint, "'");
+  id<MTLComputePipelineState> pipeline =
+      [impl_->device newComputePipelineStateWithFunction:function error:&error];
+  if (!pipeline)
+    return errorf("kernel ", symbol, ": cannot build its pipeline: ",
+                  describe(error));
+
+  uint64_t threads = uint64_t(facts.threadgroupSize[0]) *
+                     facts.threadgroupSize[1] * facts.threadgroupSize[2];
+  if (threads > [pipeline maxTotalThreadsPerThreadgroup])
+    return errorf("kernel ", symbol, " needs ", threads,
+                  " threads per threadgroup but ", name_, " allows ",
+                  uint64_t([pipeline maxTotalThreadsPerThreadgroup]));
+  if (facts.subgroupSize != 0 &&
+      facts.subgroupSize != [pipeline threadExecutionWidth])
+    return errorf("kernel ", symbol, " was compiled for subgroup size ",
+                  facts.subgroupSize, " but ", name_, " runs SIMD-groups of ",
+                  uint64_t([pipeline threadExecutionWidth]),
+                  ": recompile with attn-compile --subgroup-size=",
+                  uint64_t([pipeline threadExecutionWidth]));
+  impl_->kernels[symbol] = MetalKernel{pipeline, facts};
+  return Status::ok();
+}
+
+runtime::KernelLoader MetalPlanDevice::kernelLoader() {
+  return [this](const runtime::BundleKernel &kernel,
+                std::string_view bytes) -> Status {
+    Result<MetalLaunchFacts> facts = parseMetalLaunchFacts(kernel.launchJson);
+    if (!facts)
+      return errorf("kernel ", kernel.symbol, " (", kernel.file,
+                    "): ", facts.message());
+    return addKernel(kernel.symbol, bytes, *facts);
+  };
+}
+
+Result<std::shared_ptr<runtime::DeviceBuffer>>
+MetalPlanDevice::allocate(uint64_t bytes) {
+  // Metal has no empty buffers; plans may allocate zero elements.
+  NSUInteger length = bytes == 0 ? 4 : NSUInteger(bytes);
+  id<MTLBuffer> buffer =
+      [impl_->device newBufferWithLength:length
+                                 options:MTLResourceStorageModeShared];
+  if (!buffer)
+    return errorf("metal: cannot allocate ", bytes, " bytes on ", name_);
+  // Plans rely on fresh buffers being zero (scratch accumulators, padding).
+  std::memset([buffer contents], 0, length);
+  return std::shared_ptr<runtime::DeviceBuffer>(
+      std::make_shared<MetalBuffer>(buffer, bytes));
+}
+
+Status MetalPlanDevice::write(runtime::DeviceBuffer &buffer, const void *data,
+                              uint64_t bytes) {
+  auto &b = static_cast<MetalBuffer &>(buffer);
+  if (bytes > b.bytes)
+    return errorf("metal: writing ", bytes, " bytes into a buffer of ",
+                  b.bytes);
+  // Shared storage: the host writes in place once no launch uses it.
+  if (Status s = finish(); !s)
+    return s;
+  std::memcpy([b.buffer contents], data, bytes);
+  return Status::ok();
+}
+
+Status MetalPlanDevice::read(const runtime::DeviceBuffer &buffer, void *data,
+                             uint64_t bytes) {
+  const auto &b = static_cast<const MetalBuffer &>(buffer);
+  if (bytes > b.bytes)
+    return errorf("metal: reading ", bytes, " bytes from a buffer of ",
+                  b.bytes);
+  if (Status s = finish(); !s)
+    return s;
+  std::memcpy(data, [b.buffer contents], bytes);
+  return Status::ok();
+}
+
+Status MetalPlanDevice::launch(std::string_view kernel,
+                               const std::array<uint32_t, 3> &grid,
+                               const std::array<int64_t, 3> &block,
+                               std::span<runtime::DeviceBuffer *const> args) {
+  auto it = impl_->kernels.find(kernel);
+  if (it == impl_->kernels.end())
+    return errorf("no kernel '", kernel, "' is loaded on ", name_);
+  const MetalLaunchFacts &facts = it->second.facts;
+  for (int i = 0; i < 3; ++i)
+    if (block[i] != int64_t(facts.threadgroupSize[i]))
+      return errorf("kernel '", kernel, "' was compiled for threadgroup size ",
+                    facts.threadgroupSize[0], "x", facts.threadgroupSize[1],
+                    "x", facts.threadgroupSize[2], " but the plan launches ",
+                    block[0], "x", block[1], "x", block[2]);
+  if (args.size() != facts.bufferIndices.size())
+    return errorf("kernel '", kernel, "' takes ", facts.bufferIndices.size(),
+                  " buffers but the plan passes ", args.size());
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+    return Status::ok();
+
+  if (!impl_->commands) {
+    impl_->commands = [impl_->queue commandBuffer];
+    // Serial dispatch: each launch sees the writes of the ones before it.
+    impl_->encoder = [impl_->commands
+        computeCommandEncoderWithDispatchType:MTLDispatchTypeSerial];
+    if (!impl_->commands || !impl_->encoder)
+      return errorf("metal: cannot start a command buffer on ", name_);
+  }
+  id<MTLComputeCommandEncoder> encoder = impl_->encoder;
+  [encoder setComputePipelineState:it->second.pipeline];
+  for (size_t i = 0; i < args.size(); ++i)
+    [encoder setBuffer:static_cast<MetalBuffer *>(args[i])->buffer
+                offset:0
+               atIndex:facts.bufferIndices[i]];
+  [encoder dispatchThreadgroups:MTLSizeMake(grid[0], grid[1], grid[2])
+          threadsPerThreadgroup:MTLSizeMake(facts.threadgroupSize[0],
+                                            facts.threadgroupSize[1],
+                                            facts.threadgroupSize[2])];
+  return Status::ok();
+}
+
+Status MetalPlanDevice::finish() {
+  if (!impl_->commands)
+    return Status::ok();
+  id<MTLCommandBuffer> commands = impl_->commands;
+  [impl_->encoder endEncoding];
+  impl_->encoder = nil;
+  impl_->commands = nil;
+  [commands commit];
+  [commands waitUntilCompleted];
+  if ([commands status] == MTLCommandBufferStatusError)
+    return errorf("metal: the launches failed on ", name_, ": ",
+                  describe([commands error]));
+  return Status::ok();
+}
+
+} // namespace attn

@@ -1,0 +1,81 @@
+// RUN: attn-translate --attn-to-msl %s | FileCheck %s
+// RUN: attn-translate --attn-to-msl --split-kv=2 %s | FileCheck %s --check-prefix=SPLIT
+
+// Argument i of the kernel ABI is [[buffer(i)]]: query, cache,
+// query_start_loc, seq_lens, block_table, out, lse, then the i32 params.
+// One workgroup is one SIMD-group (32 threads); the dot products are
+// simd_sum reductions, which need MSL 2.1 on macOS.
+// CHECK-LABEL: // kernel f32_paged_attention launch {"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention","msl_version":"2.1","subgroup_size":32,"workgroup_size":[32,1,1]}
+// CHECK: #include <metal_stdlib>
+// CHECK: kernel void f32_paged_attention(device [[F32:.*]]& {{.*}} {{\[\[}}buffer(0)]], device [[F32]]& {{.*}} {{\[\[}}buffer(1)]], device [[I32:.*]]& {{.*}} {{\[\[}}buffer(2)]], device [[I32]]& {{.*}} {{\[\[}}buffer(3)]], device [[I32]]& {{.*}} {{\[\[}}buffer(4)]], device [[F32]]& {{.*}} {{\[\[}}buffer(5)]], device [[F32]]& {{.*}} {{\[\[}}buffer(6)]], device [[I32]]& {{.*}} {{\[\[}}buffer(7)]], uint3 {{.*}} {{\[\[}}thread_position_in_threadgroup]], uint3 {{.*}} {{\[\[}}threadgroup_position_in_grid]])
+// CHECK: simd_sum(
+// CHECK: exp2(
+
+// f16 buffers are `half`; the math stays f32.
+// CHECK-LABEL: // kernel f16_hnd_paged_attention launch {"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f16_hnd_paged_attention","msl_version":"2.1","subgroup_size":32,"workgroup_size":[32,1,1]}
+// CHECK: half _m0[1];
+// CHECK: kernel void f16_hnd_paged_attention(
+// CHECK: simd_sum(
+
+// bf16 buffers are 16-bit words widened with a shift: no bfloat type.
+// Every knob: ALiBi slopes and sinks are two more f32 buffers.
+// CHECK-LABEL: // kernel bf16_knobs_paged_attention launch {"buffer_indices":[0,1,2,3,4,5,6,7,8,9],"entry_point":"bf16_knobs_paged_attention","msl_version":"2.1","subgroup_size":32,"workgroup_size":[32,1,1]}
+// CHECK: ushort _m0[1];
+// CHECK: kernel void bf16_knobs_paged_attention(
+// CHECK-SAME: {{\[\[}}buffer(9)]]
+// CHECK: as_type<float>(uint({{.*}}) << 16u)
+// CHECK: precise::tanh(
+
+// Split-KV: the partial kernel writes f32 partials, the reduce kernel
+// merges them; both at MSL 2.1.
+// SPLIT-LABEL: // kernel f32_paged_attention_partial launch {"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention_partial","msl_version":"2.1","subgroup_size":32,"workgroup_size":[32,1,1]}
+// SPLIT: kernel void f32_paged_attention_partial(
+// SPLIT-LABEL: // kernel f32_paged_attention_reduce launch {"buffer_indices":[0,1,2,3,4],"entry_point":"f32_paged_attention_reduce"
+// SPLIT: kernel void f32_paged_attention_reduce(
+// SPLIT: // kernel f16_hnd_paged_attention_partial
+// SPLIT: // kernel f16_hnd_paged_attention_reduce
+// SPLIT: // kernel bf16_knobs_paged_attention_partial
+// SPLIT: // kernel bf16_knobs_paged_attention_reduce
+
+func.func @f32(%q: tensor<?x4x64xf32>, %c: tensor<?x2x16x2x64xf32>,
+               %qsl: tensor<?xi32>, %lens: tensor<?xi32>,
+               %bt: tensor<?x?xi32>, %o: tensor<?x4x64xf32>,
+               %l: tensor<?x4xf32>) -> (tensor<?x4x64xf32>, tensor<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : tensor<?xi32>, tensor<?xi32>, tensor<?x?xi32>
+  %out, %lse = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd)
+      scale(0.125)
+      : tensor<?x4x64xf32>, tensor<?x2x16x2x64xf32>, tensor<?x4x64xf32>,
+        tensor<?x4xf32> -> tensor<?x4x64xf32>, tensor<?x4xf32>
+  return %out, %lse : tensor<?x4x64xf32>, tensor<?x4xf32>
+}
+
+func.func @f16_hnd(%q: tensor<?x8x128xf16>, %c: tensor<?x2x2x16x128xf16>,
+                   %qsl: tensor<?xi32>, %lens: tensor<?xi32>,
+                   %bt: tensor<?x?xi32>, %o: tensor<?x8x128xf16>,
+                   %l: tensor<?x8xf32>)
+    -> (tensor<?x8x128xf16>, tensor<?x8xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : tensor<?xi32>, tensor<?xi32>, tensor<?x?xi32>
+  %out, %lse = attn.paged_attention %q, %c, %md outs(%o, %l) layout(hnd)
+      scale(0.0883883461)
+      : tensor<?x8x128xf16>, tensor<?x2x2x16x128xf16>, tensor<?x8x128xf16>,
+        tensor<?x8xf32> -> tensor<?x8x128xf16>, tensor<?x8xf32>
+  return %out, %lse : tensor<?x8x128xf16>, tensor<?x8xf32>
+}
+
+func.func @bf16_knobs(%q: tensor<?x4x40xbf16>, %c: tensor<?x2x16x2x40xbf16>,
+                      %qsl: tensor<?xi32>, %lens: tensor<?xi32>,
+                      %bt: tensor<?x?xi32>, %alibi: tensor<4xf32>,
+                      %sinks: tensor<4xf32>, %o: tensor<?x4x40xbf16>,
+                      %l: tensor<?x4xf32>)
+    -> (tensor<?x4x40xbf16>, tensor<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      {causal = false} : tensor<?xi32>, tensor<?xi32>, tensor<?x?xi32>
+  %out, %lse = attn.paged_attention %q, %c, %md alibi(%alibi : tensor<4xf32>)
+      sinks(%sinks : tensor<4xf32>) outs(%o, %l) layout(nhd) scale(0.158)
+      window_left(64) window_right(8) soft_cap(50.0)
+      : tensor<?x4x40xbf16>, tensor<?x2x16x2x40xbf16>, tensor<?x4x40xbf16>,
+        tensor<?x4xf32> -> tensor<?x4x40xbf16>, tensor<?x4xf32>
+  return %out, %lse : tensor<?x4x40xbf16>, tensor<?x4xf32>
+}

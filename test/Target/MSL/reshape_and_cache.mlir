@@ -1,0 +1,29 @@
+// RUN: attn-translate --attn-to-msl %s | FileCheck %s
+
+// slot_mapping is i64: `ulong` in a buffer, which SPIRV-Cross emits from
+// MSL 2.3 on.
+// CHECK-LABEL: // kernel f16_reshape_and_cache launch {"buffer_indices":[0,1,2,3,4],"entry_point":"f16_reshape_and_cache","msl_version":"2.3","subgroup_size":32,"workgroup_size":[32,1,1]}
+// CHECK: ulong _m0[1];
+// CHECK: kernel void f16_reshape_and_cache(device {{.*}} {{\[\[}}buffer(0)]], device {{.*}} {{\[\[}}buffer(1)]], device {{.*}} {{\[\[}}buffer(2)]], device {{.*}} {{\[\[}}buffer(3)]], device {{.*}} {{\[\[}}buffer(4)]],
+// CHECK-NOT: simd_
+
+// CHECK-LABEL: // kernel bf16_hnd_reshape_and_cache launch {"buffer_indices":[0,1,2,3,4],"entry_point":"bf16_hnd_reshape_and_cache","msl_version":"2.3"
+// CHECK: kernel void bf16_hnd_reshape_and_cache(
+
+func.func @f16(%k: tensor<?x4x64xf16>, %v: tensor<?x4x64xf16>,
+               %s: tensor<?xi64>, %c: tensor<?x2x16x4x64xf16>)
+    -> tensor<?x2x16x4x64xf16> {
+  %n = attn.reshape_and_cache %k, %v, %s outs(%c) layout(nhd)
+      : tensor<?x4x64xf16>, tensor<?x4x64xf16>, tensor<?xi64>,
+        tensor<?x2x16x4x64xf16> -> tensor<?x2x16x4x64xf16>
+  return %n : tensor<?x2x16x4x64xf16>
+}
+
+func.func @bf16_hnd(%k: tensor<?x4x64xbf16>, %v: tensor<?x4x64xbf16>,
+                    %s: tensor<?xi64>, %c: tensor<?x2x4x16x64xbf16>)
+    -> tensor<?x2x4x16x64xbf16> {
+  %n = attn.reshape_and_cache %k, %v, %s outs(%c) layout(hnd)
+      : tensor<?x4x64xbf16>, tensor<?x4x64xbf16>, tensor<?xi64>,
+        tensor<?x2x4x16x64xbf16> -> tensor<?x2x4x16x64xbf16>
+  return %n : tensor<?x2x4x16x64xbf16>
+}

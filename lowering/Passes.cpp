@@ -1,6 +1,7 @@
 //===- Passes.cpp - Registration of attn's lowering passes ----------------===//
 
 #include "lowering/Passes.h"
+#include "lowering/GPUToPTX/GPUToPTX.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -15,6 +16,16 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "subgroup-size",
       llvm::cl::desc("Subgroup size the kernels were built for"),
       llvm::cl::init(32)};
+};
+
+struct PTXPipelineOptions : public PassPipelineOptions<PTXPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The SM the PTX targets"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("NVPTX features, chiefly the PTX ISA version"),
+      llvm::cl::init("+ptx80")};
 };
 } // namespace
 
@@ -37,4 +48,17 @@ void attn::registerLoweringPasses() {
       [](OpPassManager &pm, const PipelineOptions &options) {
         buildGPUToSPIRVPipeline(pm, {options.subgroupSize});
       });
+  for (bool emitBinary : {false, true})
+    PassPipelineRegistration<PTXPipelineOptions>(
+        emitBinary ? "attn-gpu-to-ptx" : "attn-gpu-to-nvvm",
+        emitBinary
+            ? "Converts the gpu.module kernels of convert-attn-to-gpu to PTX: "
+              "attn-gpu-to-nvvm, then gpu-module-to-binary{format=isa}"
+            : "Converts the gpu.module kernels of convert-attn-to-gpu to the "
+              "LLVM and NVVM dialects (subgroup reductions as shuffles, "
+              "NVVM target, scf to cf, convert-gpu-to-nvvm)",
+        [emitBinary](OpPassManager &pm, const PTXPipelineOptions &options) {
+          buildGPUToPTXPipeline(pm, {options.chip, options.features,
+                                     emitBinary});
+        });
 }

@@ -35,7 +35,10 @@ void buildGPUToSPIRVPipeline(OpPassManager &pm,
 void buildAttnToGPUPipeline(OpPassManager &pm,
                             const ConvertAttnToGPUOptions &options);
 
-/// Registers every lowering pass and the `attn-gpu-to-spirv` pipeline.
+/// Registers every lowering pass and the `attn-gpu-to-spirv`,
+/// `attn-gpu-to-nvvm` and `attn-gpu-to-ptx` pipelines. Tools that run the
+/// PTX pipelines by name also need registerGPUToPTXDependencies
+/// (lowering/GPUToPTX/GPUToPTX.h) on their registry.
 void registerLoweringPasses();
 
 } // namespace attn

@@ -102,4 +102,27 @@ def ConvertAttnMathToSPIRV : Pass<"convert-attn-math-to-spirv",
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
 }
 
+def AttnLowerSubgroupReduce : Pass<"attn-lower-subgroup-reduce",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Expands the subgroup reductions of attn's kernels into "
+                "shuffles";
+  let description = [{
+    Rewrites every `gpu.subgroup_reduce` inside a `gpu.module` into a
+    butterfly of `gpu.shuffle xor` ops over `subgroup-size` lanes, with
+    upstream's patterns (vectors are first broken down into 32-bit pieces).
+    `convert-gpu-to-nvvm` lowers `gpu.subgroup_reduce` only for i32 (to
+    `redux.sync`), while the attention kernels reduce f32 dot products, so
+    the NVVM path runs this first. Host code is left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Lanes of a subgroup (NVIDIA: a warp of 32)">,
+  ];
+}
+
 #endif // ATTN_LOWERING_PASSES_TD

@@ -11,7 +11,11 @@
 // (slot_mapping is not passed to attention kernels), optional operands only
 // when present, and the destinations last; then ONE params buffer of i32.
 // On SPIR-V, argument i is the storage buffer at set 0, binding i. With
-// bf16-as-i16, bf16 buffers are declared as i16 words (same bytes).
+// bf16-as-i16, bf16 buffers are declared as i16 words (same bytes). On CUDA
+// (PTX, lowering/GPUToPTX/), bf16 stays bf16 and argument i is the five
+// `.param .u64` values 5i .. 5i+4 of upstream's memref descriptor
+// (allocated pointer, aligned pointer, offset, size, stride); the runtime
+// passes (p, p, 0, elements, 1), see runtime/executors/cuda/CudaKernelABI.h.
 //
 // Params. Dynamic sizes the kernel needs, one i32 each, in the order of the
 // enums below. Each kernel also names them in its `attn.params` string-array

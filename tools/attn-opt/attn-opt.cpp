@@ -7,6 +7,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "dialect/BufferizableOpInterfaceImpl.h"
+#include "lowering/GPUToPTX/GPUToPTX.h"
 #include "lowering/Passes.h"
 #include "lowering/AttnToTT/Passes.h"
 
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnToTTLoweringPasses();
   registry.insert<mlir::attn::AttnDialect>();
   mlir::attn::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::attn::registerGPUToPTXDependencies(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn optimizer driver: parses, verifies and transforms attn "
                   "IR\n",

@@ -1,0 +1,188 @@
+//===- GPUToPTX.cpp - attn's kernels to PTX for CUDA ----------------------===//
+//
+// Upstream does the conversion and the code generation; this file supplies
+// what it leaves to the user: float subgroup reductions (which
+// convert-gpu-to-nvvm does not lower) as shuffles, the pipeline that strings
+// the upstream passes together, and reading the PTX back from gpu.binary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/GPUToPTX/GPUToPTX.h"
+#include "lowering/Passes.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNLOWERSUBGROUPREDUCE
+#include "lowering/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Shuffles are 32 bits wide on NVIDIA; wider vectors are split first.
+constexpr unsigned kShuffleBitwidth = 32;
+
+struct LowerSubgroupReducePass
+    : public attn::impl::AttnLowerSubgroupReduceBase<LowerSubgroupReducePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (subgroupSize <= 0 || (subgroupSize & (subgroupSize - 1)) != 0) {
+      module.emitError() << "attn-lower-subgroup-reduce expects a power of "
+                            "two subgroup-size, got "
+                         << static_cast<int64_t>(subgroupSize);
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateGpuBreakDownSubgroupReducePatterns(patterns, kShuffleBitwidth);
+    populateGpuLowerSubgroupReduceToShufflePatterns(
+        patterns, static_cast<unsigned>(subgroupSize), kShuffleBitwidth);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (auto kernels : module.getOps<gpu::GPUModuleOp>())
+      if (failed(applyPatternsGreedily(kernels, frozen)))
+        return signalPassFailure();
+    WalkResult left = module.walk([](gpu::SubgroupReduceOp op) {
+      op.emitError() << "cannot expand this subgroup reduction into shuffles";
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::string attn::findCUDAToolkit() {
+  SmallVector<std::string> candidates;
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (std::optional<std::string> dir = llvm::sys::Process::GetEnv(var))
+      candidates.push_back(*dir);
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &dir : candidates) {
+    SmallString<256> libdevice(dir);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+    if (llvm::sys::fs::exists(libdevice))
+      return dir;
+  }
+  return "";
+}
+
+void attn::buildGPUToPTXPipeline(OpPassManager &pm,
+                                 const GPUToPTXPipelineOptions &options) {
+  pm.addPass(createAttnLowerSubgroupReduce({kNVIDIAWarpSize}));
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  // Upstream's default memref calling convention: the bare-pointer one
+  // rejects the kernels' dynamically sized memref<?xT> arguments.
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  if (!options.emitBinary)
+    return;
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = findCUDAToolkit();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+std::string attn::ptxFeaturesForChip(StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, sm) || sm < 100)
+    return "+ptx80";
+  if (sm <= 101)
+    return "+ptx86";
+  if (sm == 120)
+    return "+ptx87";
+  return "+ptx88";
+}
+
+void attn::registerGPUToPTXDependencies(DialectRegistry &registry) {
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+}
+
+FailureOr<SmallVector<PTXKernel>>
+attn::translateKernelsToPTX(ModuleOp module, StringRef chip,
+                            StringRef features) {
+  DialectRegistry registry;
+  registerGPUToPTXDependencies(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  // gpu-module-to-binary replaces each gpu.module by a gpu.binary of the
+  // same name; remember which kernel each one held.
+  llvm::StringMap<std::string> entryOfModule;
+  for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
+    SmallVector<gpu::GPUFuncOp> funcs;
+    for (auto fn : kernels.getOps<gpu::GPUFuncOp>())
+      if (fn.isKernel())
+        funcs.push_back(fn);
+    if (funcs.size() != 1)
+      return kernels.emitError()
+             << "expects one kernel per gpu.module, got " << funcs.size();
+    entryOfModule[kernels.getName()] = funcs.front().getName().str();
+  }
+
+  PassManager pm(module.getContext());
+  GPUToPTXPipelineOptions options;
+  options.chip = chip.str();
+  options.features = features.str();
+  buildGPUToPTXPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+
+  SmallVector<PTXKernel> kernels;
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    auto entry = entryOfModule.find(binary.getName());
+    if (entry == entryOfModule.end())
+      return binary.emitError() << "matches no kernel module";
+    ArrayRef<Attribute> objects = binary.getObjects().getValue();
+    if (objects.size() != 1)
+      return binary.emitError()
+             << "expects one object (one NVVM target), got " << objects.size();
+    auto object = cast<gpu::ObjectAttr>(objects.front());
+    if (object.getFormat() != gpu::CompilationTarget::Assembly)
+      return binary.emitError() << "expects a PTX (assembly) object";
+    StringRef ptx = object.getObject().getValue();
+    // convert-gpu-to-nvvm calls libdevice for math (__nv_exp2f, ...), which
+    // gpu-module-to-binary links from the CUDA toolkit when it finds one; a
+    // call left unresolved would only fail when the driver loads the PTX.
+    if (size_t at = ptx.find(".extern .func"); at != StringRef::npos)
+      return binary.emitError()
+             << "the PTX of kernel " << entry->second
+             << " calls an undefined function ("
+             << ptx.substr(at, ptx.find('(', at) - at)
+             << "): libdevice was not linked; point CUDA_HOME at a CUDA "
+                "toolkit (its nvvm/libdevice/libdevice.10.bc)";
+    kernels.push_back({entry->second, ptx.str()});
+  }
+  return kernels;
+}

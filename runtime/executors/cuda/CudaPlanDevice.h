@@ -1,0 +1,103 @@
+//===- CudaPlanDevice.h - Runs plans on an NVIDIA GPU ----------*- C++ -*-===//
+//
+// The CUDA executor behind the plan runner (runtime/PlanRunner.h): the
+// driver API loaded with dlopen (no link against libcuda), device 0's
+// primary context, one stream, PTX kernels JIT-compiled by the driver with
+// cuModuleLoadDataEx. A plan's Launch of kernel symbol S runs the PTX kernel
+// registered under S with its buffers passed as memref descriptors
+// (runtime/executors/cuda/CudaKernelABI.h).
+//
+// Without a driver or a GPU, create() returns an error saying so; nothing
+// crashes. Does not include cuda.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_EXECUTORS_CUDA_CUDAPLANDEVICE_H
+#define ATTN_RUNTIME_EXECUTORS_CUDA_CUDAPLANDEVICE_H
+
+#include "runtime/BundleExecutor.h"
+#include "runtime/PlanRunner.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace attn {
+
+struct CudaOptions {
+  /// The driver library to dlopen.
+  std::string driverLibrary = "libcuda.so.1";
+  /// Which device (cuDeviceGet ordinal).
+  int device = 0;
+};
+
+struct CudaDeviceInfo {
+  std::string name;
+  int computeMajor = 0;
+  int computeMinor = 0;
+  int multiprocessors = 0;
+  uint64_t totalMemory = 0;
+  /// 2 x memory clock x bus width, from the device attributes; 0 when the
+  /// driver does not report them.
+  double peakBandwidthGBps = 0.0;
+  int driverVersion = 0;
+
+  /// "sm_90" for compute capability 9.0: what to compile PTX for.
+  std::string chip() const;
+};
+
+class CudaPlanDevice final : public runtime::PlanDevice {
+public:
+  static Result<std::unique_ptr<CudaPlanDevice>>
+  create(const CudaOptions &options = {});
+  ~CudaPlanDevice() override;
+
+  const CudaDeviceInfo &info() const;
+
+  /// JIT-compiles the PTX of one kernel (entry `entryPoint`) and makes it
+  /// launchable as `symbol`; `launchJson` holds its launch facts. Compiler
+  /// errors of the driver's JIT come back in the Status.
+  Status addKernel(const std::string &symbol, std::string_view ptx,
+                   const std::string &entryPoint,
+                   const std::string &launchJson);
+  bool hasKernel(std::string_view symbol) const;
+  /// Loads a bundle's PTX kernels (for BundleExecutor).
+  runtime::KernelLoader kernelLoader();
+
+  /// Benchmarking: with `repeats` > 0 every launch runs once and then
+  /// `repeats` more times between two events, and timings() gets the mean
+  /// time of one run of each kernel. Kernels of attn plans are idempotent
+  /// (they write their outputs from their inputs only), so repeating them
+  /// does not change results.
+  void setTimedRepeats(int repeats);
+  struct KernelTiming {
+    int64_t launches = 0;
+    /// Sum over launches of the mean time of one run.
+    double milliseconds = 0.0;
+  };
+  const std::map<std::string, KernelTiming, std::less<>> &timings() const;
+  void clearTimings();
+
+  std::string_view name() const override;
+  Result<std::shared_ptr<runtime::DeviceBuffer>>
+  allocate(uint64_t bytes) override;
+  Status write(runtime::DeviceBuffer &buffer, const void *data,
+               uint64_t bytes) override;
+  Status read(const runtime::DeviceBuffer &buffer, void *data,
+              uint64_t bytes) override;
+  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
+                const std::array<int64_t, 3> &block,
+                std::span<runtime::DeviceBuffer *const> args) override;
+  Status finish() override;
+
+  struct Impl;
+
+private:
+  explicit CudaPlanDevice(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace attn
+
+#endif // ATTN_RUNTIME_EXECUTORS_CUDA_CUDAPLANDEVICE_H

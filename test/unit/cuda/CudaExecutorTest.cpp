@@ -1,0 +1,164 @@
+//===- CudaExecutorTest.cpp - The CUDA executor without (and with) a GPU --===//
+
+#include "runtime/executors/cuda/CudaKernelABI.h"
+#include "runtime/executors/cuda/CudaPlanDevice.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+using namespace attn;
+
+namespace {
+
+bool hasSubstring(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(CudaPlanDevice, MissingDriverIsAnError) {
+  CudaOptions options;
+  options.driverLibrary = "libattn-no-such-driver.so.1";
+  Result<std::unique_ptr<CudaPlanDevice>> device =
+      CudaPlanDevice::create(options);
+  ASSERT_FALSE(device);
+  EXPECT_TRUE(hasSubstring(
+      device.message(), "no CUDA driver (libattn-no-such-driver.so.1) found"))
+      << device.message();
+}
+
+TEST(CudaPlanDevice, DefaultDriverOrClearError) {
+  Result<std::unique_ptr<CudaPlanDevice>> device = CudaPlanDevice::create();
+  if (!device) {
+    // This machine has no driver or no GPU: the message says which.
+    EXPECT_TRUE(
+        hasSubstring(device.message(), "no CUDA driver (libcuda.so.1)") ||
+        hasSubstring(device.message(), "CUDA"))
+        << device.message();
+    GTEST_SKIP() << "no CUDA device here: " << device.message();
+  }
+  EXPECT_GE((*device)->info().computeMajor, 5);
+  EXPECT_EQ((*device)->info().chip().rfind("sm_", 0), 0u);
+  // Buffers round-trip and start zeroed, without any kernel.
+  Result<std::shared_ptr<runtime::DeviceBuffer>> buffer =
+      (*device)->allocate(64);
+  ASSERT_TRUE(buffer) << buffer.message();
+  std::vector<uint8_t> zeros(64, 1), data(64), back(64);
+  ASSERT_TRUE((*device)->read(**buffer, zeros.data(), 64));
+  EXPECT_EQ(zeros, std::vector<uint8_t>(64, 0));
+  for (int i = 0; i < 64; ++i)
+    data[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE((*device)->write(**buffer, data.data(), 64));
+  ASSERT_TRUE((*device)->read(**buffer, back.data(), 64));
+  EXPECT_EQ(data, back);
+  EXPECT_FALSE((*device)->write(**buffer, data.data(), 65));
+  EXPECT_TRUE((*device)->finish());
+  // A launch of a kernel that was never loaded is an error, not a crash.
+  Status launched =
+      (*device)->launch("nothing::here", {1, 1, 1}, {32, 1, 1}, {});
+  ASSERT_FALSE(launched);
+  EXPECT_TRUE(hasSubstring(launched.message(), "no kernel 'nothing::here'"));
+  // PTX the JIT rejects comes back with its log.
+  Status bad = (*device)->addKernel(
+      "m::k", "this is not PTX", "k",
+      R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor",
+          "arg_element_bytes": []})");
+  EXPECT_FALSE(bad);
+}
+
+TEST(CudaPlanDevice, LibraryThatIsNotADriver) {
+  // libm is on every glibc system and has no CUDA entry points.
+  CudaOptions options;
+  options.driverLibrary = "libm.so.6";
+  Result<std::unique_ptr<CudaPlanDevice>> device =
+      CudaPlanDevice::create(options);
+  ASSERT_FALSE(device);
+  EXPECT_TRUE(hasSubstring(device.message(),
+                           "libm.so.6 is not a usable CUDA driver: it has no "
+                           "cuInit"))
+      << device.message();
+}
+
+TEST(CudaPlanDevice, ToolkitStubDriver) {
+  std::string stub = ATTN_CUDA_STUB_DRIVER;
+  if (stub.empty())
+    GTEST_SKIP() << "no CUDA toolkit stub libcuda.so here";
+  CudaOptions options;
+  options.driverLibrary = stub;
+  Result<std::unique_ptr<CudaPlanDevice>> device =
+      CudaPlanDevice::create(options);
+  // The stub resolves every symbol but cannot initialize.
+  ASSERT_FALSE(device);
+  EXPECT_TRUE(hasSubstring(device.message(), "found but unusable: cuInit"))
+      << device.message();
+}
+
+TEST(CudaKernelABI, ParsesLaunchFacts) {
+  Result<CudaLaunchFacts> facts = parseCudaLaunchFacts(
+      R"({"workgroup_size": [32, 1, 1], "subgroup_size": 32, "chip": "sm_90",
+          "abi": "memref_descriptor", "arg_element_bytes": [2, 2, 4, 8]})");
+  ASSERT_TRUE(facts) << facts.message();
+  EXPECT_EQ(facts->workgroup, (std::array<int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(facts->argElementBytes, (std::vector<int64_t>{2, 2, 4, 8}));
+  EXPECT_EQ(facts->chip, "sm_90");
+}
+
+TEST(CudaKernelABI, RejectsBadLaunchFacts) {
+  struct Case {
+    const char *json;
+    const char *message;
+  } cases[] = {
+      {"[]", "not a JSON object"},
+      {"{", "not a JSON object"},
+      {R"({"abi": "memref_descriptor", "arg_element_bytes": []})",
+       "need workgroup_size"},
+      {R"({"workgroup_size": [32, 0, 1], "abi": "memref_descriptor",
+           "arg_element_bytes": []})",
+       "workgroup_size[1] is not a positive integer"},
+      {R"({"workgroup_size": [32, 1, 1], "abi": "bare_pointer",
+           "arg_element_bytes": []})",
+       "abi must be \"memref_descriptor\""},
+      {R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor"})",
+       "need arg_element_bytes"},
+      {R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor",
+           "arg_element_bytes": [2, -1]})",
+       "not a positive integer"},
+      {R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor",
+           "arg_element_bytes": [], "chip": "gfx90a"})",
+       "not an SM name"},
+  };
+  for (const Case &c : cases) {
+    Result<CudaLaunchFacts> facts = parseCudaLaunchFacts(c.json);
+    ASSERT_FALSE(facts) << c.json;
+    EXPECT_TRUE(hasSubstring(facts.message(), c.message))
+        << facts.message() << "\n  wanted: " << c.message;
+  }
+}
+
+TEST(CudaKernelABI, SmVersions) {
+  EXPECT_EQ(*parseSmVersion("sm_90"), 90);
+  EXPECT_EQ(*parseSmVersion("sm_90a"), 90);
+  EXPECT_EQ(*parseSmVersion("sm_120"), 120);
+  EXPECT_FALSE(parseSmVersion("sm_"));
+  EXPECT_FALSE(parseSmVersion("sm_9x"));
+  EXPECT_FALSE(parseSmVersion("compute_90"));
+}
+
+TEST(CudaKernelABI, PacksOneDescriptorPerBuffer) {
+  CudaLaunchFacts facts;
+  facts.argElementBytes = {2, 4};
+  uint64_t addresses[] = {0x1000, 0x2000};
+  uint64_t bytes[] = {256, 12};
+  Result<std::vector<uint64_t>> words =
+      packKernelParams(facts, addresses, bytes);
+  ASSERT_TRUE(words) << words.message();
+  EXPECT_EQ(*words, (std::vector<uint64_t>{0x1000, 0x1000, 0, 128, 1, //
+                                           0x2000, 0x2000, 0, 3, 1}));
+  uint64_t one[] = {0x1000};
+  Result<std::vector<uint64_t>> wrong =
+      packKernelParams(facts, one, {bytes, 1});
+  ASSERT_FALSE(wrong);
+  EXPECT_TRUE(hasSubstring(wrong.message(),
+                           "the launch passes 1 buffers, the kernel takes 2"));
+}
+
+} // namespace

@@ -4,7 +4,10 @@
 #include "compiler/PlanBuilder.h"
 #include "dialect/AttnDialect.h"
 #include "dialect/BufferizableOpInterfaceImpl.h"
+#include "lowering/AttnToTT/TTMetalTarget.h"
+#include "lowering/GPUToPTX/GPUToPTX.h"
 #include "lowering/GPUToSPIRV/GPUToSPIRV.h"
+#include "lowering/SPIRVToMSL/SPIRVToMSL.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <iterator>
+
 using namespace mlir;
 
 void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
@@ -25,18 +31,202 @@ void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
   registerBufferizableOpInterfaceExternalModels(registry);
 }
 
+/// The Tenstorrent target lowers the attn ops itself
+/// (convert-attn-to-ttkernel) and has no plans: a program's host side is its
+/// program.json. Each program's files become kernels named after the
+/// program, program.json first so that looking a program up by symbol finds
+/// its description.
+static LogicalResult
+compileTTKernels(ModuleOp input,
+                 std::vector<mlir::attn::CompiledKernel> &kernels) {
+  OwningOpRef<ModuleOp> module = input.clone();
+  FailureOr<SmallVector<mlir::attn::TTMetalProgram>> programs =
+      mlir::attn::emitTTMetalPrograms(*module);
+  if (failed(programs))
+    return failure();
+  for (mlir::attn::TTMetalProgram &program : *programs) {
+    std::stable_partition(program.files.begin(), program.files.end(),
+                          [](const mlir::attn::TTMetalFile &f) {
+                            return f.name == "program.json";
+                          });
+    for (mlir::attn::TTMetalFile &file : program.files) {
+      mlir::attn::CompiledKernel kernel;
+      kernel.symbol = program.name;
+      kernel.target = "tt";
+      kernel.entryPoint = file.name;
+      kernel.bytes = std::move(file.text);
+      nlohmann::json launch;
+      launch["program"] = program.name;
+      launch["description"] = "program.json";
+      kernel.launchJson = launch.dump();
+      kernels.push_back(std::move(kernel));
+    }
+  }
+  return success();
+}
+
+/// The PTX target. NVVM has bf16, so PTX kernels take bf16 buffers as they
+/// are; when another target of the same compile wanted bf16 as i16 words,
+/// the kernels are lowered again for PTX. The host side does not depend on
+/// it, which is checked against the plans already built.
+static LogicalResult
+compilePTXKernels(ModuleOp input, ModuleOp lowered, bool loweredWithWords,
+                  const mlir::attn::CompileOptions &options,
+                  const std::vector<::attn::runtime::Plan> &plans,
+                  std::vector<mlir::attn::CompiledKernel> &kernels) {
+  using namespace mlir::attn;
+  if (options.subgroupSize != kNVIDIAWarpSize)
+    return input.emitError()
+           << "target ptx needs kernels built for subgroup size "
+           << kNVIDIAWarpSize << " (an NVIDIA warp), got "
+           << options.subgroupSize;
+  OwningOpRef<ModuleOp> module = lowered.clone();
+  if (loweredWithWords) {
+    module = input.clone();
+    PassManager pm(module->getContext());
+    ConvertAttnToGPUOptions lowering;
+    lowering.subgroupSize = options.subgroupSize;
+    lowering.splitKv = options.splitKv;
+    lowering.bf16AsI16 = false;
+    buildAttnToGPUPipeline(pm, lowering);
+    if (failed(pm.run(*module)))
+      return failure();
+    size_t index = 0;
+    for (auto func : module->getOps<func::FuncOp>()) {
+      if (func.isDeclaration())
+        continue;
+      FailureOr<::attn::runtime::Plan> plan = buildPlan(func);
+      if (failed(plan))
+        return failure();
+      if (index >= plans.size() || !(*plan == plans[index++]))
+        return func.emitError() << "the host plan of this function differs "
+                                   "between target ptx and the others";
+    }
+  }
+
+  // Launch facts per kernel: symbol, workgroup size and the element size of
+  // each memref argument (the `size` field of its descriptor).
+  struct Facts {
+    std::string symbol;
+    std::array<int64_t, 3> workgroup = {1, 1, 1};
+    std::vector<int64_t> elementBytes;
+  };
+  llvm::StringMap<Facts> factsOfEntry;
+  for (auto gpuModule : module->getOps<gpu::GPUModuleOp>())
+    for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      Facts facts;
+      facts.symbol = (gpuModule.getName() + "::" + kernel.getName()).str();
+      if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize())
+        for (int i = 0; i < 3 && i < static_cast<int>(known->size()); ++i)
+          facts.workgroup[i] = (*known)[i];
+      for (Type type : kernel.getArgumentTypes()) {
+        auto memref = dyn_cast<MemRefType>(type);
+        if (!memref || memref.getRank() != 1 ||
+            memref.getElementTypeBitWidth() % 8 != 0)
+          return kernel.emitError()
+                 << "expects 1-D memrefs of whole bytes as kernel arguments "
+                    "(lowering/AttnToGPU/KernelABI.h), got "
+                 << type;
+        facts.elementBytes.push_back(memref.getElementTypeBitWidth() / 8);
+      }
+      factsOfEntry[kernel.getName()] = std::move(facts);
+    }
+
+  FailureOr<SmallVector<PTXKernel>> ptx =
+      translateKernelsToPTX(*module, options.chip, options.ptxFeatures);
+  if (failed(ptx))
+    return failure();
+  for (PTXKernel &k : *ptx) {
+    auto facts = factsOfEntry.find(k.entryPoint);
+    if (facts == factsOfEntry.end())
+      return input.emitError() << "PTX entry point " << k.entryPoint
+                               << " matches no kernel of convert-attn-to-gpu";
+    CompiledKernel out;
+    out.symbol = facts->second.symbol;
+    out.target = "ptx";
+    out.entryPoint = k.entryPoint;
+    out.bytes = std::move(k.ptx);
+    nlohmann::json launch;
+    launch["workgroup_size"] = facts->second.workgroup;
+    launch["subgroup_size"] = kNVIDIAWarpSize;
+    launch["chip"] = options.chip;
+    launch["abi"] = "memref_descriptor";
+    launch["arg_element_bytes"] = facts->second.elementBytes;
+    out.launchJson = launch.dump();
+    kernels.push_back(std::move(out));
+  }
+  return success();
+}
+
+/// The Metal target: the SPIR-V of each kernel of `module` (which holds the
+/// kernels of convert-attn-to-gpu), cross-compiled to MSL by SPIRV-Cross.
+static LogicalResult compileMSLKernels(
+    ModuleOp module, const mlir::attn::CompileOptions &options,
+    const llvm::StringMap<std::string> &symbolOfEntry,
+    const llvm::StringMap<std::array<int64_t, 3>> &workgroupOfEntry,
+    std::vector<mlir::attn::CompiledKernel> &kernels) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  FailureOr<SmallVector<mlir::attn::SPIRVKernel>> spirv =
+      mlir::attn::translateKernelsToSPIRV(*copy, options.subgroupSize);
+  if (failed(spirv))
+    return failure();
+  for (const mlir::attn::SPIRVKernel &k : *spirv) {
+    auto symbol = symbolOfEntry.find(k.entryPoint);
+    if (symbol == symbolOfEntry.end())
+      return module.emitError() << "SPIR-V entry point " << k.entryPoint
+                                << " matches no kernel of convert-attn-to-gpu";
+    mlir::attn::MSLOptions mslOptions;
+    mslOptions.subgroupSize = options.subgroupSize;
+    llvm::Expected<mlir::attn::MSLKernel> msl =
+        mlir::attn::translateSPIRVToMSL(k.words, k.entryPoint, mslOptions);
+    if (!msl)
+      return module.emitError() << llvm::toString(msl.takeError());
+    // Plans launch known_block_size threads, which the LocalSize must match.
+    std::array<int64_t, 3> block = workgroupOfEntry.lookup(k.entryPoint);
+    for (int i = 0; i < 3; ++i)
+      if (block[i] != static_cast<int64_t>(msl->threadgroupSize[i]))
+        return module.emitError()
+               << "kernel " << k.entryPoint << " has threadgroup size "
+               << msl->threadgroupSize[0] << "x" << msl->threadgroupSize[1]
+               << "x" << msl->threadgroupSize[2] << " but its plan launches "
+               << block[0] << "x" << block[1] << "x" << block[2];
+    mlir::attn::CompiledKernel out;
+    out.symbol = symbol->second;
+    out.target = "msl";
+    out.entryPoint = msl->entryPoint;
+    out.bytes = std::move(msl->source);
+    out.launchJson = std::move(msl->launchJson);
+    kernels.push_back(std::move(out));
+  }
+  return success();
+}
+
 FailureOr<mlir::attn::CompiledModule>
 mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   for (const std::string &target : options.targets)
     if (!llvm::is_contained(kTargetNames, target))
       return input.emitError() << "unknown target '" << target << "'";
 
+  std::vector<CompiledKernel> ttKernels;
+  if (llvm::is_contained(options.targets, "tt") &&
+      failed(compileTTKernels(input, ttKernels)))
+    return failure();
+  if (!options.targets.empty() &&
+      llvm::all_of(options.targets,
+                   [](const std::string &t) { return t == "tt"; }))
+    return CompiledModule{{}, std::move(ttKernels)};
+
   OwningOpRef<ModuleOp> module = input.clone();
   PassManager pm(module->getContext());
   ConvertAttnToGPUOptions lowering;
   lowering.subgroupSize = options.subgroupSize;
   lowering.splitKv = options.splitKv;
-  lowering.bf16AsI16 = options.bf16AsI16;
+  // Only the SPIR-V derived targets need bf16 as i16 words.
+  lowering.bf16AsI16 =
+      options.bf16AsI16 &&
+      !llvm::all_of(options.targets, [](const std::string &t) {
+        return t == "ptx" || t == "tt";
+      });
   buildAttnToGPUPipeline(pm, lowering);
   if (failed(pm.run(*module)))
     return failure();
@@ -69,6 +259,14 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
     }
 
   for (const std::string &target : options.targets) {
+    if (target == "ptx" &&
+        failed(compilePTXKernels(input, *module, lowering.bf16AsI16, options,
+                                 compiled.plans, compiled.kernels)))
+      return failure();
+    if (target == "msl" &&
+        failed(compileMSLKernels(*module, options, symbolOfEntry,
+                                 workgroupOfEntry, compiled.kernels)))
+      return failure();
     if (target == "spirv") {
       OwningOpRef<ModuleOp> copy = module->clone();
       FailureOr<SmallVector<SPIRVKernel>> kernels =
@@ -95,5 +293,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
       }
     }
   }
+  std::move(ttKernels.begin(), ttKernels.end(),
+            std::back_inserter(compiled.kernels));
   return compiled;
 }

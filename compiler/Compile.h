@@ -28,7 +28,8 @@ namespace attn {
 void registerCompilerDialects(DialectRegistry &registry);
 
 /// Device targets a kernel can be compiled for.
-inline constexpr const char *kTargetNames[] = {"spirv"};
+inline constexpr const char *kTargetNames[] = {"spirv", "ptx", "msl",
+                                                 "tt"};
 
 struct CompileOptions {
   /// Any of kTargetNames.
@@ -42,10 +43,18 @@ struct CompileOptions {
   /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
   /// bf16 type).
   bool bf16AsI16 = true;
+  /// Target ptx: the SM ("sm_80", "sm_90", ...) and the NVPTX features (the
+  /// PTX ISA version) of the PTX. PTX kernels need subgroup size 32 and take
+  /// bf16 natively whatever bf16AsI16 says.
+  std::string chip = "sm_90";
+  std::string ptxFeatures = "+ptx80";
 };
 
 struct CompiledKernel {
-  /// What plans launch: "gpu_module::gpu_func".
+  /// What plans launch: "gpu_module::gpu_func". Target "tt" has no plans:
+  /// each file of a TT-Metalium program is a kernel whose symbol is the
+  /// program's name and whose entry point is the file's name in the program
+  /// folder ("program.json", "reader.cpp", "compute.cpp", "writer.cpp").
   std::string symbol;
   std::string target;
   std::string entryPoint;

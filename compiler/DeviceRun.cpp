@@ -7,23 +7,46 @@
 #ifdef ATTN_HAVE_VULKAN
 #include "runtime/executors/vulkan/VulkanPlanDevice.h"
 #endif
+#ifdef ATTN_HAVE_CUDA
+#include "lowering/GPUToPTX/GPUToPTX.h"
+#include "runtime/executors/cuda/CudaPlanDevice.h"
+#endif
+#ifdef ATTN_HAVE_TT
+#include "dialect/AttnOps.h"
+#include "runtime/executors/tt/AttentionOps.h"
+#include "runtime/executors/tt/Check.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#endif
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 
 std::vector<std::string> mlir::attn::deviceBackends() {
+  std::vector<std::string> backends;
 #ifdef ATTN_HAVE_VULKAN
-  return {"vulkan"};
-#else
-  return {};
+  backends.push_back("vulkan");
 #endif
+#ifdef ATTN_HAVE_TT
+  backends.push_back("tt");
+#endif
+#ifdef ATTN_HAVE_CUDA
+  backends.push_back("cuda");
+#endif
+  return backends;
 }
 
 namespace {
@@ -81,7 +104,249 @@ compileAndRun(ModuleOp module, StringRef entry,
   return std::move(*results);
 }
 
+#ifdef ATTN_HAVE_TT
+/// The Tenstorrent backend: the function's one attn op becomes one
+/// TT-Metalium program (compileModule, target "tt"), written to a temporary
+/// folder as a bundle would hold it, built and run on the host emulator with
+/// the host side of runtime/executors/tt/AttentionOps.h.
+llvm::Expected<std::vector<::attn::Tensor>>
+runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
+        mlir::attn::DeviceRunStats *stats) {
+  namespace ops = mlir::attn;
+  auto fail = [&](const llvm::Twine &message) {
+    return llvm::createStringError("backend tt, @" + entry + ": " + message);
+  };
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isDeclaration())
+    return fail("no such function with a body");
+  SmallVector<Operation *> attnOps;
+  fn.walk([&](Operation *op) {
+    if (isa<ops::PagedAttentionOp, ops::ReshapeAndCacheOp, ops::MlaDecodeOp,
+            ops::MergeStatesOp>(op))
+      attnOps.push_back(op);
+  });
+  if (attnOps.size() != 1)
+    return fail("holds " + llvm::Twine(attnOps.size()) +
+                " attn ops; the tt backend runs functions of exactly one "
+                "(one TT program)");
+  Operation *attnOp = attnOps.front();
+  if (isa<ops::MergeStatesOp>(attnOp))
+    return fail("attn.merge_states is not lowered to TT-Metalium");
+
+  // The program reads the function's arguments directly.
+  auto input = [&](Value v, StringRef what) -> llvm::Expected<::attn::Tensor> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &fn.getBody().front())
+      return fail(what + " of " + attnOp->getName().getStringRef() +
+                  " must be an argument of the function");
+    if (arg.getArgNumber() >= inputs.size())
+      return fail("needs argument " + llvm::Twine(arg.getArgNumber()) +
+                  ", got " + llvm::Twine(inputs.size()) + " inputs");
+    return inputs[arg.getArgNumber()];
+  };
+  // Each function result must be one of the op's results.
+  SmallVector<unsigned> resultOf;
+  for (auto [i, v] :
+       llvm::enumerate(fn.getBody().front().getTerminator()->getOperands())) {
+    auto r = dyn_cast<OpResult>(v);
+    if (!r || r.getOwner() != attnOp)
+      return fail("result " + llvm::Twine(i) + " is not a result of " +
+                  attnOp->getName().getStringRef());
+    resultOf.push_back(r.getResultNumber());
+  }
+
+  // Compile the function alone, so other functions of the module (which the
+  // TT lowering may not support) do not matter.
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+  auto start = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> single = ModuleOp::create(fn.getLoc());
+  single->push_back(fn.clone());
+  ops::CompileOptions options;
+  options.targets = {"tt"};
+  FailureOr<ops::CompiledModule> compiled =
+      ops::compileModule(*single, options);
+  if (failed(compiled))
+    return fail("compiling for tt failed:\n" + diagnostics);
+  if (compiled->kernels.empty())
+    return fail("the TT lowering made no program");
+
+  SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("attn-tt-run", dir))
+    return fail("cannot create a temporary folder: " + ec.message());
+  llvm::scope_exit removeDir([&] { llvm::sys::fs::remove_directories(dir); });
+  std::string programName = compiled->kernels.front().symbol;
+  for (const ops::CompiledKernel &k : compiled->kernels) {
+    SmallString<128> path(dir);
+    llvm::sys::path::append(path, k.symbol);
+    if (std::error_code ec = llvm::sys::fs::create_directories(path))
+      return fail("cannot create " + llvm::Twine(path) + ": " + ec.message());
+    llvm::sys::path::append(path, k.entryPoint);
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (ec)
+      return fail("cannot write " + llvm::Twine(path) + ": " + ec.message());
+    out << k.bytes;
+  }
+  ::attn::tt::KernelCompiler kernelCompiler;
+  ::attn::Result<::attn::tt::Program> program = ::attn::tt::loadProgram(
+      (llvm::Twine(dir) + "/" + programName).str(), kernelCompiler);
+  if (!program)
+    return fail(program.message());
+  auto compiledAt = std::chrono::steady_clock::now();
+
+  // Run, and put the op's results in the function's result order.
+  std::vector<::attn::Tensor> opResults;
+  ::attn::DType computeType = ::attn::DType::F32;
+  bool exact = false;
+  if (auto op = dyn_cast<ops::ReshapeAndCacheOp>(attnOp)) {
+    llvm::Expected<::attn::Tensor> key = input(op.getKey(), "the key");
+    if (!key)
+      return key.takeError();
+    llvm::Expected<::attn::Tensor> value = input(op.getValue(), "the value");
+    if (!value)
+      return value.takeError();
+    llvm::Expected<::attn::Tensor> slots =
+        input(op.getSlotMapping(), "the slot mapping");
+    if (!slots)
+      return slots.takeError();
+    llvm::Expected<::attn::Tensor> cache = input(op.getKvCache(), "the cache");
+    if (!cache)
+      return cache.takeError();
+    ::attn::KvLayout layout = op.getLayout() == ops::KVLayout::nhd
+                                  ? ::attn::KvLayout::NHD
+                                  : ::attn::KvLayout::HND;
+    if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(
+            *program, *key, *value, *cache, *slots, layout);
+        !s)
+      return fail(s.message());
+    computeType = key->dtype();
+    exact = true;
+    opResults.push_back(std::move(*cache));
+  } else {
+    ::attn::Result<::attn::AttentionOutput> out =
+        ::attn::Status::error("unset");
+    if (auto op = dyn_cast<ops::PagedAttentionOp>(attnOp)) {
+      auto md = op.getMetadata().getDefiningOp<ops::MetadataOp>();
+      if (!md)
+        return fail("the metadata must come from an attn.metadata op");
+      llvm::Expected<::attn::Tensor> query = input(op.getQuery(), "the query");
+      if (!query)
+        return query.takeError();
+      llvm::Expected<::attn::Tensor> cache =
+          input(op.getKvCache(), "the kv cache");
+      if (!cache)
+        return cache.takeError();
+      llvm::Expected<::attn::Tensor> table =
+          input(md.getBlockTable(), "the block table");
+      if (!table)
+        return table.takeError();
+      llvm::Expected<::attn::Tensor> lens = input(md.getSeqLens(), "seq_lens");
+      if (!lens)
+        return lens.takeError();
+      llvm::Expected<::attn::Tensor> qsl =
+          input(md.getQueryStartLoc(), "query_start_loc");
+      if (!qsl)
+        return qsl.takeError();
+      std::optional<::attn::Tensor> sinks;
+      if (op.getSinks()) {
+        llvm::Expected<::attn::Tensor> s = input(op.getSinks(), "the sinks");
+        if (!s)
+          return s.takeError();
+        sinks = std::move(*s);
+      }
+      ::attn::KvLayout layout = op.getLayout() == ops::KVLayout::nhd
+                                    ? ::attn::KvLayout::NHD
+                                    : ::attn::KvLayout::HND;
+      computeType = query->dtype();
+      out = ::attn::tt::runAttentionProgram(*program, *query, *cache, *table,
+                                            *lens, &*qsl,
+                                            sinks ? &*sinks : nullptr, layout);
+    } else {
+      auto mla = cast<ops::MlaDecodeOp>(attnOp);
+      llvm::Expected<::attn::Tensor> query = input(mla.getQ(), "the query");
+      if (!query)
+        return query.takeError();
+      llvm::Expected<::attn::Tensor> cache =
+          input(mla.getKvCache(), "the latent cache");
+      if (!cache)
+        return cache.takeError();
+      llvm::Expected<::attn::Tensor> table =
+          input(mla.getBlockTable(), "the block table");
+      if (!table)
+        return table.takeError();
+      llvm::Expected<::attn::Tensor> lens = input(mla.getSeqLens(), "seq_lens");
+      if (!lens)
+        return lens.takeError();
+      computeType = query->dtype();
+      out = ::attn::tt::runAttentionProgram(*program, *query, *cache, *table,
+                                            *lens, nullptr, nullptr,
+                                            ::attn::KvLayout::NHD);
+    }
+    if (!out)
+      return fail(out.message());
+    opResults.push_back(std::move(out->out));
+    opResults.push_back(std::move(out->lse));
+  }
+  auto ranAt = std::chrono::steady_clock::now();
+
+  std::vector<::attn::Tensor> results;
+  for (unsigned r : resultOf)
+    results.push_back(opResults[r]);
+  if (stats) {
+    const ::attn::tt::ProgramDescription &d = program->description;
+    stats->device = "tt:emulator (" + std::to_string(d.gridX) + "x" +
+                    std::to_string(d.gridY) + " cores, program " + d.name + ")";
+    stats->compileSeconds =
+        std::chrono::duration<double>(compiledAt - start).count();
+    stats->kernelSeconds =
+        std::chrono::duration<double>(ranAt - compiledAt).count();
+    stats->launches = 1;
+    // reshape_and_cache moves bits; the outputs of a bf16 program (lse too)
+    // carry the error of its bf16 tiles. f32 programs meet the defaults.
+    if (exact) {
+      stats->tolerances.assign(results.size(), ::attn::Tolerance{0.0, 0.0});
+      stats->toleranceNote = "tt: reshape_and_cache must match bit for bit";
+    } else if (computeType == ::attn::DType::BF16) {
+      ::attn::Tolerance tol = ::attn::tt::toleranceFor(computeType);
+      stats->tolerances.assign(results.size(), tol);
+      char values[64];
+      std::snprintf(values, sizeof values, "atol %g, rtol %g", tol.atol,
+                    tol.rtol);
+      stats->toleranceNote =
+          "tt: a bf16 program's outputs, lse included, within " +
+          std::string(values) +
+          " (P is rounded to bf16 before P.V as on the device; "
+          "runtime/executors/tt/README.md)";
+    }
+  }
+  return results;
+}
+#endif
+
 } // namespace
+
+llvm::Expected<int64_t> mlir::attn::localVulkanSubgroupSize() {
+#ifdef ATTN_HAVE_VULKAN
+  ::attn::VulkanOptions options;
+  options.validation = ::attn::ValidationMode::Off;
+  ::attn::Result<std::vector<::attn::VulkanDeviceInfo>> devices =
+      ::attn::VulkanDevice::listPhysicalDevices(options);
+  if (!devices)
+    return llvm::createStringError(devices.message());
+  for (const ::attn::VulkanDeviceInfo &info : *devices)
+    if (info.hasComputeQueue)
+      return static_cast<int64_t>(info.subgroupSize);
+  return llvm::createStringError("no Vulkan device with a compute queue");
+#else
+  return llvm::createStringError("this build has no Vulkan executor");
+#endif
+}
 
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
@@ -117,6 +382,29 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                                        messages.front());
     }
     return results;
+  }
+#endif
+#ifdef ATTN_HAVE_TT
+  if (backend == "tt")
+    return runOnTT(module, entry, inputs, stats);
+#endif
+#ifdef ATTN_HAVE_CUDA
+  if (backend == "cuda") {
+    ::attn::Result<std::unique_ptr<::attn::CudaPlanDevice>> device =
+        ::attn::CudaPlanDevice::create();
+    if (!device)
+      return llvm::createStringError("backend cuda: " + device.message());
+    CompileOptions options;
+    options.targets = {"ptx"};
+    options.subgroupSize = kNVIDIAWarpSize;
+    options.chip = (*device)->info().chip();
+    options.ptxFeatures = ptxFeaturesForChip(options.chip);
+    auto addKernel = [&](const CompiledKernel &k) {
+      return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
+                                  k.launchJson);
+    };
+    return compileAndRun(module, entry, options, **device, addKernel, inputs,
+                         stats);
   }
 #endif
   std::string available = "reference";

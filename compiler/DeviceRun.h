@@ -8,6 +8,7 @@
 #ifndef ATTN_COMPILER_DEVICERUN_H
 #define ATTN_COMPILER_DEVICERUN_H
 
+#include "reference/ops/Compare.h"
 #include "reference/ops/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -28,11 +29,21 @@ struct DeviceRunStats {
   double compileSeconds = 0.0;
   double kernelSeconds = 0.0;
   int64_t launches = 0;
+  /// Per result, the backend's documented tolerance where it differs from
+  /// reference/ops/Compare.h's defaults (empty: those), and where it is
+  /// documented.
+  std::vector<::attn::Tolerance> tolerances;
+  std::string toleranceNote;
 };
 
 /// The device backends this build can run ("vulkan" when the Vulkan
-/// executor is built); "reference" is always there besides them.
+/// executor is built, "tt" when the Tenstorrent emulator is); "reference" is
+/// always there besides them.
 std::vector<std::string> deviceBackends();
+
+/// The subgroup size of the first Vulkan device of this machine, for
+/// compiling bundles that will run here (attn-compile --subgroup-size=0).
+llvm::Expected<int64_t> localVulkanSubgroupSize();
 
 /// Compiles `module` for `backend`, runs function `entry` on `inputs` and
 /// returns its results.

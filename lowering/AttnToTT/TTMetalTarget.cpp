@@ -58,12 +58,6 @@ llvm::json::Value toJson(Attribute attr) {
   return nullptr;
 }
 
-/// One emitted file of a program.
-struct EmittedFile {
-  std::string name;
-  std::string text;
-};
-
 /// Emits one kernel function as a TT-Metalium source file.
 FailureOr<std::string> emitKernel(func::FuncOp kernel) {
   MLIRContext *ctx = kernel.getContext();
@@ -115,37 +109,6 @@ FailureOr<std::string> emitKernel(func::FuncOp kernel) {
   return text;
 }
 
-/// Lowers `module` and collects every program's files, by program name.
-LogicalResult
-emitPrograms(ModuleOp module,
-             SmallVectorImpl<std::pair<std::string, SmallVector<EmittedFile>>>
-                 &programs) {
-  PassManager pm(module.getContext());
-  pm.addPass(attn::createConvertAttnToTTKernelPass());
-  if (failed(pm.run(module)))
-    return failure();
-  for (auto program : module.getOps<ModuleOp>()) {
-    auto desc = program->getAttrOfType<DictionaryAttr>("ttk.program");
-    if (!desc)
-      continue;
-    SmallVector<EmittedFile> files;
-    for (auto kernel : program.getOps<func::FuncOp>()) {
-      if (!kernel->hasAttr("ttk.thread"))
-        continue;
-      FailureOr<std::string> text = emitKernel(kernel);
-      if (failed(text))
-        return failure();
-      files.push_back({(kernel.getName() + ".cpp").str(), std::move(*text)});
-    }
-    std::string json;
-    llvm::raw_string_ostream os(json);
-    os << llvm::formatv("{0:2}", toJson(desc)) << "\n";
-    files.push_back({"program.json", std::move(json)});
-    programs.emplace_back(program.getSymName()->str(), std::move(files));
-  }
-  return success();
-}
-
 llvm::cl::opt<std::string> outputDirOption(
     "attn-ttmetal-output-dir",
     llvm::cl::desc("With --attn-to-ttmetal: write each program's files to "
@@ -154,18 +117,48 @@ llvm::cl::opt<std::string> outputDirOption(
 
 } // namespace
 
+FailureOr<SmallVector<attn::TTMetalProgram>>
+mlir::attn::emitTTMetalPrograms(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addPass(attn::createConvertAttnToTTKernelPass());
+  if (failed(pm.run(module)))
+    return failure();
+  SmallVector<TTMetalProgram> programs;
+  for (auto program : module.getOps<ModuleOp>()) {
+    auto desc = program->getAttrOfType<DictionaryAttr>("ttk.program");
+    if (!desc)
+      continue;
+    TTMetalProgram &out = programs.emplace_back();
+    out.name = program.getSymName()->str();
+    for (auto kernel : program.getOps<func::FuncOp>()) {
+      if (!kernel->hasAttr("ttk.thread"))
+        continue;
+      FailureOr<std::string> text = emitKernel(kernel);
+      if (failed(text))
+        return failure();
+      out.files.push_back(
+          {(kernel.getName() + ".cpp").str(), std::move(*text)});
+    }
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::formatv("{0:2}", toJson(desc)) << "\n";
+    out.files.push_back({"program.json", std::move(json)});
+  }
+  return programs;
+}
+
 LogicalResult mlir::attn::translateAttnToTTMetal(ModuleOp module,
                                                  StringRef outputDir) {
-  SmallVector<std::pair<std::string, SmallVector<EmittedFile>>> programs;
-  if (failed(emitPrograms(module, programs)))
+  FailureOr<SmallVector<TTMetalProgram>> programs = emitTTMetalPrograms(module);
+  if (failed(programs))
     return failure();
-  for (auto &[name, files] : programs) {
+  for (auto &[name, files] : *programs) {
     SmallString<256> dir(outputDir);
     llvm::sys::path::append(dir, name);
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
       return module.emitError() << "cannot create '" << dir
                                 << "': " << ec.message();
-    for (const EmittedFile &f : files) {
+    for (const TTMetalFile &f : files) {
       SmallString<256> path(dir);
       llvm::sys::path::append(path, f.name);
       std::error_code ec;
@@ -181,11 +174,11 @@ LogicalResult mlir::attn::translateAttnToTTMetal(ModuleOp module,
 
 LogicalResult mlir::attn::translateAttnToTTMetal(ModuleOp module,
                                                  llvm::raw_ostream &os) {
-  SmallVector<std::pair<std::string, SmallVector<EmittedFile>>> programs;
-  if (failed(emitPrograms(module, programs)))
+  FailureOr<SmallVector<TTMetalProgram>> programs = emitTTMetalPrograms(module);
+  if (failed(programs))
     return failure();
-  for (auto &[name, files] : programs)
-    for (const EmittedFile &f : files)
+  for (auto &[name, files] : *programs)
+    for (const TTMetalFile &f : files)
       os << "// ----- " << name << "/" << f.name << "\n" << f.text;
   return success();
 }

@@ -15,11 +15,31 @@
 #include "llvm/Support/LogicalResult.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+
 namespace mlir {
 class ModuleOp;
 } // namespace mlir
 
 namespace mlir::attn {
+
+/// One file of an emitted program: "reader.cpp", "compute.cpp",
+/// "writer.cpp" or "program.json".
+struct TTMetalFile {
+  std::string name;
+  std::string text;
+};
+
+/// One TT-Metalium program: its name (the function's, `_<i>` appended when a
+/// function holds several attn ops) and its files, program.json last.
+struct TTMetalProgram {
+  std::string name;
+  SmallVector<TTMetalFile> files;
+};
+
+/// Lowers the attn ops of `module` (on tensors or memrefs) and returns every
+/// program's files. `module` is modified.
+FailureOr<SmallVector<TTMetalProgram>> emitTTMetalPrograms(ModuleOp module);
 
 /// Lowers the attn ops of `module` (on tensors or memrefs) and writes one
 /// folder per program under `outputDir`. `module` is modified.

@@ -45,4 +45,4 @@
 // HELP-NEXT: num_heads     query heads H (32); for paged_attention, mla_decode, merge_states
 // HELP: num_kv_splits split-KV chunks per request (1); for mla_decode
 // HELP: --emit=<value>
-// HELP: =spirv {{.*}} (not built yet)
+// HELP: =spirv {{.*}}SPIR-V

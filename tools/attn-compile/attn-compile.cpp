@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
+#include "compiler/DeviceRun.h"
 #include "compiler/Variant.h"
+#include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/Bundle.h"
 
 #include "mlir/IR/Builders.h"
@@ -20,6 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -96,13 +99,20 @@ llvm::cl::opt<unsigned> jobs("j",
 llvm::cl::opt<int64_t> subgroupSize(
     "subgroup-size",
     llvm::cl::desc("Subgroup size of the devices the GPU kernels will run on "
-                   "(NVIDIA: 32, AMD: 64, lavapipe: 8)"),
+                   "(NVIDIA: 32, AMD: 64, lavapipe: 8; 0: that of this "
+                   "machine's first Vulkan device)"),
     llvm::cl::init(32), llvm::cl::cat(category));
 
 llvm::cl::opt<int64_t> splitKv("split-kv",
                                llvm::cl::desc("Split-KV decode (0: choose, "
                                               "N: force N splits)"),
                                llvm::cl::init(0), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    chip("chip",
+         llvm::cl::desc("Target ptx: the SM the PTX is for (sm_80, sm_90, "
+                        "...)"),
+         llvm::cl::init("sm_90"), llvm::cl::cat(category));
 
 llvm::cl::opt<bool> validateSpirv(
     "validate-spirv",
@@ -231,6 +241,10 @@ FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
 }
 
 ::attn::Status writeKernelFile(const std::string &path, const std::string &bytes) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(path)))
+    return ::attn::errorf("cannot create the folder of ", path, ": ",
+                          ec.message());
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
   if (!out)
@@ -330,8 +344,13 @@ public:
       kernel.symbol = k.symbol;
       kernel.target = k.target;
       kernel.entryPoint = k.entryPoint;
-      kernel.file = "kernels/" + job.name + "." + k.entryPoint + "." +
-                    fileExtension(k.target);
+      // A TT program's files stay together, named as program.json names
+      // them, so the folder is a program the emulator runs as is.
+      kernel.file = k.target == "tt"
+                        ? "kernels/" + job.name + "/" + k.symbol + "/" +
+                              k.entryPoint
+                        : "kernels/" + job.name + "." + k.entryPoint + "." +
+                              fileExtension(k.target);
       kernel.hash = rt::contentHash(k.bytes);
       kernel.launchJson = k.launchJson;
       std::string path = directory + "/" + kernel.file;
@@ -352,7 +371,9 @@ private:
       key += t + ",";
     return key + "sg" + std::to_string(options.subgroupSize) + ",split" +
            std::to_string(options.splitKv) +
-           (validateSpirv ? ",validated" : "");
+           (validateSpirv ? ",validated" : "") +
+           (llvm::is_contained(options.targets, "ptx") ? ",chip" + options.chip
+                                                       : "");
   }
 
   bool allFilesIntact(const rt::BundleVariant &v) const {
@@ -414,8 +435,20 @@ int main(int argc, char **argv) {
       "      Variants whose input and options did not change since the last "
       "run are\n"
       "      reused. --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
-      "Targets built in this version: spirv. ptx, msl and tt are listed by "
-      "--emit and\nreport that they are not built yet.\n\n"
+      "Targets built in this version: spirv, tt, ptx, msl.\n"
+      "ptx kernels are PTX text for --chip (default sm_90), one .ptx per "
+      "kernel, built\nfor subgroup size 32; their launch facts give the "
+      "workgroup size and the\nelement size of each argument (five "
+      ".param values per buffer: upstream's\nmemref descriptor).\n"
+      "msl kernels are Metal source (.metal) cross-compiled from the SPIR-V "
+      "kernels by\nSPIRV-Cross, for macOS, each at the lowest MSL version it "
+      "needs; keep the\ndefault --subgroup-size=32 (Apple's SIMD width). "
+      "Their launch facts give the\nentry point, MSL version, threadgroup "
+      "size and the [[buffer(n)]] index of\neach argument.\n"
+      "tt has no host plans: each program (one per attn op, named after its "
+      "function)\nis a folder NAME.attnb/kernels/<variant>/<program>/ with "
+      "program.json and the\nreader, compute and writer kernels (.cpp), as "
+      "attn-translate --attn-to-ttmetal\nwrites it.\n\n"
       "Variant keys (default) and the ops they apply to:\n" +
       variantKeysHelp();
   llvm::cl::ParseCommandLineOptions(argc, argv, overview);
@@ -432,12 +465,12 @@ int main(int argc, char **argv) {
   }
   if (targets.empty())
     return fail("no target: give --targets=spirv (or --emit=spirv)");
+  std::string available =
+      llvm::join(std::begin(kTargetNames), std::end(kTargetNames), ", ");
   for (const std::string &t : targets) {
-    if (t == "ptx" || t == "msl" || t == "tt")
-      return fail("target " + t + " is not built yet in this version "
-                                  "(available: spirv)");
-    if (!llvm::is_contained(kTargetNames, t))
-      return fail("unknown target '" + t + "' (available: spirv)");
+    if (llvm::is_contained(kTargetNames, t))
+      continue;
+    return fail("unknown target '" + t + "' (available: " + available + ")");
   }
   if (outputPath == "-")
     return fail("a bundle needs an output directory: -o NAME.attnb");
@@ -507,7 +540,15 @@ int main(int argc, char **argv) {
   CompileOptions options;
   options.targets = targets;
   options.subgroupSize = subgroupSize;
+  if (subgroupSize == 0) {
+    llvm::Expected<int64_t> local = localVulkanSubgroupSize();
+    if (!local)
+      return fail("--subgroup-size=0: " + llvm::toString(local.takeError()));
+    options.subgroupSize = *local;
+  }
   options.splitKv = splitKv;
+  options.chip = chip;
+  options.ptxFeatures = ptxFeaturesForChip(chip);
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
 

@@ -45,8 +45,9 @@ llvm::cl::opt<std::string>
 llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("Where to run: 'reference' (the CPU interpreter, "
-                           "the definition of every op) or 'vulkan' (compiled "
-                           "in process for the first Vulkan device)"),
+                           "the definition of every op), 'vulkan' (compiled "
+                           "in process for the first Vulkan device) or 'tt' "
+                           "(TT-Metalium kernels on the host emulator)"),
             llvm::cl::value_desc("NAME"), llvm::cl::init("reference"),
             llvm::cl::cat(category));
 

@@ -9,7 +9,9 @@
 
 #include "dialect/AttnDialect.h"
 #include "dialect/BufferizableOpInterfaceImpl.h"
+#include "lowering/GPUToPTX/GPUToPTX.h"
 #include "lowering/GPUToSPIRV/GPUToSPIRV.h"
+#include "lowering/SPIRVToMSL/SPIRVToMSL.h"
 #include "lowering/Passes.h"
 #include "lowering/AttnToTT/TTMetalTarget.h"
 
@@ -34,7 +36,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Target { SPIRV, TTMetal };
+enum class Target { SPIRV, PTX, MSL, TTMetal };
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                cl::init("-"));
@@ -47,6 +49,13 @@ cl::opt<Target> target(cl::desc("Translation:"), cl::Required,
                        cl::values(clEnumValN(Target::SPIRV, "attn-to-spirv",
                                              "SPIR-V for Vulkan, one binary "
                                              "per kernel"),
+                                  clEnumValN(Target::PTX, "attn-to-ptx",
+                                             "PTX for CUDA, one module per "
+                                             "kernel (no -o: print all)"),
+                                  clEnumValN(Target::MSL, "attn-to-msl",
+                                             "Metal source from the SPIR-V "
+                                             "through SPIRV-Cross, one per "
+                                             "kernel (no -o: print all)"),
                                   clEnumValN(Target::TTMetal, "attn-to-ttmetal",
                                              "TT-Metalium kernels and "
                                              "program.json per program "
@@ -68,6 +77,18 @@ cl::opt<int64_t> maxWorkgroupMemory("max-workgroup-memory",
 cl::opt<int64_t> vectorWidth("vector-width",
                              cl::desc("Contiguous elements per lane"),
                              cl::init(1));
+cl::opt<std::string> chip("chip", cl::desc("--attn-to-ptx: the SM (sm_90)"),
+                          cl::init("sm_90"));
+cl::opt<std::string> ptxFeatures("ptx-features",
+                                 cl::desc("--attn-to-ptx: NVPTX features "
+                                          "(the PTX ISA version; default: "
+                                          "the oldest the chip allows)"),
+                                 cl::init(""));
+cl::opt<std::string> mslVersion("msl-version",
+                                cl::desc("--attn-to-msl: the MSL version, "
+                                         "MAJOR.MINOR (default: the lowest "
+                                         "each kernel needs)"),
+                                cl::init(""));
 cl::opt<int64_t> splitKv("split-kv",
                          cl::desc("Split-KV decode (0: choose, N: force N)"),
                          cl::init(0));
@@ -85,6 +106,19 @@ whose entry point is the kernel's name. Output convention:
   no -o         with --list-kernels only, writes nothing.
 --list-kernels prints one line per kernel: entry point, workgroup size and
 the names of its i32 params, in order.
+
+--attn-to-ptx: the same kernel IR, with bf16 kept as bf16, through the
+attn-gpu-to-ptx pipeline (--chip, --ptx-features; subgroup size 32). Every
+kernel is its own PTX module whose .entry is the kernel's name; -o DIR
+writes DIR/<entry point>.ptx, -o FILE the only kernel, and no -o prints
+every module to stdout.
+
+--attn-to-msl: the SPIR-V of --attn-to-spirv (--subgroup-size: 32, Apple's
+SIMD width, unless overridden), cross-compiled by SPIRV-Cross to one MSL
+kernel per SPIR-V kernel (argument i at [[buffer(i)]]). -o DIR writes
+DIR/<entry point>.metal, -o FILE the only kernel, and no -o prints every
+kernel to stdout after a line with its launch facts (entry point, MSL
+version, threadgroup size, subgroup size, buffer indices).
 )";
 
 /// Whether `-o` names a directory (existing, or spelled with a trailing
@@ -127,7 +161,9 @@ void printKernels(ModuleOp module) {
   });
 }
 
-LogicalResult translateToSPIRV(ModuleOp module) {
+/// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
+/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`.
+FailureOr<SmallVector<attn::SPIRVKernel>> lowerToSPIRV(ModuleOp module) {
   attn::ConvertAttnToGPUOptions options;
   options.subgroupSize = subgroupSize;
   options.workgroupSize = workgroupSize;
@@ -140,8 +176,11 @@ LogicalResult translateToSPIRV(ModuleOp module) {
   attn::buildAttnToGPUPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
-  FailureOr<SmallVector<attn::SPIRVKernel>> kernels =
-      attn::translateKernelsToSPIRV(module, subgroupSize);
+  return attn::translateKernelsToSPIRV(module, subgroupSize);
+}
+
+LogicalResult translateToSPIRV(ModuleOp module) {
+  FailureOr<SmallVector<attn::SPIRVKernel>> kernels = lowerToSPIRV(module);
   if (failed(kernels))
     return failure();
   if (listKernels)
@@ -174,6 +213,135 @@ LogicalResult translateToSPIRV(ModuleOp module) {
   return writeBinary(outputPath, kernels->front().words);
 }
 
+LogicalResult writeText(StringRef path, StringRef text) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+  if (!file) {
+    llvm::errs() << error << "\n";
+    return failure();
+  }
+  file->os() << text;
+  file->keep();
+  return success();
+}
+
+LogicalResult translateToPTX(ModuleOp module) {
+  if (subgroupSize != attn::kNVIDIAWarpSize) {
+    llvm::errs() << "error: --attn-to-ptx needs --subgroup-size="
+                 << attn::kNVIDIAWarpSize << " (an NVIDIA warp), got "
+                 << subgroupSize << "\n";
+    return failure();
+  }
+  attn::ConvertAttnToGPUOptions options;
+  options.subgroupSize = subgroupSize;
+  options.workgroupSize = workgroupSize;
+  options.maxWorkgroupMemory = maxWorkgroupMemory;
+  options.vectorWidth = vectorWidth;
+  options.splitKv = splitKv;
+  options.bf16AsI16 = false;
+  PassManager pm(module.getContext());
+  attn::buildAttnToGPUPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+  if (listKernels)
+    printKernels(module);
+  FailureOr<SmallVector<attn::PTXKernel>> kernels =
+      attn::translateKernelsToPTX(module, chip,
+                                  ptxFeatures.empty()
+                                      ? attn::ptxFeaturesForChip(chip)
+                                      : std::string(ptxFeatures));
+  if (failed(kernels))
+    return failure();
+  if (outputPath.empty()) {
+    if (listKernels)
+      return success();
+    for (const attn::PTXKernel &k : *kernels)
+      llvm::outs() << "// kernel " << k.entryPoint << "\n" << k.ptx << "\n";
+    return success();
+  }
+  if (isDirectory(outputPath)) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
+      llvm::errs() << "error: cannot create " << outputPath << ": "
+                   << ec.message() << "\n";
+      return failure();
+    }
+    for (const attn::PTXKernel &k : *kernels) {
+      SmallString<256> path(outputPath);
+      llvm::sys::path::append(path, k.entryPoint + ".ptx");
+      if (failed(writeText(path, k.ptx)))
+        return failure();
+    }
+    return success();
+  }
+  if (kernels->size() != 1) {
+    llvm::errs() << "error: the module has " << kernels->size()
+                 << " kernels; pass a directory to -o\n";
+    return failure();
+  }
+  return writeText(outputPath, kernels->front().ptx);
+}
+
+LogicalResult translateToMSL(ModuleOp module) {
+  attn::MSLOptions options;
+  options.subgroupSize = subgroupSize;
+  if (!mslVersion.empty()) {
+    unsigned major = 0, minor = 0;
+    StringRef text = mslVersion;
+    auto [majorText, minorText] = text.split('.');
+    if (majorText.getAsInteger(10, major) ||
+        minorText.getAsInteger(10, minor) || minor > 99) {
+      llvm::errs() << "error: --msl-version expects MAJOR.MINOR, got '"
+                   << mslVersion << "'\n";
+      return failure();
+    }
+    options.version = attn::makeMSLVersion(major, minor);
+  }
+  FailureOr<SmallVector<attn::SPIRVKernel>> spirv = lowerToSPIRV(module);
+  if (failed(spirv))
+    return failure();
+  if (listKernels)
+    printKernels(module);
+  SmallVector<attn::MSLKernel> kernels;
+  for (const attn::SPIRVKernel &k : *spirv) {
+    llvm::Expected<attn::MSLKernel> msl =
+        attn::translateSPIRVToMSL(k.words, k.entryPoint, options);
+    if (!msl) {
+      llvm::errs() << "error: " << llvm::toString(msl.takeError()) << "\n";
+      return failure();
+    }
+    kernels.push_back(std::move(*msl));
+  }
+  if (outputPath.empty()) {
+    if (listKernels)
+      return success();
+    for (const attn::MSLKernel &k : kernels)
+      llvm::outs() << "// kernel " << k.entryPoint << " launch " << k.launchJson
+                   << "\n"
+                   << k.source << "\n";
+    return success();
+  }
+  if (isDirectory(outputPath)) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
+      llvm::errs() << "error: cannot create " << outputPath << ": "
+                   << ec.message() << "\n";
+      return failure();
+    }
+    for (const attn::MSLKernel &k : kernels) {
+      SmallString<256> path(outputPath);
+      llvm::sys::path::append(path, k.entryPoint + ".metal");
+      if (failed(writeText(path, k.source)))
+        return failure();
+    }
+    return success();
+  }
+  if (kernels.size() != 1) {
+    llvm::errs() << "error: the module has " << kernels.size()
+                 << " kernels; pass a directory to -o\n";
+    return failure();
+  }
+  return writeText(outputPath, kernels.front().source);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -203,6 +371,10 @@ int main(int argc, char **argv) {
   switch (target) {
   case Target::SPIRV:
     return failed(translateToSPIRV(*module)) ? 1 : 0;
+  case Target::PTX:
+    return failed(translateToPTX(*module)) ? 1 : 0;
+  case Target::MSL:
+    return failed(translateToMSL(*module)) ? 1 : 0;
   case Target::TTMetal:
     return failed(outputPath.empty()
                       ? attn::translateAttnToTTMetal(*module, llvm::outs())

@@ -8,9 +8,9 @@
 
 using namespace attn;
 
-llvm::Expected<mlir::func::FuncOp>
-attn::findEntry(mlir::ModuleOp module, llvm::StringRef name,
-                llvm::StringRef fileName) {
+llvm::Expected<mlir::func::FuncOp> attn::findEntry(mlir::ModuleOp module,
+                                                   llvm::StringRef name,
+                                                   llvm::StringRef fileName) {
   if (!name.empty()) {
     auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
     if (!fn)
@@ -26,8 +26,44 @@ attn::findEntry(mlir::ModuleOp module, llvm::StringRef name,
   std::string names;
   for (mlir::func::FuncOp fn : functions)
     names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
-  return llvm::createStringError(fileName + " has several functions (" +
-                                 names + "); pick one with --entry");
+  return llvm::createStringError(fileName + " has several functions (" + names +
+                                 "); pick one with --entry");
+}
+
+static const std::string &randomOptionsHelp() {
+  static const std::string help =
+      std::string("Options of the --random generator: ") + kRandomOptionsHelp;
+  return help;
+}
+
+EntryFlags::EntryFlags(llvm::cl::OptionCategory &category)
+    : entry("entry",
+            llvm::cl::desc("Function to run (default: the module's only "
+                           "function)"),
+            llvm::cl::value_desc("NAME"), llvm::cl::cat(category)),
+      inputsDir("inputs",
+                llvm::cl::desc("Read the inputs from DIR/arg0.npy, "
+                               "arg1.npy, ... in argument order (bf16 "
+                               "arguments from f32 files)"),
+                llvm::cl::value_desc("DIR"), llvm::cl::cat(category)),
+      randomSeed("random",
+                 llvm::cl::desc("Make realistic random inputs with this "
+                                "seed: a batch of decode, prefill and "
+                                "chunked-prefill requests over a paged "
+                                "cache, shaped by the argument types and by "
+                                "the role of each argument in the attn ops"),
+                 llvm::cl::value_desc("SEED"), llvm::cl::cat(category)),
+      randomOptions("random-options", llvm::cl::desc(randomOptionsHelp()),
+                    llvm::cl::value_desc("KEY=VALUE,..."),
+                    llvm::cl::cat(category)) {}
+
+InputSource EntryFlags::source() const {
+  InputSource source;
+  source.directory = inputsDir;
+  if (randomSeed.getNumOccurrences())
+    source.seed = randomSeed;
+  source.randomOptions = randomOptions;
+  return source;
 }
 
 llvm::Expected<std::vector<Tensor>>

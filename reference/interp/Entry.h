@@ -11,6 +11,7 @@
 #include "reference/ops/Tensor.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <optional>
@@ -37,6 +38,22 @@ struct InputSource {
   std::string directory;
   std::optional<uint64_t> seed;
   std::string randomOptions;
+};
+
+/// The flags of tools that run a function on inputs (attn-run, attn-diff):
+/// --entry, --inputs, --random, --random-options, registered in the tool's
+/// option category when the object is constructed (before the command line
+/// is parsed).
+struct EntryFlags {
+  explicit EntryFlags(llvm::cl::OptionCategory &category);
+
+  /// The input source the flags name.
+  InputSource source() const;
+
+  llvm::cl::opt<std::string> entry;
+  llvm::cl::opt<std::string> inputsDir;
+  llvm::cl::opt<uint64_t> randomSeed;
+  llvm::cl::opt<std::string> randomOptions;
 };
 
 /// Checks that exactly one source is given, then reads or makes the inputs.

@@ -40,11 +40,7 @@ llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                      llvm::cl::desc("<input .mlir file>"),
                                      llvm::cl::Required,
                                      llvm::cl::cat(category));
-llvm::cl::opt<std::string>
-    entry("entry",
-          llvm::cl::desc("Function to run (default: the module's only "
-                         "function)"),
-          llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
+
 llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("The device to check against the reference "
@@ -55,19 +51,9 @@ llvm::cl::opt<std::string> againstDir(
     llvm::cl::desc("Instead of running a device, compare the reference with "
                    "DIR/result0.npy, result1.npy, ... captured elsewhere"),
     llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
-llvm::cl::opt<std::string>
-    inputsDir("inputs",
-              llvm::cl::desc("Read the inputs from DIR/arg<i>.npy"),
-              llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
-llvm::cl::opt<uint64_t>
-    randomSeed("random", llvm::cl::desc("Make seeded random inputs"),
-               llvm::cl::value_desc("SEED"), llvm::cl::cat(category));
-std::string randomOptionsDesc =
-    std::string("Options of the --random generator: ") + kRandomOptionsHelp;
-llvm::cl::opt<std::string>
-    randomOptions("random-options", llvm::cl::desc(randomOptionsDesc),
-                  llvm::cl::value_desc("KEY=VALUE,..."),
-                  llvm::cl::cat(category));
+
+EntryFlags entryFlags(category);
+
 llvm::cl::opt<double>
     atolFlag("atol",
              llvm::cl::desc("Absolute tolerance for every result (default: "
@@ -147,18 +133,14 @@ int main(int argc, char **argv) {
     return kExitError;
 
   llvm::Expected<mlir::func::FuncOp> fn =
-      findEntry(*module, entry, inputFile);
+      findEntry(*module, entryFlags.entry, inputFile);
   if (!fn)
     return fail(fn.takeError());
   llvm::Expected<Signature> signature = describeSignature(*fn);
   if (!signature)
     return fail(signature.takeError());
-  InputSource source;
-  source.directory = inputsDir;
-  if (randomSeed.getNumOccurrences())
-    source.seed = randomSeed;
-  source.randomOptions = randomOptions;
-  llvm::Expected<std::vector<Tensor>> inputs = loadInputs(*signature, source);
+  llvm::Expected<std::vector<Tensor>> inputs =
+      loadInputs(*signature, entryFlags.source());
   if (!inputs)
     return fail(inputs.takeError());
 
@@ -180,8 +162,7 @@ int main(int argc, char **argv) {
     deviceName = stats.device;
   } else {
     for (size_t i = 0; i < want->size(); ++i) {
-      std::string path =
-          againstDir + "/result" + std::to_string(i) + ".npy";
+      std::string path = againstDir + "/result" + std::to_string(i) + ".npy";
       Result<Tensor> t = readNpy(path, (*want)[i].dtype());
       if (!t)
         return fail(t.message());
@@ -208,7 +189,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < want->size(); ++i) {
     const Tensor &w = (*want)[i];
     Tolerance tol = i < stats.tolerances.size() ? stats.tolerances[i]
-                                                 : defaultTolerance(w.dtype());
+                                                : defaultTolerance(w.dtype());
     if (atolFlag >= 0)
       tol.atol = atolFlag;
     if (rtolFlag >= 0)

@@ -37,12 +37,6 @@ llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                      llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
-    entry("entry",
-          llvm::cl::desc("Function to run (default: the module's only "
-                         "function)"),
-          llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
-
-llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("Where to run: 'reference' (the CPU interpreter, "
                            "the definition of every op), 'vulkan' (compiled "
@@ -51,26 +45,7 @@ llvm::cl::opt<std::string>
             llvm::cl::value_desc("NAME"), llvm::cl::init("reference"),
             llvm::cl::cat(category));
 
-llvm::cl::opt<std::string> inputsDir(
-    "inputs",
-    llvm::cl::desc("Read the inputs from DIR/arg0.npy, arg1.npy, ... in "
-                   "argument order (bf16 arguments from f32 files)"),
-    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
-
-llvm::cl::opt<uint64_t> randomSeed(
-    "random",
-    llvm::cl::desc("Make realistic random inputs with this seed: a batch of "
-                   "decode, prefill and chunked-prefill requests over a paged "
-                   "cache, shaped by the argument types and by the role of "
-                   "each argument in the attn ops"),
-    llvm::cl::value_desc("SEED"), llvm::cl::cat(category));
-
-std::string randomOptionsDesc =
-    std::string("Options of the --random generator: ") + kRandomOptionsHelp;
-llvm::cl::opt<std::string>
-    randomOptions("random-options", llvm::cl::desc(randomOptionsDesc),
-                  llvm::cl::value_desc("KEY=VALUE,..."),
-                  llvm::cl::cat(category));
+EntryFlags entryFlags(category);
 
 llvm::cl::opt<std::string> outputsDir(
     "outputs",
@@ -108,7 +83,7 @@ int main(int argc, char **argv) {
                 "' is not available in this build (available: " + available +
                 ")");
   }
-  bool random = randomSeed.getNumOccurrences() > 0;
+  bool random = entryFlags.randomSeed.getNumOccurrences() > 0;
 
   mlir::DialectRegistry registry;
   mlir::attn::registerCompilerDialects(registry);
@@ -127,19 +102,16 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // The diagnostic handler has printed why.
 
-  llvm::Expected<mlir::func::FuncOp> fn = findEntry(*module, entry, inputFile);
+  llvm::Expected<mlir::func::FuncOp> fn =
+      findEntry(*module, entryFlags.entry, inputFile);
   if (!fn)
     return fail(fn.takeError());
   llvm::Expected<Signature> signature = describeSignature(*fn);
   if (!signature)
     return fail(signature.takeError());
 
-  InputSource source;
-  source.directory = inputsDir;
-  if (random)
-    source.seed = randomSeed;
-  source.randomOptions = randomOptions;
-  llvm::Expected<std::vector<Tensor>> inputs = loadInputs(*signature, source);
+  llvm::Expected<std::vector<Tensor>> inputs =
+      loadInputs(*signature, entryFlags.source());
   if (!inputs)
     return fail(inputs.takeError());
   if (random && !outputsDir.empty())
@@ -147,10 +119,9 @@ int main(int argc, char **argv) {
       return fail(std::move(err));
 
   llvm::Expected<std::vector<Tensor>> results =
-      backend == "reference"
-          ? interpret(*fn, std::move(*inputs))
-          : mlir::attn::runOnDevice(*module, fn->getSymName(), backend,
-                                    *inputs);
+      backend == "reference" ? interpret(*fn, std::move(*inputs))
+                             : mlir::attn::runOnDevice(
+                                   *module, fn->getSymName(), backend, *inputs);
   if (!results)
     return fail(results.takeError());
   if (!outputsDir.empty())

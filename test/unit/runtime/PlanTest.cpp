@@ -2,65 +2,16 @@
 
 #include "runtime/Plan.h"
 #include "runtime/PlanRunner.h"
+#include "test/unit/runtime/HostDevice.h"
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <functional>
-#include <map>
 
 using namespace attn;
 using namespace attn::runtime;
+using namespace attn::runtime::test;
 
 namespace {
-
-/// A host "device": buffers are byte vectors and kernels are C++ callbacks,
-/// so the runner's semantics are tested without a GPU.
-class HostBuffer : public DeviceBuffer {
-public:
-  explicit HostBuffer(uint64_t n) : bytes(n, 0) {}
-  uint64_t size() const override { return bytes.size(); }
-  std::vector<uint8_t> bytes;
-};
-
-using HostKernel = std::function<void(const std::array<uint32_t, 3> &,
-                                      std::span<DeviceBuffer *const>)>;
-
-class HostDevice : public PlanDevice {
-public:
-  std::string_view name() const override { return "host"; }
-  Result<std::shared_ptr<DeviceBuffer>> allocate(uint64_t bytes) override {
-    ++allocations;
-    return std::shared_ptr<DeviceBuffer>(std::make_shared<HostBuffer>(bytes));
-  }
-  Status write(DeviceBuffer &b, const void *data, uint64_t n) override {
-    std::memcpy(static_cast<HostBuffer &>(b).bytes.data(), data, n);
-    return Status::ok();
-  }
-  Status read(const DeviceBuffer &b, void *data, uint64_t n) override {
-    std::memcpy(data, static_cast<const HostBuffer &>(b).bytes.data(), n);
-    return Status::ok();
-  }
-  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
-                const std::array<int64_t, 3> &,
-                std::span<DeviceBuffer *const> args) override {
-    auto it = kernels.find(std::string(kernel));
-    if (it == kernels.end())
-      return errorf("no kernel ", kernel);
-    it->second(grid, args);
-    launched.push_back(std::string(kernel));
-    return Status::ok();
-  }
-  Status finish() override { return Status::ok(); }
-
-  std::map<std::string, HostKernel> kernels;
-  std::vector<std::string> launched;
-  int allocations = 0;
-};
-
-template <typename T> T *as(DeviceBuffer *b) {
-  return reinterpret_cast<T *>(static_cast<HostBuffer *>(b)->bytes.data());
-}
 
 PlanOp makeOp(PlanOpKind kind, int32_t result, std::vector<int32_t> operands,
               int64_t imm = 0) {
@@ -107,10 +58,10 @@ Plan doublePlan() {
 void addDoubleKernel(HostDevice &d) {
   d.kernels["k::double"] = [](const std::array<uint32_t, 3> &grid,
                               std::span<DeviceBuffer *const> args) {
-    int32_t n = as<int32_t>(args[2])[0];
+    int32_t n = hostData<int32_t>(args[2])[0];
     ASSERT_EQ(static_cast<int64_t>(grid[0]), n);
     for (int32_t i = 0; i < n; ++i)
-      as<float>(args[1])[i] = as<float>(args[0])[i] * 2;
+      hostData<float>(args[1])[i] = hostData<float>(args[0])[i] * 2;
   };
 }
 

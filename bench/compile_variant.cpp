@@ -1,0 +1,143 @@
+//===- compile_variant.cpp - Compile time of one variant to SPIR-V --------===//
+//
+// What attn-compile spends per variant, in process and without the tool's
+// start-up, bundle writing or spirv-val: buildVariant (the attn function of a
+// variant) followed by compileModule for the spirv target, one iteration per
+// variant. The variants are the example models' ops plus the extremes of the
+// grid (head size 256 with every knob, 128-head MLA with split-KV).
+//
+// BM_CompileSpirv/<variant> reuses one MLIRContext, as attn-compile's
+// workers reuse their thread's context for the dialects; the
+// BM_CompileSpirvFreshContext case adds creating a context and loading the
+// dialects, the cost a cold single-variant `attn-compile` pays on top.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
+#include "compiler/Variant.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+namespace {
+
+/// The variants timed, as `attn-compile --variant` specs.
+const char *const kVariants[] = {
+    // Llama-3-8B.
+    "op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,"
+    "block_size=16,dtype=bf16",
+    "op=reshape_and_cache,num_kv_heads=8,head_size=128,block_size=16,"
+    "dtype=bf16",
+    // Mistral-7B.
+    "op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,"
+    "block_size=32,dtype=f16,layout=hnd,window_left=4095",
+    // Gemma-2-9B's local layer.
+    "op=paged_attention,num_heads=16,num_kv_heads=8,head_size=256,"
+    "block_size=16,dtype=bf16,window_left=4095,soft_cap=50",
+    // Every knob, the largest head size.
+    "op=paged_attention,num_heads=8,num_kv_heads=1,head_size=256,"
+    "block_size=32,dtype=f32,causal=false,window_left=7,window_right=5,"
+    "soft_cap=2,alibi=true,sinks=true",
+    // DeepSeek-V3 MLA, split-KV (partial + reduce kernels).
+    "op=mla_decode,num_heads=128,block_size=64,dtype=bf16,num_kv_splits=4",
+    "op=merge_states,num_heads=32,head_size=128,dtype=bf16",
+};
+
+mlir::MLIRContext &sharedContext() {
+  static mlir::MLIRContext *context = [] {
+    mlir::DialectRegistry registry;
+    mlir::attn::registerCompilerDialects(registry);
+    auto *c = new mlir::MLIRContext(registry,
+                                    mlir::MLIRContext::Threading::DISABLED);
+    c->loadAllAvailableDialects();
+    return c;
+  }();
+  return *context;
+}
+
+/// Builds and compiles `spec` in `context`; false (and the reason in
+/// `error`) when either fails.
+bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
+                 std::string &error) {
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  mlir::OpBuilder builder(&context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(builder.getUnknownLoc());
+  if (llvm::Error err = mlir::attn::buildVariant(variant, *module)) {
+    error = llvm::toString(std::move(err));
+    return false;
+  }
+  mlir::attn::CompileOptions options;
+  options.targets = {"spirv"};
+  options.subgroupSize = 32;
+  mlir::FailureOr<mlir::attn::CompiledModule> compiled =
+      mlir::attn::compileModule(*module, options);
+  if (mlir::failed(compiled)) {
+    error = "compileModule failed:\n" + diagnostics;
+    return false;
+  }
+  int64_t bytes = 0;
+  for (const mlir::attn::CompiledKernel &k : compiled->kernels)
+    bytes += static_cast<int64_t>(k.bytes.size());
+  benchmark::DoNotOptimize(bytes);
+  return true;
+}
+
+void compileVariant(benchmark::State &state, const char *spec,
+                    bool freshContext) {
+  llvm::Expected<mlir::attn::Variant> variant = mlir::attn::parseVariant(spec);
+  if (!variant) {
+    state.SkipWithError(llvm::toString(variant.takeError()).c_str());
+    return;
+  }
+  std::string error;
+  for (auto _ : state) {
+    bool ok;
+    if (freshContext) {
+      mlir::DialectRegistry registry;
+      mlir::attn::registerCompilerDialects(registry);
+      mlir::MLIRContext context(registry,
+                                mlir::MLIRContext::Threading::DISABLED);
+      context.loadAllAvailableDialects();
+      ok = compileOnce(context, *variant, error);
+    } else {
+      ok = compileOnce(sharedContext(), *variant, error);
+    }
+    if (!ok) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+  }
+}
+
+int registerAll() {
+  for (const char *spec : kVariants) {
+    llvm::Expected<mlir::attn::Variant> v = mlir::attn::parseVariant(spec);
+    std::string name = v ? mlir::attn::variantName(*v) : std::string(spec);
+    if (!v)
+      llvm::consumeError(v.takeError());
+    benchmark::RegisterBenchmark(("BM_CompileSpirv/" + name).c_str(),
+                                 compileVariant, spec, false)
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark("BM_CompileSpirvFreshContext/llama3_8b",
+                               compileVariant, kVariants[0], true)
+      ->Unit(benchmark::kMillisecond);
+  return 0;
+}
+
+const int registered = registerAll();
+
+} // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,232 @@
+//===- vulkan_decode.cpp - Vulkan decode throughput vs the reference ------===//
+//
+// One decode step at Llama-3-8B's attention shape (H = 32, G = 8, D = 128,
+// bf16, NHD, 16-token blocks), scaled to run in seconds on a CPU and to fit
+// lavapipe's 128 MiB storage-buffer limit: 8 requests with 2048 tokens each
+// (one new), 64 MiB of K and V. Both benchmarks run the same problem in the
+// same process, so their ratio holds even on a loaded machine:
+//
+//  - BM_DecodeReference: reference/ops pagedAttention on 2 threads
+//    (lavapipe's default on this 2-core machine is 2 as well; set
+//    LP_NUM_THREADS to change it);
+//  - BM_DecodeVulkan: the compiled plan on the first Vulkan device (lavapipe
+//    here), timed from its first launch until the last one finished (the
+//    upload of the inputs and the read-back are not counted; wall_ms, the
+//    whole runPlan, says what they add).
+//
+// kv_GB/s is the K and V bytes the step must read (seq_len * G * D * 2 * 2
+// per request) over the time of one step. The Vulkan result is checked
+// against the reference (vLLM's bf16 tolerance) before anything is timed.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compile.h"
+#include "compiler/Variant.h"
+#include "reference/ops/Compare.h"
+#include "reference/ops/Ops.h"
+#include "reference/ops/ParallelFor.h"
+#include "reference/ops/Random.h"
+#include "runtime/PlanRunner.h"
+#include "runtime/executors/vulkan/VulkanPlanDevice.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+
+namespace {
+
+constexpr int kThreads = 2;
+
+const attn::Problem &decodeStep() {
+  static const attn::Problem problem = [] {
+    attn::ProblemShape shape; // H 32, G 8, D 128, B 16, bf16, NHD
+    attn::ProblemOptions options;
+    options.seed = 1;
+    options.numReqs = 8;
+    options.minContextLen = 2047;
+    options.maxContextLen = 2047;
+    options.decodeFraction = 1.0;
+    options.extraFreeBlocks = 0;
+    attn::Result<attn::Problem> p = attn::generateProblem(shape, options);
+    if (!p) {
+      std::cerr << "generateProblem: " << p.message() << "\n";
+      std::exit(1);
+    }
+    return std::move(p).value();
+  }();
+  return problem;
+}
+
+/// K and V bytes one step reads.
+int64_t kvBytes(const attn::Problem &p) {
+  const int64_t rowBytes =
+      p.kvCache.dim(3) * p.kvCache.dim(4) *
+      static_cast<int64_t>(attn::byteWidth(p.kvCache.dtype()));
+  int64_t bytes = 0;
+  for (int64_t r = 0; r < p.seqLens.dim(0); ++r)
+    bytes += 2 * p.seqLens.getInt(r) * rowBytes;
+  return bytes;
+}
+
+attn::Result<attn::AttentionOutput> runReference(const attn::Problem &p) {
+  attn::PagedAttentionParams params;
+  params.scale = p.scale;
+  return attn::pagedAttention(p.query, p.kvCache, p.blockTable, p.seqLens,
+                              p.queryStartLoc, nullptr, nullptr, params);
+}
+
+void setCounters(benchmark::State &state, double seconds) {
+  double perStep = seconds / static_cast<double>(state.iterations());
+  state.counters["kv_GB/s"] =
+      static_cast<double>(kvBytes(decodeStep())) / perStep / 1e9;
+  state.counters["step_ms"] = perStep * 1e3;
+}
+
+void BM_DecodeReference(benchmark::State &state) {
+  const attn::Problem &p = decodeStep();
+  attn::setReferenceThreadCount(kThreads);
+  double seconds = 0;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    attn::Result<attn::AttentionOutput> out = runReference(p);
+    seconds += std::chrono::duration<double>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
+    if (!out) {
+      state.SkipWithError(out.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out->out.data());
+  }
+  setCounters(state, seconds);
+  attn::setReferenceThreadCount(0);
+}
+
+/// The compiled decode step on a Vulkan device.
+struct VulkanStep {
+  std::unique_ptr<attn::VulkanPlanDevice> device;
+  attn::runtime::Plan plan;
+  std::string error;
+};
+
+VulkanStep &vulkanStep() {
+  static VulkanStep step = [] {
+    VulkanStep s;
+    attn::Result<std::unique_ptr<attn::VulkanPlanDevice>> device =
+        attn::VulkanPlanDevice::create();
+    if (!device) {
+      s.error = "no Vulkan device: " + device.message();
+      return s;
+    }
+    s.device = std::move(*device);
+    int64_t subgroupSize = s.device->device().info().subgroupSize;
+
+    mlir::DialectRegistry registry;
+    mlir::attn::registerCompilerDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    llvm::Expected<mlir::attn::Variant> variant = mlir::attn::parseVariant(
+        "op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,"
+        "block_size=16,dtype=bf16,layout=nhd");
+    mlir::OpBuilder builder(&context);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::ModuleOp::create(builder.getUnknownLoc());
+    if (!variant) {
+      s.error = llvm::toString(variant.takeError());
+      return s;
+    }
+    if (llvm::Error err = mlir::attn::buildVariant(*variant, *module)) {
+      s.error = llvm::toString(std::move(err));
+      return s;
+    }
+    mlir::attn::CompileOptions options;
+    options.targets = {"spirv"};
+    options.subgroupSize = subgroupSize;
+    mlir::FailureOr<mlir::attn::CompiledModule> compiled =
+        mlir::attn::compileModule(*module, options);
+    if (mlir::failed(compiled) || compiled->plans.size() != 1) {
+      s.error = "cannot compile the variant";
+      return s;
+    }
+    for (const mlir::attn::CompiledKernel &k : compiled->kernels) {
+      std::vector<uint32_t> words(k.bytes.size() / sizeof(uint32_t));
+      std::memcpy(words.data(), k.bytes.data(), words.size() * 4);
+      if (attn::Status st = s.device->addKernel(k.symbol, std::move(words),
+                                                k.entryPoint, subgroupSize);
+          !st) {
+        s.error = st.message();
+        return s;
+      }
+    }
+    s.plan = compiled->plans.front();
+    return s;
+  }();
+  return step;
+}
+
+void BM_DecodeVulkan(benchmark::State &state) {
+  const attn::Problem &p = decodeStep();
+  VulkanStep &step = vulkanStep();
+  if (!step.error.empty()) {
+    state.SkipWithError(step.error.c_str());
+    return;
+  }
+  const attn::Tensor inputs[] = {p.query, p.kvCache, p.blockTable, p.seqLens,
+                                 p.queryStartLoc};
+
+  // Right first: the same tolerance attn-diff uses for bf16.
+  {
+    attn::Result<std::vector<attn::Tensor>> got =
+        attn::runtime::runPlan(step.plan, *step.device, inputs);
+    attn::setReferenceThreadCount(kThreads);
+    attn::Result<attn::AttentionOutput> want = runReference(p);
+    attn::setReferenceThreadCount(0);
+    if (!got || !want) {
+      state.SkipWithError(!got ? got.message().c_str()
+                               : want.message().c_str());
+      return;
+    }
+    attn::Result<attn::TensorDiff> diff =
+        attn::compareTensors((*got)[0], want->out,
+                             attn::defaultTolerance(want->out.dtype()));
+    if (!diff || !diff->passed()) {
+      state.SkipWithError("the Vulkan result does not match the reference");
+      return;
+    }
+  }
+
+  double kernelSeconds = 0, wallSeconds = 0;
+  for (auto _ : state) {
+    attn::runtime::PlanRunStats stats;
+    auto start = std::chrono::steady_clock::now();
+    attn::Result<std::vector<attn::Tensor>> out =
+        attn::runtime::runPlan(step.plan, *step.device, inputs, &stats);
+    double wall = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    if (!out) {
+      state.SkipWithError(out.message().c_str());
+      return;
+    }
+    state.SetIterationTime(stats.kernelSeconds);
+    kernelSeconds += stats.kernelSeconds;
+    wallSeconds += wall;
+  }
+  setCounters(state, kernelSeconds);
+  state.counters["wall_ms"] =
+      wallSeconds / static_cast<double>(state.iterations()) * 1e3;
+  state.SetLabel(std::string(step.device->name()));
+}
+
+} // namespace
+
+BENCHMARK(BM_DecodeReference)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DecodeVulkan)->Unit(benchmark::kMillisecond)->UseManualTime();
+
+BENCHMARK_MAIN();

@@ -351,7 +351,7 @@ llvm::Expected<int64_t> mlir::attn::localVulkanSubgroupSize() {
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
-                        DeviceRunStats *stats) {
+                        DeviceRunStats *stats, int64_t splitKv) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::VulkanOptions vkOptions;
@@ -367,6 +367,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     CompileOptions options;
     options.targets = {"spirv"};
     options.subgroupSize = (*device)->device().info().subgroupSize;
+    options.splitKv = splitKv;
     auto addKernel = [&](const CompiledKernel &k) {
       std::vector<uint32_t> words(k.bytes.size() / sizeof(uint32_t));
       std::memcpy(words.data(), k.bytes.data(), words.size() * 4);
@@ -397,6 +398,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     CompileOptions options;
     options.targets = {"ptx"};
     options.subgroupSize = kNVIDIAWarpSize;
+    options.splitKv = splitKv;
     options.chip = (*device)->info().chip();
     options.ptxFeatures = ptxFeaturesForChip(options.chip);
     auto addKernel = [&](const CompiledKernel &k) {

@@ -46,11 +46,12 @@ std::vector<std::string> deviceBackends();
 llvm::Expected<int64_t> localVulkanSubgroupSize();
 
 /// Compiles `module` for `backend`, runs function `entry` on `inputs` and
-/// returns its results.
+/// returns its results. `splitKv` is convert-attn-to-gpu's split-kv option
+/// for the GPU backends (0: its choice, N: N splits and a reduce kernel).
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
             llvm::ArrayRef<::attn::Tensor> inputs,
-            DeviceRunStats *stats = nullptr);
+            DeviceRunStats *stats = nullptr, int64_t splitKv = 0);
 
 } // namespace attn
 } // namespace mlir

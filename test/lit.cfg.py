@@ -73,6 +73,16 @@ for py in ["/usr/bin/python3", config.python_executable]:
         config.substitutions.append(("%numpy_python", py))
         break
 
+# A Vulkan device (lavapipe in CI): tests that run kernels say
+# `REQUIRES: vulkan` and are reported as skipped, with this reason, where the
+# build has no Vulkan executor or the machine no device.
+import subprocess
+vulkan_info = os.path.join(config.attn_tools_dir, "attn-vulkan-info")
+if os.path.exists(vulkan_info) and subprocess.run(
+        [vulkan_info], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("vulkan")
+
 for var in ["XDG_RUNTIME_DIR", "VK_ICD_FILENAMES", "VK_DRIVER_FILES",
             "VK_INSTANCE_LAYERS", "HOME"]:
     if var in os.environ:

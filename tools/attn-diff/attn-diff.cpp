@@ -54,6 +54,12 @@ llvm::cl::opt<std::string> againstDir(
 
 EntryFlags entryFlags(category);
 
+llvm::cl::opt<int64_t>
+    splitKv("split-kv",
+            llvm::cl::desc("GPU backends: split-KV decode, 0 lets the compiler "
+                           "choose, N forces N splits and a reduce kernel"),
+            llvm::cl::init(0), llvm::cl::cat(category));
+
 llvm::cl::opt<double>
     atolFlag("atol",
              llvm::cl::desc("Absolute tolerance for every result (default: "
@@ -155,7 +161,7 @@ int main(int argc, char **argv) {
   mlir::attn::DeviceRunStats stats;
   if (!backend.empty()) {
     llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
-        *module, fn->getSymName(), backend, *inputs, &stats);
+        *module, fn->getSymName(), backend, *inputs, &stats, splitKv);
     if (!results)
       return fail(results.takeError());
     got = std::move(*results);

@@ -47,6 +47,12 @@ llvm::cl::opt<std::string>
 
 EntryFlags entryFlags(category);
 
+llvm::cl::opt<int64_t>
+    splitKv("split-kv",
+            llvm::cl::desc("GPU backends: split-KV decode, 0 lets the compiler "
+                           "choose, N forces N splits and a reduce kernel"),
+            llvm::cl::init(0), llvm::cl::cat(category));
+
 llvm::cl::opt<std::string> outputsDir(
     "outputs",
     llvm::cl::desc("Write the results to DIR/result0.npy, result1.npy, ...; "
@@ -119,9 +125,10 @@ int main(int argc, char **argv) {
       return fail(std::move(err));
 
   llvm::Expected<std::vector<Tensor>> results =
-      backend == "reference" ? interpret(*fn, std::move(*inputs))
-                             : mlir::attn::runOnDevice(
-                                   *module, fn->getSymName(), backend, *inputs);
+      backend == "reference"
+          ? interpret(*fn, std::move(*inputs))
+          : mlir::attn::runOnDevice(*module, fn->getSymName(), backend, *inputs,
+                                    /*stats=*/nullptr, splitKv);
   if (!results)
     return fail(results.takeError());
   if (!outputsDir.empty())

@@ -461,10 +461,21 @@ Status FlashAttentionImpl::forwardCascade(const Tensor &query,
                     " keys after the common prefix");
   }
 
-  // Prefix pass: every query token against the shared blocks, no mask.
-  Tensor prefixTable(DType::I32, {1, prefixBlocks});
-  for (int64_t i = 0; i < prefixBlocks; ++i)
-    prefixTable.setInt(i, md.blockTable.getInt(i));
+  // Prefix pass: every query token against the shared blocks, no mask. Each
+  // token is its own one-token request over the prefix, so that the pass is
+  // valid paged attention (seq_len >= query length) however many tokens the
+  // batch has.
+  int64_t tokens = md.cuPrefixQueryLens->getInt(1);
+  Tensor prefixQueryStartLoc(DType::I32, {tokens + 1});
+  Tensor prefixSeqLens(DType::I32, {tokens});
+  Tensor prefixTable(DType::I32, {tokens, prefixBlocks});
+  for (int64_t t = 0; t <= tokens; ++t)
+    prefixQueryStartLoc.setInt(t, t);
+  for (int64_t t = 0; t < tokens; ++t) {
+    prefixSeqLens.setInt(t, md.commonPrefixLen);
+    for (int64_t i = 0; i < prefixBlocks; ++i)
+      prefixTable.setInt(t * prefixBlocks + i, md.blockTable.getInt(i));
+  }
   // Suffix pass: each request against the rest of its row.
   Tensor suffixTable(DType::I32, {numReqs, cols - prefixBlocks});
   for (int64_t r = 0; r < numReqs; ++r)
@@ -472,7 +483,6 @@ Status FlashAttentionImpl::forwardCascade(const Tensor &query,
       suffixTable.setInt(r * (cols - prefixBlocks) + i - prefixBlocks,
                          md.blockTable.getInt(r * cols + i));
 
-  int64_t tokens = md.cuPrefixQueryLens->getInt(1);
   Tensor prefixOut(query.dtype(), {tokens, numHeads, headSize});
   Tensor prefixLse(DType::F32, {tokens, numHeads});
   Tensor suffixOut(query.dtype(), {tokens, numHeads, headSize});
@@ -481,7 +491,7 @@ Status FlashAttentionImpl::forwardCascade(const Tensor &query,
   PagedAttentionParams prefixParams = params;
   prefixParams.causal = false;
   ATTN_RETURN_IF_ERROR(executor().pagedAttention(
-      query, kvCache, *md.cuPrefixQueryLens, *md.prefixKvLens, prefixTable,
+      query, kvCache, prefixQueryStartLoc, prefixSeqLens, prefixTable,
       prefixParams, prefixOut, &prefixLse));
   ATTN_RETURN_IF_ERROR(executor().pagedAttention(
       query, kvCache, md.queryStartLoc, *md.suffixKvLens, suffixTable, params,

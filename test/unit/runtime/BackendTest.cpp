@@ -492,10 +492,11 @@ TEST_F(FlashForward, CascadeRunsPrefixAndSuffixThenMerges) {
   const test::PagedCall &prefix = executor.pagedCalls[0];
   EXPECT_FALSE(prefix.params.causal);
   EXPECT_TRUE(prefix.wantsLse);
-  EXPECT_THAT(values(prefix.queryStartLoc), ElementsAre(0, 4));
-  EXPECT_THAT(values(prefix.seqLens), ElementsAre(16));
-  EXPECT_THAT(prefix.blockTable.shape(), ElementsAre(1, 1));
-  EXPECT_THAT(values(prefix.blockTable), ElementsAre(3));
+  // The prefix pass is one one-token request per query token.
+  EXPECT_THAT(values(prefix.queryStartLoc), ElementsAre(0, 1, 2, 3, 4));
+  EXPECT_THAT(values(prefix.seqLens), ElementsAre(16, 16, 16, 16));
+  EXPECT_THAT(prefix.blockTable.shape(), ElementsAre(4, 1));
+  EXPECT_THAT(values(prefix.blockTable), ElementsAre(3, 3, 3, 3));
   const test::PagedCall &suffix = executor.pagedCalls[1];
   EXPECT_TRUE(suffix.params.causal);
   EXPECT_TRUE(suffix.wantsLse);

@@ -7,6 +7,7 @@
 
 #include "runtime/executors/cpu/CpuExecutor.h"
 
+#include "reference/ops/Compare.h"
 #include "reference/ops/Ops.h"
 #include "reference/ops/Random.h"
 #include "runtime/Metadata.h"
@@ -95,6 +96,69 @@ TEST(CpuExecutor, FlashAttentionForwardIsTheReference) {
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(p.kvCache, expectedCache);
   EXPECT_EQ(output, expected->out);
+}
+
+// Cascade attention (a prefix pass over the shared blocks, a suffix pass, a
+// merge) computes the same attention as one pass, also when the batch has
+// more query tokens than the shared prefix has keys.
+TEST(CpuExecutor, CascadeEqualsOnePass) {
+  ProblemShape shape;
+  shape.numHeads = 4;
+  shape.numKvHeads = 2;
+  shape.headSize = 32;
+  shape.dtype = DType::F32;
+  ProblemOptions options;
+  options.seed = 11;
+  options.numReqs = 5;
+  options.sharedPrefixBlocks = 2;
+  options.maxContextLen = 60;
+  options.maxPrefillQueryLen = 40;
+  options.decodeFraction = 0.2;
+  Result<Problem> problem = generateProblem(shape, options);
+  ASSERT_TRUE(problem) << problem.message();
+  Problem &p = *problem;
+  ASSERT_GT(p.queryStartLoc.getInt(p.queryStartLoc.dim(0) - 1), 32)
+      << "the batch must have more query tokens than the prefix has keys";
+
+  AttentionLayer layer;
+  layer.name = "layers.0";
+  layer.numHeads = 4;
+  layer.numKvHeads = 2;
+  layer.headSize = 32;
+  layer.scale = p.scale;
+  layer.dtype = DType::F32;
+  CpuExecutor executor;
+  FlashAttentionBackend backend;
+  Result<std::unique_ptr<AttentionImpl>> impl =
+      backend.getImpl(layer, executor);
+  ASSERT_TRUE(impl) << impl.message();
+  KvCacheSpec spec{16, 2, 32, DType::F32, "auto"};
+  Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
+      backend.getBuilder(spec, {"layers.0"}, BuilderConfig{});
+  ASSERT_TRUE(builder) << builder.message();
+
+  auto forward = [&](int64_t commonPrefixLen) -> Result<Tensor> {
+    Result<std::unique_ptr<AttentionMetadata>> md =
+        (*builder)->build(commonPrefixLen, commonMetadata(p));
+    if (!md)
+      return md.status();
+    Tensor cache = p.kvCache;
+    Tensor output(DType::F32, p.query.shape());
+    ATTN_RETURN_IF_ERROR(
+        (*impl)->forward(layer, p.query, p.key, p.value, cache, **md, output));
+    return output;
+  };
+  Result<Tensor> onePass = forward(0);
+  ASSERT_TRUE(onePass) << onePass.message();
+  Result<Tensor> cascade = forward(32);
+  ASSERT_TRUE(cascade) << cascade.message();
+  Result<TensorDiff> diff =
+      compareTensors(*cascade, *onePass, defaultTolerance(DType::F32));
+  ASSERT_TRUE(diff) << diff.message();
+  EXPECT_TRUE(diff->passed())
+      << diff->numMismatches << " elements differ, worst at "
+      << formatIndex(diff->worstIndex) << ": " << diff->worstGot << " vs "
+      << diff->worstWant;
 }
 
 TEST(CpuExecutor, PaddingRowsAreNeitherReadNorWritten) {

@@ -218,7 +218,8 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
     llvm::Expected<::attn::Tensor> cache = input(op.getKvCache(), "the cache");
     if (!cache)
       return cache.takeError();
-    ::attn::KvLayout layout = op.getLayout() == ops::KVLayout::nhd
+    // The TT lowering rejects the latent cache, so a layout is present.
+    ::attn::KvLayout layout = *op.getLayout() == ops::KVLayout::nhd
                                   ? ::attn::KvLayout::NHD
                                   : ::attn::KvLayout::HND;
     if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(

@@ -83,11 +83,15 @@ constexpr KeyInfo kKeys[] = {
      "paged_attention | reshape_and_cache | mla_decode | merge_states"},
     {"num_heads", kPaged | kMla | kMerge, "query heads H (32)"},
     {"num_kv_heads", kPaged | kCache,
-     "kv heads G (num_heads; 8 for reshape_and_cache)"},
-    {"head_size", kPaged | kCache | kMerge, "head size D (128)"},
+     "kv heads G (num_heads; 8 for reshape_and_cache, not with its latent "
+     "form)"},
+    {"head_size", kPaged | kCache | kMerge,
+     "head size D (128; not with reshape_and_cache's latent form)"},
     {"block_size", kPaged | kCache | kMla, "tokens per cache block B (16)"},
     {"dtype", kPaged | kCache | kMla | kMerge, "f32 | f16 | bf16 (bf16)"},
-    {"layout", kPaged | kCache, "kv cache layout nhd | hnd (nhd)"},
+    {"layout", kPaged | kCache,
+     "kv cache layout nhd | hnd (nhd; not with reshape_and_cache's latent "
+     "form)"},
     {"causal", kPaged, "true | false (true)"},
     {"window_left", kPaged, "keys visible to the left, -1: all (-1)"},
     {"window_right", kPaged,
@@ -98,10 +102,34 @@ constexpr KeyInfo kKeys[] = {
     {"scale", kPaged | kMla,
      "softmax scale (1/sqrt(head_size); MLA: 1/sqrt(kv_lora_rank + "
      "rope_dim))"},
-    {"kv_lora_rank", kMla, "latent size L (512)"},
-    {"rope_dim", kMla, "rotary part P of a latent row (64)"},
+    {"kv_lora_rank", kMla | kCache,
+     "latent size L (512); reshape_and_cache given kv_lora_rank and rope_dim "
+     "writes the MLA latent cache [NB, B, L + P] from kv_c [T, L] and k_pe "
+     "[T, P]"},
+    {"rope_dim", kMla | kCache,
+     "rotary part P of a latent row (64); see kv_lora_rank"},
     {"num_kv_splits", kMla, "split-KV chunks per request (1)"},
 };
+
+/// Keys of reshape_and_cache that only its paged form has, and those that
+/// only its latent (MLA) form has.
+bool isPagedCacheKey(StringRef key) {
+  return key == "num_kv_heads" || key == "head_size" || key == "layout";
+}
+bool isLatentCacheKey(StringRef key) {
+  return key == "kv_lora_rank" || key == "rope_dim";
+}
+
+/// Whether `key` is one of the variant's parameters: it applies to the op
+/// and, for reshape_and_cache, to the cache form.
+bool keyApplies(const KeyInfo &key, const Variant &v) {
+  if (!(key.ops & (1u << static_cast<unsigned>(v.op))))
+    return false;
+  if (v.op != VariantOp::ReshapeAndCache)
+    return true;
+  return v.latentCache ? !isPagedCacheKey(key.name)
+                       : !isLatentCacheKey(key.name);
+}
 
 llvm::Error makeError(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -186,10 +214,9 @@ mlir::attn::variantParameters(const Variant &v) {
       {"rope_dim", std::to_string(v.ropeDim)},
       {"num_kv_splits", std::to_string(v.numKvSplits)},
   };
-  unsigned opBit = 1u << static_cast<unsigned>(v.op);
   std::map<std::string, std::string> params;
   for (const KeyInfo &k : kKeys)
-    if (k.ops & opBit)
+    if (keyApplies(k, v))
       params[k.name.str()] = all.at(k.name.str());
   return params;
 }
@@ -385,6 +412,23 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
     return makeError(
         llvm::formatv("variant key 'scale' must be > 0, got {0}", v.scale));
 
+  if (v.op == VariantOp::ReshapeAndCache) {
+    // kv_lora_rank and rope_dim together select the MLA latent cache, which
+    // has no kv heads, head size or layout.
+    bool rank = values.count("kv_lora_rank"), rope = values.count("rope_dim");
+    if (rank != rope)
+      return makeError("variant keys 'kv_lora_rank' and 'rope_dim' go "
+                       "together for op=reshape_and_cache (its MLA latent "
+                       "cache form)");
+    v.latentCache = rank;
+    if (v.latentCache)
+      for (StringRef key : order)
+        if (isPagedCacheKey(key))
+          return makeError("variant key '" + key +
+                           "' does not apply to op=reshape_and_cache with "
+                           "kv_lora_rank and rope_dim (the MLA latent "
+                           "cache)");
+  }
   if (!kvHeadsGiven)
     v.numKvHeads = v.op == VariantOp::ReshapeAndCache ? 8 : v.numHeads;
   if (v.op == VariantOp::PagedAttention && v.numHeads % v.numKvHeads != 0)
@@ -518,6 +562,8 @@ private:
   }
 
   func::FuncOp buildReshapeAndCache() {
+    if (v.latentCache)
+      return buildLatentCacheWrite();
     auto kv = tensor({kDyn, v.numKvHeads, v.headSize}, act);
     auto slots = tensor({kDyn}, i64);
     RankedTensorType cacheType = pagedCacheType();
@@ -527,6 +573,22 @@ private:
         b, loc, TypeRange{cacheType}, body.getArgument(0), body.getArgument(1),
         body.getArgument(3), body.getArgument(2),
         KVLayoutAttr::get(b.getContext(), layout()), BackendAttr());
+    func::ReturnOp::create(b, loc, op.getResults());
+    return fn;
+  }
+
+  /// reshape_and_cache on the MLA latent cache: (kv_c, k_pe, cache, slots).
+  func::FuncOp buildLatentCacheWrite() {
+    auto kvC = tensor({kDyn, v.kvLoraRank}, act);
+    auto kPe = tensor({kDyn, v.ropeDim}, act);
+    auto slots = tensor({kDyn}, i64);
+    auto cache = tensor({kDyn, v.blockSize, v.kvLoraRank + v.ropeDim}, act);
+    func::FuncOp fn = makeFunction({kvC, kPe, cache, slots}, {cache});
+    Block &body = fn.getBody().front();
+    auto op = ReshapeAndCacheOp::create(
+        b, loc, TypeRange{cache}, body.getArgument(0), body.getArgument(1),
+        body.getArgument(3), body.getArgument(2), KVLayoutAttr(),
+        BackendAttr());
     func::ReturnOp::create(b, loc, op.getResults());
     return fn;
   }

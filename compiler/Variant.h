@@ -54,6 +54,9 @@ struct Variant {
   int64_t kvLoraRank = 512;
   int64_t ropeDim = 64;
   int64_t numKvSplits = 1;
+  /// reshape_and_cache only: write the MLA latent cache (kv_lora_rank and
+  /// rope_dim given) instead of a paged K/V cache.
+  bool latentCache = false;
 
   /// The name of the function buildVariant adds: the op's name.
   llvm::StringRef functionName() const;

@@ -356,10 +356,63 @@ void ReshapeAndCacheOp::getEffects(
   addDpsEffects(getOperation(), *this, /*readsInits=*/true, effects);
 }
 
+/// The MLA form: key = kv_c [T, L], value = k_pe [T, P], one latent row
+/// [L + P] per slot of a [num_blocks, B, L + P] cache.
+static LogicalResult verifyLatentCacheWrite(ReshapeAndCacheOp op) {
+  Operation *operation = op.getOperation();
+  if (op.getLayout())
+    return op.emitOpError()
+           << "expects no layout with an MLA latent cache (rank-3 kv_cache)";
+  FailureOr<Named> key = getActivation(operation, "key", op.getKey(), 2);
+  if (failed(key))
+    return failure();
+  Type elementType = key->type.getElementType();
+  FailureOr<Named> value = getRanked(operation, "value", op.getValue(), 2);
+  if (failed(value) ||
+      failed(expectElementType(operation, *value, elementType,
+                               "(the key's)")) ||
+      failed(expectSameDim(operation, *key, 0, *value, 0,
+                           "the number of tokens")))
+    return failure();
+  FailureOr<Named> slots =
+      getIndexTensor(operation, "slot_mapping", op.getSlotMapping(), 1, 64);
+  if (failed(slots) || failed(expectSameDim(operation, *key, 0, *slots, 0,
+                                            "the number of tokens")))
+    return failure();
+  FailureOr<Named> cache = getRanked(operation, "kv_cache", op.getKvCache(), 3);
+  if (failed(cache) ||
+      failed(expectElementType(operation, *cache, elementType, "(the key's)")))
+    return failure();
+  if (key->isStatic(1) && value->isStatic(1) &&
+      failed(expectDimEquals(operation, *cache, 2, key->dim(1) + value->dim(1),
+                             "the latent row: key size + value size")))
+    return failure();
+  if (std::optional<BackendAttr> backend = op.getBackend()) {
+    if (!backend->isMla())
+      return op.emitOpError()
+             << "expects an MLA backend with a latent cache, got "
+             << backend->getName();
+    return verifyBackend(operation, *backend, std::nullopt, cache->dim(1),
+                         cache->dim(2));
+  }
+  return success();
+}
+
 LogicalResult ReshapeAndCacheOp::verify() {
   Operation *op = getOperation();
   if (failed(verifyTensorOrMemRefSemantics(op)))
     return failure();
+  auto cacheType = cast<ShapedType>(getKvCache().getType());
+  if (cacheType.getRank() == 3)
+    return verifyLatentCacheWrite(*this);
+  if (cacheType.getRank() != 5)
+    return emitOpError() << "expects kv_cache to have rank 5 (paged) or 3 "
+                            "(MLA latent cache), got "
+                         << cacheType;
+  std::optional<KVLayout> layout = getLayout();
+  if (!layout)
+    return emitOpError()
+           << "expects a layout (nhd or hnd) with a paged (rank-5) kv_cache";
   FailureOr<Named> key = getActivation(op, "key", getKey(), 3);
   if (failed(key))
     return failure();
@@ -376,17 +429,17 @@ LogicalResult ReshapeAndCacheOp::verify() {
                                                 key->type.getElementType(),
                                                 "(the key's)")))
     return failure();
-  FailureOr<CacheDims> dims = getPagedCache(op, *cache, getLayout());
+  FailureOr<CacheDims> dims = getPagedCache(op, *cache, *layout);
   if (failed(dims))
     return failure();
   Named cacheView = *cache;
-  bool nhd = getLayout() == KVLayout::nhd;
+  bool nhd = *layout == KVLayout::nhd;
   if (failed(expectSameDim(op, *key, 1, cacheView, nhd ? 3 : 2,
                            "the number of kv heads")) ||
       failed(expectSameDim(op, *key, 2, cacheView, 4, "the head size")))
     return failure();
   if (std::optional<BackendAttr> backend = getBackend())
-    return verifyBackend(op, *backend, getLayout(), dims->blockSize,
+    return verifyBackend(op, *backend, *layout, dims->blockSize,
                          key->dim(2));
   return success();
 }

@@ -155,15 +155,27 @@ def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache"> {
     on tensors the op returns the updated cache, on memrefs it writes in
     place.
 
-    Shapes: `key`, `value` [T, G, D]; `kv_cache` as for
-    `attn.paged_attention`; `slot_mapping` [T] i64.
+    The rank of `kv_cache` selects one of two forms:
 
-    Example:
+    - paged (rank 5): `key`, `value` [T, G, D]; `kv_cache` as for
+      `attn.paged_attention`, laid out as `layout` says (required);
+    - MLA latent cache (rank 3, vLLM's `concat_and_cache_mla`): `key` is the
+      compressed latent kv_c [T, L], `value` the rotary key part k_pe [T, P],
+      `kv_cache` [num_blocks, B, L + P] with one head; the row at the slot
+      becomes concat(key[t], value[t]). The row has no layout, so `layout`
+      must be absent; a backend, if given, must be an MLA backend.
+
+    `slot_mapping` is [T] i64 in both forms.
+
+    Examples:
 
     ```mlir
     %new = attn.reshape_and_cache %k, %v, %slots outs(%cache) layout(nhd)
         : tensor<?x8x128xbf16>, tensor<?x8x128xbf16>, tensor<?xi64>,
           tensor<?x2x16x8x128xbf16> -> tensor<?x2x16x8x128xbf16>
+    %latent = attn.reshape_and_cache %kv_c, %k_pe, %slots outs(%mla_cache)
+        : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>,
+          tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
     ```
   }];
   let arguments = (ins
@@ -171,19 +183,25 @@ def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache"> {
     Attn_Shaped:$value,
     Attn_Shaped:$slot_mapping,
     Attn_Shaped:$kv_cache,
-    Attn_KVLayoutAttr:$layout,
+    OptionalAttr<Attn_KVLayoutAttr>:$layout,
     OptionalAttr<Attn_BackendAttr>:$backend
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $key `,` $value `,` $slot_mapping `outs` `(` $kv_cache `)`
-    `layout` `(` custom<Layout>($layout) `)` (`backend` `(` $backend^ `)`)?
+    (`layout` `(` custom<Layout>($layout)^ `)`)?
+    (`backend` `(` $backend^ `)`)?
     attr-dict `:` type($key) `,` type($value) `,` type($slot_mapping) `,`
     type($kv_cache) (`->` type($results)^)?
   }];
   let extraClassDeclaration = [{
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getKvCacheMutable();
+    }
+    /// Whether this is the MLA form: a rank-3 latent cache.
+    bool isLatentCache() {
+      return ::llvm::cast<::mlir::ShapedType>(getKvCache().getType())
+                 .getRank() == 3;
     }
   }];
 }

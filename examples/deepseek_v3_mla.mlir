@@ -1,7 +1,7 @@
-// DeepSeek-V3 multi-head latent attention decode: 128 query heads over one
-// latent kv head; each cache row is the 512-value compressed latent
-// (kv_lora_rank) followed by the 64-value rotary key part; 64-token blocks;
-// bf16.
+// DeepSeek-V3 multi-head latent attention decode (and, below, its cache
+// write): 128 query heads over one latent kv head; each cache row is the
+// 512-value compressed latent (kv_lora_rank) followed by the 64-value rotary
+// key part; 64-token blocks; bf16.
 //
 // scale = mscale^2 / sqrt(192), with qk head dim 128 + 64 = 192 and YaRN's
 // mscale = 0.1 * ln(40) + 1 for DeepSeek-V3's rope scaling factor 40.
@@ -28,4 +28,23 @@ func.func @mla_decode(%q: tensor<?x128x576xbf16>,
         tensor<?xi32>, tensor<?x128x512xbf16>, tensor<?x128xf32>
       -> tensor<?x128x512xbf16>, tensor<?x128xf32>
   return %out, %lse : tensor<?x128x512xbf16>, tensor<?x128xf32>
+}
+
+// The cache write of the same model (vLLM's concat_and_cache_mla): each new
+// token's 512-value compressed latent kv_c and 64-value rotary key part k_pe
+// become one 576-value row of the latent cache at its slot; slot -1 is a
+// padding token.
+func.func @reshape_and_cache(%kv_c: tensor<?x512xbf16>,
+                             %k_pe: tensor<?x64xbf16>,
+                             %kv_cache: tensor<?x64x576xbf16>,
+                             %slot_mapping: tensor<?xi64>)
+    -> tensor<?x64x576xbf16> {
+  %new = attn.reshape_and_cache %kv_c, %k_pe, %slot_mapping outs(%kv_cache)
+      backend(#attn.backend<name = "TRITON_MLA",
+                            cudagraph = uniform_single_token_decode,
+                            reorder_batch_threshold = 1, layout = nhd,
+                            block_size_multiple = 16>)
+      : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>,
+        tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return %new : tensor<?x64x576xbf16>
 }

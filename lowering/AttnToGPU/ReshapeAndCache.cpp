@@ -1,9 +1,11 @@
 //===- ReshapeAndCache.cpp - reshape_and_cache as a GPU kernel ------------===//
 //
-// One workgroup per token and kv head copies that head's key and value rows
-// into the cache slot of the token; its invocations stride over the head
-// dimension. Padding tokens (slot < 0) and slots outside the cache are
-// skipped, so a bad slot never writes outside the buffer.
+// Paged form: one workgroup per token and kv head copies that head's key and
+// value rows into the cache slot of the token; its invocations stride over
+// the head dimension. MLA form (rank-3 latent cache): one workgroup per token
+// copies kv_c [L] then k_pe [P] into the slot's latent row [L + P]. In both,
+// padding tokens (slot < 0) and slots outside the cache are skipped, so a bad
+// slot never writes outside the buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +18,84 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+namespace {
+
+/// Copies `size` elements from `src` at `srcStart` to `dst` at `dstStart`,
+/// the workgroup's invocations striding over them. Both sides have the same
+/// element type, so the stored bits are copied.
+void emitRowCopy(KernelBuilder &b, Value src, Value srcStart, Value dst,
+                 Value dstStart, int64_t size, Value tid, int64_t wgSize) {
+  b.create<scf::ForOp>(
+      tid, b.idx(size), b.idx(wgSize), ValueRange(),
+      [&](OpBuilder &nested, Location l, Value e, ValueRange) {
+        KernelBuilder lb(l, nested, b.options);
+        Value element = lb.create<memref::LoadOp>(src, lb.addi(srcStart, e));
+        lb.create<memref::StoreOp>(element, dst, lb.addi(dstStart, e));
+        lb.create<scf::YieldOp>();
+      });
+}
+
+/// The MLA form: cache [NB, B, L + P] row slot = concat(key[t], value[t]).
+LogicalResult lowerLatentCacheWrite(ReshapeAndCacheOp op,
+                                    LoweringContext &ctx) {
+  FailureOr<int64_t> latentSize =
+      getStaticDim(op, op.getKey(), 1, "kv_lora_rank (the key's row)");
+  FailureOr<int64_t> ropeSize =
+      getStaticDim(op, op.getValue(), 1, "the rope dim (the value's row)");
+  FailureOr<int64_t> blockSize =
+      getStaticDim(op, op.getKvCache(), 1, "the block size");
+  if (failed(latentSize) || failed(ropeSize) || failed(blockSize))
+    return failure();
+  int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
+  int64_t L = *latentSize, P = *ropeSize, B = *blockSize;
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  HostLaunch launch(builder, loc, ctx.options);
+  launch.addBuffer(op.getKey());
+  launch.addBuffer(op.getValue());
+  launch.addBuffer(op.getSlotMapping());
+  launch.addBuffer(op.getKvCache());
+  Value numTokens = launch.dim(op.getKey(), 0);
+  launch.addParam("num_tokens", numTokens);
+  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
+                                   kernelName(op, "reshape_and_cache"),
+                                   launch.getKernelArgTypes(), wgSize,
+                                   launch.getParamNames(), "reshape_and_cache");
+  {
+    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
+    KernelBuilder b(loc, kernelBuilder, ctx.options);
+    Value key = fn.getArgument(0), value = fn.getArgument(1);
+    Value slots = fn.getArgument(2), cache = fn.getArgument(3);
+    Value params = fn.getArgument(4);
+    Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kCacheNumBlocks));
+    Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+    Value tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
+    Value slot = b.loadIndex(slots, t);
+    // One unsigned compare rejects both padding (negative) and overflow.
+    Value inCache = b.cmpi(arith::CmpIPredicate::ult, slot,
+                           b.muli(numBlocks, b.idx(B)));
+    emitIf(b, inCache, [&](KernelBuilder &ib) {
+      // Row `slot` of the cache viewed as [NB * B, L + P].
+      Value row = ib.muli(slot, ib.idx(L + P));
+      emitRowCopy(ib, key, ib.muli(t, ib.idx(L)), cache, row, L, tid, wgSize);
+      emitRowCopy(ib, value, ib.muli(t, ib.idx(P)), cache,
+                  ib.addi(row, ib.idx(L)), P, tid, wgSize);
+    });
+  }
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  launch.launch(fn, {numTokens, one, one}, wgSize);
+  return success();
+}
+
+} // namespace
+
 LogicalResult mlir::attn::lowerReshapeAndCache(ReshapeAndCacheOp op,
                                          LoweringContext &ctx) {
-  bool nhd = op.getLayout() == KVLayout::nhd;
+  if (op.isLatentCache())
+    return lowerLatentCacheWrite(op, ctx);
+  bool nhd = *op.getLayout() == KVLayout::nhd;
   FailureOr<int64_t> numKvHeads =
       getStaticDim(op, op.getKey(), 1, "the number of kv heads");
   FailureOr<int64_t> headSize =

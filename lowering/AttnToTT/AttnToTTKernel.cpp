@@ -1004,8 +1004,14 @@ FailureOr<AttentionConfig> configure(MlaDecodeOp op) {
 FailureOr<AttentionConfig> configure(ReshapeAndCacheOp op) {
   AttentionConfig cfg;
   cfg.op = "reshape_and_cache";
+  // The cache program moves [G, D] head rows of a paged cache; a latent row
+  // is one [L + P] concatenation of two sources, which it has no reader for.
+  if (op.isLatentCache())
+    return op.emitOpError() << "tt lowering does not support the MLA latent "
+                               "cache (rank-3 kv_cache); compile it for "
+                               "spirv, ptx or msl";
   auto key = staticDims(op, op.getKey(), "key", {1, 2});
-  bool nhd = op.getLayout() == KVLayout::nhd;
+  bool nhd = *op.getLayout() == KVLayout::nhd;
   auto kv = staticDims(op, op.getKvCache(), "kv_cache", {1, 2, 3, 4});
   if (failed(key) || failed(kv) ||
       failed(checkElementType(op, op.getKey(), cfg)))

@@ -97,6 +97,9 @@ ProblemShape inferShape(const Signature &signature) {
   ProblemShape shape;
   bool haveKvHeads = false, haveDType = false;
   std::optional<int64_t> numHeads;
+  // A latent cache write alone has no q to take L + P from.
+  std::optional<int64_t> latentRowSize;
+  int64_t latentKeySize = 0, latentValueSize = 0;
   for (const ArgumentInfo &arg : signature.arguments) {
     switch (arg.role) {
     case ArgRole::Query:
@@ -125,6 +128,7 @@ ProblemShape inferShape(const Signature &signature) {
     case ArgRole::KvCache:
       if (signature.isMla) {
         take(shape.blockSize, arg, 1);
+        latentRowSize = staticDim(arg, 2);
         break;
       }
       shape.layout = arg.layout.value_or(KvLayout::NHD);
@@ -135,6 +139,12 @@ ProblemShape inferShape(const Signature &signature) {
       break;
     case ArgRole::Key:
     case ArgRole::Value:
+      if (signature.isMla) {
+        // The latent cache's write: key = kv_c [T, L], value = k_pe [T, P].
+        take(arg.role == ArgRole::Key ? latentKeySize : latentValueSize, arg,
+             1);
+        break;
+      }
       take(shape.numKvHeads, arg, 1);
       take(shape.headSize, arg, 2);
       haveKvHeads = true;
@@ -149,6 +159,21 @@ ProblemShape inferShape(const Signature &signature) {
       shape.dtype = arg.type.dtype;
       haveDType = true;
     }
+  }
+  if (signature.isMla && shape.kvLoraRank == 0) {
+    // A latent cache write without mla_decode: L from kv_c, P from k_pe, one
+    // of them from the cache row when only the other is static, and
+    // DeepSeek-V3's L = 512, P = 64 where the types leave them open.
+    int64_t &l = shape.kvLoraRank, &p = shape.ropeDim;
+    l = latentKeySize;
+    p = latentValueSize;
+    int64_t row = latentRowSize.value_or(0);
+    if (!l && p && row > p)
+      l = row - p;
+    if (l && !p && row > l)
+      p = row - l;
+    l = l ? l : 512;
+    p = p ? p : 64;
   }
   // A cache update alone has no query heads, and a merge alone no kv heads:
   // pick what keeps the generated problem small and valid.

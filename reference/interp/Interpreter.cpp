@@ -63,8 +63,7 @@ public:
   /// The value bound to `v`. The verifier guarantees that operands have the
   /// kind their op expects, and every op binds all its results, so a missing
   /// or mistyped binding is a bug in the interpreter.
-  template <typename T>
-  const T &get(Value v) const {
+  template <typename T> const T &get(Value v) const {
     auto it = values.find(v);
     assert(it != values.end() && "value used before it was bound");
     assert(std::holds_alternative<T>(it->second) && "value of another kind");
@@ -115,10 +114,9 @@ llvm::Error opError(Operation *op, const Status &status) {
 }
 
 /// Checks a computed tensor against the type of `result`.
-llvm::Error checkResult(Operation *op, mlir::OpResult result,
-                        const Tensor &t) {
-  llvm::Expected<TensorSpec> spec =
-      specOf(result.getType(), "result #" + llvm::Twine(result.getResultNumber()));
+llvm::Error checkResult(Operation *op, mlir::OpResult result, const Tensor &t) {
+  llvm::Expected<TensorSpec> spec = specOf(
+      result.getType(), "result #" + llvm::Twine(result.getResultNumber()));
   if (!spec)
     return opError(op, llvm::toString(spec.takeError()));
   if (std::optional<std::string> why = spec->mismatch(t))
@@ -143,10 +141,14 @@ llvm::Error checkDestination(Operation *op, llvm::StringRef name,
 
 class Interpreter {
 public:
+  explicit Interpreter(bool naiveDevicePrecision)
+      : naiveDevicePrecision(naiveDevicePrecision) {}
   llvm::Expected<std::vector<Tensor>> run(func::FuncOp func,
                                           std::vector<Tensor> args);
 
 private:
+  bool naiveDevicePrecision;
+
   llvm::Error eval(Operation *op);
   llvm::Error eval(arith::ConstantOp op);
   llvm::Error eval(tensor::EmptyOp op);
@@ -167,8 +169,8 @@ private:
   Scope scope;
 };
 
-llvm::Expected<std::vector<Tensor>>
-Interpreter::run(func::FuncOp func, std::vector<Tensor> args) {
+llvm::Expected<std::vector<Tensor>> Interpreter::run(func::FuncOp func,
+                                                     std::vector<Tensor> args) {
   llvm::Expected<Signature> signature = describeSignature(func);
   if (!signature)
     return signature.takeError();
@@ -213,8 +215,8 @@ llvm::Error Interpreter::eval(Operation *op) {
 /// Converts a float element of a dense attribute exactly to double.
 double toDouble(llvm::APFloat value) {
   bool losesInfo = false;
-  value.convert(llvm::APFloat::IEEEdouble(),
-                llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+                &losesInfo);
   return value.convertToDouble();
 }
 
@@ -327,10 +329,11 @@ llvm::Error Interpreter::eval(ir::PagedAttentionOp op) {
   params.windowLeft = op.getWindowLeftValue();
   params.windowRight = op.getWindowRightValue();
   params.softCap = op.getSoftCap().convertToDouble();
+  params.naiveDevicePrecision = naiveDevicePrecision;
   Value alibi = op.getAlibiSlopes(), sinks = op.getSinks();
   Result<AttentionOutput> output = pagedAttention(
-      tensor(op.getQuery()), tensor(op.getKvCache()), md.blockTable,
-      md.seqLens, md.queryStartLoc, alibi ? &tensor(alibi) : nullptr,
+      tensor(op.getQuery()), tensor(op.getKvCache()), md.blockTable, md.seqLens,
+      md.queryStartLoc, alibi ? &tensor(alibi) : nullptr,
       sinks ? &tensor(sinks) : nullptr, params);
   if (!output)
     return opError(op, output.status());
@@ -344,12 +347,18 @@ llvm::Error Interpreter::eval(ir::ReshapeAndCacheOp op) {
   // Tensors are values: the update goes into a copy, unless this op is the
   // cache value's only use.
   Value cacheValue = op.getKvCache();
-  Tensor cache = cacheValue.hasOneUse() ? scope.take(cacheValue)
-                                        : tensor(cacheValue);
-  if (llvm::Error err = opError(
-          op, reshapeAndCache(tensor(op.getKey()), tensor(op.getValue()),
-                              cache, tensor(op.getSlotMapping()),
-                              toKvLayout(op.getLayout()))))
+  Tensor cache =
+      cacheValue.hasOneUse() ? scope.take(cacheValue) : tensor(cacheValue);
+  // The verifier ties the form to the cache's rank: a latent cache has no
+  // layout, a paged one always has one.
+  Status written =
+      op.isLatentCache()
+          ? concatAndCacheMla(tensor(op.getKey()), tensor(op.getValue()), cache,
+                              tensor(op.getSlotMapping()))
+          : reshapeAndCache(tensor(op.getKey()), tensor(op.getValue()), cache,
+                            tensor(op.getSlotMapping()),
+                            toKvLayout(*op.getLayout()));
+  if (llvm::Error err = opError(op, written))
     return err;
   if (llvm::Error err = checkResult(op, op->getResult(0), cache))
     return err;
@@ -384,6 +393,7 @@ llvm::Error Interpreter::eval(ir::MergeStatesOp op) {
 } // namespace
 
 llvm::Expected<std::vector<Tensor>> attn::interpret(func::FuncOp func,
-                                                    std::vector<Tensor> args) {
-  return Interpreter().run(func, std::move(args));
+                                                    std::vector<Tensor> args,
+                                                    bool naiveDevicePrecision) {
+  return Interpreter(naiveDevicePrecision).run(func, std::move(args));
 }

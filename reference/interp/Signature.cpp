@@ -165,8 +165,11 @@ public:
       set(rc.getKey(), ArgRole::Key);
       set(rc.getValue(), ArgRole::Value);
       set(rc.getSlotMapping(), ArgRole::SlotMapping);
-      if (ArgumentInfo *cache = set(rc.getKvCache(), ArgRole::KvCache))
-        cache->layout = toKvLayout(rc.getLayout());
+      ArgumentInfo *cache = set(rc.getKvCache(), ArgRole::KvCache);
+      if (rc.isLatentCache())
+        signature.isMla = true;
+      else if (cache)
+        cache->layout = toKvLayout(*rc.getLayout());
     } else if (auto mla = llvm::dyn_cast<MlaDecodeOp>(op)) {
       signature.isMla = true;
       int64_t rank = mla.getKvLoraRankAttr().getInt();

@@ -89,7 +89,9 @@ struct Signature {
   std::string name;
   std::vector<ArgumentInfo> arguments;
   std::vector<TensorSpec> results;
-  /// Whether the function runs MLA decode (q and the cache are latent).
+  /// Whether the function uses the MLA latent cache (mla_decode, or
+  /// reshape_and_cache on a rank-3 cache): q, the cache, key (kv_c) and value
+  /// (k_pe) are latent.
   bool isMla = false;
 };
 

@@ -34,6 +34,37 @@ AttentionState attend(const std::vector<double> &scores,
   return state;
 }
 
+AttentionState attendNaive(const std::vector<double> &scores,
+                           const std::vector<const double *> &values,
+                           int64_t valueDim, DType precision,
+                           double extraLogit) {
+  assert(scores.size() == values.size() && "one value row per score");
+  AttentionState state;
+  state.out.assign(valueDim, 0.0);
+  float maxLogit = static_cast<float>(extraLogit);
+  for (double s : scores)
+    maxLogit = std::max(maxLogit, static_cast<float>(s));
+  if (maxLogit == -std::numeric_limits<float>::infinity())
+    return state;
+  float denominator = std::exp(static_cast<float>(extraLogit) - maxLogit);
+  std::vector<float> weights(scores.size());
+  for (size_t j = 0; j < scores.size(); ++j) {
+    weights[j] = std::exp(static_cast<float>(scores[j]) - maxLogit);
+    denominator += weights[j];
+  }
+  std::vector<float> acc(valueDim, 0.0f);
+  for (size_t j = 0; j < scores.size(); ++j) {
+    const float p =
+        static_cast<float>(roundToDType(weights[j] / denominator, precision));
+    for (int64_t d = 0; d < valueDim; ++d)
+      acc[d] += p * static_cast<float>(values[j][d]);
+  }
+  for (int64_t d = 0; d < valueDim; ++d)
+    state.out[d] = roundToDType(acc[d], precision);
+  state.lse = static_cast<float>(maxLogit + std::log(denominator));
+  return state;
+}
+
 AttentionState mergeAttentionStates(const AttentionState &a,
                                     const AttentionState &b) {
   assert(a.out.size() == b.out.size() && "merging states of unequal width");
@@ -47,8 +78,9 @@ AttentionState mergeAttentionStates(const AttentionState &a,
   const double denominator = weightA + weightB;
   // An empty side (lse -inf) contributes nothing, whatever its out holds.
   auto term = [](const AttentionState &s, double weight, size_t d) {
-    return s.lse == -std::numeric_limits<double>::infinity() ? 0.0
-                                                             : weight * s.out[d];
+    return s.lse == -std::numeric_limits<double>::infinity()
+               ? 0.0
+               : weight * s.out[d];
   };
   for (size_t d = 0; d < merged.out.size(); ++d)
     merged.out[d] = (term(a, weightA, d) + term(b, weightB, d)) / denominator;

@@ -10,6 +10,8 @@
 #ifndef ATTN_REFERENCE_OPS_ATTENTIONSTATE_H
 #define ATTN_REFERENCE_OPS_ATTENTIONSTATE_H
 
+#include "reference/ops/DType.h"
+
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -30,6 +32,17 @@ AttentionState
 attend(const std::vector<double> &scores,
        const std::vector<const double *> &values, int64_t valueDim,
        double extraLogit = -std::numeric_limits<double>::infinity());
+
+/// attend() as a straightforward implementation in a device's precision
+/// computes it (FlashAttention's "naive" reference, what DESIGN.md's second
+/// verdict measures a device against): the softmax in f32 over the given
+/// scores, the probabilities rounded to `precision`, P·V accumulated in f32
+/// and rounded to `precision`; lse in f32.
+AttentionState
+attendNaive(const std::vector<double> &scores,
+            const std::vector<const double *> &values, int64_t valueDim,
+            DType precision,
+            double extraLogit = -std::numeric_limits<double>::infinity());
 
 /// The state over the union of the key sets of `a` and `b`: each side is
 /// rescaled by exp(lse - max(lseA, lseB)). Both empty gives out 0, lse -inf.

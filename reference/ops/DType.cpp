@@ -136,4 +136,15 @@ uint16_t doubleToBF16Bits(double v) {
   return narrow(v, NarrowFormat{7, 8, 0x7FC0});
 }
 
+double roundToDType(double v, DType t) {
+  switch (t) {
+  case DType::F16:
+    return f16BitsToFloat(doubleToF16Bits(v));
+  case DType::BF16:
+    return bf16BitsToFloat(doubleToBF16Bits(v));
+  default:
+    return doubleToF32(v);
+  }
+}
+
 } // namespace attn

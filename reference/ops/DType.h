@@ -49,6 +49,8 @@ uint16_t doubleToF16Bits(double v);
 uint16_t doubleToBF16Bits(double v);
 /// Rounds a double to the nearest-even f32.
 inline float doubleToF32(double v) { return static_cast<float>(v); }
+/// `v` rounded once (nearest-even) to the float dtype `t`, back as double.
+double roundToDType(double v, DType t);
 
 } // namespace attn
 

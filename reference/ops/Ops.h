@@ -37,6 +37,11 @@ struct PagedAttentionParams {
   int64_t windowRight = -1;
   /// s = softCap * tanh(s / softCap) when > 0; 0 is off, negative an error.
   double softCap = 0.0;
+  /// Not the definition: computes what a naive implementation in the output
+  /// dtype's precision would (scores in f32 rounded to that dtype after each
+  /// step, softmax in f32, P rounded, P·V accumulated in f32). attn-diff's
+  /// second verdict compares a device's error against this one's.
+  bool naiveDevicePrecision = false;
 };
 
 /// Attention of new query tokens over a paged K/V cache (varlen prefill,
@@ -65,6 +70,14 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
 /// slot the later token wins.
 Status reshapeAndCache(const Tensor &key, const Tensor &value, Tensor &kvCache,
                        const Tensor &slotMapping, KvLayout layout);
+
+/// The MLA form (vLLM's concat_and_cache_mla): writes the latent row
+/// concat(kvC[t], kPe[t]) into the single-head latent cache
+/// [NB, B, L + P] at slot slotMapping[t] ([T] i64). kvC is [T, L] and kPe
+/// [T, P], both the cache's dtype (f32, f16 or bf16); a negative slot is
+/// padding and skipped. Every slot is checked before anything is written.
+Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                         Tensor &latentCache, const Tensor &slotMapping);
 
 struct MlaDecodeParams {
   /// Multiplies <q, k> over all L + P dims; must be > 0.

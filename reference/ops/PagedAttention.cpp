@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace attn {
@@ -48,7 +49,8 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
                const Tensor *sinks, const PagedAttentionParams &params) {
   ATTN_RETURN_IF_ERROR(checkRankAndDType(
       query, "query", 3, {DType::F32, DType::F16, DType::BF16}));
-  Result<KvCacheGeometry> geometry = KvCacheGeometry::of(kvCache, params.layout);
+  Result<KvCacheGeometry> geometry =
+      KvCacheGeometry::of(kvCache, params.layout);
   if (!geometry)
     return geometry.status();
   const KvCacheGeometry &cache = *geometry;
@@ -105,13 +107,20 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
                         headSize, &values[j * headSize]);
     }
 
-    // Score of key j for query head h at `position`.
+    // Score of key j for query head h at `position`. The naive mode rounds
+    // to the output dtype after every step, as a straightforward kernel in
+    // that precision would.
+    const DType precision = query.dtype();
+    auto step = [&](double v) {
+      return params.naiveDevicePrecision ? roundToDType(v, precision) : v;
+    };
     auto logit = [&](double dot, int64_t h, int64_t j, int64_t position) {
-      double s = params.scale * dot;
+      double s = step(params.scale * step(dot));
       if (alibiSlopes)
-        s += alibiSlopes->getFloat(h) * static_cast<double>(j - position);
+        s = step(s +
+                 alibiSlopes->getFloat(h) * static_cast<double>(j - position));
       if (params.softCap > 0.0)
-        s = params.softCap * std::tanh(s / params.softCap);
+        s = step(params.softCap * std::tanh(s / params.softCap));
       return s;
     };
 
@@ -137,19 +146,33 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
         // d in order; interleaving the heads lets the CPU overlap the sums.
         const double *k = &keys[j * headSize];
         std::fill(dots.begin(), dots.end(), 0.0);
-        for (int64_t d = 0; d < headSize; ++d)
-          for (int64_t hh = 0; hh < headsPerKvHead; ++hh)
-            dots[hh] += queries[hh * headSize + d] * k[d];
+        if (params.naiveDevicePrecision) {
+          // A naive kernel accumulates the dot product in f32.
+          for (int64_t hh = 0; hh < headsPerKvHead; ++hh) {
+            float acc = 0.0f;
+            for (int64_t d = 0; d < headSize; ++d)
+              acc += static_cast<float>(queries[hh * headSize + d]) *
+                     static_cast<float>(k[d]);
+            dots[hh] = acc;
+          }
+        } else {
+          for (int64_t d = 0; d < headSize; ++d)
+            for (int64_t hh = 0; hh < headsPerKvHead; ++hh)
+              dots[hh] += queries[hh * headSize + d] * k[d];
+        }
         for (int64_t hh = 0; hh < headsPerKvHead; ++hh)
           scores[hh].push_back(logit(dots[hh], firstHead + hh, j, position));
         visibleValues.push_back(&values[j * headSize]);
       }
       for (int64_t hh = 0; hh < headsPerKvHead; ++hh) {
         const int64_t h = firstHead + hh;
+        const double sink = sinks ? sinks->getFloat(h)
+                                  : -std::numeric_limits<double>::infinity();
         const AttentionState state =
-            sinks ? attend(scores[hh], visibleValues, headSize,
-                           sinks->getFloat(h))
-                  : attend(scores[hh], visibleValues, headSize);
+            params.naiveDevicePrecision
+                ? attendNaive(scores[hh], visibleValues, headSize, precision,
+                              sink)
+                : attend(scores[hh], visibleValues, headSize, sink);
         for (int64_t d = 0; d < headSize; ++d)
           result.out.setFloat(result.out.offset({token, h, d}), state.out[d]);
         result.lse.setFloat(result.lse.offset({token, h}), state.lse);

@@ -180,7 +180,8 @@ Result<Problem> generateProblem(const ProblemShape &shape,
     const int64_t rowSize = shape.kvLoraRank + shape.ropeDim;
     p.kvCache = Tensor(shape.dtype, {numBlocks, blockSize, rowSize});
     p.query = Tensor(shape.dtype, {numReqs, numHeads, rowSize});
-    p.key = Tensor(shape.dtype, {numTokens, rowSize});
+    p.key = Tensor(shape.dtype, {numTokens, shape.kvLoraRank});
+    p.value = Tensor(shape.dtype, {numTokens, shape.ropeDim});
     p.scale = 1.0 / std::sqrt(static_cast<double>(rowSize));
   } else {
     const int64_t g = shape.numKvHeads, d = shape.headSize;

@@ -84,8 +84,9 @@ struct ProblemOptions {
 struct Problem {
   /// [T, H, D]; MLA: [R, H, L + P].
   Tensor query;
-  /// New tokens' keys and values, [T, G, D]; MLA: key is the new latent rows
-  /// [T, L + P] and value is empty.
+  /// New tokens' keys and values, [T, G, D]; MLA: key is the compressed
+  /// latent kv_c [T, L] and value the rotary key part k_pe [T, P] (the new
+  /// latent rows are concat(key[t], value[t])).
   Tensor key;
   Tensor value;
   /// NHD [NB, 2, B, G, D] or HND [NB, 2, G, B, D]; MLA: [NB, B, L + P].

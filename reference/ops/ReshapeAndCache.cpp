@@ -52,4 +52,42 @@ Status reshapeAndCache(const Tensor &key, const Tensor &value, Tensor &kvCache,
   return Status::ok();
 }
 
+Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                         Tensor &latentCache, const Tensor &slotMapping) {
+  const std::initializer_list<DType> floats = {DType::F32, DType::F16,
+                                               DType::BF16};
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(latentCache, "kv_cache", 3, floats));
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(kvC, "kv_c", 2, floats));
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(kPe, "k_pe", 2, floats));
+  ATTN_RETURN_IF_ERROR(checkSameDType(kvC, "kv_c", latentCache, "kv_cache"));
+  ATTN_RETURN_IF_ERROR(checkSameDType(kPe, "k_pe", latentCache, "kv_cache"));
+  const int64_t numTokens = kvC.dim(0);
+  ATTN_RETURN_IF_ERROR(
+      checkDim(kPe, "k_pe", 0, numTokens, "the number of tokens"));
+  const int64_t latentSize = kvC.dim(1), ropeSize = kPe.dim(1);
+  ATTN_RETURN_IF_ERROR(checkDim(latentCache, "kv_cache", 2,
+                                latentSize + ropeSize,
+                                "kv_lora_rank + rope dim"));
+  const int64_t numBlocks = latentCache.dim(0);
+  const int64_t blockSize = latentCache.dim(1);
+  ATTN_RETURN_IF_ERROR(
+      checkSlotMapping(slotMapping, numTokens, numBlocks, blockSize));
+
+  const int64_t width = byteWidth(kvC.dtype());
+  for (int64_t t = 0; t < numTokens; ++t) {
+    const int64_t slot = slotMapping.getInt(t);
+    if (slot < 0)
+      continue;
+    // Row `slot` of the cache viewed as [NB * B, L + P].
+    uint8_t *row =
+        latentCache.data() +
+        latentCache.offset({slot / blockSize, slot % blockSize, 0}) * width;
+    std::memcpy(row, kvC.data() + kvC.offset({t, 0}) * width,
+                latentSize * width);
+    std::memcpy(row + latentSize * width,
+                kPe.data() + kPe.offset({t, 0}) * width, ropeSize * width);
+  }
+  return Status::ok();
+}
+
 } // namespace attn

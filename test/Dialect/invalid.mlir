@@ -282,6 +282,110 @@ func.func @rc_backend(%k: tensor<?x8x64xf16>, %s: tensor<?xi64>, %c: tensor<?x2x
 
 // -----
 
+func.func @rc_cache_rank(%k: tensor<?x8x64xf16>, %s: tensor<?xi64>, %c: tensor<?x16x8x64xf16>) {
+  // expected-error @+1 {{expects kv_cache to have rank 5 (paged) or 3 (MLA latent cache), got 'tensor<?x16x8x64xf16>'}}
+  %0 = attn.reshape_and_cache %k, %k, %s outs(%c) layout(nhd) : tensor<?x8x64xf16>, tensor<?x8x64xf16>, tensor<?xi64>, tensor<?x16x8x64xf16> -> tensor<?x16x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @rc_no_layout(%k: tensor<?x8x64xf16>, %s: tensor<?xi64>, %c: tensor<?x2x16x8x64xf16>) {
+  // expected-error @+1 {{expects a layout (nhd or hnd) with a paged (rank-5) kv_cache}}
+  %0 = attn.reshape_and_cache %k, %k, %s outs(%c) : tensor<?x8x64xf16>, tensor<?x8x64xf16>, tensor<?xi64>, tensor<?x2x16x8x64xf16> -> tensor<?x2x16x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_layout(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects no layout with an MLA latent cache (rank-3 kv_cache)}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) layout(nhd) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_key_rank(%k: tensor<?x1x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects key to have rank 2, got 'tensor<?x1x512xbf16>'}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x1x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_value_rank(%k: tensor<?x512xbf16>, %v: tensor<?x1x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects value to have rank 2, got 'tensor<?x1x64xbf16>'}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x512xbf16>, tensor<?x1x64xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_value_dtype(%k: tensor<?x512xbf16>, %v: tensor<?x64xf32>, %s: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects value element type to be 'bf16' (the key's), got 'f32'}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x512xbf16>, tensor<?x64xf32>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_value_tokens(%k: tensor<4x512xbf16>, %v: tensor<3x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects key and value to agree on the number of tokens, got 4 and 3}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<4x512xbf16>, tensor<3x64xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_slot_tokens(%k: tensor<4x512xbf16>, %v: tensor<4x64xbf16>, %s: tensor<5xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects key and slot_mapping to agree on the number of tokens, got 4 and 5}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<4x512xbf16>, tensor<4x64xbf16>, tensor<5xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_slot_type(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi32>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects slot_mapping element type to be i64, got 'i32'}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi32>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_cache_dtype(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xf16>) {
+  // expected-error @+1 {{expects kv_cache element type to be 'bf16' (the key's), got 'f16'}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xf16> -> tensor<?x64x576xf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_row_size(%k: tensor<?x512xbf16>, %v: tensor<?x32xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects kv_cache dimension 2 (the latent row: key size + value size) to be 544, got 576}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x512xbf16>, tensor<?x32xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_backend(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{expects an MLA backend with a latent cache, got FLASH_ATTN}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) backend(#attn.backend<name = "FLASH_ATTN", cudagraph = always, layout = nhd, block_size_multiple = 16>) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}
+
+// -----
+
+func.func @rc_mla_backend_block(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x40x576xbf16>) {
+  // expected-error @+1 {{expects block size 40 to be a multiple of 16, as backend TRITON_MLA requires}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) backend(#attn.backend<name = "TRITON_MLA", cudagraph = always, layout = nhd, block_size_multiple = 8>) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x40x576xbf16> -> tensor<?x40x576xbf16>
+  return
+}
+
+// -----
+
 func.func @mla_row_size(%q: tensor<?x16x576xbf16>, %c: tensor<?x64x512xbf16>, %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x16x512xbf16>, %l: tensor<?x16xf32>) {
   // expected-error @+1 {{expects q and kv_cache to agree on the latent row size (kv_lora_rank + rope dim), got 576 and 512}}
   %0:2 = attn.mla_decode %q, %c, %bt, %lens outs(%o, %l) kv_lora_rank(512) scale(0.1) : tensor<?x16x576xbf16>, tensor<?x64x512xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x16x512xbf16>, tensor<?x16xf32> -> tensor<?x16x512xbf16>, tensor<?x16xf32>

@@ -92,6 +92,20 @@ func.func @reshape_and_cache(%k: tensor<?x8x128xbf16>, %v: tensor<?x8x128xbf16>,
 }
 
 
+// CHECK-LABEL: func.func @reshape_and_cache_mla
+func.func @reshape_and_cache_mla(%kv_c: tensor<?x512xbf16>,
+    %k_pe: tensor<?x64xbf16>, %slots: tensor<?xi64>,
+    %cache: tensor<?x64x576xbf16>) -> tensor<?x64x576xbf16> {
+  // CHECK: %{{[a-z0-9_#]+}} = attn.reshape_and_cache %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}}, %{{[a-z0-9_#]+}} outs(%{{[a-z0-9_#]+}}) backend(<name = "TRITON_MLA", cudagraph = uniform_single_token_decode, layout = nhd, block_size_multiple = 16>) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  %new = attn.reshape_and_cache %kv_c, %k_pe, %slots outs(%cache)
+      backend(#attn.backend<name = "TRITON_MLA",
+                            cudagraph = uniform_single_token_decode,
+                            layout = nhd, block_size_multiple = 16>)
+      : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>,
+        tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return %new : tensor<?x64x576xbf16>
+}
+
 // CHECK-LABEL: func.func @mla_decode
 func.func @mla_decode(%q: tensor<?x16x576xbf16>, %cache: tensor<?x64x576xbf16>,
     %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x16x512xbf16>,

@@ -27,6 +27,14 @@
 // RC: %[[N:.*]] = attn.reshape_and_cache %[[K]], %[[V]], %[[S]] outs(%[[C]]) layout(nhd)
 // RC: return %[[N]]
 
+// reshape_and_cache with kv_lora_rank and rope_dim writes the MLA latent cache:
+// no layout, key = kv_c [T, L], value = k_pe [T, P].
+// RUN: attn-compile --emit=mlir --variant op=reshape_and_cache,kv_lora_rank=512,rope_dim=64,block_size=64,dtype=bf16 | FileCheck %s --check-prefix=RCMLA
+// RCMLA-LABEL: func.func @reshape_and_cache
+// RCMLA-SAME: (%[[K:.*]]: tensor<?x512xbf16>, %[[V:.*]]: tensor<?x64xbf16>, %[[C:.*]]: tensor<?x64x576xbf16>, %[[S:.*]]: tensor<?xi64>) -> tensor<?x64x576xbf16>
+// RCMLA: %[[N:.*]] = attn.reshape_and_cache %[[K]], %[[V]], %[[S]] outs(%[[C]]) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+// RCMLA: return %[[N]]
+
 // DeepSeek-V3's latent attention, with scale 1/sqrt(512 + 64) by default.
 // RUN: attn-compile --emit=mlir --variant op=mla_decode,num_heads=128,block_size=64,dtype=bf16,kv_lora_rank=512,rope_dim=64,num_kv_splits=4 | FileCheck %s --check-prefix=MLA
 // MLA-LABEL: func.func @mla_decode
@@ -43,6 +51,7 @@
 // HELP: Variant keys (default) and the ops they apply to:
 // HELP-NEXT: op            paged_attention | reshape_and_cache | mla_decode | merge_states
 // HELP-NEXT: num_heads     query heads H (32); for paged_attention, mla_decode, merge_states
+// HELP: kv_lora_rank  latent size L (512); reshape_and_cache given kv_lora_rank and rope_dim writes the MLA latent cache [NB, B, L + P] from kv_c [T, L] and k_pe [T, P]; for reshape_and_cache, mla_decode
 // HELP: num_kv_splits split-KV chunks per request (1); for mla_decode
 // HELP: --emit=<value>
 // HELP: =spirv {{.*}}SPIR-V

@@ -44,3 +44,14 @@ func.func @alibi(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xbf16>,
         tensor<?x8xf32> -> tensor<?x8x64xbf16>, tensor<?x8xf32>
   return
 }
+
+// -----
+
+func.func @latent_cache(%kv_c: tensor<?x512xbf16>, %k_pe: tensor<?x64xbf16>,
+                        %slots: tensor<?xi64>, %c: tensor<?x64x576xbf16>) {
+  // expected-error @+1 {{tt lowering does not support the MLA latent cache (rank-3 kv_cache); compile it for spirv, ptx or msl}}
+  %0 = attn.reshape_and_cache %kv_c, %k_pe, %slots outs(%c)
+      : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>,
+        tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return
+}

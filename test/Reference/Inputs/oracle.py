@@ -44,6 +44,8 @@ def parse_variant(spec):
         "sinks": given.get("sinks", "false") in ("true", "1"),
         "kv_lora_rank": int(given.get("kv_lora_rank", 512)),
         "rope_dim": int(given.get("rope_dim", 64)),
+        # reshape_and_cache with kv_lora_rank writes the MLA latent cache.
+        "latent_cache": "kv_lora_rank" in given,
     }
     if "scale" in given:
         scale = float(given["scale"])
@@ -173,7 +175,9 @@ def reshape_and_cache(v, d):
         if slot < 0:
             continue
         block, offset = divmod(int(slot), b)
-        if v["layout"] == "nhd":
+        if v["latent_cache"]:  # key = kv_c [T, L], value = k_pe [T, P]
+            expected[block, offset] = np.concatenate([key[t], value[t]])
+        elif v["layout"] == "nhd":
             expected[block, 0, offset] = key[t]
             expected[block, 1, offset] = value[t]
         else:

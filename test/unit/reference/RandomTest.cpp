@@ -140,7 +140,8 @@ TEST(GenerateProblem, Mla) {
   EXPECT_EQ(p->query.shape(), (std::vector<int64_t>{24, 3, 20}));
   EXPECT_EQ(p->kvCache.rank(), 3);
   EXPECT_EQ(p->kvCache.dim(2), 20);
-  EXPECT_EQ(p->key.shape(), (std::vector<int64_t>{24, 20}));
+  EXPECT_EQ(p->key.shape(), (std::vector<int64_t>{24, 16}));
+  EXPECT_EQ(p->value.shape(), (std::vector<int64_t>{24, 4}));
 }
 
 TEST(GenerateProblemErrors, Options) {

@@ -102,5 +102,74 @@ TEST(ReshapeAndCacheErrors, Operands) {
                "slot_mapping must be a rank-1 tensor of i64");
 }
 
+/// kv_c[t][l] = 100 t + l, k_pe[t][p] = -(100 t + p + 1).
+void fillLatentTokens(Tensor &kvC, Tensor &kPe) {
+  for (int64_t t = 0; t < kvC.dim(0); ++t) {
+    for (int64_t l = 0; l < kvC.dim(1); ++l)
+      kvC.setFloat(kvC.offset({t, l}), 100 * t + l);
+    for (int64_t p = 0; p < kPe.dim(1); ++p)
+      kPe.setFloat(kPe.offset({t, p}), -(100 * t + p + 1));
+  }
+}
+
+TEST(ConcatAndCacheMla, WritesConcatenatedRowsAndSkipsPadding) {
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+    const int64_t numBlocks = 3, blockSize = 4, l = 5, p = 2;
+    Tensor cache(dtype, {numBlocks, blockSize, l + p});
+    for (int64_t i = 0; i < cache.numElements(); ++i)
+      cache.setFloat(i, 7.0);
+    Tensor kvC(dtype, {4, l}), kPe(dtype, {4, p});
+    fillLatentTokens(kvC, kPe);
+    const Tensor slots = ints(DType::I64, {4}, {-1, 5, -1, 11});
+
+    ASSERT_TRUE(concatAndCacheMla(kvC, kPe, cache, slots).isOk());
+    // Exact copies: the cache row's bits are the sources' bits.
+    for (int64_t block = 0; block < numBlocks; ++block)
+      for (int64_t off = 0; off < blockSize; ++off)
+        for (int64_t e = 0; e < l + p; ++e) {
+          const int64_t slot = block * blockSize + off;
+          const int64_t token = slot == 5 ? 1 : slot == 11 ? 3 : -1;
+          const double got = cache.getFloat(cache.offset({block, off, e}));
+          if (token < 0)
+            EXPECT_EQ(got, 7.0);
+          else if (e < l)
+            EXPECT_EQ(got, kvC.getFloat(kvC.offset({token, e})));
+          else
+            EXPECT_EQ(got, kPe.getFloat(kPe.offset({token, e - l})));
+        }
+  }
+}
+
+TEST(ConcatAndCacheMlaErrors, BadSlotWritesNothing) {
+  Tensor cache(DType::BF16, {2, 4, 6});
+  Tensor kvC(DType::BF16, {3, 4}), kPe(DType::BF16, {3, 2});
+  fillLatentTokens(kvC, kPe);
+  const Tensor before = cache;
+  const Tensor slots = ints(DType::I64, {3}, {0, -1, 8});
+  EXPECT_ERROR(concatAndCacheMla(kvC, kPe, cache, slots),
+               "slot_mapping[2] = 8 is outside the cache (num_blocks * "
+               "block_size = 2 * 4 = 8)");
+  EXPECT_TRUE(cache == before);
+}
+
+TEST(ConcatAndCacheMlaErrors, Operands) {
+  Tensor cache(DType::F32, {2, 4, 6});
+  const Tensor kvC(DType::F32, {3, 4}), kPe(DType::F32, {3, 2});
+  const Tensor slots = ints(DType::I64, {3}, {0, 1, 2});
+  EXPECT_TRUE(concatAndCacheMla(kvC, kPe, cache, slots).isOk());
+  EXPECT_ERROR(concatAndCacheMla(kvC, Tensor(DType::F32, {3, 3}), cache, slots),
+               "kv_cache dim 2 is 6, expected 7 (kv_lora_rank + rope dim)");
+  EXPECT_ERROR(concatAndCacheMla(kvC, Tensor(DType::F32, {2, 2}), cache, slots),
+               "k_pe dim 0 is 2, expected 3 (the number of tokens)");
+  EXPECT_ERROR(concatAndCacheMla(kvC, Tensor(DType::BF16, {3, 2}), cache, slots),
+               "k_pe has dtype bf16, expected f32 (the dtype of kv_cache)");
+  EXPECT_ERROR(concatAndCacheMla(Tensor(DType::F32, {3, 1, 4}), kPe, cache,
+                                 slots),
+               "kv_c must be a rank-2 tensor");
+  EXPECT_ERROR(concatAndCacheMla(kvC, kPe, cache,
+                                 ints(DType::I64, {2}, {0, 1})),
+               "slot_mapping dim 0 is 2, expected 3 (the number of tokens)");
+}
+
 } // namespace
 } // namespace attn

@@ -597,13 +597,34 @@ Status TritonMlaImpl::forward(const AttentionLayer &layer, const Tensor &query,
                   "query token per request): query ",
                   shapeOf(query), " for ", md->numReqs, " requests with ",
                   md->numPrefills, " prefills");
+
+  // The new tokens' latent rows: kv_c and k_pe, or neither.
+  bool writeCache = key.rank() != 0 || value.rank() != 0;
+  if (!writeCache)
+    return forwardMqa(layer, query, kvCache, *md, output, /*lse=*/nullptr);
+  if (key.rank() == 0 || value.rank() == 0)
+    return errorf(who, ": kv_c (key) and k_pe (value) go together, got ",
+                  shapeOf(key), " and ", shapeOf(value));
+  ATTN_RETURN_IF_ERROR(checkMqa(layer, query, kvCache, *md, output,
+                                /*lse=*/nullptr, &md->slotMapping));
+  int64_t slots = md->slotMapping.dim(0);
+  ATTN_RETURN_IF_ERROR(
+      checkShape(who, "kv_c", key, {-1, kvLoraRank}, query.dtype()));
+  ATTN_RETURN_IF_ERROR(checkShape(
+      who, "k_pe", value, {key.dim(0), headSize - kvLoraRank}, query.dtype()));
+  if (key.dim(0) < slots)
+    return errorf(who, ": kv_c has ", key.dim(0),
+                  " tokens but slot_mapping has ", slots);
+  ATTN_RETURN_IF_ERROR(
+      executor().concatAndCacheMla(key, value, md->slotMapping, kvCache));
   return forwardMqa(layer, query, kvCache, *md, output, /*lse=*/nullptr);
 }
 
-Status TritonMlaImpl::forwardMqa(const AttentionLayer &layer, const Tensor &q,
-                                 const Tensor &kvCache,
-                                 const MlaMetadata &metadata, Tensor &out,
-                                 Tensor *lse) {
+Status TritonMlaImpl::checkMqa(const AttentionLayer &layer, const Tensor &q,
+                               const Tensor &kvCache,
+                               const MlaMetadata &metadata, const Tensor &out,
+                               const Tensor *lse,
+                               const Tensor *slotMapping) const {
   constexpr std::string_view who = "TRITON_MLA";
   if (layer.slidingWindow)
     return errorf(who, ": sliding window is not supported by MLA (layer '",
@@ -634,9 +655,19 @@ Status TritonMlaImpl::forwardMqa(const AttentionLayer &layer, const Tensor &q,
       checkShape(who, "seq_lens", metadata.seqLens, {numReqs}, DType::I32));
   ATTN_RETURN_IF_ERROR(checkShape(who, "block_table", metadata.blockTable,
                                   {numReqs, -1}, DType::I32));
-  ATTN_RETURN_IF_ERROR(checkPagedAccess(who, metadata.seqLens,
-                                        metadata.blockTable, nullptr,
-                                        kvCache.dim(0), kvCache.dim(1)));
+  if (slotMapping)
+    ATTN_RETURN_IF_ERROR(
+        checkShape(who, "slot_mapping", *slotMapping, {-1}, DType::I64));
+  return checkPagedAccess(who, metadata.seqLens, metadata.blockTable,
+                          slotMapping, kvCache.dim(0), kvCache.dim(1));
+}
+
+Status TritonMlaImpl::forwardMqa(const AttentionLayer &layer, const Tensor &q,
+                                 const Tensor &kvCache,
+                                 const MlaMetadata &metadata, Tensor &out,
+                                 Tensor *lse) {
+  ATTN_RETURN_IF_ERROR(
+      checkMqa(layer, q, kvCache, metadata, out, lse, /*slotMapping=*/nullptr));
   MlaDecodeParams params;
   params.scale = scale;
   params.kvLoraRank = kvLoraRank;

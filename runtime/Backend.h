@@ -270,15 +270,27 @@ private:
   std::optional<Tensor> sinks_;
 };
 
-/// TRITON_MLA's impl: decode only (one query token per request).
+/// TRITON_MLA's impl: latent cache write, then decode (one query token per
+/// request).
 class TritonMlaImpl final : public AttentionImpl {
 public:
   TritonMlaImpl(const AttentionLayer &layer, KernelExecutor &executor);
 
   int64_t kvLoraRank = 0;
 
-  /// Checks the decode shape and dispatches to forwardMqa. `key` / `value`
-  /// are not read: the host writes the latent cache.
+  /// vLLM's MLA forward, decode only: checks the decode shape, writes the
+  /// new tokens' latent rows into `kvCache`, then runs the decode as
+  /// forwardMqa does. `key` is kv_c [T, L] (the compressed latent, L =
+  /// kv_lora_rank) and `value` is k_pe [T, P] (the rotary key part, vLLM's
+  /// [T, 1, P] with the head axis dropped), both the query's dtype, with T at
+  /// least slot_mapping's length (rows past it are padding); the row
+  /// concat(kv_c[t], k_pe[t]) goes to slot_mapping[t] (negative: skipped)
+  /// through KernelExecutor::concatAndCacheMla. When both are
+  /// default-constructed (rank 0), nothing is written and the cache is taken
+  /// as already holding the new tokens (the seed's behaviour: the host wrote
+  /// it); one without the other is an error. Everything, the slots included,
+  /// is checked before the write, so a rejected call leaves the cache as it
+  /// was.
   Status forward(const AttentionLayer &layer, const Tensor &query,
                  const Tensor &key, const Tensor &value, Tensor &kvCache,
                  const AttentionMetadata &metadata, Tensor &output,
@@ -290,6 +302,14 @@ public:
   Status forwardMqa(const AttentionLayer &layer, const Tensor &q,
                     const Tensor &kvCache, const MlaMetadata &metadata,
                     Tensor &out, Tensor *lse = nullptr);
+
+private:
+  /// forwardMqa's checks; with `slotMapping`, also that every slot is inside
+  /// the cache.
+  Status checkMqa(const AttentionLayer &layer, const Tensor &q,
+                  const Tensor &kvCache, const MlaMetadata &metadata,
+                  const Tensor &out, const Tensor *lse,
+                  const Tensor *slotMapping) const;
 };
 
 } // namespace attn::runtime

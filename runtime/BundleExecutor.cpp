@@ -248,6 +248,19 @@ VariantQuery reshapeAndCacheQuery(const Tensor &key, const Tensor &kvCache,
   return q;
 }
 
+VariantQuery concatAndCacheMlaQuery(const Tensor &kvC, const Tensor &kPe,
+                                    const Tensor &kvCache) {
+  VariantQuery q;
+  q.parameters = {
+      text("op", "reshape_and_cache"),
+      integer("block_size", dimOr(kvCache, 1)),
+      text("dtype", toString(kvC.dtype())),
+      integer("kv_lora_rank", dimOr(kvC, 1)),
+      integer("rope_dim", dimOr(kPe, 1)),
+  };
+  return q;
+}
+
 VariantQuery mlaDecodeQuery(const Tensor &q, const Tensor &kvCache,
                             const MlaDecodeParams &params) {
   VariantQuery query;
@@ -393,6 +406,47 @@ Status BundleExecutor::reshapeAndCache(const Tensor &key, const Tensor &value,
   std::vector<Tensor> inputs;
   inputs.push_back(key.dim(0) > tokens ? leadingRows(key, tokens) : key);
   inputs.push_back(value.dim(0) > tokens ? leadingRows(value, tokens) : value);
+  inputs.push_back(std::move(kvCache));
+  inputs.push_back(slotMapping);
+  Result<std::vector<Tensor>> results =
+      run(**variant, "reshape_and_cache", inputs);
+  kvCache = std::move(inputs[2]);
+  if (!results)
+    return results.status();
+  if (results->size() != 1 || (*results)[0].shape() != kvCache.shape() ||
+      (*results)[0].dtype() != kvCache.dtype())
+    return errorf(name_, ": @reshape_and_cache of variant ", (*variant)->name,
+                  " did not return the cache");
+  kvCache = std::move((*results)[0]);
+  return Status::ok();
+}
+
+Status BundleExecutor::concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                                         const Tensor &slotMapping,
+                                         Tensor &kvCache) {
+  if (kvCache.rank() != 3 || kvC.rank() != 2 || kPe.rank() != 2 ||
+      kPe.dim(0) != kvC.dim(0) || kvC.dim(1) + kPe.dim(1) != kvCache.dim(2))
+    return errorf("kv_c ", kvC.describe(), ", k_pe ", kPe.describe(),
+                  " and kv cache ", kvCache.describe(),
+                  " must be [T, L], [T, P] and [num_blocks, B, L + P]");
+  if (kvC.dtype() != kvCache.dtype() || kPe.dtype() != kvCache.dtype())
+    return errorf("kv_c ", kvC.describe(), " and k_pe ", kPe.describe(),
+                  " must have the kv cache's dtype (", kvCache.describe(), ")");
+  int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
+  ATTN_RETURN_IF_ERROR(
+      checkSlotMapping(slotMapping, tokens, kvCache.dim(0), kvCache.dim(1)));
+  if (kvC.dim(0) < tokens)
+    return errorf("kv_c has ", kvC.dim(0), " tokens but slot_mapping has ",
+                  tokens);
+  Result<const BundleVariant *> variant =
+      findVariant(bundle_, concatAndCacheMlaQuery(kvC, kPe, kvCache));
+  if (!variant)
+    return variant.status();
+
+  // As in reshapeAndCache: the cache is moved in and back, never copied.
+  std::vector<Tensor> inputs;
+  inputs.push_back(kvC.dim(0) > tokens ? leadingRows(kvC, tokens) : kvC);
+  inputs.push_back(kPe.dim(0) > tokens ? leadingRows(kPe, tokens) : kPe);
   inputs.push_back(std::move(kvCache));
   inputs.push_back(slotMapping);
   Result<std::vector<Tensor>> results =

@@ -75,11 +75,16 @@ struct VariantQuery {
 Result<const BundleVariant *> findVariant(const Bundle &bundle,
                                           const VariantQuery &query);
 
-/// The queries the four calls make (exposed for tests and messages).
+/// The queries the calls make (exposed for tests and messages).
 VariantQuery pagedAttentionQuery(const Tensor &query, const Tensor &kvCache,
                                  const PagedAttentionParams &params);
 VariantQuery reshapeAndCacheQuery(const Tensor &key, const Tensor &kvCache,
                                   KvCacheLayout layout);
+/// concatAndCacheMla's: the reshape_and_cache variant of the latent form,
+/// kv_lora_rank = kvC.dim(1), rope_dim = kPe.dim(1), block_size =
+/// kvCache.dim(1), dtype of kvC.
+VariantQuery concatAndCacheMlaQuery(const Tensor &kvC, const Tensor &kPe,
+                                    const Tensor &kvCache);
 VariantQuery mlaDecodeQuery(const Tensor &q, const Tensor &kvCache,
                             const MlaDecodeParams &params);
 VariantQuery mergeStatesQuery(const Tensor &outA);
@@ -99,6 +104,11 @@ public:
   Status reshapeAndCache(const Tensor &key, const Tensor &value,
                          const Tensor &slotMapping, KvCacheLayout layout,
                          Tensor &kvCache) override;
+  /// Served by the reshape_and_cache variant compiled for the latent cache
+  /// (attn-compile's op=reshape_and_cache with kv_lora_rank and rope_dim);
+  /// shapes and every slot are checked against the cache first.
+  Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                           const Tensor &slotMapping, Tensor &kvCache) override;
   Status pagedAttention(const Tensor &query, const Tensor &kvCache,
                         const Tensor &queryStartLoc, const Tensor &seqLens,
                         const Tensor &blockTable,

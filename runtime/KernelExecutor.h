@@ -1,8 +1,8 @@
 //===- KernelExecutor.h - What a device must run for attention ------------===//
 //
 // The seam between the device-independent host API (backends, impls,
-// metadata builders) and one device. An executor runs the four attention ops
-// of the reference on its device; AttentionImpl::forward validates its
+// metadata builders) and one device. An executor runs the attention ops of
+// the reference on its device; AttentionImpl::forward validates its
 // operands and metadata, then calls these. Executors for CPU (the reference
 // op functions), Vulkan, CUDA, Metal and Tenstorrent implement this class
 // under runtime/executors/.
@@ -15,8 +15,8 @@
 //    so an executor may rely on them; it still returns an error rather than
 //    crashing on anything it cannot run (a dtype it has no kernel for, ...).
 //  - Query and output rows at or beyond queryStartLoc[R] (or, for
-//    reshapeAndCache, beyond the slot mapping's length) are padding: they are
-//    neither read nor written.
+//    reshapeAndCache and concatAndCacheMla, beyond the slot mapping's
+//    length) are padding: they are neither read nor written.
 //  - Methods are synchronous: the outputs are complete when they return.
 //  - An executor is used from one thread at a time.
 //
@@ -82,6 +82,15 @@ public:
   virtual Status reshapeAndCache(const Tensor &key, const Tensor &value,
                                  const Tensor &slotMapping,
                                  KvCacheLayout layout, Tensor &kvCache) = 0;
+
+  /// The MLA cache write (vLLM's concat_and_cache_mla): writes the latent
+  /// row concat(kvC[t], kPe[t]) — kvC [T, L], kPe [T, P], the cache's dtype —
+  /// into kvCache [num_blocks, B, L + P] at block slot / B, offset slot % B,
+  /// for every t < slotMapping.dim(0) whose slot = slotMapping[t] ([T] i64)
+  /// is not negative.
+  virtual Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                                   const Tensor &slotMapping,
+                                   Tensor &kvCache) = 0;
 
   /// Varlen paged attention (prefill, chunked prefill and decode in one
   /// call): query [T, H, D], kvCache in `params.layout`, queryStartLoc

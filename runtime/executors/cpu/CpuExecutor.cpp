@@ -48,6 +48,18 @@ Status CpuExecutor::reshapeAndCache(const Tensor &key, const Tensor &value,
                                toReference(layout));
 }
 
+Status CpuExecutor::concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                                      const Tensor &slotMapping,
+                                      Tensor &kvCache) {
+  // Tokens past the slot mapping are padding.
+  if (slotMapping.rank() == 1 && kvC.rank() >= 1 && kPe.rank() >= 1 &&
+      kvC.dim(0) > slotMapping.dim(0) && kPe.dim(0) == kvC.dim(0))
+    return attn::concatAndCacheMla(leadingRows(kvC, slotMapping.dim(0)),
+                                   leadingRows(kPe, slotMapping.dim(0)),
+                                   kvCache, slotMapping);
+  return attn::concatAndCacheMla(kvC, kPe, kvCache, slotMapping);
+}
+
 Status CpuExecutor::pagedAttention(const Tensor &query, const Tensor &kvCache,
                                    const Tensor &queryStartLoc,
                                    const Tensor &seqLens,

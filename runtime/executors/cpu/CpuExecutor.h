@@ -28,6 +28,8 @@ public:
   Status reshapeAndCache(const Tensor &key, const Tensor &value,
                          const Tensor &slotMapping, KvCacheLayout layout,
                          Tensor &kvCache) override;
+  Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                           const Tensor &slotMapping, Tensor &kvCache) override;
   Status pagedAttention(const Tensor &query, const Tensor &kvCache,
                         const Tensor &queryStartLoc, const Tensor &seqLens,
                         const Tensor &blockTable,

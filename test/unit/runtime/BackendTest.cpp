@@ -581,6 +581,58 @@ TEST_F(MlaForward, DispatchesMlaDecode) {
   EXPECT_EQ(executor.cacheWrites, 0);
 }
 
+TEST_F(MlaForward, WritesTheLatentCacheThenDecodes) {
+  // Five rows: the two past slot_mapping's three are padding.
+  Tensor kvC(DType::BF16, {5, 512}), kPe(DType::BF16, {5, 64});
+  Status s = impl->forward(layer, query, kvC, kPe, kvCache, md, output);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(executor.order,
+            (std::vector<std::string>{"concat_and_cache_mla", "mla_decode"}));
+  EXPECT_EQ(executor.lastSlotMapping, md.slotMapping);
+  EXPECT_EQ(executor.lastKvC.shape(), kvC.shape());
+  EXPECT_EQ(executor.lastKPe.shape(), kPe.shape());
+  EXPECT_EQ(executor.cacheWrites, 0);
+}
+
+TEST_F(MlaForward, RejectsABadLatentWriteBeforeWriting) {
+  Tensor kvC(DType::BF16, {3, 512}), kPe(DType::BF16, {3, 64});
+  auto expectRejected = [&](const Tensor &c, const Tensor &p,
+                            const std::string &what) {
+    Status s = impl->forward(layer, query, c, p, kvCache, md, output);
+    ASSERT_FALSE(s);
+    EXPECT_THAT(s.message(), HasSubstr(what));
+    EXPECT_TRUE(executor.order.empty());
+  };
+  expectRejected(kvC, Tensor(), "kv_c (key) and k_pe (value) go together");
+  expectRejected(Tensor(), kPe, "kv_c (key) and k_pe (value) go together");
+  expectRejected(kvC, Tensor(DType::BF16, {3, 1, 64}), "k_pe must be [3, 64]");
+  expectRejected(Tensor(DType::BF16, {3, 576}), kPe, "kv_c must be [?, 512]");
+  expectRejected(Tensor(DType::F16, {3, 512}), kPe,
+                 "kv_c must be bf16, got f16");
+  expectRejected(Tensor(DType::BF16, {2, 512}), Tensor(DType::BF16, {2, 64}),
+                 "kv_c has 2 tokens but slot_mapping has 3");
+
+  // 8 blocks of 16: slot 128 is the first outside; negative is padding.
+  md.slotMapping = toTensor(std::vector<int64_t>{4, 128, 16});
+  expectRejected(kvC, kPe, "slot_mapping[1] = 128 is outside the cache");
+  md.slotMapping = toTensor(std::vector<int32_t>{4, 39, 16});
+  expectRejected(kvC, kPe, "slot_mapping must be i64, got i32");
+  md.slotMapping = toTensor(std::vector<int64_t>{4, -1, 16});
+
+  // The decode's own checks also run before the write.
+  Tensor wide(DType::BF16, {3, 16, 576});
+  Status out = impl->forward(layer, query, kvC, kPe, kvCache, md, wide);
+  ASSERT_FALSE(out);
+  EXPECT_THAT(out.message(), HasSubstr("output must be [3, 16, 512]"));
+  layer.slidingWindow = 64;
+  expectRejected(kvC, kPe, "sliding window is not supported by MLA");
+  layer.slidingWindow.reset();
+  EXPECT_TRUE(executor.order.empty());
+
+  ASSERT_TRUE(impl->forward(layer, query, kvC, kPe, kvCache, md, output));
+  EXPECT_EQ(executor.mlaCacheWrites, 1);
+}
+
 TEST_F(MlaForward, RejectsFusedOutputQuantization) {
   Tensor scale(DType::F32, {1});
   Status s = impl->forward(layer, query, Tensor(), Tensor(), kvCache, md,

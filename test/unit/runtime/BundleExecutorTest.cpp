@@ -9,6 +9,7 @@
 #include "runtime/BundleExecutor.h"
 
 #include "HostDevice.h"
+#include "runtime/TensorRows.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -439,6 +440,156 @@ TEST_F(BundleExecutorTest, ReshapeAndCacheUpdatesTheCallersCache) {
   EXPECT_TRUE(device.launched.empty());
   EXPECT_EQ(kvCache.numElements(),
             kNumBlocks * 2 * kBlockSize * kKvHeads * kHeadSize);
+}
+
+//===----------------------------------------------------------------------===//
+// concatAndCacheMla: the latent form of reshape_and_cache
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kLoraRank = 4, kRopeDim = 2, kLatent = kLoraRank + kRopeDim;
+
+/// @reshape_and_cache of the latent form: (kv_c, k_pe, cache, slots), one
+/// launch over the tokens; the cache argument is the result.
+Plan latentCachePlan(int64_t rank, int64_t rope, const std::string &kernel) {
+  Plan p;
+  p.function = "reshape_and_cache";
+  p.arguments = {{DType::F32, {-1, rank}},
+                 {DType::F32, {-1, rope}},
+                 {DType::F32, {-1, kBlockSize, rank + rope}},
+                 {DType::I64, {-1}}};
+  p.results = {{DType::F32, {-1, kBlockSize, rank + rope}}};
+  p.numSlots = 6;
+  p.ops = {
+      op(PlanOpKind::Dim, 4, {3}, 0),
+      op(PlanOpKind::Const, 5, {}, 1),
+      launch(kernel, {4, 5, 5, 0, 1, 2, 3}),
+      op(PlanOpKind::Return, -1, {2}),
+  };
+  return p;
+}
+
+class ConcatAndCacheMlaTest : public BundleExecutorTest {
+protected:
+  void SetUp() override {
+    BundleExecutorTest::SetUp();
+    library["mla-write"] = [](const std::array<uint32_t, 3> &grid,
+                              std::span<DeviceBuffer *const> args) {
+      const float *kvC = hostData<float>(args[0]);
+      const float *kPe = hostData<float>(args[1]);
+      float *cache = hostData<float>(args[2]);
+      const int64_t *slots = hostData<int64_t>(args[3]);
+      for (uint32_t t = 0; t < grid[0]; ++t) {
+        if (slots[t] < 0)
+          continue;
+        float *row = cache + slots[t] * kLatent;
+        std::copy(kvC + t * kLoraRank, kvC + (t + 1) * kLoraRank, row);
+        std::copy(kPe + t * kRopeDim, kPe + (t + 1) * kRopeDim,
+                  row + kLoraRank);
+      }
+    };
+    kvC = Tensor(DType::F32, {3, kLoraRank});
+    for (int64_t i = 0; i < kvC.numElements(); ++i)
+      kvC.setFloat(i, 1 + i);
+    kPe = Tensor(DType::F32, {3, kRopeDim});
+    for (int64_t i = 0; i < kPe.numElements(); ++i)
+      kPe.setFloat(i, -1 - i);
+    latentCache = Tensor(DType::F32, {kNumBlocks, kBlockSize, kLatent});
+  }
+
+  /// A latent reshape_and_cache variant, as attn-compile's manifest lists
+  /// it, put before the others so that the paged one cannot win by order.
+  void addLatentVariant(const std::string &name, int64_t rank, int64_t rope,
+                        const std::string &symbol) {
+    BundleVariant v;
+    v.name = name;
+    v.parameters = {{"op", "reshape_and_cache"},
+                    {"block_size", "16"},
+                    {"dtype", "f32"},
+                    {"kv_lora_rank", std::to_string(rank)},
+                    {"rope_dim", std::to_string(rope)}};
+    v.plans = {latentCachePlan(rank, rope, symbol)};
+    v.kernels = {kernelFile(symbol, "mla-write")};
+    bundle.variants.insert(bundle.variants.begin(), std::move(v));
+  }
+
+  Tensor kvC, kPe, latentCache;
+};
+
+TEST_F(ConcatAndCacheMlaTest, RunsTheLatentVariantWithMatchingGeometry) {
+  addLatentVariant("latent_rope4", kLoraRank, 4, "mla4::write");
+  addLatentVariant("latent", kLoraRank, kRopeDim, "mla::write");
+  Result<const BundleVariant *> found =
+      findVariant(bundle, concatAndCacheMlaQuery(kvC, kPe, latentCache));
+  ASSERT_TRUE(found) << found.message();
+  EXPECT_EQ((*found)->name, "latent");
+  EXPECT_EQ(concatAndCacheMlaQuery(kvC, kPe, latentCache).describe(),
+            "op=reshape_and_cache,block_size=16,dtype=f32,kv_lora_rank=4,"
+            "rope_dim=2");
+
+  // Token 0 to block 1 offset 1, token 1 is padding, row 2 is past the
+  // slot mapping.
+  Tensor slots = ints({17, -1}, {2}, DType::I64);
+  auto executor = makeExecutor();
+  Status s = executor->concatAndCacheMla(kvC, kPe, slots, latentCache);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(device.launched, std::vector<std::string>{"mla::write"});
+  Tensor expected(DType::F32, {kNumBlocks, kBlockSize, kLatent});
+  for (int64_t i = 0; i < kLoraRank; ++i)
+    expected.setFloat(17 * kLatent + i, 1 + i);
+  for (int64_t i = 0; i < kRopeDim; ++i)
+    expected.setFloat(17 * kLatent + kLoraRank + i, -1 - i);
+  EXPECT_EQ(latentCache, expected);
+
+  // The paged write still finds the paged variant.
+  Tensor key(DType::F32, {1, kKvHeads, kHeadSize});
+  ASSERT_TRUE(executor->reshapeAndCache(key, key, ints({0}, {1}, DType::I64),
+                                        KvCacheLayout::Nhd, kvCache));
+  EXPECT_EQ(device.launched.back(), "cache::write");
+}
+
+TEST_F(ConcatAndCacheMlaTest, RejectsBadSlotsAndShapesBeforeAnyLaunch) {
+  addLatentVariant("latent", kLoraRank, kRopeDim, "mla::write");
+  auto executor = makeExecutor();
+  Tensor before = latentCache;
+  auto expectRejected = [&](const Tensor &c, const Tensor &p,
+                            const Tensor &slots, const std::string &what) {
+    Status s = executor->concatAndCacheMla(c, p, slots, latentCache);
+    ASSERT_FALSE(s);
+    EXPECT_THAT(s.message(), HasSubstr(what));
+    EXPECT_TRUE(device.launched.empty());
+    EXPECT_EQ(device.allocations, 0);
+    EXPECT_TRUE(loads.empty());
+    EXPECT_EQ(latentCache, before);
+  };
+  // 3 blocks of 16: slot 48 is the first outside.
+  expectRejected(kvC, kPe, ints({17, 48}, {2}, DType::I64),
+                 "slot_mapping[1] = 48 is outside");
+  expectRejected(kvC, kPe, ints({0, 1}, {2}), "slot_mapping");
+  expectRejected(leadingRows(kvC, 1), leadingRows(kPe, 1),
+                 ints({0, 1}, {2}, DType::I64),
+                 "kv_c has 1 tokens but slot_mapping has 2");
+  expectRejected(kvC, Tensor(DType::F32, {3, 3}), ints({0}, {1}, DType::I64),
+                 "must be [T, L], [T, P] and [num_blocks, B, L + P]");
+  Tensor half(DType::F16, {3, kLoraRank});
+  expectRejected(half, kPe, ints({0}, {1}, DType::I64),
+                 "must have the kv cache's dtype");
+
+  ASSERT_TRUE(executor->concatAndCacheMla(kvC, kPe, ints({47}, {1}, DType::I64),
+                                          latentCache));
+}
+
+TEST_F(ConcatAndCacheMlaTest, NamesAMissingLatentVariant) {
+  auto executor = makeExecutor();
+  Status s = executor->concatAndCacheMla(kvC, kPe, ints({0}, {1}, DType::I64),
+                                         latentCache);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "bundle " + bundle.directory +
+                             " has no reshape_and_cache variant with "
+                             "block_size=16,dtype=f32,kv_lora_rank=4,"
+                             "rope_dim=2 (it has: cache (kv_lora_rank "
+                             "missing, rope_dim missing))");
+  EXPECT_TRUE(device.launched.empty());
+  EXPECT_TRUE(loads.empty());
 }
 
 TEST_F(BundleExecutorTest, MergeStatesChecksRowsBeforeLookingUp) {

@@ -297,5 +297,97 @@ TEST(CpuExecutor, ServesMlaOnceRegistered) {
   EXPECT_EQ(output, expected->out);
 }
 
+TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
+  ProblemShape shape;
+  shape.numHeads = 4;
+  shape.kvLoraRank = 512;
+  shape.ropeDim = 64;
+  shape.dtype = DType::BF16;
+  ProblemOptions options;
+  options.seed = 23;
+  options.numReqs = 3;
+  options.maxContextLen = 40;
+  Problem p = *generateProblem(shape, options);
+  ASSERT_EQ(p.key.shape(), (std::vector<int64_t>{3, 512}));
+  ASSERT_EQ(p.value.shape(), (std::vector<int64_t>{3, 64}));
+
+  // The cache before the step: the new tokens' rows hold something else.
+  Tensor before = p.kvCache;
+  for (int64_t t = 0; t < p.slotMapping.dim(0); ++t)
+    for (int64_t i = 0; i < 576; ++i)
+      before.setFloat(p.slotMapping.getInt(t) * 576 + i, 3.0);
+
+  // The reference doing the same: write, then decode.
+  Tensor refCache = before;
+  ASSERT_TRUE(concatAndCacheMla(p.key, p.value, refCache, p.slotMapping));
+  ASSERT_NE(refCache, before);
+  attn::MlaDecodeParams refParams;
+  refParams.scale = p.scale;
+  refParams.kvLoraRank = 512;
+  refParams.numKvSplits = 4;
+  Result<AttentionOutput> expected =
+      mlaDecode(p.query, refCache, p.blockTable, p.seqLens, refParams);
+  ASSERT_TRUE(expected) << expected.message();
+
+  AttentionLayer layer;
+  layer.name = "mla.0";
+  layer.numHeads = 4;
+  layer.numKvHeads = 1;
+  layer.headSize = 576;
+  layer.kvLoraRank = 512;
+  layer.scale = p.scale;
+  layer.dtype = DType::BF16;
+  TritonMlaBackend backend;
+  CpuExecutor executor;
+  auto impl = backend.getImpl(layer, executor);
+  ASSERT_TRUE(impl) << impl.message();
+  KvCacheSpec spec{16, 1, 576, DType::BF16, "auto"};
+  auto builder = backend.getBuilder(spec, {"mla.0"}, BuilderConfig{});
+  ASSERT_TRUE(builder) << builder.message();
+  auto md = (*builder)->build(0, commonMetadata(p));
+  ASSERT_TRUE(md) << md.message();
+
+  Tensor cache = before;
+  Tensor output(DType::BF16, {3, 4, 512});
+  Status s =
+      (*impl)->forward(layer, p.query, p.key, p.value, cache, **md, output);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(cache, refCache);
+  EXPECT_EQ(output, expected->out);
+
+  // Without kv_c / k_pe the cache is taken as written already.
+  Tensor untouched = before;
+  Tensor stale(DType::BF16, {3, 4, 512});
+  ASSERT_TRUE((*impl)->forward(layer, p.query, Tensor(), Tensor(), untouched,
+                               **md, stale));
+  EXPECT_EQ(untouched, before);
+  EXPECT_NE(stale, expected->out);
+}
+
+TEST(CpuExecutor, ConcatAndCacheMlaSkipsPaddingRows) {
+  Tensor kvC(DType::F32, {3, 4}), kPe(DType::F32, {3, 2});
+  for (int64_t i = 0; i < kvC.numElements(); ++i)
+    kvC.setFloat(i, 1 + i);
+  for (int64_t i = 0; i < kPe.numElements(); ++i)
+    kPe.setFloat(i, -1 - i);
+  Tensor slots(DType::I64, {2});
+  slots.setInt(0, 5);
+  slots.setInt(1, -1);
+  Tensor cache(DType::F32, {2, 4, 6});
+  CpuExecutor executor;
+  ASSERT_TRUE(executor.concatAndCacheMla(kvC, kPe, slots, cache));
+  Tensor expected(DType::F32, {2, 4, 6});
+  for (int64_t i = 0; i < 4; ++i)
+    expected.setFloat(5 * 6 + i, 1 + i);
+  for (int64_t i = 0; i < 2; ++i)
+    expected.setFloat(5 * 6 + 4 + i, -1 - i);
+  EXPECT_EQ(cache, expected);
+
+  slots.setInt(1, 8);
+  Status s = executor.concatAndCacheMla(kvC, kPe, slots, cache);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(cache, expected);
+}
+
 } // namespace
 } // namespace attn::runtime

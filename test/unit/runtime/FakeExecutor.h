@@ -35,6 +35,17 @@ public:
     return Status::ok();
   }
 
+  Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+                           const Tensor &slotMapping,
+                           Tensor &kvCache) override {
+    ++mlaCacheWrites;
+    order.push_back("concat_and_cache_mla");
+    lastSlotMapping = slotMapping;
+    lastKvC = kvC;
+    lastKPe = kPe;
+    return Status::ok();
+  }
+
   Status pagedAttention(const Tensor &query, const Tensor &kvCache,
                         const Tensor &queryStartLoc, const Tensor &seqLens,
                         const Tensor &blockTable,
@@ -52,6 +63,7 @@ public:
                    const MlaDecodeParams &params, Tensor &out,
                    Tensor *lse) override {
     ++mlaCalls;
+    order.push_back("mla_decode");
     lastMlaParams = params;
     return Status::ok();
   }
@@ -63,6 +75,10 @@ public:
   }
 
   int cacheWrites = 0;
+  int mlaCacheWrites = 0;
+  /// The MLA calls (concat_and_cache_mla, mla_decode) in the order made.
+  std::vector<std::string> order;
+  Tensor lastKvC, lastKPe;
   Tensor lastSlotMapping;
   std::vector<PagedCall> pagedCalls;
   int mlaCalls = 0;

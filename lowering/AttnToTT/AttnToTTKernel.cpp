@@ -57,6 +57,7 @@ enum Cb : int64_t {
   kCbAlpha = 27,
   kCbP = 28,
   kCbAcc = 29,
+  kCbPSum = 30,
 };
 
 // reshape_and_cache
@@ -484,29 +485,48 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
         kb.call("exp_tile_init", {});
         kb.call("exp_tile", c0);
       });
-      packSection(kb, kCbP, [&] {
-        kb.call("sub_bcast_cols_init_short", {kb.c(kCbS), kb.c(kCbM)});
-        kb.call("sub_tiles_bcast_cols", {kb.c(kCbS), kb.c(kCbM), c0, c1, c0});
-        kb.call("exp_tile_init", {});
-        kb.call("exp_tile", c0);
-      });
+      // P is packed twice from the same destination tile: in the program's
+      // format for P V, and (bf16 programs) unrounded in f32 for the row sum,
+      // so l and lse see the exact exp values, not bf16-rounded ones.
+      int64_t sumCb = cfg.isF32 ? kCbP : kCbPSum;
+      kb.call("tile_regs_acquire", {});
+      kb.call("sub_bcast_cols_init_short", {kb.c(kCbS), kb.c(kCbM)});
+      kb.call("sub_tiles_bcast_cols", {kb.c(kCbS), kb.c(kCbM), c0, c1, c0});
+      kb.call("exp_tile_init", {});
+      kb.call("exp_tile", c0);
+      kb.call("tile_regs_commit", {});
+      kb.call("tile_regs_wait", {});
+      SmallVector<int64_t, 2> pCbs = {kCbP};
+      if (sumCb != kCbP)
+        pCbs.push_back(sumCb);
+      for (int64_t cb : pCbs) {
+        kb.cbReserveBack(cb, c1);
+        kb.call("pack_reconfig_data_format", kb.c(cb));
+        kb.call("pack_tile", {c0, kb.c(cb)});
+        kb.cbPushBack(cb, c1);
+      }
+      kb.call("tile_regs_release", {});
       kb.cbPopFront(kCbS, c1);
       kb.cbPopFront(kCbM, c1);
       kb.cbWaitFront(kCbAlpha, c1);
       kb.cbWaitFront(kCbP, c1);
 
-      // l = alpha * l + rowsum(P).
+      // l = alpha * l + rowsum(P), in f32.
       kb.cbWaitFront(kCbL, c1);
+      if (sumCb != kCbP)
+        kb.cbWaitFront(sumCb, c1);
       packSection(kb, kCbL, [&] {
         kb.call("mul_tiles_init", {kb.c(kCbL), kb.c(kCbAlpha)});
         kb.call("mul_tiles", {kb.c(kCbL), kb.c(kCbAlpha), c0, c0, c0});
-        kb.call("reduce_init", {kb.c(kCbP), kb.c(kCbScaler), kb.c(kCbL)},
+        kb.call("reduce_init", {kb.c(sumCb), kb.c(kCbScaler), kb.c(kCbL)},
                 false, sumRow);
-        kb.call("reduce_tile", {kb.c(kCbP), kb.c(kCbScaler), c0, c0, c0},
+        kb.call("reduce_tile", {kb.c(sumCb), kb.c(kCbScaler), c0, c0, c0},
                 false, sumRow);
         kb.call("reduce_uninit", {});
       });
       kb.cbPopFront(kCbL, c1);
+      if (sumCb != kCbP)
+        kb.cbPopFront(sumCb, c1);
 
       // acc = alpha * acc + P V, one value tile at a time.
       kb.cbWaitFront(kCbV, dvTiles);
@@ -847,6 +867,8 @@ void buildAttentionProgram(OpBuilder &b, Location loc, StringRef name,
   desc.cb(kCbAlpha, "alpha", 1, 4096, "Float32");
   desc.cb(kCbP, "probs", 1, tb, fmt);
   desc.cb(kCbAcc, "acc", 2 * cfg.dvTiles(), 4096, "Float32");
+  if (!cfg.isF32)
+    desc.cb(kCbPSum, "probs_f32", 1, 4096, "Float32");
   SmallVector<int64_t> ct = attentionCompileTimeArgs(cfg);
   desc.kernel("reader", "reader", "riscv_1", ct);
   desc.kernel("compute", "compute", "trisc", ct);

@@ -58,12 +58,10 @@ llvm::Error toError(const ::attn::Status &status) {
 /// Compiles for one target and runs the plan on `device`; `addKernel` puts a
 /// compiled kernel on the device.
 template <typename AddKernel>
-llvm::Expected<std::vector<::attn::Tensor>>
-compileAndRun(ModuleOp module, StringRef entry,
-              const mlir::attn::CompileOptions &options,
-              ::attn::runtime::PlanDevice &device, AddKernel addKernel,
-              llvm::ArrayRef<::attn::Tensor> inputs,
-              mlir::attn::DeviceRunStats *stats) {
+llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
+    ModuleOp module, StringRef entry, const mlir::attn::CompileOptions &options,
+    ::attn::runtime::PlanDevice &device, AddKernel addKernel,
+    llvm::ArrayRef<::attn::Tensor> inputs, mlir::attn::DeviceRunStats *stats) {
   // Compiler diagnostics become the error's text.
   std::string diagnostics;
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
@@ -75,12 +73,13 @@ compileAndRun(ModuleOp module, StringRef entry,
   FailureOr<mlir::attn::CompiledModule> compiled =
       mlir::attn::compileModule(module, options);
   if (failed(compiled))
-    return llvm::createStringError("compiling for " + std::string(device.name()) +
-                                   " failed:\n" + diagnostics);
+    return llvm::createStringError("compiling for " +
+                                   std::string(device.name()) + " failed:\n" +
+                                   diagnostics);
   if (stats)
-    stats->compileSeconds = std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - start)
-                                .count();
+    stats->compileSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
   const ::attn::runtime::Plan *plan = nullptr;
   for (const ::attn::runtime::Plan &p : compiled->plans)
     if (p.function == entry)
@@ -144,6 +143,19 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
                   ", got " + llvm::Twine(inputs.size()) + " inputs");
     return inputs[arg.getArgNumber()];
   };
+  // Several operands at once, in order; the first that is not an argument
+  // is the error.
+  auto operands = [&](std::initializer_list<std::pair<Value, StringRef>> list)
+      -> llvm::Expected<std::vector<::attn::Tensor>> {
+    std::vector<::attn::Tensor> tensors;
+    for (auto [value, what] : list) {
+      llvm::Expected<::attn::Tensor> t = input(value, what);
+      if (!t)
+        return t.takeError();
+      tensors.push_back(std::move(*t));
+    }
+    return tensors;
+  };
   // Each function result must be one of the op's results.
   SmallVector<unsigned> resultOf;
   for (auto [i, v] :
@@ -205,30 +217,26 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
   ::attn::DType computeType = ::attn::DType::F32;
   bool exact = false;
   if (auto op = dyn_cast<ops::ReshapeAndCacheOp>(attnOp)) {
-    llvm::Expected<::attn::Tensor> key = input(op.getKey(), "the key");
-    if (!key)
-      return key.takeError();
-    llvm::Expected<::attn::Tensor> value = input(op.getValue(), "the value");
-    if (!value)
-      return value.takeError();
-    llvm::Expected<::attn::Tensor> slots =
-        input(op.getSlotMapping(), "the slot mapping");
-    if (!slots)
-      return slots.takeError();
-    llvm::Expected<::attn::Tensor> cache = input(op.getKvCache(), "the cache");
-    if (!cache)
-      return cache.takeError();
+    llvm::Expected<std::vector<::attn::Tensor>> in =
+        operands({{op.getKey(), "the key"},
+                  {op.getValue(), "the value"},
+                  {op.getSlotMapping(), "the slot mapping"},
+                  {op.getKvCache(), "the cache"}});
+    if (!in)
+      return in.takeError();
+    ::attn::Tensor &key = (*in)[0], &value = (*in)[1], &slots = (*in)[2],
+                   &cache = (*in)[3];
     // The TT lowering rejects the latent cache, so a layout is present.
     ::attn::KvLayout layout = *op.getLayout() == ops::KVLayout::nhd
                                   ? ::attn::KvLayout::NHD
                                   : ::attn::KvLayout::HND;
     if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(
-            *program, *key, *value, *cache, *slots, layout);
+            *program, key, value, cache, slots, layout);
         !s)
       return fail(s.message());
-    computeType = key->dtype();
+    computeType = key.dtype();
     exact = true;
-    opResults.push_back(std::move(*cache));
+    opResults.push_back(std::move(cache));
   } else {
     ::attn::Result<::attn::AttentionOutput> out =
         ::attn::Status::error("unset");
@@ -236,24 +244,16 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
       auto md = op.getMetadata().getDefiningOp<ops::MetadataOp>();
       if (!md)
         return fail("the metadata must come from an attn.metadata op");
-      llvm::Expected<::attn::Tensor> query = input(op.getQuery(), "the query");
-      if (!query)
-        return query.takeError();
-      llvm::Expected<::attn::Tensor> cache =
-          input(op.getKvCache(), "the kv cache");
-      if (!cache)
-        return cache.takeError();
-      llvm::Expected<::attn::Tensor> table =
-          input(md.getBlockTable(), "the block table");
-      if (!table)
-        return table.takeError();
-      llvm::Expected<::attn::Tensor> lens = input(md.getSeqLens(), "seq_lens");
-      if (!lens)
-        return lens.takeError();
-      llvm::Expected<::attn::Tensor> qsl =
-          input(md.getQueryStartLoc(), "query_start_loc");
-      if (!qsl)
-        return qsl.takeError();
+      llvm::Expected<std::vector<::attn::Tensor>> in =
+          operands({{op.getQuery(), "the query"},
+                    {op.getKvCache(), "the kv cache"},
+                    {md.getBlockTable(), "the block table"},
+                    {md.getSeqLens(), "seq_lens"},
+                    {md.getQueryStartLoc(), "query_start_loc"}});
+      if (!in)
+        return in.takeError();
+      const ::attn::Tensor &query = (*in)[0], &cache = (*in)[1],
+                           &table = (*in)[2], &lens = (*in)[3], &qsl = (*in)[4];
       std::optional<::attn::Tensor> sinks;
       if (op.getSinks()) {
         llvm::Expected<::attn::Tensor> s = input(op.getSinks(), "the sinks");
@@ -264,29 +264,24 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
       ::attn::KvLayout layout = op.getLayout() == ops::KVLayout::nhd
                                     ? ::attn::KvLayout::NHD
                                     : ::attn::KvLayout::HND;
-      computeType = query->dtype();
-      out = ::attn::tt::runAttentionProgram(*program, *query, *cache, *table,
-                                            *lens, &*qsl,
-                                            sinks ? &*sinks : nullptr, layout);
+      computeType = query.dtype();
+      out = ::attn::tt::runAttentionProgram(*program, query, cache, table, lens,
+                                            &qsl, sinks ? &*sinks : nullptr,
+                                            layout);
     } else {
       auto mla = cast<ops::MlaDecodeOp>(attnOp);
-      llvm::Expected<::attn::Tensor> query = input(mla.getQ(), "the query");
-      if (!query)
-        return query.takeError();
-      llvm::Expected<::attn::Tensor> cache =
-          input(mla.getKvCache(), "the latent cache");
-      if (!cache)
-        return cache.takeError();
-      llvm::Expected<::attn::Tensor> table =
-          input(mla.getBlockTable(), "the block table");
-      if (!table)
-        return table.takeError();
-      llvm::Expected<::attn::Tensor> lens = input(mla.getSeqLens(), "seq_lens");
-      if (!lens)
-        return lens.takeError();
-      computeType = query->dtype();
-      out = ::attn::tt::runAttentionProgram(*program, *query, *cache, *table,
-                                            *lens, nullptr, nullptr,
+      llvm::Expected<std::vector<::attn::Tensor>> in =
+          operands({{mla.getQ(), "the query"},
+                    {mla.getKvCache(), "the latent cache"},
+                    {mla.getBlockTable(), "the block table"},
+                    {mla.getSeqLens(), "seq_lens"}});
+      if (!in)
+        return in.takeError();
+      const ::attn::Tensor &query = (*in)[0], &cache = (*in)[1],
+                           &table = (*in)[2], &lens = (*in)[3];
+      computeType = query.dtype();
+      out = ::attn::tt::runAttentionProgram(*program, query, cache, table, lens,
+                                            nullptr, nullptr,
                                             ::attn::KvLayout::NHD);
     }
     if (!out)

@@ -2,7 +2,7 @@
 //
 // Emits the programs of convert-attn-to-ttkernel as TT-Metalium sources:
 // per program a folder with reader.cpp / compute.cpp / writer.cpp (dataflow
-// kernels define `void kernel_main()`, the compute kernel lives in
+// kernels define their entry `kernel_main`, the compute kernel lives in
 // `namespace NAMESPACE { ... void MAIN ... }`) and program.json, the host
 // side as data (runtime/executors/tt/Program.h reads it).
 //

@@ -35,6 +35,61 @@ void emitRowCopy(KernelBuilder &b, Value src, Value srcStart, Value dst,
       });
 }
 
+/// What the body of a cache-write kernel works with: the kernel's buffers,
+/// the token `t` (block id x), the block id y, the invocation and the slot,
+/// already known to be inside the cache.
+struct CacheWrite {
+  Value key, value, cache, t, y, tid, slot;
+};
+
+/// The part both forms share: the launch (buffers key, value, slot_mapping,
+/// kv_cache; params num_tokens, num_blocks; grid (T, gridY)) and the kernel's
+/// prologue, which skips padding (slot < 0) and slots outside a cache of
+/// blockSize-token blocks with one unsigned compare. `body` writes one
+/// token's rows.
+LogicalResult emitCacheWrite(
+    ReshapeAndCacheOp op, LoweringContext &ctx, int64_t blockSize,
+    int64_t gridY,
+    llvm::function_ref<void(KernelBuilder &, const CacheWrite &)> body) {
+  int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  HostLaunch launch(builder, loc, ctx.options);
+  launch.addBuffer(op.getKey());
+  launch.addBuffer(op.getValue());
+  launch.addBuffer(op.getSlotMapping());
+  launch.addBuffer(op.getKvCache());
+  Value numTokens = launch.dim(op.getKey(), 0);
+  launch.addParam("num_tokens", numTokens);
+  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  gpu::GPUFuncOp fn =
+      createKernel(ctx.module, loc, kernelName(op, "reshape_and_cache"),
+                   launch.getKernelArgTypes(), wgSize, launch.getParamNames(),
+                   "reshape_and_cache");
+  {
+    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
+    KernelBuilder b(loc, kernelBuilder, ctx.options);
+    CacheWrite w;
+    w.key = fn.getArgument(0);
+    w.value = fn.getArgument(1);
+    Value slots = fn.getArgument(2);
+    w.cache = fn.getArgument(3);
+    Value params = fn.getArgument(4);
+    Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kCacheNumBlocks));
+    w.t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+    w.y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+    w.tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
+    w.slot = b.loadIndex(slots, w.t);
+    Value inCache = b.cmpi(arith::CmpIPredicate::ult, w.slot,
+                           b.muli(numBlocks, b.idx(blockSize)));
+    emitIf(b, inCache, [&](KernelBuilder &ib) { body(ib, w); });
+  }
+  Value y = arith::ConstantIndexOp::create(builder, loc, gridY);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  launch.launch(fn, {numTokens, y, one}, wgSize);
+  return success();
+}
+
 /// The MLA form: cache [NB, B, L + P] row slot = concat(key[t], value[t]).
 LogicalResult lowerLatentCacheWrite(ReshapeAndCacheOp op,
                                     LoweringContext &ctx) {
@@ -47,52 +102,23 @@ LogicalResult lowerLatentCacheWrite(ReshapeAndCacheOp op,
   if (failed(latentSize) || failed(ropeSize) || failed(blockSize))
     return failure();
   int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
-  int64_t L = *latentSize, P = *ropeSize, B = *blockSize;
-
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  HostLaunch launch(builder, loc, ctx.options);
-  launch.addBuffer(op.getKey());
-  launch.addBuffer(op.getValue());
-  launch.addBuffer(op.getSlotMapping());
-  launch.addBuffer(op.getKvCache());
-  Value numTokens = launch.dim(op.getKey(), 0);
-  launch.addParam("num_tokens", numTokens);
-  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
-  gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
-                                   kernelName(op, "reshape_and_cache"),
-                                   launch.getKernelArgTypes(), wgSize,
-                                   launch.getParamNames(), "reshape_and_cache");
-  {
-    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
-    KernelBuilder b(loc, kernelBuilder, ctx.options);
-    Value key = fn.getArgument(0), value = fn.getArgument(1);
-    Value slots = fn.getArgument(2), cache = fn.getArgument(3);
-    Value params = fn.getArgument(4);
-    Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kCacheNumBlocks));
-    Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
-    Value tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
-    Value slot = b.loadIndex(slots, t);
-    // One unsigned compare rejects both padding (negative) and overflow.
-    Value inCache = b.cmpi(arith::CmpIPredicate::ult, slot,
-                           b.muli(numBlocks, b.idx(B)));
-    emitIf(b, inCache, [&](KernelBuilder &ib) {
-      // Row `slot` of the cache viewed as [NB * B, L + P].
-      Value row = ib.muli(slot, ib.idx(L + P));
-      emitRowCopy(ib, key, ib.muli(t, ib.idx(L)), cache, row, L, tid, wgSize);
-      emitRowCopy(ib, value, ib.muli(t, ib.idx(P)), cache,
-                  ib.addi(row, ib.idx(L)), P, tid, wgSize);
-    });
-  }
-  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-  launch.launch(fn, {numTokens, one, one}, wgSize);
-  return success();
+  int64_t L = *latentSize, P = *ropeSize;
+  return emitCacheWrite(op, ctx, *blockSize, /*gridY=*/1,
+                        [&](KernelBuilder &ib, const CacheWrite &w) {
+                          // Row `slot` of the cache viewed as [NB * B, L + P].
+                          Value row = ib.muli(w.slot, ib.idx(L + P));
+                          emitRowCopy(ib, w.key, ib.muli(w.t, ib.idx(L)),
+                                      w.cache, row, L, w.tid, wgSize);
+                          emitRowCopy(ib, w.value, ib.muli(w.t, ib.idx(P)),
+                                      w.cache, ib.addi(row, ib.idx(L)), P,
+                                      w.tid, wgSize);
+                        });
 }
 
 } // namespace
 
 LogicalResult mlir::attn::lowerReshapeAndCache(ReshapeAndCacheOp op,
-                                         LoweringContext &ctx) {
+                                               LoweringContext &ctx) {
   if (op.isLatentCache())
     return lowerLatentCacheWrite(op, ctx);
   bool nhd = *op.getLayout() == KVLayout::nhd;
@@ -106,70 +132,38 @@ LogicalResult mlir::attn::lowerReshapeAndCache(ReshapeAndCacheOp op,
     return failure();
   int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
   int64_t G = *numKvHeads, D = *headSize, B = *blockSize;
-
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  HostLaunch launch(builder, loc, ctx.options);
-  launch.addBuffer(op.getKey());
-  launch.addBuffer(op.getValue());
-  launch.addBuffer(op.getSlotMapping());
-  launch.addBuffer(op.getKvCache());
-  Value numTokens = launch.dim(op.getKey(), 0);
-  launch.addParam("num_tokens", numTokens);
-  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
-  gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
-                                   kernelName(op, "reshape_and_cache"),
-                                   launch.getKernelArgTypes(), wgSize,
-                                   launch.getParamNames(), "reshape_and_cache");
-  {
-    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
-    KernelBuilder b(loc, kernelBuilder, ctx.options);
-    Value key = fn.getArgument(0), value = fn.getArgument(1);
-    Value slots = fn.getArgument(2), cache = fn.getArgument(3);
-    Value params = fn.getArgument(4);
-    Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kCacheNumBlocks));
-    Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
-    Value g = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
-    Value tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
-    Value slot = b.loadIndex(slots, t);
-    // One unsigned compare rejects both padding (negative) and overflow.
-    Value inCache = b.cmpi(arith::CmpIPredicate::ult, slot,
-                           b.muli(numBlocks, b.idx(B)));
-    emitIf(b, inCache, [&](KernelBuilder &ib) {
-      Value block = ib.divui(slot, ib.idx(B));
-      Value offset = ib.remui(slot, ib.idx(B));
-      auto rowStart = [&](int64_t part) {
-        Value blockPart = ib.addi(ib.muli(block, ib.idx(2)), ib.idx(part));
-        Value row = nhd ? ib.addi(ib.muli(ib.addi(ib.muli(blockPart,
-                                                          ib.idx(B)),
-                                                  offset),
-                                          ib.idx(G)),
-                                  g)
-                        : ib.addi(ib.muli(ib.addi(ib.muli(blockPart,
-                                                          ib.idx(G)),
-                                                  g),
-                                          ib.idx(B)),
-                                  offset);
-        return ib.muli(row, ib.idx(D));
-      };
-      Value keyRow = rowStart(0), valueRow = rowStart(1);
-      Value srcRow = ib.muli(ib.addi(ib.muli(t, ib.idx(G)), g), ib.idx(D));
-      ib.create<scf::ForOp>(
-          tid, ib.idx(D), ib.idx(wgSize), ValueRange(),
-          [&](OpBuilder &nested, Location l, Value d, ValueRange) {
-            KernelBuilder lb(l, nested, ctx.options);
-            // Same element type on both sides: copy the stored bits.
-            Value src = lb.addi(srcRow, d);
-            lb.create<memref::StoreOp>(lb.create<memref::LoadOp>(key, src),
-                                       cache, lb.addi(keyRow, d));
-            lb.create<memref::StoreOp>(lb.create<memref::LoadOp>(value, src),
-                                       cache, lb.addi(valueRow, d));
-            lb.create<scf::YieldOp>();
-          });
-    });
-  }
-  Value heads = arith::ConstantIndexOp::create(builder, loc, G);
-  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-  launch.launch(fn, {numTokens, heads, one}, wgSize);
-  return success();
+  // One workgroup per token (x) and kv head (y).
+  return emitCacheWrite(
+      op, ctx, B, /*gridY=*/G, [&](KernelBuilder &ib, const CacheWrite &w) {
+        Value g = w.y;
+        Value block = ib.divui(w.slot, ib.idx(B));
+        Value offset = ib.remui(w.slot, ib.idx(B));
+        auto rowStart = [&](int64_t part) {
+          Value blockPart = ib.addi(ib.muli(block, ib.idx(2)), ib.idx(part));
+          Value row =
+              nhd ? ib.addi(
+                        ib.muli(ib.addi(ib.muli(blockPart, ib.idx(B)), offset),
+                                ib.idx(G)),
+                        g)
+                  : ib.addi(ib.muli(ib.addi(ib.muli(blockPart, ib.idx(G)), g),
+                                    ib.idx(B)),
+                            offset);
+          return ib.muli(row, ib.idx(D));
+        };
+        Value keyRow = rowStart(0), valueRow = rowStart(1);
+        Value srcRow = ib.muli(ib.addi(ib.muli(w.t, ib.idx(G)), g), ib.idx(D));
+        ib.create<scf::ForOp>(
+            w.tid, ib.idx(D), ib.idx(wgSize), ValueRange(),
+            [&](OpBuilder &nested, Location l, Value d, ValueRange) {
+              KernelBuilder lb(l, nested, ctx.options);
+              // Same element type on both sides: copy the stored bits.
+              Value src = lb.addi(srcRow, d);
+              lb.create<memref::StoreOp>(lb.create<memref::LoadOp>(w.key, src),
+                                         w.cache, lb.addi(keyRow, d));
+              lb.create<memref::StoreOp>(
+                  lb.create<memref::LoadOp>(w.value, src), w.cache,
+                  lb.addi(valueRow, d));
+              lb.create<scf::YieldOp>();
+            });
+      });
 }

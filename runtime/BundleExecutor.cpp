@@ -401,21 +401,26 @@ Status BundleExecutor::reshapeAndCache(const Tensor &key, const Tensor &value,
   if (!variant)
     return variant.status();
 
-  // The cache goes in and comes back as the function's result; it is moved,
-  // not copied, and restored whatever happens.
+  return runCacheWrite(**variant, key, value, tokens, slotMapping, kvCache);
+}
+
+Status BundleExecutor::runCacheWrite(const BundleVariant &variant,
+                                     const Tensor &key, const Tensor &value,
+                                     int64_t tokens, const Tensor &slotMapping,
+                                     Tensor &kvCache) {
   std::vector<Tensor> inputs;
   inputs.push_back(key.dim(0) > tokens ? leadingRows(key, tokens) : key);
   inputs.push_back(value.dim(0) > tokens ? leadingRows(value, tokens) : value);
   inputs.push_back(std::move(kvCache));
   inputs.push_back(slotMapping);
   Result<std::vector<Tensor>> results =
-      run(**variant, "reshape_and_cache", inputs);
+      run(variant, "reshape_and_cache", inputs);
   kvCache = std::move(inputs[2]);
   if (!results)
     return results.status();
   if (results->size() != 1 || (*results)[0].shape() != kvCache.shape() ||
       (*results)[0].dtype() != kvCache.dtype())
-    return errorf(name_, ": @reshape_and_cache of variant ", (*variant)->name,
+    return errorf(name_, ": @reshape_and_cache of variant ", variant.name,
                   " did not return the cache");
   kvCache = std::move((*results)[0]);
   return Status::ok();
@@ -443,23 +448,7 @@ Status BundleExecutor::concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
   if (!variant)
     return variant.status();
 
-  // As in reshapeAndCache: the cache is moved in and back, never copied.
-  std::vector<Tensor> inputs;
-  inputs.push_back(kvC.dim(0) > tokens ? leadingRows(kvC, tokens) : kvC);
-  inputs.push_back(kPe.dim(0) > tokens ? leadingRows(kPe, tokens) : kPe);
-  inputs.push_back(std::move(kvCache));
-  inputs.push_back(slotMapping);
-  Result<std::vector<Tensor>> results =
-      run(**variant, "reshape_and_cache", inputs);
-  kvCache = std::move(inputs[2]);
-  if (!results)
-    return results.status();
-  if (results->size() != 1 || (*results)[0].shape() != kvCache.shape() ||
-      (*results)[0].dtype() != kvCache.dtype())
-    return errorf(name_, ": @reshape_and_cache of variant ", (*variant)->name,
-                  " did not return the cache");
-  kvCache = std::move((*results)[0]);
-  return Status::ok();
+  return runCacheWrite(**variant, kvC, kPe, tokens, slotMapping, kvCache);
 }
 
 Status BundleExecutor::pagedAttention(

@@ -137,6 +137,13 @@ private:
                                   std::string_view function,
                                   std::span<const Tensor> inputs);
   Status load(const BundleVariant &variant, const BundleKernel &kernel);
+  /// Runs @reshape_and_cache of `variant` on the first `tokens` rows of
+  /// `key` and `value` (paged form: key and value; latent form: kv_c and
+  /// k_pe). The cache is moved in and back, never copied, and restored
+  /// whatever happens.
+  Status runCacheWrite(const BundleVariant &variant, const Tensor &key,
+                       const Tensor &value, int64_t tokens,
+                       const Tensor &slotMapping, Tensor &kvCache);
 
   Bundle bundle_;
   std::string target_;

@@ -163,13 +163,10 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> file =
-      mlir::openInputFile(inputFile, &error);
-  if (!file)
-    return fail(error);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+      parseModuleFile(inputFile, context, sourceMgr, error);
+  if (!module && !error.empty())
+    return fail(error);
   if (!module)
     return kExitError;
 

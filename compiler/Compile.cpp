@@ -65,12 +65,27 @@ compileTTKernels(ModuleOp input,
   return success();
 }
 
+/// convert-attn-to-gpu's options for `target`: the device family's
+/// capabilities, then the compile's own knobs.
+static mlir::attn::ConvertAttnToGPUOptions
+loweringOptions(StringRef target, const mlir::attn::CompileOptions &options) {
+  mlir::attn::ConvertAttnToGPUOptions lowering =
+      mlir::attn::getTargetLoweringOptions(target, options.subgroupSize);
+  lowering.splitKv = options.splitKv;
+  lowering.vectorWidth = options.vectorWidth;
+  lowering.attentionSubgroups = options.attentionSubgroups;
+  if (target != "ptx")
+    lowering.bf16AsI16 = options.bf16AsI16;
+  return lowering;
+}
+
 /// The PTX target. NVVM has bf16, so PTX kernels take bf16 buffers as they
-/// are; when another target of the same compile wanted bf16 as i16 words,
-/// the kernels are lowered again for PTX. The host side does not depend on
-/// it, which is checked against the plans already built.
+/// are, and NVIDIA GPUs load 128 bits per lane; when another target of the
+/// same compile was lowered first (bf16 as i16 words, scalar loads), the
+/// kernels are lowered again for PTX. The host side does not depend on it,
+/// which is checked against the plans already built.
 static LogicalResult
-compilePTXKernels(ModuleOp input, ModuleOp lowered, bool loweredWithWords,
+compilePTXKernels(ModuleOp input, ModuleOp lowered, bool loweredForPTX,
                   const mlir::attn::CompileOptions &options,
                   const std::vector<::attn::runtime::Plan> &plans,
                   std::vector<mlir::attn::CompiledKernel> &kernels) {
@@ -81,13 +96,10 @@ compilePTXKernels(ModuleOp input, ModuleOp lowered, bool loweredWithWords,
            << kNVIDIAWarpSize << " (an NVIDIA warp), got "
            << options.subgroupSize;
   OwningOpRef<ModuleOp> module = lowered.clone();
-  if (loweredWithWords) {
+  if (!loweredForPTX) {
     module = input.clone();
     PassManager pm(module->getContext());
-    ConvertAttnToGPUOptions lowering;
-    lowering.subgroupSize = options.subgroupSize;
-    lowering.splitKv = options.splitKv;
-    lowering.bf16AsI16 = false;
+    ConvertAttnToGPUOptions lowering = loweringOptions("ptx", options);
     buildAttnToGPUPipeline(pm, lowering);
     if (failed(pm.run(*module)))
       return failure();
@@ -218,15 +230,13 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
 
   OwningOpRef<ModuleOp> module = input.clone();
   PassManager pm(module->getContext());
-  ConvertAttnToGPUOptions lowering;
-  lowering.subgroupSize = options.subgroupSize;
-  lowering.splitKv = options.splitKv;
-  // Only the SPIR-V derived targets need bf16 as i16 words.
-  lowering.bf16AsI16 =
-      options.bf16AsI16 &&
-      !llvm::all_of(options.targets, [](const std::string &t) {
-        return t == "ptx" || t == "tt";
-      });
+  // One lowering serves every target but ptx, which needs its own (native
+  // bf16, vector loads) unless it is the only one.
+  bool forPTX = llvm::all_of(options.targets, [](const std::string &t) {
+    return t == "ptx" || t == "tt";
+  });
+  ConvertAttnToGPUOptions lowering =
+      loweringOptions(forPTX ? "ptx" : "spirv", options);
   buildAttnToGPUPipeline(pm, lowering);
   if (failed(pm.run(*module)))
     return failure();
@@ -260,7 +270,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
 
   for (const std::string &target : options.targets) {
     if (target == "ptx" &&
-        failed(compilePTXKernels(input, *module, lowering.bf16AsI16, options,
+        failed(compilePTXKernels(input, *module, forPTX, options,
                                  compiled.plans, compiled.kernels)))
       return failure();
     if (target == "msl" &&

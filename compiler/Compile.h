@@ -40,6 +40,13 @@ struct CompileOptions {
   int64_t subgroupSize = 32;
   /// Split-KV decode: 0 lets convert-attn-to-gpu choose.
   int64_t splitKv = 0;
+  /// Contiguous head-dimension elements a lane owns in the kernels of
+  /// targets with scalar loads (spirv, msl); a tuning knob that also lets
+  /// tests reach the kernels' multi-row layouts on small subgroups.
+  int64_t vectorWidth = 1;
+  /// Subgroups per paged_attention workgroup (convert-attn-to-gpu's
+  /// attention-subgroups).
+  int64_t attentionSubgroups = 4;
   /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
   /// bf16 type).
   bool bf16AsI16 = true;

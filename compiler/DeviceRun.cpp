@@ -344,10 +344,32 @@ llvm::Expected<int64_t> mlir::attn::localVulkanSubgroupSize() {
 #endif
 }
 
+mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
+    : splitKv("split-kv",
+              llvm::cl::desc("GPU backends: split-KV decode, 0 lets the "
+                             "compiler choose, N forces N splits and a "
+                             "reduce kernel"),
+              llvm::cl::init(0), llvm::cl::cat(category)),
+      vectorWidth("vector-width",
+                  llvm::cl::desc("GPU backends with scalar loads (vulkan): "
+                                 "contiguous head-dimension elements one lane "
+                                 "owns (default 1)"),
+                  llvm::cl::init(1), llvm::cl::cat(category)),
+      attentionSubgroups("attention-subgroups",
+                         llvm::cl::desc("GPU backends: subgroups per "
+                                        "paged_attention workgroup (default "
+                                        "4, fewer when workgroup memory is "
+                                        "short)"),
+                         llvm::cl::init(4), llvm::cl::cat(category)) {}
+
+mlir::attn::KernelKnobs mlir::attn::KernelKnobFlags::knobs() const {
+  return {splitKv, vectorWidth, attentionSubgroups};
+}
+
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
-                        DeviceRunStats *stats, int64_t splitKv) {
+                        DeviceRunStats *stats, const KernelKnobs &knobs) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::VulkanOptions vkOptions;
@@ -363,7 +385,9 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     CompileOptions options;
     options.targets = {"spirv"};
     options.subgroupSize = (*device)->device().info().subgroupSize;
-    options.splitKv = splitKv;
+    options.splitKv = knobs.splitKv;
+    options.vectorWidth = knobs.vectorWidth;
+    options.attentionSubgroups = knobs.attentionSubgroups;
     auto addKernel = [&](const CompiledKernel &k) {
       std::vector<uint32_t> words(k.bytes.size() / sizeof(uint32_t));
       std::memcpy(words.data(), k.bytes.data(), words.size() * 4);
@@ -394,7 +418,9 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     CompileOptions options;
     options.targets = {"ptx"};
     options.subgroupSize = kNVIDIAWarpSize;
-    options.splitKv = splitKv;
+    options.splitKv = knobs.splitKv;
+    options.vectorWidth = knobs.vectorWidth;
+    options.attentionSubgroups = knobs.attentionSubgroups;
     options.chip = (*device)->info().chip();
     options.ptxFeatures = ptxFeaturesForChip(options.chip);
     auto addKernel = [&](const CompiledKernel &k) {

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -45,13 +46,35 @@ std::vector<std::string> deviceBackends();
 /// compiling bundles that will run here (attn-compile --subgroup-size=0).
 llvm::Expected<int64_t> localVulkanSubgroupSize();
 
-/// Compiles `module` for `backend`, runs function `entry` on `inputs` and
-/// returns its results. `splitKv` is convert-attn-to-gpu's split-kv option
-/// for the GPU backends (0: its choice, N: N splits and a reduce kernel).
+/// Knobs of the GPU kernels' shape, which do not change what they compute
+/// (the tests check every one against the reference); see
+/// convert-attn-to-gpu's options of the same names.
+struct KernelKnobs {
+  /// 0: the compiler's choice, N: N splits and a reduce kernel.
+  int64_t splitKv = 0;
+  /// Contiguous elements a lane owns, on targets with scalar loads.
+  int64_t vectorWidth = 1;
+  /// Subgroups per paged_attention workgroup.
+  int64_t attentionSubgroups = 4;
+};
+
+/// The command-line flags of KernelKnobs (--split-kv, --vector-width,
+/// --attention-subgroups), shared by attn-run and attn-diff.
+struct KernelKnobFlags {
+  explicit KernelKnobFlags(llvm::cl::OptionCategory &category);
+  KernelKnobs knobs() const;
+
+  llvm::cl::opt<int64_t> splitKv;
+  llvm::cl::opt<int64_t> vectorWidth;
+  llvm::cl::opt<int64_t> attentionSubgroups;
+};
+
+/// Compiles `module` for `backend` with `knobs`, runs function `entry` on
+/// `inputs` and returns its results.
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
             llvm::ArrayRef<::attn::Tensor> inputs,
-            DeviceRunStats *stats = nullptr, int64_t splitKv = 0);
+            DeviceRunStats *stats = nullptr, const KernelKnobs &knobs = {});
 
 } // namespace attn
 } // namespace mlir

@@ -39,6 +39,16 @@ void attn::buildAttnToGPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToGPU(options));
 }
 
+attn::ConvertAttnToGPUOptions
+attn::getTargetLoweringOptions(StringRef target, int64_t subgroupSize) {
+  ConvertAttnToGPUOptions options;
+  options.subgroupSize = subgroupSize;
+  bool nvidia = target == "ptx";
+  options.bf16AsI16 = !nvidia;
+  options.vectorLoadBytes = nvidia ? 16 : 0;
+  return options;
+}
+
 void attn::registerLoweringPasses() {
   registerAttnLoweringPasses();
   PassPipelineRegistration<PipelineOptions>(

@@ -49,19 +49,30 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   ];
   let options = [
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
-           "Invocations per subgroup; attention kernels use one subgroup per "
-           "workgroup and reduce dot products across it">,
+           "Invocations per subgroup (a power of two); attention kernels "
+           "reduce dot products across lanes of one subgroup">,
     Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"0",
            "Invocations per workgroup of the element-wise kernels "
            "(reshape_and_cache, merge_states, split-KV reduce); 0: the "
            "subgroup size">,
     Option<"maxWorkgroupMemory", "max-workgroup-memory", "int64_t",
-           /*default=*/"32768",
-           "Bytes of workgroup memory a kernel may use; today's kernels keep "
-           "their state in registers and use none, so it is only checked">,
+           /*default=*/"16384",
+           "Bytes of workgroup memory a kernel may use (16384 is Vulkan's "
+           "guaranteed minimum); paged_attention uses fewer subgroups when "
+           "its merge buffer would not fit">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"1",
            "Contiguous elements of the head dimension one lane owns, so that "
-           "a lane's loads are contiguous">,
+           "a lane's loads are contiguous (scalar loads)">,
+    Option<"vectorLoadBytes", "vector-load-bytes", "int64_t",
+           /*default=*/"0",
+           "Widest load, in bytes, a lane of paged_attention issues: lanes "
+           "own chunks of that many bytes of a cache row and read each with "
+           "one aligned vector load (16 on NVIDIA); 0: scalar loads with "
+           "vector-width">,
+    Option<"attentionSubgroups", "attention-subgroups", "int64_t",
+           /*default=*/"4",
+           "Subgroups per paged_attention workgroup; they share the keys and "
+           "merge through workgroup memory">,
     Option<"bf16AsI16", "bf16-as-i16", "bool", /*default=*/"false",
            "Pass bf16 buffers to kernels as i16 words and convert them with "
            "integer ops in the kernel, for devices without bf16">,
@@ -91,6 +102,21 @@ def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
   ];
 }
 
+def AttnSPIRVWorkgroupMemory : Pass<"attn-spirv-workgroup-memory",
+                                    "::mlir::ModuleOp"> {
+  let summary = "Turns the workgroup attributions of attn's kernels into "
+                "Workgroup allocations";
+  let description = [{
+    Upstream's `convert-gpu-to-spirv` does not lower the workgroup
+    attributions of a `gpu.func`, but it does lower a `memref.alloc` in the
+    `Workgroup` storage class (to a `spirv.GlobalVariable`). This pass
+    replaces each attribution of a kernel by such an allocation at the top
+    of its body.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::spirv::SPIRVDialect"];
+}
+
 def ConvertAttnMathToSPIRV : Pass<"convert-attn-math-to-spirv",
                                   "::mlir::ModuleOp"> {
   let summary = "Converts the math ops of attn's kernels to SPIR-V";
@@ -112,7 +138,9 @@ def AttnLowerSubgroupReduce : Pass<"attn-lower-subgroup-reduce",
     upstream's patterns (vectors are first broken down into 32-bit pieces).
     `convert-gpu-to-nvvm` lowers `gpu.subgroup_reduce` only for i32 (to
     `redux.sync`), while the attention kernels reduce f32 dot products, so
-    the NVVM path runs this first. Host code is left alone.
+    the NVVM path runs this first. It also expands `gpu.subgroup_id` (which
+    `convert-gpu-to-nvvm` does not lower) into the linear thread id over the
+    subgroup size. Host code is left alone.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -55,12 +55,15 @@ struct ConvertAttnToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (subgroupSize <= 0 || vectorWidth <= 0 || workgroupSize < 0 ||
-        splitKv < 0 || maxWorkgroupMemory <= 0) {
-      module.emitError() << "convert-attn-to-gpu expects positive "
-                            "subgroup-size, vector-width and "
-                            "max-workgroup-memory and non-negative "
-                            "workgroup-size and split-kv";
+    if (subgroupSize <= 0 || (subgroupSize & (subgroupSize - 1)) != 0 ||
+        vectorWidth <= 0 || workgroupSize < 0 || splitKv < 0 ||
+        maxWorkgroupMemory <= 0 || vectorLoadBytes < 0 ||
+        attentionSubgroups <= 0) {
+      module.emitError() << "convert-attn-to-gpu expects a power of two "
+                            "subgroup-size, positive vector-width, "
+                            "max-workgroup-memory and attention-subgroups, "
+                            "and non-negative workgroup-size, "
+                            "vector-load-bytes and split-kv";
       return signalPassFailure();
     }
     SmallVector<Operation *> ops;
@@ -77,6 +80,8 @@ struct ConvertAttnToGPUPass
     ctx.options.workgroupSize = workgroupSize;
     ctx.options.maxWorkgroupMemory = maxWorkgroupMemory;
     ctx.options.vectorWidth = vectorWidth;
+    ctx.options.vectorLoadBytes = vectorLoadBytes;
+    ctx.options.attentionSubgroups = attentionSubgroups;
     ctx.options.bf16AsI16 = bf16AsI16;
     ctx.options.splitKv = splitKv;
 

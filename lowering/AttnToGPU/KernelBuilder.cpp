@@ -3,6 +3,7 @@
 #include "lowering/AttnToGPU/KernelBuilder.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
@@ -183,6 +184,8 @@ SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
                                               Value laneBase,
                                               const LaneLayout &layout,
                                               Value scale) {
+  if (layout.vectorLoads && layout.vectorWidth > 1)
+    return loadLaneRowVectors(buffer, rowBase, laneBase, layout, scale);
   SmallVector<Value> values;
   Value zero = layout.needsMask() ? f32(0.0) : Value();
   Value last = layout.needsMask() ? idx(layout.dim - 1) : Value();
@@ -200,6 +203,44 @@ SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
     if (inRow)
       v = select(inRow, v, zero);
     values.push_back(v);
+  }
+  return values;
+}
+
+SmallVector<Value> KernelBuilder::loadLaneRowVectors(
+    Value buffer, Value rowBase, Value laneBase, const LaneLayout &layout,
+    Value scale) {
+  int64_t w = layout.vectorWidth;
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  assert(isa<FloatType>(element) && layout.dim % w == 0 &&
+         "vector loads need float elements and whole chunks");
+  auto vectorType = VectorType::get({w}, element);
+  // The row starts at a multiple of dim elements and the chunk at a
+  // multiple of w, so with w | dim the load is aligned to its own size.
+  llvm::MaybeAlign align(w * element.getIntOrFloatBitWidth() / 8);
+  SmallVector<Value> values;
+  for (int64_t c = 0; c < layout.perLane() / w; ++c) {
+    Value e = addi(laneBase, idx(layout.offset(c * w)));
+    Value inRow;
+    if (layout.needsMask()) {
+      // Chunks past the row read the row's last chunk and drop it.
+      inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
+      e = create<arith::MinUIOp>(e, idx(layout.dim - w));
+    }
+    Value chunk = vector::LoadOp::create(*this, vectorType, buffer,
+                                         ValueRange{addi(rowBase, e)},
+                                         /*nontemporal=*/false, align);
+    if (!element.isF32())
+      chunk = create<arith::ExtFOp>(VectorType::get({w}, getF32Type()),
+                                    chunk);
+    for (int64_t i = 0; i < w; ++i) {
+      Value v = create<vector::ExtractOp>(chunk, i);
+      if (scale)
+        v = mulf(v, scale);
+      if (inRow)
+        v = select(inRow, v, f32(0.0));
+      values.push_back(v);
+    }
   }
   return values;
 }
@@ -224,4 +265,32 @@ void KernelBuilder::storeLaneRow(ArrayRef<Value> values, Value buffer,
 Value KernelBuilder::subgroupSum(Value v) {
   return create<gpu::SubgroupReduceOp>(v, gpu::AllReduceOperation::ADD,
                                        /*uniform=*/false);
+}
+
+Value KernelBuilder::shuffleXor(Value v, int64_t mask) {
+  Value m = create<arith::ConstantIntOp>(getI32Type(), mask);
+  Value width =
+      create<arith::ConstantIntOp>(getI32Type(), options.subgroupSize);
+  return create<gpu::ShuffleOp>(v, m, width, gpu::ShuffleMode::XOR)
+      .getShuffleResult();
+}
+
+Value KernelBuilder::clusterSum(Value v, int64_t lanes) {
+  assert(lanes > 0 && (lanes & (lanes - 1)) == 0 &&
+         options.subgroupSize % lanes == 0 && "lanes: a power of two");
+  if (lanes == options.subgroupSize)
+    return subgroupSum(v);
+  for (int64_t mask = lanes / 2; mask > 0; mask /= 2)
+    v = addf(v, shuffleXor(v, mask));
+  return v;
+}
+
+Value mlir::attn::addWorkgroupBuffer(gpu::GPUFuncOp kernel,
+                                     int64_t numElements) {
+  MLIRContext *ctx = kernel.getContext();
+  auto space =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get({numElements}, Float32Type::get(ctx),
+                              MemRefLayoutAttrInterface(), space);
+  return kernel.addWorkgroupAttribution(type, kernel.getLoc());
 }

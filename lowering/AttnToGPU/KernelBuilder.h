@@ -27,8 +27,14 @@ namespace attn {
 struct LoweringOptions {
   int64_t subgroupSize = 32;
   int64_t workgroupSize = 0;
-  int64_t maxWorkgroupMemory = 32768;
+  int64_t maxWorkgroupMemory = 16384;
   int64_t vectorWidth = 1;
+  /// Widest load a lane may issue, in bytes (16 on NVIDIA: 128-bit loads);
+  /// 0 keeps every load scalar. See PagedAttention.cpp for how it tiles.
+  int64_t vectorLoadBytes = 0;
+  /// Subgroups per workgroup of paged_attention, before the workgroup
+  /// memory limit lowers it.
+  int64_t attentionSubgroups = 4;
   bool bf16AsI16 = false;
   int64_t splitKv = 0;
 
@@ -94,26 +100,34 @@ gpu::GPUFuncOp createKernel(ModuleOp module, Location loc,
                             int64_t blockSize, ArrayRef<std::string> params,
                             StringRef opName);
 
+/// Adds a workgroup-memory buffer of `numElements` f32 to `kernel` (a
+/// workgroup attribution) and returns it.
+Value addWorkgroupBuffer(gpu::GPUFuncOp kernel, int64_t numElements);
+
 /// The element type a kernel sees for a host element type.
 Type getKernelElementType(Type hostElementType, const LoweringOptions &options);
 
 /// A lane's share of a contiguous vector of `dim` elements: chunks of
-/// `vectorWidth` elements dealt round-robin to the lanes of a subgroup, so
-/// lane l owns elements ((i / w) * S + l) * w + i % w for i < perLane().
+/// `vectorWidth` elements dealt round-robin to `lanes` lanes (a subgroup or
+/// an aligned part of one), so lane l owns elements
+/// ((i / w) * lanes + l) * w + i % w for i < perLane(). With `vectorLoads`
+/// each chunk is read by one vector load aligned to its size, which needs
+/// `vectorWidth` to divide `dim` and the buffers to be aligned to a chunk.
 struct LaneLayout {
   int64_t dim;
-  int64_t subgroupSize;
+  int64_t lanes;
   int64_t vectorWidth;
+  bool vectorLoads = false;
 
   int64_t perLane() const {
-    int64_t chunk = subgroupSize * vectorWidth;
+    int64_t chunk = lanes * vectorWidth;
     return (dim + chunk - 1) / chunk * vectorWidth;
   }
   /// Whether some lanes own slots past `dim` (which they mask).
-  bool needsMask() const { return dim % (subgroupSize * vectorWidth) != 0; }
+  bool needsMask() const { return dim % (lanes * vectorWidth) != 0; }
   /// The offset of element i of the lane whose first element is `laneBase`.
   int64_t offset(int64_t i) const {
-    return (i / vectorWidth) * subgroupSize * vectorWidth + i % vectorWidth;
+    return (i / vectorWidth) * lanes * vectorWidth + i % vectorWidth;
   }
 };
 
@@ -166,12 +180,23 @@ public:
   SmallVector<Value> loadLaneRow(Value buffer, Value rowBase, Value laneBase,
                                  const LaneLayout &layout,
                                  Value scale = nullptr);
+  /// loadLaneRow with one vector load per chunk (`layout.vectorLoads`).
+  SmallVector<Value> loadLaneRowVectors(Value buffer, Value rowBase,
+                                        Value laneBase,
+                                        const LaneLayout &layout,
+                                        Value scale);
   /// Stores the lane's `values` of a row; slots past the row are skipped.
   void storeLaneRow(ArrayRef<Value> values, Value buffer, Value rowBase,
                     Value laneBase, const LaneLayout &layout);
 
   /// A subgroup-wide sum: every lane gets the total.
   Value subgroupSum(Value v);
+  /// The value of `v` in lane `lane ^ mask` of the subgroup.
+  Value shuffleXor(Value v, int64_t mask);
+  /// The sum over the aligned group of `lanes` lanes (a power of two that
+  /// divides the subgroup size) a lane belongs to, by butterfly shuffles;
+  /// every lane of the group gets it.
+  Value clusterSum(Value v, int64_t lanes);
 
   const LoweringOptions &options;
 };

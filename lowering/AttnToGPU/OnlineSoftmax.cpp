@@ -49,23 +49,67 @@ SoftmaxState SoftmaxState::unflatten(ValueRange values, int64_t numHeads,
   return s;
 }
 
-SoftmaxState mlir::attn::updateSoftmax(KernelBuilder &b, const SoftmaxState &state,
-                                 ArrayRef<Value> scores,
-                                 ArrayRef<Value> values) {
+/// `m` where it is finite, 0 where it is -inf: the exponent base that keeps
+/// an empty state's -inf - -inf out of exp2 (exp2(-inf - 0) = 0).
+static Value finiteOrZero(KernelBuilder &b, Value m) {
+  Value empty =
+      b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, m, negInf(b));
+  return b.select(empty, b.f32(0.0), m);
+}
+
+SoftmaxState mlir::attn::updateSoftmax(KernelBuilder &b,
+                                       const SoftmaxState &state,
+                                       ArrayRef<SmallVector<Value>> scores,
+                                       ArrayRef<SmallVector<Value>> values) {
   SoftmaxState next;
   for (size_t h = 0; h < state.m.size(); ++h) {
-    Value mNew = b.maxf(state.m[h], scores[h]);
-    // exp2(-inf - finite) = 0 on the first key: the empty state vanishes.
-    Value alpha = b.create<math::Exp2Op>(b.subf(state.m[h], mNew));
-    Value p = b.create<math::Exp2Op>(b.subf(scores[h], mNew));
-    next.m.push_back(mNew);
-    next.l.push_back(b.addf(b.mulf(state.l[h], alpha), p));
+    Value mNew = state.m[h];
+    for (const SmallVector<Value> &key : scores)
+      mNew = b.maxf(mNew, key[h]);
+    Value base = finiteOrZero(b, mNew);
+    Value alpha = b.create<math::Exp2Op>(b.subf(state.m[h], base));
+    Value l = b.mulf(state.l[h], alpha);
     SmallVector<Value> acc;
-    for (auto [a, v] : llvm::zip_equal(state.acc[h], values))
-      acc.push_back(b.addf(b.mulf(a, alpha), b.mulf(p, v)));
+    for (Value a : state.acc[h])
+      acc.push_back(b.mulf(a, alpha));
+    for (auto [key, v] : llvm::zip_equal(scores, values)) {
+      Value p = b.create<math::Exp2Op>(b.subf(key[h], base));
+      l = b.addf(l, p);
+      for (auto [a, x] : llvm::zip_equal(acc, v))
+        a = b.addf(a, b.mulf(p, x));
+    }
+    next.m.push_back(mNew);
+    next.l.push_back(l);
     next.acc.push_back(std::move(acc));
   }
   return next;
+}
+
+SoftmaxState mlir::attn::updateSoftmax(KernelBuilder &b,
+                                       const SoftmaxState &state,
+                                       ArrayRef<Value> scores,
+                                       ArrayRef<Value> values) {
+  SmallVector<SmallVector<Value>> s{llvm::to_vector(scores)};
+  SmallVector<SmallVector<Value>> v{llvm::to_vector(values)};
+  return updateSoftmax(b, state, s, v);
+}
+
+SoftmaxState mlir::attn::mergeSoftmax(KernelBuilder &b, const SoftmaxState &x,
+                                      const SoftmaxState &y) {
+  SoftmaxState merged;
+  for (size_t h = 0; h < x.m.size(); ++h) {
+    Value m = b.maxf(x.m[h], y.m[h]);
+    Value base = finiteOrZero(b, m);
+    Value wx = b.create<math::Exp2Op>(b.subf(x.m[h], base));
+    Value wy = b.create<math::Exp2Op>(b.subf(y.m[h], base));
+    merged.m.push_back(m);
+    merged.l.push_back(b.addf(b.mulf(x.l[h], wx), b.mulf(y.l[h], wy)));
+    SmallVector<Value> acc;
+    for (auto [ax, ay] : llvm::zip_equal(x.acc[h], y.acc[h]))
+      acc.push_back(b.addf(b.mulf(ax, wx), b.mulf(ay, wy)));
+    merged.acc.push_back(std::move(acc));
+  }
+  return merged;
 }
 
 SoftmaxState mlir::attn::emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,

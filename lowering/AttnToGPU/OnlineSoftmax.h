@@ -36,10 +36,22 @@ struct SoftmaxState {
                                 int64_t perLane);
 };
 
-/// Adds one key: `scores[h]` of each head in log2 units, `values` the lane's
-/// share of its value row.
+/// Adds keys at once: `scores[k][h]` is key k's score for head h in log2
+/// units (-inf for a masked key, which adds nothing), `values[k]` the
+/// lane's share of key k's value row. One rescale per call, however many
+/// keys.
+SoftmaxState updateSoftmax(KernelBuilder &b, const SoftmaxState &state,
+                           ArrayRef<SmallVector<Value>> scores,
+                           ArrayRef<SmallVector<Value>> values);
+/// Adds one key: `scores[h]` of each head, `values` the lane's share of its
+/// value row.
 SoftmaxState updateSoftmax(KernelBuilder &b, const SoftmaxState &state,
                            ArrayRef<Value> scores, ArrayRef<Value> values);
+
+/// The state of the union of the keys of `x` and `y` (same heads, same
+/// lane shares); either may be empty (m = -inf).
+SoftmaxState mergeSoftmax(KernelBuilder &b, const SoftmaxState &x,
+                          const SoftmaxState &y);
 
 /// Called once per visible key j, stored at `offset` of cache block `block`.
 using KeyBody = function_ref<SoftmaxState(KernelBuilder &b, Value j,

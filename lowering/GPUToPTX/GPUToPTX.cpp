@@ -18,6 +18,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -62,6 +63,30 @@ struct LowerSubgroupReducePass
     populateGpuLowerSubgroupReduceToShufflePatterns(
         patterns, static_cast<unsigned>(subgroupSize), kShuffleBitwidth);
     FrozenRewritePatternSet frozen(std::move(patterns));
+    // gpu.subgroup_id, which convert-gpu-to-nvvm does not lower either: the
+    // linear thread id over the warp size (upstream's rewrite of it leaves a
+    // gpu.subgroup_size that NVVM does not lower).
+    module.walk([&](gpu::SubgroupIdOp op) {
+      ImplicitLocOpBuilder b(op.getLoc(), op);
+      auto tid = [&](gpu::Dimension d) {
+        return b.create<gpu::ThreadIdOp>(d).getResult();
+      };
+      auto dim = [&](gpu::Dimension d) {
+        return b.create<gpu::BlockDimOp>(d).getResult();
+      };
+      Value linear = b.create<arith::AddIOp>(
+          tid(gpu::Dimension::x),
+          b.create<arith::MulIOp>(
+              dim(gpu::Dimension::x),
+              b.create<arith::AddIOp>(
+                  tid(gpu::Dimension::y),
+                  b.create<arith::MulIOp>(dim(gpu::Dimension::y),
+                                          tid(gpu::Dimension::z)))));
+      Value id = b.create<arith::DivUIOp>(
+          linear, b.create<arith::ConstantIndexOp>(subgroupSize));
+      op.replaceAllUsesWith(id);
+      op.erase();
+    });
     for (auto kernels : module.getOps<gpu::GPUModuleOp>())
       if (failed(applyPatternsGreedily(kernels, frozen)))
         return signalPassFailure();

@@ -15,6 +15,7 @@
 #include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
@@ -29,6 +30,7 @@ namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNSPIRVATTACHTARGET
 #define GEN_PASS_DEF_CONVERTATTNMATHTOSPIRV
+#define GEN_PASS_DEF_ATTNSPIRVWORKGROUPMEMORY
 #include "lowering/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
@@ -86,6 +88,35 @@ struct AttachTargetPass
   }
 };
 
+struct WorkgroupMemoryPass
+    : public attn::impl::AttnSPIRVWorkgroupMemoryBase<WorkgroupMemoryPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    auto workgroup =
+        spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Workgroup);
+    getOperation().walk([&](gpu::GPUFuncOp fn) {
+      OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+      if (fn.getNumWorkgroupAttributions() == 0)
+        return;
+      for (BlockArgument arg : fn.getWorkgroupAttributions()) {
+        auto type = cast<MemRefType>(arg.getType());
+        auto spirvType = MemRefType::get(type.getShape(),
+                                         type.getElementType(),
+                                         type.getLayout(), workgroup);
+        // Loads and stores take their types from the memref, so the uses
+        // need no rewriting.
+        Value alloc = memref::AllocOp::create(b, fn.getLoc(), spirvType);
+        arg.replaceAllUsesWith(alloc);
+      }
+      unsigned count = fn.getNumWorkgroupAttributions();
+      fn.getBody().front().eraseArguments(
+          fn.getFirstWorkgroupAttributionIndex(), count);
+      fn->setAttr(fn.getNumWorkgroupAttributionsAttrName(),
+                  b.getI64IntegerAttr(0));
+    });
+  }
+};
+
 /// math.exp2 -> GL.Exp2, which upstream's math patterns do not cover.
 struct Exp2Pattern : public OpConversionPattern<math::Exp2Op> {
   using OpConversionPattern::OpConversionPattern;
@@ -127,6 +158,7 @@ struct MathToSPIRVPass
 void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
                                    const GPUToSPIRVPipelineOptions &options) {
   pm.addPass(createAttnSPIRVAttachTarget({options.subgroupSize}));
+  pm.addPass(createAttnSPIRVWorkgroupMemory());
   pm.addPass(createConvertAttnMathToSPIRV());
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &spv = pm.nest<spirv::ModuleOp>();

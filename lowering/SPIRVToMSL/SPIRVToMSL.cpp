@@ -180,6 +180,11 @@ mlir::attn::translateSPIRVToMSL(ArrayRef<uint32_t> words, StringRef entryPoint,
       spvc_compiler_options_set_uint(mslOptions,
                                      SPVC_COMPILER_OPTION_MSL_PLATFORM,
                                      SPVC_MSL_PLATFORM_MACOS) != SPVC_SUCCESS ||
+      // Plain C arrays (the workgroup merge buffer) rather than SPIRV-Cross's
+      // spvUnsafeArray wrapper: the kernels never copy arrays by value.
+      spvc_compiler_options_set_bool(mslOptions,
+                                     SPVC_COMPILER_OPTION_MSL_FORCE_NATIVE_ARRAYS,
+                                     SPVC_TRUE) != SPVC_SUCCESS ||
       spvc_compiler_install_compiler_options(compiler, mslOptions) !=
           SPVC_SUCCESS)
     return crossError(ctx, entryPoint, "set the MSL options");

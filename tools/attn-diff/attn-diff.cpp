@@ -60,11 +60,7 @@ llvm::cl::opt<std::string> againstDir(
 
 EntryFlags entryFlags(category);
 
-llvm::cl::opt<int64_t>
-    splitKv("split-kv",
-            llvm::cl::desc("GPU backends: split-KV decode, 0 lets the compiler "
-                           "choose, N forces N splits and a reduce kernel"),
-            llvm::cl::init(0), llvm::cl::cat(category));
+mlir::attn::KernelKnobFlags knobFlags(category);
 
 enum class VerdictRule { Tolerance, Flash, Either, Both };
 llvm::cl::opt<VerdictRule> verdictRule(
@@ -193,7 +189,7 @@ int main(int argc, char **argv) {
   mlir::attn::DeviceRunStats stats;
   if (!backend.empty()) {
     llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
-        *module, fn->getSymName(), backend, *inputs, &stats, splitKv);
+        *module, fn->getSymName(), backend, *inputs, &stats, knobFlags.knobs());
     if (!results)
       return fail(results.takeError());
     got = std::move(*results);

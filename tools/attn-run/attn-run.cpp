@@ -47,11 +47,7 @@ llvm::cl::opt<std::string>
 
 EntryFlags entryFlags(category);
 
-llvm::cl::opt<int64_t>
-    splitKv("split-kv",
-            llvm::cl::desc("GPU backends: split-KV decode, 0 lets the compiler "
-                           "choose, N forces N splits and a reduce kernel"),
-            llvm::cl::init(0), llvm::cl::cat(category));
+mlir::attn::KernelKnobFlags knobFlags(category);
 
 llvm::cl::opt<std::string> outputsDir(
     "outputs",
@@ -125,7 +121,7 @@ int main(int argc, char **argv) {
       backend == "reference"
           ? interpret(*fn, std::move(*inputs))
           : mlir::attn::runOnDevice(*module, fn->getSymName(), backend, *inputs,
-                                    /*stats=*/nullptr, splitKv);
+                                    /*stats=*/nullptr, knobFlags.knobs());
   if (!results)
     return fail(results.takeError());
   if (!outputsDir.empty())

@@ -72,11 +72,22 @@ cl::opt<int64_t> workgroupSize("workgroup-size",
                                         "kernels (0: the subgroup size)"),
                                cl::init(0));
 cl::opt<int64_t> maxWorkgroupMemory("max-workgroup-memory",
-                                    cl::desc("Workgroup memory in bytes"),
-                                    cl::init(32768));
+                                    cl::desc("Workgroup memory in bytes a "
+                                             "kernel may use"),
+                                    cl::init(16384));
 cl::opt<int64_t> vectorWidth("vector-width",
-                             cl::desc("Contiguous elements per lane"),
+                             cl::desc("Contiguous elements per lane, with "
+                                      "scalar loads"),
                              cl::init(1));
+cl::opt<int64_t> vectorLoadBytes(
+    "vector-load-bytes",
+    cl::desc("Widest load per lane in bytes (-1: the target's, 16 for "
+             "--attn-to-ptx and 0, scalar, otherwise)"),
+    cl::init(-1));
+cl::opt<int64_t> attentionSubgroups("attention-subgroups",
+                                    cl::desc("Subgroups per paged_attention "
+                                             "workgroup"),
+                                    cl::init(4));
 cl::opt<std::string> chip("chip", cl::desc("--attn-to-ptx: the SM (sm_90)"),
                           cl::init("sm_90"));
 cl::opt<std::string> ptxFeatures("ptx-features",
@@ -161,17 +172,25 @@ void printKernels(ModuleOp module) {
   });
 }
 
-/// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
-/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`.
-FailureOr<SmallVector<attn::SPIRVKernel>> lowerToSPIRV(ModuleOp module) {
-  attn::ConvertAttnToGPUOptions options;
-  options.subgroupSize = subgroupSize;
+/// convert-attn-to-gpu's options: the target's capabilities, then the
+/// flags.
+attn::ConvertAttnToGPUOptions loweringOptions(StringRef target) {
+  attn::ConvertAttnToGPUOptions options =
+      attn::getTargetLoweringOptions(target, subgroupSize);
   options.workgroupSize = workgroupSize;
   options.maxWorkgroupMemory = maxWorkgroupMemory;
   options.vectorWidth = vectorWidth;
+  if (vectorLoadBytes >= 0)
+    options.vectorLoadBytes = vectorLoadBytes;
+  options.attentionSubgroups = attentionSubgroups;
   options.splitKv = splitKv;
-  // Upstream's SPIR-V conversion has no bf16 buffers.
-  options.bf16AsI16 = true;
+  return options;
+}
+
+/// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
+/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`.
+FailureOr<SmallVector<attn::SPIRVKernel>> lowerToSPIRV(ModuleOp module) {
+  attn::ConvertAttnToGPUOptions options = loweringOptions("spirv");
   PassManager pm(module.getContext());
   attn::buildAttnToGPUPipeline(pm, options);
   if (failed(pm.run(module)))
@@ -232,13 +251,7 @@ LogicalResult translateToPTX(ModuleOp module) {
                  << subgroupSize << "\n";
     return failure();
   }
-  attn::ConvertAttnToGPUOptions options;
-  options.subgroupSize = subgroupSize;
-  options.workgroupSize = workgroupSize;
-  options.maxWorkgroupMemory = maxWorkgroupMemory;
-  options.vectorWidth = vectorWidth;
-  options.splitKv = splitKv;
-  options.bf16AsI16 = false;
+  attn::ConvertAttnToGPUOptions options = loweringOptions("ptx");
   PassManager pm(module.getContext());
   attn::buildAttnToGPUPipeline(pm, options);
   if (failed(pm.run(module)))

@@ -5,7 +5,7 @@
 
 // The host function is the launch description: operands flattened to 1-D,
 // the params buffer [num_tokens, num_reqs, max_blocks_per_req, num_blocks],
-// and a grid of (T, G, 1) workgroups of one subgroup.
+// and a grid of (T, G, 1) workgroups of four subgroups.
 // CHECK-LABEL: func.func @paged
 // CHECK-SAME: (%[[Q:[^:]*]]: memref<?x8x64xf16>, %[[C:[^:]*]]: memref<?x2x16x2x64xf16>, %[[QSL:[^:]*]]: memref<?xi32>, %[[LENS:[^:]*]]: memref<?xi32>, %[[BT:[^:]*]]: memref<?x?xi32>, %[[O:[^:]*]]: memref<?x8x64xf16>, %[[L:[^:]*]]: memref<?x8xf32>)
 // CHECK-DAG: %[[QF:.*]] = memref.collapse_shape %[[Q]] {{\[\[}}0, 1, 2]] : memref<?x8x64xf16> into memref<?xf16>
@@ -22,39 +22,47 @@
 // CHECK: memref.store %[[T32]], %[[P]][%{{.*}}] : memref<4xi32>
 // CHECK: %[[PD:.*]] = memref.cast %[[P]] : memref<4xi32> to memref<?xi32>
 // CHECK: gpu.launch_func @paged_paged_attention::@paged_paged_attention
-// CHECK-SAME: blocks in (%[[T]], %c2{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c32{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
+// CHECK-SAME: blocks in (%[[T]], %c2{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c128{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
 // CHECK-SAME: args(%[[QF]] : memref<?xf16>, %[[CF]] : memref<?xf16>, %[[QSL]] : memref<?xi32>, %[[LENS]] : memref<?xi32>, %[[BTF]] : memref<?xi32>, %[[OF]] : memref<?xf16>, %[[LF]] : memref<?xf32>, %[[PD]] : memref<?xi32>)
 // CHECK: memref.dealloc %[[P]]
 // CHECK-NOT: attn.
 
 // The kernel: find the request of the token, narrow the keys to the causal
-// range, walk the block table, one subgroup reduction per query head of the
-// group, online softmax with exp2, lane 0 writes the lse.
+// range, then steps of 16 keys from 0 to the end. Head size 64 over 32 lanes is one row
+// per subgroup, so the four subgroups are four row groups, each taking
+// U = 4 keys per step: four block-table reads, then 4 keys x 4 query heads
+// subgroup reductions, then one online-softmax update. The subgroups
+// write their normalized rows and lses ([4 x 4] lses, then [4 x 4 x 64]
+// rows: 1040 floats) to workgroup memory, and after a barrier the
+// workgroup merges them per head by their lses.
 // CHECK: gpu.module @paged_paged_attention
-// CHECK: gpu.func @paged_paged_attention(%[[KQ:.*]]: memref<?xf16>, %[[KC:.*]]: memref<?xf16>, %[[KQSL:.*]]: memref<?xi32>, %[[KLENS:.*]]: memref<?xi32>, %[[KBT:.*]]: memref<?xi32>, %[[KO:.*]]: memref<?xf16>, %[[KL:.*]]: memref<?xf32>, %[[KP:.*]]: memref<?xi32>) kernel
+// CHECK: gpu.func @paged_paged_attention(%[[KQ:.*]]: memref<?xf16>, %[[KC:.*]]: memref<?xf16>, %[[KQSL:.*]]: memref<?xi32>, %[[KLENS:.*]]: memref<?xi32>, %[[KBT:.*]]: memref<?xi32>, %[[KO:.*]]: memref<?xf16>, %[[KL:.*]]: memref<?xf32>, %[[KP:.*]]: memref<?xi32>) workgroup(%[[WG:.*]] : memref<1040xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME: attn.op = "paged_attention"
 // CHECK-SAME: attn.params = ["num_tokens", "num_reqs", "max_blocks_per_req", "num_blocks"]
-// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: %[[TOK:.*]] = gpu.block_id x
-// CHECK: %[[LANE:.*]] = gpu.thread_id x
+// CHECK: gpu.lane_id
+// CHECK: gpu.subgroup_id
 // CHECK: %[[REQ:.*]]:2 = scf.while
 // CHECK: memref.load %[[KQSL]]
 // CHECK: %[[LEN:.*]] = memref.load %[[KLENS]][%[[REQ]]#0]
 // CHECK: arith.minsi
 // CHECK-NOT: arith.maxsi
 // CHECK: memref.load %[[KQ]]
-// CHECK: scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %c1
-// CHECK: %[[ENTRY:.*]] = memref.load %[[KBT]]
-// CHECK: arith.minui
-// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c16 iter_args
+// CHECK-COUNT-4: memref.load %[[KBT]]
 // CHECK: memref.load %[[KC]]
-// CHECK-COUNT-4: gpu.subgroup_reduce add
+// CHECK-COUNT-16: gpu.subgroup_reduce add
 // CHECK-NOT: math.tanh
 // CHECK-NOT: arith.sitofp
 // CHECK: math.exp2
 // CHECK: scf.yield
-// CHECK: scf.yield
 // CHECK: math.log
+// CHECK: memref.store %{{.*}}, %[[WG]]
+// CHECK: gpu.barrier
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: scf.for %{{.*}} = %[[TID]] to %c64 step %c128
+// CHECK: memref.load %[[WG]]
 // CHECK: memref.store %{{.*}}, %[[KO]]
 // CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %[[KL]]

@@ -19,13 +19,22 @@
 // CHECK: .visible .entry paged_paged_attention(
 // CHECK: paged_paged_attention_param_39
 // CHECK-NEXT: )
-// CHECK: .maxntid 32, 1, 1
-// CHECK: shfl.sync.bfly.b32
+// Attention on NVIDIA: four warps per block merging through shared
+// memory (4 warps x 1 head x (32 + 1) floats),
+// and lanes reading cache rows with 128-bit loads (8 bf16, so a
+// row of 32 takes 4 lanes and the dot product 2 butterfly shuffles).
+// CHECK: .maxntid 128, 1, 1
+// CHECK: .shared .align 4 .b8 __wg_paged_paged_attention_0[528];
+// CHECK: ld.global.v4.b32
+// CHECK: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+// CHECK-NEXT: add.rn.f32
+// CHECK-NEXT: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
+// CHECK: bar.sync 0;
 // CHECK: cvt.rn.bf16.f32
 // CHECK-NOT: .entry
 
 // LIST: cache_reshape_and_cache workgroup=32x1x1 params=[num_tokens,num_blocks]
-// LIST: paged_paged_attention workgroup=32x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
+// LIST: paged_paged_attention workgroup=128x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
 
 // SG: error: --attn-to-ptx needs --subgroup-size=32 (an NVIDIA warp), got 8
 

@@ -35,6 +35,10 @@
   clang::annotate("thread_position_in_threadgroup")
 #define threadgroup_position_in_grid                                           \
   clang::annotate("threadgroup_position_in_grid")
+#define simdgroup_index_in_threadgroup                                         \
+  clang::annotate("simdgroup_index_in_threadgroup")
+#define thread_index_in_simdgroup                                              \
+  clang::annotate("thread_index_in_simdgroup")
 
 namespace metal {
 
@@ -42,6 +46,7 @@ using uint = unsigned int;
 using ushort = unsigned short;
 using ulong = unsigned long;
 using half = _Float16;
+template <typename T, uint N> using vec = T __attribute__((ext_vector_type(N)));
 
 struct uint3 {
   uint x, y, z;
@@ -77,6 +82,18 @@ float tanh(float x);
 
 // SIMD-group functions (MSL 2.0 shuffles, 2.1 reductions on macOS).
 float simd_sum(float x);
+// T: any scalar or vector type (SPIRV-Cross's helpers also shuffle bools
+// as ushort and bool vectors as ushort vectors).
+template <typename T> T simd_shuffle_xor(T data, ushort mask);
+
+// Threadgroup synchronization.
+enum class mem_flags {
+  mem_none = 0,
+  mem_device = 1,
+  mem_threadgroup = 2,
+  mem_texture = 4,
+};
+void threadgroup_barrier(mem_flags flags);
 
 } // namespace metal
 

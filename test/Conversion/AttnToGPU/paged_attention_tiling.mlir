@@ -1,0 +1,76 @@
+// RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16 max-workgroup-memory=4096" | FileCheck %s --check-prefix=SMALL
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="subgroup-size=24" 2>&1 | FileCheck %s --check-prefix=OPTS
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=0" 2>&1 | FileCheck %s --check-prefix=OPTS
+
+// How paged_attention tiles on a target with 128-bit loads (NVIDIA), with
+// 32-lane subgroups.
+
+// bf16, head size 128, 4 query heads per kv head. A lane owns chunks of 8
+// bf16 (16 bytes), each read by one aligned vector load, so a row takes 16
+// lanes and a subgroup holds 2 rows: dot products sum over 16 lanes (xor 8,
+// 4, 2, 1), and the two rows' states merge with xor 16. Four subgroups
+// merge through workgroup memory: 4 x 4 x (128 + 1) floats.
+// CHECK-LABEL: gpu.func @llama_paged_attention
+// CHECK-SAME: workgroup(%[[WG:.*]] : memref<2064xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: %[[LANE:.*]] = gpu.lane_id
+// CHECK: %[[SG:.*]] = gpu.subgroup_id
+// CHECK: %[[IN_ROW:.*]] = arith.remui %[[LANE]], %c16
+// CHECK: %[[ROW:.*]] = arith.divui %[[LANE]], %c16
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK-NOT: gpu.subgroup_reduce
+// CHECK: scf.yield
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
+// CHECK: gpu.barrier
+// SMALL-LABEL: gpu.func @llama_paged_attention
+// SMALL-NOT: workgroup(
+// SMALL-SAME: known_block_size = array<i32: 32, 1, 1>
+// SMALL-NOT: gpu.barrier
+// SMALL: gpu.return
+// OPTS: convert-attn-to-gpu expects a power of two subgroup-size, positive vector-width, max-workgroup-memory and attention-subgroups
+func.func @llama(%q: memref<?x32x128xbf16>, %c: memref<?x2x16x8x128xbf16>,
+                 %qsl: memref<?xi32>, %lens: memref<?xi32>,
+                 %bt: memref<?x?xi32>, %o: memref<?x32x128xbf16>,
+                 %l: memref<?x32xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125)
+      : memref<?x32x128xbf16>, memref<?x2x16x8x128xbf16>,
+        memref<?x32x128xbf16>, memref<?x32xf32>
+  return
+}
+
+// -----
+
+// Head size 80: chunks of 8 f16, 10 per row, dealt to 8 lanes, so lanes
+// 0-1 own a second chunk and the others read the row's last chunk (at 72)
+// and drop it.
+// CHECK-LABEL: gpu.func @odd_paged_attention
+// CHECK: %[[IN_ROW:.*]] = arith.remui %{{.*}}, %c8
+// CHECK: %[[BASE:.*]] = arith.muli %[[IN_ROW]], %c8
+// CHECK: arith.minui %[[BASE]], %c72
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// CHECK: %[[SECOND:.*]] = arith.addi %[[BASE]], %c64
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ult, %[[SECOND]], %c80
+// CHECK: arith.minui %[[SECOND]], %c72
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// CHECK: arith.select %[[INSIDE]]
+func.func @odd(%q: memref<?x2x80xf16>, %c: memref<?x2x16x2x80xf16>,
+               %qsl: memref<?xi32>, %lens: memref<?xi32>,
+               %bt: memref<?x?xi32>, %o: memref<?x2x80xf16>,
+               %l: memref<?x2xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125)
+      : memref<?x2x80xf16>, memref<?x2x16x2x80xf16>, memref<?x2x80xf16>,
+        memref<?x2xf32>
+  return
+}

@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <map>
 
 namespace {
 
@@ -115,8 +116,14 @@ struct VulkanStep {
   std::string error;
 };
 
-VulkanStep &vulkanStep() {
-  static VulkanStep step = [] {
+/// The compiled step with `subgroups` subgroups per attention workgroup,
+/// made once per value.
+VulkanStep &vulkanStep(int64_t subgroups) {
+  static std::map<int64_t, VulkanStep> steps;
+  auto [it, fresh] = steps.try_emplace(subgroups);
+  if (!fresh)
+    return it->second;
+  it->second = [subgroups] {
     VulkanStep s;
     attn::Result<std::unique_ptr<attn::VulkanPlanDevice>> device =
         attn::VulkanPlanDevice::create();
@@ -148,6 +155,7 @@ VulkanStep &vulkanStep() {
     mlir::attn::CompileOptions options;
     options.targets = {"spirv"};
     options.subgroupSize = subgroupSize;
+    options.attentionSubgroups = subgroups;
     mlir::FailureOr<mlir::attn::CompiledModule> compiled =
         mlir::attn::compileModule(*module, options);
     if (mlir::failed(compiled) || compiled->plans.size() != 1) {
@@ -167,12 +175,12 @@ VulkanStep &vulkanStep() {
     s.plan = compiled->plans.front();
     return s;
   }();
-  return step;
+  return it->second;
 }
 
 void BM_DecodeVulkan(benchmark::State &state) {
   const attn::Problem &p = decodeStep();
-  VulkanStep &step = vulkanStep();
+  VulkanStep &step = vulkanStep(state.range(0));
   if (!step.error.empty()) {
     state.SkipWithError(step.error.c_str());
     return;
@@ -227,6 +235,13 @@ void BM_DecodeVulkan(benchmark::State &state) {
 } // namespace
 
 BENCHMARK(BM_DecodeReference)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_DecodeVulkan)->Unit(benchmark::kMillisecond)->UseManualTime();
+// The argument: subgroups per attention workgroup (convert-attn-to-gpu's
+// attention-subgroups; 4 is the default).
+BENCHMARK(BM_DecodeVulkan)
+    ->ArgName("subgroups")
+    ->Arg(1)
+    ->Arg(4)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 
 BENCHMARK_MAIN();

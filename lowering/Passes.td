@@ -34,8 +34,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
 
     Kernels: paged_attention computes the online softmax (running max, sum
     and accumulator, exp2 of log2(e)-scaled scores) of one query token and
-    the query heads of one kv head per workgroup, lanes split over the head
-    dimension with subgroup reductions for dot products; reshape_and_cache,
+    the query heads of one kv head per workgroup of `attention-subgroups`
+    subgroups; a head row is spread over a group of lanes (chunks of
+    `vector-load-bytes`, or `vector-width` elements), several rows per
+    subgroup, keys dealt round-robin to the row groups a few per step, and
+    the partial states merged by shuffles and through workgroup memory (see
+    lowering/AttnToGPU/PagedAttention.cpp); reshape_and_cache,
     merge_states, mla_decode, and split-KV decode (a partial kernel writing
     per-split outputs and log-sum-exps, then a reduce kernel).
   }];

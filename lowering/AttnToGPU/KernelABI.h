@@ -26,7 +26,12 @@
 // Kernels and grids (workgroup = `known_block_size` of the gpu.func):
 //  - paged_attention (`*_paged_attention`): grid (T, G, 1), one workgroup per
 //    query token and kv head, all H/G query heads of that kv head together;
-//    workgroup = one subgroup. With split-KV: `*_paged_attention_partial`,
+//    workgroup = W subgroups (attention-subgroups, fewer when the merge
+//    buffer would pass max-workgroup-memory), so the runtime must run the
+//    kernel with the subgroup size it was built for and full subgroups.
+//    With vector-load-bytes (PTX: 16), lanes read the query and cache with
+//    aligned vector loads: the buffers must start at a 16-byte boundary, as
+//    cuMemAlloc's do. With split-KV: `*_paged_attention_partial`,
 //    grid (T, G, S), writing f32 partial out [S, T, H, D] and lse [S, T, H]
 //    to host-allocated buffers, then `*_paged_attention_reduce`, grid (T, H).
 //  - reshape_and_cache: grid (T, G), one workgroup per token and kv head.

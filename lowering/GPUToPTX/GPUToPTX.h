@@ -29,7 +29,7 @@ class OpPassManager;
 namespace attn {
 
 /// NVIDIA's subgroup (warp) size: the only one the PTX path supports, since
-/// the kernels reduce across exactly one subgroup.
+/// the kernels' shuffles and reductions are built for a known subgroup size.
 inline constexpr int64_t kNVIDIAWarpSize = 32;
 
 /// The oldest PTX ISA that LLVM accepts for `chip`, as NVPTX features:

@@ -402,8 +402,10 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
         features.subgroupTypes.shaderSubgroupExtendedTypes;
   if (c.support.memoryModel())
     info.vulkanMemoryModel = features.memoryModel.vulkanMemoryModel;
-  if (c.support.sizeControl())
+  if (c.support.sizeControl()) {
     info.subgroupSizeControl = features.sizeControl.subgroupSizeControl;
+    info.computeFullSubgroups = features.sizeControl.computeFullSubgroups;
+  }
   return c;
 }
 
@@ -1008,6 +1010,7 @@ std::string describe(const VulkanDeviceInfo &info) {
   os << "  subgroup extended types " << yesNo(info.shaderSubgroupExtendedTypes)
      << "\n";
   os << "  subgroup size control  " << yesNo(info.subgroupSizeControl) << "\n";
+  os << "  full subgroups         " << yesNo(info.computeFullSubgroups) << "\n";
   os << "  Vulkan memory model    " << yesNo(info.vulkanMemoryModel) << "\n";
   return os.str();
 }
@@ -1286,6 +1289,15 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
   pipelineInfo.stage.sType =
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pipelineInfo.stage.pNext = required ? &subgroupInfo : nullptr;
+  // Kernels with several subgroups per workgroup number them and expect
+  // each to be whole; ask for that where the device allows it (the
+  // workgroup's x size must then be a multiple of the subgroup size, or of
+  // the largest one when none is required).
+  uint32_t fullMultiple = required ? required : info.maxSubgroupSize;
+  if (info.computeFullSubgroups && entry->workgroupSize && fullMultiple > 0 &&
+      (*entry->workgroupSize)[0] % fullMultiple == 0)
+    pipelineInfo.stage.flags |=
+        VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pipelineInfo.stage.module = shaderModule;
   pipelineInfo.stage.pName = desc.entryPoint.c_str();

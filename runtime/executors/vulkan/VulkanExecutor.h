@@ -112,6 +112,9 @@ struct VulkanDeviceInfo {
   /// Subgroup operations on f16 / i8 / i16 / i64 values.
   bool shaderSubgroupExtendedTypes = false;
   bool subgroupSizeControl = false;
+  /// Pipelines may ask for full subgroups (every subgroup of a workgroup
+  /// has all its invocations), which kernels that number subgroups need.
+  bool computeFullSubgroups = false;
   bool vulkanMemoryModel = false;
 };
 

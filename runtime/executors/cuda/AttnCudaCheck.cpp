@@ -195,6 +195,23 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
   KvCacheLayout cacheLayout =
       *layout == KvLayout::NHD ? KvCacheLayout::Nhd : KvCacheLayout::Hnd;
 
+  if (op == "reshape_and_cache" && p.integer("kv_lora_rank", 0) > 0) {
+    // The MLA form: kv_c [T, L] and k_pe [T, P] into the latent cache.
+    shape.kvLoraRank = p.integer("kv_lora_rank", 0);
+    shape.ropeDim = p.integer("rope_dim", 64);
+    shape.numKvHeads = 1;
+    Result<Problem> problem = generateProblem(shape, options);
+    if (!problem)
+      return problem.status();
+    Tensor got = problem->kvCache, want = problem->kvCache;
+    ATTN_RETURN_IF_ERROR(device.concatAndCacheMla(
+        problem->key, problem->value, problem->slotMapping, got));
+    ATTN_RETURN_IF_ERROR(reference.concatAndCacheMla(
+        problem->key, problem->value, problem->slotMapping, want));
+    compare(v.name, "kv_cache", got, want, rows);
+    return Status::ok();
+  }
+
   if (op == "paged_attention" || op == "reshape_and_cache") {
     Result<Problem> problem = generateProblem(shape, options);
     if (!problem)

@@ -123,7 +123,8 @@ llvm::cl::opt<bool> validateSpirv(
 llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
                           llvm::cl::init(false), llvm::cl::cat(category));
 
-const char *kCompilerVersion = "attn-compile 0.1.0 (MLIR 22)";
+/// Part of every cache key (see tools/attn-compile/CMakeLists.txt).
+const char *kCompilerVersion = "attn-compile " ATTN_VERSION " (MLIR 22)";
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";

@@ -371,6 +371,7 @@ llvm::Error Interpreter::eval(ir::MlaDecodeOp op) {
   params.scale = op.getScale().convertToDouble();
   params.kvLoraRank = op.getKvLoraRankAttr().getInt();
   params.numKvSplits = op.getNumKvSplitsAttr().getInt();
+  params.naiveDevicePrecision = naiveDevicePrecision;
   Result<AttentionOutput> output =
       mlaDecode(tensor(op.getQ()), tensor(op.getKvCache()),
                 tensor(op.getBlockTable()), tensor(op.getSeqLens()), params);
@@ -383,7 +384,8 @@ llvm::Error Interpreter::eval(ir::MlaDecodeOp op) {
 llvm::Error Interpreter::eval(ir::MergeStatesOp op) {
   Result<AttentionOutput> output =
       mergeStates(tensor(op.getOutA()), tensor(op.getLseA()),
-                  tensor(op.getOutB()), tensor(op.getLseB()));
+                  tensor(op.getOutB()), tensor(op.getLseB()),
+                  naiveDevicePrecision);
   if (!output)
     return opError(op, output.status());
   return bindAttention(op, op.getOutInit(), op.getLseInit(),

@@ -26,10 +26,11 @@ namespace attn {
 /// taken by value, so a caller that is done with them moves them in and no
 /// cache is copied. Failures (invalid metadata, an unsupported op, ...) are
 /// errors whose message starts with the location of the op that failed.
-/// With `naiveDevicePrecision`, paged attention computes what a naive
-/// implementation in its output dtype would (PagedAttentionParams in
-/// reference/ops/Ops.h): not the definition, the yardstick of attn-diff's
-/// second verdict.
+/// With `naiveDevicePrecision`, paged attention, MLA decode and
+/// merge_states compute what a naive implementation in their output dtype
+/// would (PagedAttentionParams in reference/ops/Ops.h), and cache writes,
+/// which only copy, stay exact: not the definition, the yardstick of
+/// attn-diff's second verdict.
 llvm::Expected<std::vector<Tensor>> interpret(mlir::func::FuncOp func,
                                               std::vector<Tensor> args,
                                               bool naiveDevicePrecision = false);

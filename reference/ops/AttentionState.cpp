@@ -88,4 +88,28 @@ AttentionState mergeAttentionStates(const AttentionState &a,
   return merged;
 }
 
+AttentionState mergeAttentionStatesNaive(const AttentionState &a,
+                                         const AttentionState &b,
+                                         DType precision) {
+  assert(a.out.size() == b.out.size() && "merging states of unequal width");
+  AttentionState merged;
+  merged.out.assign(a.out.size(), 0.0);
+  const float lseA = static_cast<float>(a.lse);
+  const float lseB = static_cast<float>(b.lse);
+  const float maxLse = std::max(lseA, lseB);
+  if (maxLse == -std::numeric_limits<float>::infinity())
+    return merged;
+  const float weightA = std::exp(lseA - maxLse);
+  const float weightB = std::exp(lseB - maxLse);
+  const float total = weightA + weightB;
+  for (size_t d = 0; d < a.out.size(); ++d)
+    merged.out[d] = roundToDType(
+        (weightA * static_cast<float>(a.out[d]) +
+         weightB * static_cast<float>(b.out[d])) /
+            total,
+        precision);
+  merged.lse = maxLse + std::log(total);
+  return merged;
+}
+
 } // namespace attn

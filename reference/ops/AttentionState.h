@@ -49,6 +49,12 @@ attendNaive(const std::vector<double> &scores,
 AttentionState mergeAttentionStates(const AttentionState &a,
                                     const AttentionState &b);
 
+/// mergeAttentionStates() as a straightforward kernel in f32 computes it:
+/// weights and sums in f32, out rounded to `precision`, lse in f32.
+AttentionState mergeAttentionStatesNaive(const AttentionState &a,
+                                         const AttentionState &b,
+                                         DType precision);
+
 } // namespace attn
 
 #endif // ATTN_REFERENCE_OPS_ATTENTIONSTATE_H

@@ -8,7 +8,8 @@
 namespace attn {
 
 Result<AttentionOutput> mergeStates(const Tensor &outA, const Tensor &lseA,
-                                    const Tensor &outB, const Tensor &lseB) {
+                                    const Tensor &outB, const Tensor &lseB,
+                                    bool naiveDevicePrecision) {
   ATTN_RETURN_IF_ERROR(checkRankAndDType(
       outA, "out_a", 3, {DType::F32, DType::F16, DType::BF16}));
   ATTN_RETURN_IF_ERROR(checkSameDType(outB, "out_b", outA, "out_a"));
@@ -36,7 +37,10 @@ Result<AttentionOutput> mergeStates(const Tensor &outA, const Tensor &lseA,
       a.out.push_back(outA.getFloat(outA.offset({token, head, d})));
       b.out.push_back(outB.getFloat(outB.offset({token, head, d})));
     }
-    const AttentionState merged = mergeAttentionStates(a, b);
+    const AttentionState merged =
+        naiveDevicePrecision
+            ? mergeAttentionStatesNaive(a, b, outA.dtype())
+            : mergeAttentionStates(a, b);
     for (int64_t d = 0; d < headSize; ++d)
       result.out.setFloat(result.out.offset({token, head, d}), merged.out[d]);
     result.lse.setFloat(item, merged.lse);

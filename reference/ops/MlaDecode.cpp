@@ -79,6 +79,29 @@ Result<AttentionOutput> mlaDecode(const Tensor &q, const Tensor &cache,
     std::vector<double> query(rowSize);
     q.getFloats(q.offset({req, head, 0}), rowSize, query.data());
 
+    if (params.naiveDevicePrecision) {
+      // One pass over the keys, f32 dot products, scores rounded to q's
+      // dtype after each step, then the naive softmax.
+      const DType precision = q.dtype();
+      std::vector<double> scores;
+      std::vector<const double *> values;
+      for (int64_t j = 0; j < seqLen; ++j) {
+        const double *row = &rows[j * rowSize];
+        float dot = 0.0f;
+        for (int64_t d = 0; d < rowSize; ++d)
+          dot += static_cast<float>(query[d]) * static_cast<float>(row[d]);
+        scores.push_back(roundToDType(
+            params.scale * roundToDType(dot, precision), precision));
+        values.push_back(row);
+      }
+      const AttentionState state =
+          attendNaive(scores, values, latentSize, precision);
+      for (int64_t d = 0; d < latentSize; ++d)
+        result.out.setFloat(result.out.offset({req, head, d}), state.out[d]);
+      result.lse.setFloat(result.lse.offset({req, head}), state.lse);
+      return;
+    }
+
     const int64_t chunk = (seqLen + params.numKvSplits - 1) / params.numKvSplits;
     AttentionState merged;
     merged.out.assign(latentSize, 0.0);

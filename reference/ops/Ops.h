@@ -87,6 +87,10 @@ struct MlaDecodeParams {
   /// How many chunks the keys of a request are split into; schedules work
   /// only (the result matches any other count up to rounding).
   int64_t numKvSplits = 1;
+  /// Not the definition: what a naive kernel in q's precision computes (one
+  /// pass over the keys, dot products in f32, scores rounded to q's dtype,
+  /// then attendNaive); see PagedAttentionParams.
+  bool naiveDevicePrecision = false;
 };
 
 /// MLA decode: one query per request over the single-head latent cache.
@@ -105,8 +109,11 @@ Result<AttentionOutput> mlaDecode(const Tensor &q, const Tensor &cache,
 /// Combines attention over two disjoint key sets into attention over their
 /// union: outA/outB [T, H, D] (one float dtype), lseA/lseB [T, H] f32. An
 /// lse of -inf marks an empty side. Returns out in outA's dtype, lse f32.
+/// With `naiveDevicePrecision`, merges as a naive f32 kernel would
+/// (mergeAttentionStatesNaive), for attn-diff's second verdict.
 Result<AttentionOutput> mergeStates(const Tensor &outA, const Tensor &lseA,
-                                    const Tensor &outB, const Tensor &lseB);
+                                    const Tensor &outB, const Tensor &lseB,
+                                    bool naiveDevicePrecision = false);
 
 } // namespace attn
 

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -127,6 +129,20 @@ gpu::GPUFuncOp mlir::attn::createKernel(ModuleOp module, Location loc,
   b.setInsertionPointToEnd(&fn.getBody().front());
   gpu::ReturnOp::create(b, loc);
   return fn;
+}
+
+LaneChunks mlir::attn::chooseLaneChunks(const LoweringOptions &options,
+                                        Type element, int64_t dim) {
+  bool vectorLoads = options.vectorLoadBytes > 0 && isa<FloatType>(element);
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t want =
+      vectorLoads ? std::max<int64_t>(options.vectorLoadBytes / bytes, 1)
+                  : options.vectorWidth;
+  LaneChunks chunks;
+  while (chunks.width * 2 <= want && dim % (chunks.width * 2) == 0)
+    chunks.width *= 2;
+  chunks.vectorLoads = vectorLoads && chunks.width > 1;
+  return chunks;
 }
 
 //===----------------------------------------------------------------------===//

@@ -131,6 +131,17 @@ struct LaneLayout {
   }
 };
 
+/// How wide a lane's chunks of a row are: with `vector-load-bytes` and float
+/// elements, as many elements as one such load holds (vector loads); else
+/// `vector-width` (scalar loads). Either way the widest power of two not
+/// above that which divides `dim`, so that chunks never straddle rows.
+struct LaneChunks {
+  int64_t width = 1;
+  bool vectorLoads = false;
+};
+LaneChunks chooseLaneChunks(const LoweringOptions &options, Type element,
+                            int64_t dim);
+
 /// An ImplicitLocOpBuilder with the arithmetic the kernels repeat. Index
 /// math is on `index`; values are computed in f32.
 class KernelBuilder : public ImplicitLocOpBuilder {

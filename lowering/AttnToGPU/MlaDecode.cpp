@@ -15,6 +15,8 @@
 #include "lowering/AttnToGPU/Lowerings.h"
 #include "lowering/AttnToGPU/OnlineSoftmax.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -27,6 +29,9 @@ constexpr int64_t kLaneValueBudget = 128;
 struct MlaConfig {
   int64_t numHeads, rowSize, rank, blockSize, headsPerGroup, numSplits;
   double scale;
+  /// A lane's share of a cache row and of its latent part: the same chunks
+  /// (dividing both sizes), so the latent elements are the first ones.
+  LaneLayout rowLayout, latentLayout;
 };
 
 void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn, const MlaConfig &c) {
@@ -50,11 +55,8 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn, const MlaConfig &c) {
     jhi = b.minsi(jhi, b.addi(jlo, chunk));
   }
 
-  LaneLayout rowLayout{c.rowSize, b.options.subgroupSize,
-                       b.options.vectorWidth};
-  LaneLayout latentLayout{c.rank, b.options.subgroupSize,
-                          b.options.vectorWidth};
-  Value laneBase = b.muli(lane, b.idx(b.options.vectorWidth));
+  const LaneLayout &rowLayout = c.rowLayout, &latentLayout = c.latentLayout;
+  Value laneBase = b.muli(lane, b.idx(rowLayout.vectorWidth));
   Value firstHead = b.muli(tile, b.idx(c.headsPerGroup));
   Value qScale = b.f32(c.scale * kLog2E);
   SmallVector<SmallVector<Value>> qs;
@@ -122,11 +124,17 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
                                         : op.getNumKvSplits();
   // The largest tile of heads dividing H whose queries and accumulators fit
   // the lanes' register budget (at least one head).
-  LaneLayout rowLayout{c.rowSize, ctx.options.subgroupSize,
-                       ctx.options.vectorWidth};
-  LaneLayout latentLayout{c.rank, ctx.options.subgroupSize,
-                          ctx.options.vectorWidth};
-  int64_t perHead = rowLayout.perLane() + latentLayout.perLane();
+  LaneChunks chunks = chooseLaneChunks(
+      ctx.options,
+      getKernelElementType(
+          cast<ShapedType>(op.getKvCache().getType()).getElementType(),
+          ctx.options),
+      std::gcd(c.rowSize, c.rank));
+  c.rowLayout = LaneLayout{c.rowSize, ctx.options.subgroupSize, chunks.width,
+                           chunks.vectorLoads};
+  c.latentLayout = LaneLayout{c.rank, ctx.options.subgroupSize, chunks.width,
+                              chunks.vectorLoads};
+  int64_t perHead = c.rowLayout.perLane() + c.latentLayout.perLane();
   c.headsPerGroup = 1;
   for (int64_t t = 1; t <= c.numHeads; ++t)
     if (c.numHeads % t == 0 && t * perHead <= kLaneValueBudget)

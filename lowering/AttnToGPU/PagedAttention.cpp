@@ -100,20 +100,14 @@ int64_t floorPowerOf2(int64_t v) {
 
 Tiling chooseTiling(const PagedConfig &c, const LoweringOptions &o,
                     Type cacheElement) {
-  int64_t bytes = cacheElement.getIntOrFloatBitWidth() / 8;
-  bool vectorLoads = o.vectorLoadBytes > 0 && isa<FloatType>(cacheElement);
-  int64_t want = vectorLoads ? std::max<int64_t>(o.vectorLoadBytes / bytes, 1)
-                             : o.vectorWidth;
-  // The widest power of two not above `want` that divides the head size.
-  int64_t w = 1;
-  while (w * 2 <= want && c.headSize % (w * 2) == 0)
-    w *= 2;
+  LaneChunks chunks = chooseLaneChunks(o, cacheElement, c.headSize);
+  int64_t w = chunks.width;
   Tiling t;
   t.lanesPerRow =
       std::min(o.subgroupSize, floorPowerOf2(std::max<int64_t>(
                                    c.headSize / w, 1)));
   t.rowsPerGroup = o.subgroupSize / t.lanesPerRow;
-  t.layout = LaneLayout{c.headSize, t.lanesPerRow, w, vectorLoads && w > 1};
+  t.layout = LaneLayout{c.headSize, t.lanesPerRow, w, chunks.vectorLoads};
   int64_t group = c.numHeads / c.numKvHeads;
   int64_t perLane = t.layout.perLane();
   int64_t spare = kLaneValueBudget - 2 * group * perLane;

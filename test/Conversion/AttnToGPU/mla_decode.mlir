@@ -1,6 +1,8 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=32" | FileCheck %s
 // RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=32 split-kv=1" \
 // RUN:   | FileCheck %s --check-prefix=ONE
+// RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=32 vector-load-bytes=16" \
+// RUN:   | FileCheck %s --check-prefix=VEC
 
 // DeepSeek-style latent cache: rows of 576 = 512 latent + 64 rope values,
 // one kv head. num_kv_splits(4) gives a partial kernel over (R, H / tile, 4)
@@ -28,6 +30,19 @@
 // CHECK: math.exp2
 // CHECK: gpu.func @mla_mla_decode_reduce
 // CHECK-SAME: attn.op = "split_kv_reduce"
+
+// With 128-bit loads a lane owns chunks of 8 f16: a row of 576 is 72 chunks
+// over 32 lanes, so 3 loads per lane, the third only for lanes 0-7 (the
+// others read the last chunk, at 568, and drop it); 24 + 16 values per
+// head still fit two heads.
+// VEC: gpu.func @mla_mla_decode_partial
+// VEC-SAME: attn.heads_per_workgroup = 2 : i64
+// VEC: scf.for
+// VEC: scf.for
+// VEC-COUNT-3: vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// VEC-NOT: memref.load %arg1
+// VEC: gpu.subgroup_reduce add
+// VEC: gpu.func @mla_mla_decode_reduce
 
 // ONE-LABEL: func.func @mla
 // ONE: gpu.launch_func @mla_mla_decode::@mla_mla_decode blocks in (%{{.*}}, %c8{{[_0-9]*}}, %c1{{[_0-9]*}})

@@ -31,6 +31,10 @@ using namespace mlir::attn;
 
 namespace {
 
+/// The most invocations a workgroup of these kernels may have (CUDA's
+/// limit; Vulkan devices may allow fewer, down to 128).
+constexpr int64_t kMaxWorkgroupSize = 1024;
+
 /// Operands must be memrefs with an identity layout: the host flattens them
 /// with one collapse_shape and the kernel indexes them row-major.
 LogicalResult checkOperands(Operation *op) {
@@ -64,6 +68,15 @@ struct ConvertAttnToGPUPass
                             "max-workgroup-memory and attention-subgroups, "
                             "and non-negative workgroup-size, "
                             "vector-load-bytes and split-kv";
+      return signalPassFailure();
+    }
+    // Vulkan guarantees 128 invocations per workgroup, CUDA allows 1024.
+    if (attentionSubgroups * subgroupSize > kMaxWorkgroupSize) {
+      module.emitError() << "convert-attn-to-gpu: attention-subgroups x "
+                            "subgroup-size = "
+                         << attentionSubgroups * subgroupSize
+                         << " invocations per workgroup, more than "
+                         << kMaxWorkgroupSize;
       return signalPassFailure();
     }
     SmallVector<Operation *> ops;

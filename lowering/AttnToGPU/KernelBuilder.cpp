@@ -203,21 +203,19 @@ SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
   if (layout.vectorLoads && layout.vectorWidth > 1)
     return loadLaneRowVectors(buffer, rowBase, laneBase, layout, scale);
   SmallVector<Value> values;
-  Value zero = layout.needsMask() ? f32(0.0) : Value();
-  Value last = layout.needsMask() ? idx(layout.dim - 1) : Value();
   for (int64_t i = 0; i < layout.perLane(); ++i) {
     Value e = addi(laneBase, idx(layout.offset(i)));
     Value inRow;
-    if (layout.needsMask()) {
+    if (layout.needsMask(i)) {
       // Read a valid element of the row and drop it: no out-of-row access.
       inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
-      e = create<arith::MinUIOp>(e, last);
+      e = create<arith::MinUIOp>(e, idx(layout.dim - 1));
     }
     Value v = loadF32(buffer, addi(rowBase, e));
     if (scale)
       v = mulf(v, scale);
     if (inRow)
-      v = select(inRow, v, zero);
+      v = select(inRow, v, f32(0.0));
     values.push_back(v);
   }
   return values;
@@ -238,7 +236,7 @@ SmallVector<Value> KernelBuilder::loadLaneRowVectors(
   for (int64_t c = 0; c < layout.perLane() / w; ++c) {
     Value e = addi(laneBase, idx(layout.offset(c * w)));
     Value inRow;
-    if (layout.needsMask()) {
+    if (layout.needsMask(c * w)) {
       // Chunks past the row read the row's last chunk and drop it.
       inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
       e = create<arith::MinUIOp>(e, idx(layout.dim - w));
@@ -266,7 +264,7 @@ void KernelBuilder::storeLaneRow(ArrayRef<Value> values, Value buffer,
                                  const LaneLayout &layout) {
   for (int64_t i = 0; i < layout.perLane(); ++i) {
     Value e = addi(laneBase, idx(layout.offset(i)));
-    if (!layout.needsMask()) {
+    if (!layout.needsMask(i)) {
       storeF32(values[i], buffer, addi(rowBase, e));
       continue;
     }

@@ -123,8 +123,12 @@ struct LaneLayout {
     int64_t chunk = lanes * vectorWidth;
     return (dim + chunk - 1) / chunk * vectorWidth;
   }
-  /// Whether some lanes own slots past `dim` (which they mask).
-  bool needsMask() const { return dim % (lanes * vectorWidth) != 0; }
+  /// Whether some lane's element i lies past `dim` (lanes mask such slots):
+  /// only in the last round of chunks, and only when the row does not fill
+  /// it.
+  bool needsMask(int64_t i) const {
+    return (i / vectorWidth + 1) * lanes * vectorWidth > dim;
+  }
   /// The offset of element i of the lane whose first element is `laneBase`.
   int64_t offset(int64_t i) const {
     return (i / vectorWidth) * lanes * vectorWidth + i % vectorWidth;

@@ -154,9 +154,12 @@ HeadResult mlir::attn::finalizeSoftmax(KernelBuilder &b, const SoftmaxState &sta
   SmallVector<Value> acc(state.acc[h]);
   if (sinkLog2) {
     Value mF = b.maxf(m, sinkLog2);
-    Value alpha = b.create<math::Exp2Op>(b.subf(m, mF));
+    // A sink of -inf on an empty row leaves mF -inf: keep exp2 off
+    // -inf - -inf.
+    Value base = finiteOrZero(b, mF);
+    Value alpha = b.create<math::Exp2Op>(b.subf(m, base));
     l = b.addf(b.mulf(l, alpha),
-               b.create<math::Exp2Op>(b.subf(sinkLog2, mF)));
+               b.create<math::Exp2Op>(b.subf(sinkLog2, base)));
     for (Value &a : acc)
       a = b.mulf(a, alpha);
     m = mF;

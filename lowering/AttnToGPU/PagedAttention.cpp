@@ -101,23 +101,34 @@ int64_t floorPowerOf2(int64_t v) {
 Tiling chooseTiling(const PagedConfig &c, const LoweringOptions &o,
                     Type cacheElement) {
   LaneChunks chunks = chooseLaneChunks(o, cacheElement, c.headSize);
-  int64_t w = chunks.width;
-  Tiling t;
-  t.lanesPerRow =
-      std::min(o.subgroupSize, floorPowerOf2(std::max<int64_t>(
-                                   c.headSize / w, 1)));
-  t.rowsPerGroup = o.subgroupSize / t.lanesPerRow;
-  t.layout = LaneLayout{c.headSize, t.lanesPerRow, w, chunks.vectorLoads};
   int64_t group = c.numHeads / c.numKvHeads;
+  Tiling t;
+  auto layOut = [&](int64_t w) {
+    t.lanesPerRow =
+        std::min(o.subgroupSize,
+                 floorPowerOf2(std::max<int64_t>(c.headSize / w, 1)));
+    t.rowsPerGroup = o.subgroupSize / t.lanesPerRow;
+    t.layout = LaneLayout{c.headSize, t.lanesPerRow, w,
+                          chunks.vectorLoads && w > 1};
+  };
+  // Many query heads per kv head (MQA, wide GQA) keep a query row and an
+  // accumulator per head in every lane: narrower chunks spread a row over
+  // more lanes, so fewer values per lane, until the budget holds or a row
+  // takes the whole subgroup.
+  int64_t w = chunks.width;
+  layOut(w);
+  while (w > 1 && 2 * group * t.layout.perLane() > kLaneValueBudget &&
+         t.lanesPerRow < o.subgroupSize)
+    layOut(w /= 2);
   int64_t perLane = t.layout.perLane();
   int64_t spare = kLaneValueBudget - 2 * group * perLane;
   t.keysPerStep =
       std::clamp<int64_t>(spare / (2 * perLane), 1, kMaxKeysPerStep);
   // The subgroups' normalized rows and lses, in workgroup memory.
-  t.subgroups = std::max<int64_t>(o.attentionSubgroups, 1);
+  t.subgroups = o.attentionSubgroups;
   while (t.subgroups > 1 &&
          t.subgroups * group * (c.headSize + 1) * 4 > o.maxWorkgroupMemory)
-    t.subgroups /= 2;
+    --t.subgroups;
   return t;
 }
 
@@ -145,13 +156,10 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   Value g = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
   // Lanes and subgroups as the device numbers them: the shuffles of a row
   // group need lanes that are neighbours in the subgroup.
-  Value lane, sg = b.idx(0);
-  if (tiling.subgroups == 1) {
-    lane = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
-  } else {
-    lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
-    sg = b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr);
-  }
+  Value lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
+  Value sg = tiling.subgroups > 1
+                 ? Value(b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr))
+                 : b.idx(0);
   Value laneInRow = L == S ? lane : b.remui(lane, b.idx(L));
   Value rowInSg = L == S ? b.idx(0) : b.divui(lane, b.idx(L));
   Value rowGroup = b.addi(b.muli(sg, b.idx(R)), rowInSg);
@@ -238,6 +246,7 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   int64_t P = tiling.rowGroups();
   Value last = b.subi(jhi, b.idx(1));
   Value lastBlock = b.subi(numBlocks, b.idx(1));
+  Value lastColumn = b.subi(maxBlocks, b.idx(1));
   Value tableRow = b.muli(r, maxBlocks);
   Value ninf = b.f32(-std::numeric_limits<double>::infinity());
   SoftmaxState init = SoftmaxState::init(b, group, layout.perLane());
@@ -255,10 +264,13 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
           Value j = kb.addi(first, kb.idx(u * P));
           valid.push_back(kb.cmpi(arith::CmpIPredicate::slt, j, jhi));
           Value jc = kb.minsi(j, last);
-          Value raw = kb.loadIndex(
-              blockTable, kb.addi(tableRow, kb.divui(jc, kb.idx(c.blockSize))));
-          // Unsigned min also sends negative entries to the last block, so a
-          // bad entry cannot read outside the cache.
+          // The table column is clamped to the row (seq_len beyond M * B is
+          // rejected before launch; this keeps the read inside the table
+          // regardless), and the entry to the cache: unsigned min also sends
+          // negative entries to the last block.
+          Value column = kb.create<arith::MinUIOp>(
+              kb.divui(jc, kb.idx(c.blockSize)), lastColumn);
+          Value raw = kb.loadIndex(blockTable, kb.addi(tableRow, column));
           Value block = kb.create<arith::MinUIOp>(raw, lastBlock);
           Value offset = kb.remui(jc, kb.idx(c.blockSize));
           keys.push_back(jc);

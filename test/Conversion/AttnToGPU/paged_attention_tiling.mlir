@@ -2,6 +2,8 @@
 // RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16 max-workgroup-memory=4096" | FileCheck %s --check-prefix=SMALL
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="subgroup-size=24" 2>&1 | FileCheck %s --check-prefix=OPTS
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=0" 2>&1 | FileCheck %s --check-prefix=OPTS
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=64" 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16 attention-subgroups=3" | FileCheck %s --check-prefix=THREE
 
 // How paged_attention tiles on a target with 128-bit loads (NVIDIA), with
 // 32-lane subgroups.
@@ -30,11 +32,20 @@
 // CHECK: scf.yield
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
 // CHECK: gpu.barrier
+// With 4 KiB of workgroup memory the count drops one at a time until the
+// merge buffer fits: 3 x 4 x 129 and 2 x 4 x 129 floats do not, so one
+// subgroup finalizes in registers.
 // SMALL-LABEL: gpu.func @llama_paged_attention
 // SMALL-NOT: workgroup(
 // SMALL-SAME: known_block_size = array<i32: 32, 1, 1>
 // SMALL-NOT: gpu.barrier
 // SMALL: gpu.return
+// BIG: convert-attn-to-gpu: attention-subgroups x subgroup-size = 2048 invocations per workgroup, more than 1024
+// Subgroups need not be a power of two: three of them merge 3 x 4 x 129
+// floats.
+// THREE-LABEL: gpu.func @llama_paged_attention
+// THREE-SAME: workgroup(%{{.*}} : memref<1548xf32, #gpu.address_space<workgroup>>)
+// THREE-SAME: known_block_size = array<i32: 96, 1, 1>
 // OPTS: convert-attn-to-gpu expects a power of two subgroup-size, positive vector-width, max-workgroup-memory and attention-subgroups
 func.func @llama(%q: memref<?x32x128xbf16>, %c: memref<?x2x16x8x128xbf16>,
                  %qsl: memref<?xi32>, %lens: memref<?xi32>,
@@ -52,11 +63,11 @@ func.func @llama(%q: memref<?x32x128xbf16>, %c: memref<?x2x16x8x128xbf16>,
 
 // Head size 80: chunks of 8 f16, 10 per row, dealt to 8 lanes, so lanes
 // 0-1 own a second chunk and the others read the row's last chunk (at 72)
-// and drop it.
+// and drop it. The first chunk is inside the row for every lane: no mask.
 // CHECK-LABEL: gpu.func @odd_paged_attention
 // CHECK: %[[IN_ROW:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: %[[BASE:.*]] = arith.muli %[[IN_ROW]], %c8
-// CHECK: arith.minui %[[BASE]], %c72
+// CHECK-NOT: arith.minui %[[BASE]]
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
 // CHECK: %[[SECOND:.*]] = arith.addi %[[BASE]], %c64
 // CHECK: %[[INSIDE:.*]] = arith.cmpi ult, %[[SECOND]], %c80
@@ -72,5 +83,29 @@ func.func @odd(%q: memref<?x2x80xf16>, %c: memref<?x2x16x2x80xf16>,
   attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125)
       : memref<?x2x80xf16>, memref<?x2x16x2x80xf16>, memref<?x2x80xf16>,
         memref<?x2xf32>
+  return
+}
+
+// -----
+
+// MQA with 32 query heads on one kv head: with 128-bit chunks a lane would
+// keep 2 x 32 x 8 query and accumulator values, over the 128-value budget,
+// so chunks narrow until a row spans the subgroup (4 f16 per lane, one
+// 64-bit load).
+// CHECK-LABEL: gpu.func @mqa_paged_attention
+// CHECK: vector.load %{{.*}} : memref<?xf16>, vector<4xf16>
+// CHECK-NOT: vector<8xf16>
+// CHECK: gpu.subgroup_reduce add
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.yield
+func.func @mqa(%q: memref<?x32x128xf16>, %c: memref<?x2x16x1x128xf16>,
+               %qsl: memref<?xi32>, %lens: memref<?xi32>,
+               %bt: memref<?x?xi32>, %o: memref<?x32x128xf16>,
+               %l: memref<?x32xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125)
+      : memref<?x32x128xf16>, memref<?x2x16x1x128xf16>,
+        memref<?x32x128xf16>, memref<?x32xf32>
   return
 }

@@ -13,14 +13,14 @@
 // One binary per kernel, named after its entry point. Attention
 // workgroups are four subgroups, fewer when their merge buffer would pass
 // 16 KiB: f16 has 8 query heads per kv head of 128, so 4 x 8 x 129 floats
-// would not fit and it takes two.
+// would not fit and it takes three.
 // CHECK: f32_paged_attention workgroup=32x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
-// CHECK: f16_paged_attention workgroup=16x1x1
+// CHECK: f16_paged_attention workgroup=24x1x1
 // CHECK: bf16_knobs_paged_attention workgroup=32x1x1
 
 // SPLIT: f32_paged_attention_partial workgroup=128x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
 // SPLIT: f32_paged_attention_reduce workgroup=32x1x1 params=[num_rows]
-// SPLIT: f16_paged_attention_partial workgroup=64x1x1
+// SPLIT: f16_paged_attention_partial workgroup=96x1x1
 
 func.func @f32(%q: tensor<?x4x64xf32>, %c: tensor<?x2x16x2x64xf32>,
                %qsl: tensor<?xi32>, %lens: tensor<?xi32>,

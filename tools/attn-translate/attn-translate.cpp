@@ -139,17 +139,63 @@ bool isDirectory(StringRef path) {
          llvm::sys::path::is_separator(path.back());
 }
 
-LogicalResult writeBinary(StringRef path, ArrayRef<uint32_t> words) {
+LogicalResult writeFile(StringRef path, StringRef bytes) {
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
   if (!file) {
     llvm::errs() << error << "\n";
     return failure();
   }
-  file->os().write(reinterpret_cast<const char *>(words.data()),
-                   words.size() * sizeof(uint32_t));
+  file->os() << bytes;
   file->keep();
   return success();
+}
+
+/// One emitted kernel as the tool writes it: file contents, and for text
+/// targets the line that introduces it when printed to stdout.
+struct OutputKernel {
+  std::string entryPoint;
+  StringRef bytes;
+  /// Empty for binaries, which are never printed.
+  std::string banner;
+};
+
+/// The output convention of every target: -o DIR writes
+/// DIR/<entry point><extension> per kernel, -o FILE the only kernel; no -o
+/// prints text kernels (binaries need -o unless --list-kernels).
+LogicalResult writeKernels(ArrayRef<OutputKernel> kernels,
+                           StringRef extension) {
+  if (outputPath.empty()) {
+    if (listKernels)
+      return success();
+    if (!kernels.empty() && kernels.front().banner.empty()) {
+      llvm::errs() << "error: no output path; pass -o DIR or -o FILE\n";
+      return failure();
+    }
+    for (const OutputKernel &k : kernels)
+      llvm::outs() << k.banner << "\n" << k.bytes << "\n";
+    return success();
+  }
+  if (isDirectory(outputPath)) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
+      llvm::errs() << "error: cannot create " << outputPath << ": "
+                   << ec.message() << "\n";
+      return failure();
+    }
+    for (const OutputKernel &k : kernels) {
+      SmallString<256> path(outputPath);
+      llvm::sys::path::append(path, k.entryPoint + extension.str());
+      if (failed(writeFile(path, k.bytes)))
+        return failure();
+    }
+    return success();
+  }
+  if (kernels.size() != 1) {
+    llvm::errs() << "error: the module has " << kernels.size()
+                 << " kernels; pass a directory to -o\n";
+    return failure();
+  }
+  return writeFile(outputPath, kernels.front().bytes);
 }
 
 /// Prints the launch facts of each kernel, from the gpu.func ops that the
@@ -204,44 +250,13 @@ LogicalResult translateToSPIRV(ModuleOp module) {
     return failure();
   if (listKernels)
     printKernels(module);
-  if (outputPath.empty()) {
-    if (listKernels)
-      return success();
-    llvm::errs() << "error: no output path; pass -o DIR or -o FILE\n";
-    return failure();
-  }
-  if (isDirectory(outputPath)) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
-      llvm::errs() << "error: cannot create " << outputPath << ": "
-                   << ec.message() << "\n";
-      return failure();
-    }
-    for (const attn::SPIRVKernel &k : *kernels) {
-      SmallString<256> path(outputPath);
-      llvm::sys::path::append(path, k.entryPoint + ".spv");
-      if (failed(writeBinary(path, k.words)))
-        return failure();
-    }
-    return success();
-  }
-  if (kernels->size() != 1) {
-    llvm::errs() << "error: the module has " << kernels->size()
-                 << " kernels; pass a directory to -o\n";
-    return failure();
-  }
-  return writeBinary(outputPath, kernels->front().words);
-}
-
-LogicalResult writeText(StringRef path, StringRef text) {
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
-  if (!file) {
-    llvm::errs() << error << "\n";
-    return failure();
-  }
-  file->os() << text;
-  file->keep();
-  return success();
+  SmallVector<OutputKernel> out;
+  for (const attn::SPIRVKernel &k : *kernels)
+    out.push_back({k.entryPoint,
+                   StringRef(reinterpret_cast<const char *>(k.words.data()),
+                             k.words.size() * sizeof(uint32_t)),
+                   ""});
+  return writeKernels(out, ".spv");
 }
 
 LogicalResult translateToPTX(ModuleOp module) {
@@ -265,33 +280,10 @@ LogicalResult translateToPTX(ModuleOp module) {
                                       : std::string(ptxFeatures));
   if (failed(kernels))
     return failure();
-  if (outputPath.empty()) {
-    if (listKernels)
-      return success();
-    for (const attn::PTXKernel &k : *kernels)
-      llvm::outs() << "// kernel " << k.entryPoint << "\n" << k.ptx << "\n";
-    return success();
-  }
-  if (isDirectory(outputPath)) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
-      llvm::errs() << "error: cannot create " << outputPath << ": "
-                   << ec.message() << "\n";
-      return failure();
-    }
-    for (const attn::PTXKernel &k : *kernels) {
-      SmallString<256> path(outputPath);
-      llvm::sys::path::append(path, k.entryPoint + ".ptx");
-      if (failed(writeText(path, k.ptx)))
-        return failure();
-    }
-    return success();
-  }
-  if (kernels->size() != 1) {
-    llvm::errs() << "error: the module has " << kernels->size()
-                 << " kernels; pass a directory to -o\n";
-    return failure();
-  }
-  return writeText(outputPath, kernels->front().ptx);
+  SmallVector<OutputKernel> out;
+  for (const attn::PTXKernel &k : *kernels)
+    out.push_back({k.entryPoint, k.ptx, "// kernel " + k.entryPoint});
+  return writeKernels(out, ".ptx");
 }
 
 LogicalResult translateToMSL(ModuleOp module) {
@@ -324,35 +316,11 @@ LogicalResult translateToMSL(ModuleOp module) {
     }
     kernels.push_back(std::move(*msl));
   }
-  if (outputPath.empty()) {
-    if (listKernels)
-      return success();
-    for (const attn::MSLKernel &k : kernels)
-      llvm::outs() << "// kernel " << k.entryPoint << " launch " << k.launchJson
-                   << "\n"
-                   << k.source << "\n";
-    return success();
-  }
-  if (isDirectory(outputPath)) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
-      llvm::errs() << "error: cannot create " << outputPath << ": "
-                   << ec.message() << "\n";
-      return failure();
-    }
-    for (const attn::MSLKernel &k : kernels) {
-      SmallString<256> path(outputPath);
-      llvm::sys::path::append(path, k.entryPoint + ".metal");
-      if (failed(writeText(path, k.source)))
-        return failure();
-    }
-    return success();
-  }
-  if (kernels.size() != 1) {
-    llvm::errs() << "error: the module has " << kernels.size()
-                 << " kernels; pass a directory to -o\n";
-    return failure();
-  }
-  return writeText(outputPath, kernels.front().source);
+  SmallVector<OutputKernel> out;
+  for (const attn::MSLKernel &k : kernels)
+    out.push_back({k.entryPoint, k.source,
+                   "// kernel " + k.entryPoint + " launch " + k.launchJson});
+  return writeKernels(out, ".metal");
 }
 
 } // namespace

@@ -58,6 +58,19 @@ Value HostLaunch::addScratch(Value numElements) {
   return alloc;
 }
 
+std::pair<Value, Value> HostLaunch::addSplitScratch(Value rows,
+                                                    int64_t numSplits,
+                                                    int64_t numHeads,
+                                                    int64_t headDim) {
+  Value states = arith::MulIOp::create(
+      builder, loc, rows,
+      arith::ConstantIndexOp::create(builder, loc, numSplits * numHeads));
+  Value out = addScratch(arith::MulIOp::create(
+      builder, loc, states,
+      arith::ConstantIndexOp::create(builder, loc, headDim)));
+  return {out, addScratch(states)};
+}
+
 void HostLaunch::addParam(StringRef name, Value indexValue) {
   paramNames.push_back(name.str());
   paramValues.push_back(indexValue);

@@ -18,6 +18,7 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <array>
+#include <utility>
 #include <string>
 
 namespace mlir {
@@ -63,6 +64,11 @@ public:
   /// Adds a host-allocated f32 buffer of `numElements` elements (split-KV
   /// partial results) as a kernel argument and returns it.
   Value addScratch(Value numElements);
+  /// Adds the scratch of split-KV partials for `rows` (a host index) rows:
+  /// f32 out [numSplits, rows, numHeads, headDim] and lse
+  /// [numSplits, rows, numHeads], in that order. Returns both.
+  std::pair<Value, Value> addSplitScratch(Value rows, int64_t numSplits,
+                                          int64_t numHeads, int64_t headDim);
   /// Adds an i32 field of the params buffer.
   void addParam(StringRef name, Value indexValue);
 

@@ -16,6 +16,7 @@
 #include "lowering/AttnToGPU/OnlineSoftmax.h"
 
 #include <numeric>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -153,14 +154,8 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
     launch.addBuffer(op.getOutInit());
     launch.addBuffer(op.getLseInit());
   } else {
-    Value rows = arith::MulIOp::create(
-        builder, loc, numReqs,
-        arith::ConstantIndexOp::create(builder, loc,
-                                       c.numSplits * c.numHeads));
-    partialOut = launch.addScratch(arith::MulIOp::create(
-        builder, loc, rows,
-        arith::ConstantIndexOp::create(builder, loc, c.rank)));
-    partialLse = launch.addScratch(rows);
+    std::tie(partialOut, partialLse) =
+        launch.addSplitScratch(numReqs, c.numSplits, c.numHeads, c.rank);
   }
   launch.addParam("num_reqs", numReqs);
   launch.addParam("max_blocks_per_req", launch.dim(op.getBlockTable(), 1));

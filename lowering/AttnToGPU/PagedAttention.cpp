@@ -34,6 +34,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <algorithm>
+#include <tuple>
 #include <limits>
 
 using namespace mlir;
@@ -446,14 +447,8 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
     launch.addBuffer(op.getOutInit());
     launch.addBuffer(op.getLseInit());
   } else {
-    Value rows = arith::MulIOp::create(
-        builder, loc, numTokens,
-        arith::ConstantIndexOp::create(builder, loc,
-                                       c.numSplits * c.numHeads));
-    partialOut = launch.addScratch(arith::MulIOp::create(
-        builder, loc, rows,
-        arith::ConstantIndexOp::create(builder, loc, c.headSize)));
-    partialLse = launch.addScratch(rows);
+    std::tie(partialOut, partialLse) =
+        launch.addSplitScratch(numTokens, c.numSplits, c.numHeads, c.headSize);
   }
   launch.addParam("num_tokens", numTokens);
   launch.addParam("num_reqs", launch.dim(metadata.getSeqLens(), 0));

@@ -6,34 +6,18 @@
 // per request, 512 MiB in all) over the wall time.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/DecodeStep.h"
 #include "reference/ops/Ops.h"
 #include "reference/ops/ParallelFor.h"
 #include "reference/ops/Random.h"
 
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
-#include <iostream>
 
 namespace {
 
 const attn::Problem &decodeStep() {
-  static const attn::Problem problem = [] {
-    attn::ProblemShape shape; // H 32, G 8, D 128, B 16, bf16, NHD
-    attn::ProblemOptions options;
-    options.seed = 1;
-    options.numReqs = 64;
-    options.minContextLen = 2047;
-    options.maxContextLen = 2047;
-    options.decodeFraction = 1.0;
-    options.extraFreeBlocks = 0;
-    attn::Result<attn::Problem> p = attn::generateProblem(shape, options);
-    if (!p) {
-      std::cerr << "generateProblem: " << p.message() << "\n";
-      std::exit(1);
-    }
-    return std::move(p).value();
-  }();
+  static const attn::Problem problem = attn::bench::makeDecodeStep(64);
   return problem;
 }
 
@@ -44,11 +28,7 @@ void BM_PagedAttentionDecode(benchmark::State &state) {
   attn::PagedAttentionParams params;
   params.scale = p.scale;
 
-  int64_t kvBytes = 0;
-  const int64_t rowBytes = p.kvCache.dim(3) * p.kvCache.dim(4) *
-                           static_cast<int64_t>(attn::byteWidth(p.kvCache.dtype()));
-  for (int64_t r = 0; r < p.seqLens.dim(0); ++r)
-    kvBytes += 2 * p.seqLens.getInt(r) * rowBytes; // keys and values
+  const int64_t kvBytes = attn::bench::kvBytes(p);
 
   for (auto _ : state) {
     attn::Result<attn::AttentionOutput> out =

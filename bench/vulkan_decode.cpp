@@ -19,6 +19,7 @@
 // against the reference (vLLM's bf16 tolerance) before anything is timed.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/DecodeStep.h"
 #include "compiler/Compile.h"
 #include "compiler/Variant.h"
 #include "reference/ops/Compare.h"
@@ -45,34 +46,8 @@ namespace {
 constexpr int kThreads = 2;
 
 const attn::Problem &decodeStep() {
-  static const attn::Problem problem = [] {
-    attn::ProblemShape shape; // H 32, G 8, D 128, B 16, bf16, NHD
-    attn::ProblemOptions options;
-    options.seed = 1;
-    options.numReqs = 8;
-    options.minContextLen = 2047;
-    options.maxContextLen = 2047;
-    options.decodeFraction = 1.0;
-    options.extraFreeBlocks = 0;
-    attn::Result<attn::Problem> p = attn::generateProblem(shape, options);
-    if (!p) {
-      std::cerr << "generateProblem: " << p.message() << "\n";
-      std::exit(1);
-    }
-    return std::move(p).value();
-  }();
+  static const attn::Problem problem = attn::bench::makeDecodeStep(8);
   return problem;
-}
-
-/// K and V bytes one step reads.
-int64_t kvBytes(const attn::Problem &p) {
-  const int64_t rowBytes =
-      p.kvCache.dim(3) * p.kvCache.dim(4) *
-      static_cast<int64_t>(attn::byteWidth(p.kvCache.dtype()));
-  int64_t bytes = 0;
-  for (int64_t r = 0; r < p.seqLens.dim(0); ++r)
-    bytes += 2 * p.seqLens.getInt(r) * rowBytes;
-  return bytes;
 }
 
 attn::Result<attn::AttentionOutput> runReference(const attn::Problem &p) {
@@ -85,7 +60,7 @@ attn::Result<attn::AttentionOutput> runReference(const attn::Problem &p) {
 void setCounters(benchmark::State &state, double seconds) {
   double perStep = seconds / static_cast<double>(state.iterations());
   state.counters["kv_GB/s"] =
-      static_cast<double>(kvBytes(decodeStep())) / perStep / 1e9;
+      static_cast<double>(attn::bench::kvBytes(decodeStep())) / perStep / 1e9;
   state.counters["step_ms"] = perStep * 1e3;
 }
 

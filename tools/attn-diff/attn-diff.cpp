@@ -51,7 +51,8 @@ llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
 llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("The device to check against the reference "
-                           "(vulkan, tt)"),
+                           "(vulkan, cuda, tt: those this build has an "
+                           "executor for)"),
             llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> againstDir(
     "against",

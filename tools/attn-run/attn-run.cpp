@@ -40,8 +40,11 @@ llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("Where to run: 'reference' (the CPU interpreter, "
                            "the definition of every op), 'vulkan' (compiled "
-                           "in process for the first Vulkan device) or 'tt' "
-                           "(TT-Metalium kernels on the host emulator)"),
+                           "in process for the first Vulkan device), 'cuda' "
+                           "(PTX for the first CUDA device) or 'tt' "
+                           "(TT-Metalium kernels on the host emulator); "
+                           "device backends exist when this build has their "
+                           "executor"),
             llvm::cl::value_desc("NAME"), llvm::cl::init("reference"),
             llvm::cl::cat(category));
 

@@ -3,6 +3,7 @@
 #include "compiler/Variant.h"
 
 #include "dialect/AttnOps.h"
+#include "dialect/Limits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -163,20 +164,29 @@ llvm::Error parseBool(StringRef key, StringRef value, bool &out) {
   return llvm::Error::success();
 }
 
-/// `key` must be at least `min`.
-llvm::Error expectAtLeast(StringRef key, int64_t value, int64_t min) {
-  if (value >= min)
-    return llvm::Error::success();
-  return makeError(llvm::formatv("variant key '{0}' must be >= {1}, got {2}",
-                                 key, min, value));
+/// `key` must be in [min, max].
+llvm::Error expectInRange(StringRef key, int64_t value, int64_t min,
+                          int64_t max) {
+  if (value < min)
+    return makeError(llvm::formatv(
+        "variant key '{0}' must be >= {1}, got {2}", key, min, value));
+  if (value > max)
+    return makeError(llvm::formatv(
+        "variant key '{0}' must be <= {1}, got {2}", key, max, value));
+  return llvm::Error::success();
+}
+
+const KeyInfo *findKey(StringRef name) {
+  const KeyInfo *info =
+      llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == name; });
+  return info == std::end(kKeys) ? nullptr : info;
 }
 
 } // namespace
 
 bool mlir::attn::variantKeyApplies(StringRef key, StringRef op) {
-  const KeyInfo *info =
-      llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == key; });
-  if (info == std::end(kKeys))
+  const KeyInfo *info = findKey(key);
+  if (!info)
     return false;
   for (VariantOp candidate :
        {VariantOp::PagedAttention, VariantOp::ReshapeAndCache,
@@ -184,6 +194,16 @@ bool mlir::attn::variantKeyApplies(StringRef key, StringRef op) {
     if (toString(candidate) == op)
       return info->ops & (1u << static_cast<unsigned>(candidate));
   return false;
+}
+
+llvm::Error mlir::attn::checkVariantKey(StringRef key) {
+  if (findKey(key))
+    return llvm::Error::success();
+  std::string known;
+  for (const KeyInfo &k : kKeys)
+    known += (known.empty() ? "" : ", ") + k.name.str();
+  return makeError("unknown variant key '" + key + "' (known keys: " + known +
+                   ")");
 }
 
 std::map<std::string, std::string>
@@ -291,15 +311,8 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
     if (!entry.contains('=') || key.empty())
       return makeError("variant entry '" + entry +
                        "' is not of the form key=value");
-    const KeyInfo *info =
-        llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == key; });
-    if (info == std::end(kKeys)) {
-      std::string known;
-      for (const KeyInfo &k : kKeys)
-        known += (known.empty() ? "" : ", ") + k.name.str();
-      return makeError("unknown variant key '" + key + "' (known keys: " +
-                       known + ")");
-    }
+    if (llvm::Error err = checkVariantKey(key))
+      return std::move(err);
     if (!values.try_emplace(key, value).second)
       return makeError("variant key '" + key + "' is given twice");
     order.push_back(key);
@@ -327,8 +340,7 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
   bool kvHeadsGiven = false, scaleGiven = false;
   for (StringRef key : order) {
     StringRef value = values.lookup(key);
-    const KeyInfo *info =
-        llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == key; });
+    const KeyInfo *info = findKey(key);
     if (!(info->ops & opBit))
       return makeError("variant key '" + key + "' does not apply to op=" +
                        toString(v.op));
@@ -392,18 +404,24 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
 
   // Ranges, then combinations. Keys that do not apply keep their defaults,
   // which are valid.
-  for (auto [key, value, min] : {
-           std::tuple<StringRef, int64_t, int64_t>{"num_heads", v.numHeads, 1},
-           {"num_kv_heads", v.numKvHeads, 1},
-           {"head_size", v.headSize, 1},
-           {"block_size", v.blockSize, 1},
-           {"window_left", v.windowLeft, -1},
-           {"window_right", v.windowRight, -1},
-           {"kv_lora_rank", v.kvLoraRank, 1},
-           {"rope_dim", v.ropeDim, 1},
-           {"num_kv_splits", v.numKvSplits, 1},
+  for (auto [key, value, min, max] : {
+           std::tuple<StringRef, int64_t, int64_t, int64_t>{
+               "num_heads", v.numHeads, 1, kMaxHeads},
+           {"num_kv_heads", v.numKvHeads, 1, kMaxHeads},
+           {"head_size", v.headSize, 1, kMaxHeadSize},
+           {"block_size", v.blockSize, 1, kMaxBlockSize},
+           {"window_left", v.windowLeft, -1, kMaxWindow},
+           {"window_right", v.windowRight, -1, kMaxWindow},
+           {"kv_lora_rank", v.kvLoraRank, 1, kMaxHeadSize},
+           {"rope_dim", v.ropeDim, 1, kMaxHeadSize},
+           {"num_kv_splits", v.numKvSplits, 1, kMaxKvSplits},
        })
-    if (llvm::Error err = expectAtLeast(key, value, min))
+    if (llvm::Error err = expectInRange(key, value, min, max))
+      return std::move(err);
+  if (v.op == VariantOp::MlaDecode || values.count("kv_lora_rank"))
+    if (llvm::Error err = expectInRange("kv_lora_rank + rope_dim",
+                                        v.kvLoraRank + v.ropeDim, 2,
+                                        kMaxHeadSize))
       return std::move(err);
   if (v.softCap < 0)
     return makeError(llvm::formatv(
@@ -663,4 +681,169 @@ llvm::Error mlir::attn::buildVariant(const Variant &variant, ModuleOp module) {
   }
   fn.erase();
   return makeError("the variant does not verify: " + diagnostics);
+}
+
+//===----------------------------------------------------------------------===//
+// Recovering the variant of a function
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The element type of `value`'s shaped type as a variant dtype.
+FailureOr<VariantDType> dtypeOf(Value value) {
+  Type element = cast<ShapedType>(value.getType()).getElementType();
+  if (element.isF32())
+    return VariantDType::F32;
+  if (element.isF16())
+    return VariantDType::F16;
+  if (element.isBF16())
+    return VariantDType::BF16;
+  return failure();
+}
+
+int64_t dimOf(Value value, int64_t i) {
+  return cast<ShapedType>(value.getType()).getDimSize(i);
+}
+
+/// The knobs of `op` in a Variant. Shapes are checked to be static later,
+/// by comparing the function type with the rebuilt one.
+llvm::Expected<Variant> variantOfOp(Operation *op) {
+  Variant v;
+  Value typed;
+  if (auto pa = dyn_cast<PagedAttentionOp>(op)) {
+    v.op = VariantOp::PagedAttention;
+    typed = pa.getQuery();
+    v.numHeads = dimOf(pa.getQuery(), 1);
+    v.headSize = dimOf(pa.getQuery(), 2);
+    v.layout = pa.getLayout() == KVLayout::nhd ? VariantLayout::NHD
+                                               : VariantLayout::HND;
+    bool nhd = v.layout == VariantLayout::NHD;
+    v.blockSize = dimOf(pa.getKvCache(), nhd ? 2 : 3);
+    v.numKvHeads = dimOf(pa.getKvCache(), nhd ? 3 : 2);
+    auto metadata = pa.getMetadata().getDefiningOp<MetadataOp>();
+    if (!metadata)
+      return makeError("its metadata does not come from an attn.metadata op "
+                       "of the function");
+    v.causal = metadata.getCausal();
+    v.windowLeft = pa.getWindowLeftValue();
+    v.windowRight = pa.getWindowRightValue();
+    v.softCap = pa.getSoftCap().convertToFloat();
+    v.scale = pa.getScale().convertToFloat();
+    v.alibi = static_cast<bool>(pa.getAlibiSlopes());
+    v.sinks = static_cast<bool>(pa.getSinks());
+  } else if (auto rc = dyn_cast<ReshapeAndCacheOp>(op)) {
+    v.op = VariantOp::ReshapeAndCache;
+    typed = rc.getKey();
+    v.latentCache = rc.isLatentCache();
+    if (v.latentCache) {
+      v.kvLoraRank = dimOf(rc.getKey(), 1);
+      v.ropeDim = dimOf(rc.getValue(), 1);
+      v.blockSize = dimOf(rc.getKvCache(), 1);
+    } else {
+      v.numKvHeads = dimOf(rc.getKey(), 1);
+      v.headSize = dimOf(rc.getKey(), 2);
+      v.layout = rc.getLayout() == KVLayout::hnd ? VariantLayout::HND
+                                                 : VariantLayout::NHD;
+      v.blockSize =
+          dimOf(rc.getKvCache(), v.layout == VariantLayout::NHD ? 2 : 3);
+    }
+  } else if (auto mla = dyn_cast<MlaDecodeOp>(op)) {
+    v.op = VariantOp::MlaDecode;
+    typed = mla.getQ();
+    v.numHeads = dimOf(mla.getQ(), 1);
+    v.kvLoraRank = mla.getKvLoraRank();
+    v.ropeDim = dimOf(mla.getQ(), 2) - v.kvLoraRank;
+    v.blockSize = dimOf(mla.getKvCache(), 1);
+    v.scale = mla.getScale().convertToFloat();
+    v.numKvSplits = mla.getNumKvSplits();
+  } else {
+    auto merge = cast<MergeStatesOp>(op);
+    v.op = VariantOp::MergeStates;
+    typed = merge.getOutA();
+    v.numHeads = dimOf(merge.getOutA(), 1);
+    v.headSize = dimOf(merge.getOutA(), 2);
+  }
+  FailureOr<VariantDType> dtype = dtypeOf(typed);
+  if (failed(dtype))
+    return makeError("its element type is not f32, f16 or bf16");
+  v.dtype = *dtype;
+  return v;
+}
+
+/// How the function's arguments reach its attn op and how the op's results
+/// leave it: for each operand of the op, then of the attn.metadata op it
+/// reads, the index of the function argument it is (-1: something else);
+/// then, per returned value, the index of the op result it is (-1: other).
+SmallVector<int64_t> argumentRoles(func::FuncOp fn, Operation *op) {
+  SmallVector<int64_t> roles;
+  auto add = [&](Operation *user) {
+    for (Value operand : user->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      roles.push_back(arg && arg.getOwner()->isEntryBlock()
+                          ? static_cast<int64_t>(arg.getArgNumber())
+                          : -1);
+    }
+  };
+  add(op);
+  for (Value operand : op->getOperands())
+    if (auto metadata = operand.getDefiningOp<MetadataOp>())
+      add(metadata);
+  fn.walk([&](func::ReturnOp ret) {
+    for (Value v : ret.getOperands()) {
+      auto result = dyn_cast<OpResult>(v);
+      roles.push_back(result && result.getOwner() == op
+                          ? static_cast<int64_t>(result.getResultNumber())
+                          : -1);
+    }
+  });
+  return roles;
+}
+
+bool isAttnComputeOp(Operation *op) {
+  return isa<PagedAttentionOp, ReshapeAndCacheOp, MlaDecodeOp, MergeStatesOp>(
+      op);
+}
+
+} // namespace
+
+llvm::Expected<Variant> mlir::attn::variantOfFunction(func::FuncOp fn) {
+  std::string where = "function @" + fn.getSymName().str();
+  SmallVector<Operation *> ops;
+  fn.walk([&](Operation *op) {
+    if (isAttnComputeOp(op))
+      ops.push_back(op);
+  });
+  if (ops.size() != 1)
+    return makeError(where + " has " + Twine(ops.size()) +
+                     " attn ops; the runtime calls functions of exactly one "
+                     "(the form attn-compile --emit=mlir --variant prints)");
+  llvm::Expected<Variant> variant = variantOfOp(ops.front());
+  if (!variant)
+    return makeError(where + ": " + llvm::toString(variant.takeError()));
+
+  // Rebuild the function the runtime expects and compare.
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(fn.getLoc());
+  if (llvm::Error err = buildVariant(*variant, *scratch))
+    return makeError(where + ": " + llvm::toString(std::move(err)));
+  auto canonical = *scratch->getOps<func::FuncOp>().begin();
+  if (canonical.getFunctionType() != fn.getFunctionType()) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << where << " has type " << fn.getFunctionType()
+       << ", but the runtime calls its variant as "
+       << canonical.getFunctionType();
+    return makeError(message);
+  }
+  Operation *canonicalOp = nullptr;
+  canonical.walk([&](Operation *op) {
+    if (isAttnComputeOp(op))
+      canonicalOp = op;
+  });
+  if (argumentRoles(fn, ops.front()) != argumentRoles(canonical, canonicalOp))
+    return makeError(where + ": its arguments do not reach the " +
+                     ops.front()->getName().getStringRef() +
+                     " op (or its results the return) in the order the "
+                     "runtime passes them; write it as attn-compile "
+                     "--emit=mlir --variant prints it");
+  return variant;
 }

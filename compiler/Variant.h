@@ -21,6 +21,9 @@
 
 namespace mlir {
 class ModuleOp;
+namespace func {
+class FuncOp;
+} // namespace func
 
 namespace attn {
 
@@ -78,6 +81,10 @@ llvm::Expected<Variant> parseVariant(llvm::StringRef spec);
 /// Whether `key` is a variant key that applies to `op` ("op" always does).
 bool variantKeyApplies(llvm::StringRef key, llvm::StringRef op);
 
+/// Success when `key` is a variant key; otherwise the error parseVariant
+/// gives for it (naming the key and every known one).
+llvm::Error checkVariantKey(llvm::StringRef key);
+
 /// The variant as canonical key/values: every key that applies to its op,
 /// defaults filled in, floats printed so that they read back as the same
 /// f32. Bundles record these and the runtime matches on them.
@@ -91,6 +98,13 @@ std::string variantName(const Variant &variant);
 /// variant.functionName()) and verifies it. A verifier failure is returned as
 /// an error carrying the diagnostic.
 llvm::Error buildVariant(const Variant &variant, mlir::ModuleOp module);
+
+/// The variant `fn` computes, when `fn` is in the form buildVariant gives it
+/// (any name): one attn op with static shapes whose operands are the
+/// function's arguments in buildVariant's order, and whose results the
+/// function returns. That is the form the runtime calls. Otherwise an error
+/// saying what differs.
+llvm::Expected<Variant> variantOfFunction(func::FuncOp fn);
 
 } // namespace attn
 } // namespace mlir

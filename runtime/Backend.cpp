@@ -214,6 +214,19 @@ AttentionBackend::validateConfiguration(const SelectionRequest &request) const {
   return reasons;
 }
 
+Result<std::unique_ptr<AttentionImpl>>
+AttentionBackend::getImpl(const AttentionLayer &layer, KernelExecutor &executor,
+                          const KvCacheSpec *cache) const {
+  ATTN_RETURN_IF_ERROR(checkLayer(layer));
+  Result<std::unique_ptr<AttentionImpl>> impl = makeImpl(layer, executor);
+  if (!impl || !cache)
+    return impl;
+  for (const VariantQuery &call : (*impl)->calls(layer, *cache))
+    if (Status s = executor.checkServes(call); !s)
+      return errorf(name(), ": layer '", layer.name, "': ", s.message());
+  return impl;
+}
+
 Status AttentionBackend::checkLayer(const AttentionLayer &layer) const {
   auto fail = [&](auto &&...parts) {
     return errorf(name(), ": layer '", layer.name, "': ", parts...);
@@ -289,9 +302,8 @@ Status FlashAttentionBackend::checkBlockSize(int64_t blockSize) const {
 }
 
 Result<std::unique_ptr<AttentionImpl>>
-FlashAttentionBackend::getImpl(const AttentionLayer &layer,
-                               KernelExecutor &executor) const {
-  ATTN_RETURN_IF_ERROR(checkLayer(layer));
+FlashAttentionBackend::makeImpl(const AttentionLayer &layer,
+                                KernelExecutor &executor) const {
   return std::unique_ptr<AttentionImpl>(
       std::make_unique<FlashAttentionImpl>(layer, executor));
 }
@@ -354,8 +366,9 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
   int64_t queryTokens = md->queryStartLoc.getInt(numReqs);
   ATTN_RETURN_IF_ERROR(
       checkShape(who, "query", query, {-1, numHeads, headSize}, std::nullopt));
-  if (!isFloat(query.dtype()))
-    return errorf(who, ": query must be a float tensor, got ", shapeOf(query));
+  if (query.dtype() != layer.dtype)
+    return errorf(who, ": query is ", shapeOf(query), " but layer '",
+                  layer.name, "' is ", toString(layer.dtype));
   if (query.dim(0) < queryTokens)
     return errorf(who, ": query has ", query.dim(0),
                   " tokens but the metadata has ", queryTokens);
@@ -394,20 +407,36 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
     ATTN_RETURN_IF_ERROR(executor().reshapeAndCache(
         key, value, md->slotMapping, KvCacheLayout::Nhd, kvCache));
 
+  if (md->useCascade)
+    return forwardCascade(query, kvCache, *md, params(md->causal), output);
+  return executor().pagedAttention(query, kvCache, md->queryStartLoc,
+                                   md->seqLens, md->blockTable,
+                                   params(md->causal), output,
+                                   /*lse=*/nullptr);
+}
+
+PagedAttentionParams FlashAttentionImpl::params(bool causal) const {
   PagedAttentionParams params;
   params.scale = scale;
-  params.causal = md->causal;
+  params.causal = causal;
   params.windowLeft = window_.first;
   params.windowRight = window_.second;
   params.logitsSoftCap = logitsSoftCap_;
   params.alibiSlopes = alibiSlopes_ ? &*alibiSlopes_ : nullptr;
   params.sinks = sinks_ ? &*sinks_ : nullptr;
   params.layout = KvCacheLayout::Nhd;
-  if (md->useCascade)
-    return forwardCascade(query, kvCache, *md, params, output);
-  return executor().pagedAttention(query, kvCache, md->queryStartLoc,
-                                   md->seqLens, md->blockTable, params, output,
-                                   /*lse=*/nullptr);
+  return params;
+}
+
+std::vector<VariantQuery>
+FlashAttentionImpl::calls(const AttentionLayer &layer,
+                          const KvCacheSpec &cache) const {
+  // Operands with no rows carry the shapes and dtypes the queries read.
+  Tensor query(layer.dtype, {0, numHeads, headSize});
+  Tensor key(layer.dtype, {0, numKvHeads, headSize});
+  Tensor kvCache(layer.dtype, {0, 2, cache.blockSize, numKvHeads, headSize});
+  return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::Nhd),
+          pagedAttentionQuery(query, kvCache, params(/*causal=*/true))};
 }
 
 Status FlashAttentionImpl::forwardCascade(const Tensor &query,
@@ -536,9 +565,8 @@ Status TritonMlaBackend::checkBlockSize(int64_t blockSize) const {
 }
 
 Result<std::unique_ptr<AttentionImpl>>
-TritonMlaBackend::getImpl(const AttentionLayer &layer,
-                          KernelExecutor &executor) const {
-  ATTN_RETURN_IF_ERROR(checkLayer(layer));
+TritonMlaBackend::makeImpl(const AttentionLayer &layer,
+                           KernelExecutor &executor) const {
   if (layer.numKvHeads != 1)
     return errorf(kName, ": layer '", layer.name,
                   "': MLA requires num_kv_heads == 1, got ", layer.numKvHeads);
@@ -620,6 +648,21 @@ Status TritonMlaImpl::forward(const AttentionLayer &layer, const Tensor &query,
   return forwardMqa(layer, query, kvCache, *md, output, /*lse=*/nullptr);
 }
 
+std::vector<VariantQuery>
+TritonMlaImpl::calls(const AttentionLayer &layer,
+                     const KvCacheSpec &cache) const {
+  Tensor q(layer.dtype, {0, numHeads, headSize});
+  Tensor kvC(layer.dtype, {0, kvLoraRank});
+  Tensor kPe(layer.dtype, {0, headSize - kvLoraRank});
+  Tensor kvCache(layer.dtype, {0, cache.blockSize, headSize});
+  MlaDecodeParams decode;
+  decode.scale = scale;
+  decode.kvLoraRank = kvLoraRank;
+  decode.numKvSplits = MlaMetadataBuilder::kDefaultNumKvSplits;
+  return {concatAndCacheMlaQuery(kvC, kPe, kvCache),
+          mlaDecodeQuery(q, kvCache, decode)};
+}
+
 Status TritonMlaImpl::checkMqa(const AttentionLayer &layer, const Tensor &q,
                                const Tensor &kvCache,
                                const MlaMetadata &metadata, const Tensor &out,
@@ -642,8 +685,9 @@ Status TritonMlaImpl::checkMqa(const AttentionLayer &layer, const Tensor &q,
   int64_t numReqs = metadata.numReqs;
   ATTN_RETURN_IF_ERROR(
       checkShape(who, "q", q, {numReqs, numHeads, headSize}, std::nullopt));
-  if (!isFloat(q.dtype()))
-    return errorf(who, ": q must be a float tensor, got ", shapeOf(q));
+  if (q.dtype() != layer.dtype)
+    return errorf(who, ": q is ", shapeOf(q), " but layer '", layer.name,
+                  "' is ", toString(layer.dtype));
   ATTN_RETURN_IF_ERROR(
       checkShape(who, "kv cache", kvCache, {-1, -1, headSize}, q.dtype()));
   ATTN_RETURN_IF_ERROR(checkShape(who, "output", out,

@@ -18,6 +18,7 @@
 #include "reference/ops/Tensor.h"
 #include "runtime/KernelExecutor.h"
 #include "runtime/MetadataBuilder.h"
+#include "runtime/VariantQuery.h"
 
 #include <cstdint>
 #include <memory>
@@ -119,6 +120,12 @@ public:
                          Tensor &output, const Tensor *outputScale = nullptr,
                          const Tensor *outputBlockScale = nullptr) = 0;
 
+  /// The op calls forward makes for `layer` on a kv cache of `cache` (those
+  /// of every step; cascade attention's extra passes are left out), as the
+  /// queries an executor matches against its kernels.
+  virtual std::vector<VariantQuery> calls(const AttentionLayer &layer,
+                                          const KvCacheSpec &cache) const = 0;
+
 protected:
   explicit AttentionImpl(KernelExecutor &executor) : executor_(executor) {}
   KernelExecutor &executor() const { return executor_; }
@@ -175,9 +182,14 @@ public:
   validateConfiguration(const SelectionRequest &request) const;
 
   /// The impl of `layer`, dispatching to `executor` (which must outlive it).
-  /// Errors when the layer asks for something the backend does not support.
-  virtual Result<std::unique_ptr<AttentionImpl>>
-  getImpl(const AttentionLayer &layer, KernelExecutor &executor) const = 0;
+  /// Errors when the layer asks for something the backend does not support
+  /// and, when `cache` describes the layer's kv cache, when `executor` does
+  /// not serve every op call the impl will make: a bundle without the
+  /// variant says so now, naming the attn-compile --variant to add, instead
+  /// of failing the first forward.
+  Result<std::unique_ptr<AttentionImpl>>
+  getImpl(const AttentionLayer &layer, KernelExecutor &executor,
+          const KvCacheSpec *cache = nullptr) const;
 
   /// The metadata builder for the layers `layerNames` sharing `spec`.
   virtual Result<std::unique_ptr<AttentionMetadataBuilder>>
@@ -185,6 +197,10 @@ public:
              const BuilderConfig &config) const = 0;
 
 protected:
+  /// The impl of an already checked-for-support `layer`.
+  virtual Result<std::unique_ptr<AttentionImpl>>
+  makeImpl(const AttentionLayer &layer, KernelExecutor &executor) const = 0;
+
   /// Checks what getImpl needs of every layer: head counts, a supported head
   /// size, dtype and kv cache dtype, and only the features (sinks, sliding
   /// window, ALiBi) the backend supports, with one value per head.
@@ -211,11 +227,14 @@ public:
   bool supportsAlibi() const override { return true; }
   bool supportsLogitsSoftCap() const override { return true; }
 
-  Result<std::unique_ptr<AttentionImpl>>
-  getImpl(const AttentionLayer &layer, KernelExecutor &executor) const override;
   Result<std::unique_ptr<AttentionMetadataBuilder>>
   getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
              const BuilderConfig &config) const override;
+
+protected:
+  Result<std::unique_ptr<AttentionImpl>>
+  makeImpl(const AttentionLayer &layer,
+           KernelExecutor &executor) const override;
 };
 
 /// MLA decode over the latent cache [num_blocks, block_size, head_size]
@@ -238,11 +257,14 @@ public:
   Status checkBlockSize(int64_t blockSize) const override;
   bool isMla() const override { return true; }
 
-  Result<std::unique_ptr<AttentionImpl>>
-  getImpl(const AttentionLayer &layer, KernelExecutor &executor) const override;
   Result<std::unique_ptr<AttentionMetadataBuilder>>
   getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
              const BuilderConfig &config) const override;
+
+protected:
+  Result<std::unique_ptr<AttentionImpl>>
+  makeImpl(const AttentionLayer &layer,
+           KernelExecutor &executor) const override;
 };
 
 /// FLASH_ATTN's impl: cache write, then varlen paged attention, or cascade
@@ -257,8 +279,13 @@ public:
                  const AttentionMetadata &metadata, Tensor &output,
                  const Tensor *outputScale = nullptr,
                  const Tensor *outputBlockScale = nullptr) override;
+  /// reshape_and_cache and causal paged attention.
+  std::vector<VariantQuery> calls(const AttentionLayer &layer,
+                                  const KvCacheSpec &cache) const override;
 
 private:
+  /// The knobs of this layer's paged attention calls.
+  PagedAttentionParams params(bool causal) const;
   Status forwardCascade(const Tensor &query, const Tensor &kvCache,
                         const FlashAttentionMetadata &md,
                         const PagedAttentionParams &params, Tensor &output);
@@ -296,6 +323,10 @@ public:
                  const AttentionMetadata &metadata, Tensor &output,
                  const Tensor *outputScale = nullptr,
                  const Tensor *outputBlockScale = nullptr) override;
+  /// The latent cache write and MLA decode with the metadata builder's
+  /// default num_kv_splits.
+  std::vector<VariantQuery> calls(const AttentionLayer &layer,
+                                  const KvCacheSpec &cache) const override;
 
   /// MLA decode of q [R, H, L + P] against the latent cache into out
   /// [R, H, L] (and lse [R, H] when not null).

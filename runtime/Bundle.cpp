@@ -25,13 +25,6 @@ std::string hashToHex(uint64_t hash) {
   return text;
 }
 
-const Plan *BundleVariant::findPlan(std::string_view function) const {
-  for (const Plan &p : plans)
-    if (p.function == function)
-      return &p;
-  return nullptr;
-}
-
 const BundleKernel *BundleVariant::findKernel(std::string_view symbol,
                                               std::string_view target) const {
   for (const BundleKernel &k : kernels)
@@ -40,29 +33,10 @@ const BundleKernel *BundleVariant::findKernel(std::string_view symbol,
   return nullptr;
 }
 
-Result<const BundleVariant *>
-Bundle::find(const std::map<std::string, std::string> &query) const {
-  for (const BundleVariant &v : variants) {
-    bool match = true;
-    for (const auto &[key, value] : query) {
-      auto it = v.parameters.find(key);
-      match &= it != v.parameters.end() && it->second == value;
-    }
-    if (match)
-      return &v;
-  }
-  std::string wanted, have;
-  for (const auto &[key, value] : query)
-    wanted += (wanted.empty() ? "" : ",") + key + "=" + value;
+const BundleVariant *Bundle::findEntry(std::string_view name,
+                                       int64_t subgroupSize) const {
   for (const BundleVariant &v : variants)
-    have += (have.empty() ? "" : ", ") + v.name;
-  return errorf("bundle ", directory, " has no variant with ", wanted,
-                " (it has: ", have.empty() ? "none" : have, ")");
-}
-
-const BundleVariant *Bundle::findByName(std::string_view name) const {
-  for (const BundleVariant &v : variants)
-    if (v.name == name)
+    if (v.name == name && v.subgroupSize == subgroupSize)
       return &v;
   return nullptr;
 }
@@ -93,6 +67,7 @@ std::string manifestToJson(const Bundle &bundle) {
   for (const BundleVariant &v : bundle.variants) {
     nlohmann::json jv;
     jv["name"] = v.name;
+    jv["subgroup_size"] = v.subgroupSize;
     jv["cache_key"] = v.cacheKey;
     jv["parameters"] = v.parameters;
     jv["plans"] = nlohmann::json::array();
@@ -140,9 +115,12 @@ Result<Bundle> manifestFromJson(std::string_view text,
     return errorf(where, ": expected an object with \"format_version\"");
   Bundle bundle;
   bundle.directory = directory;
-  bundle.formatVersion = j["format_version"].get<int>();
-  if (bundle.formatVersion != kBundleFormatVersion)
-    return errorf(where, ": format version ", bundle.formatVersion,
+  bundle.formatVersion = kBundleFormatVersion;
+  // Compared as read, so that no larger number truncates to a good one.
+  const nlohmann::json &version = j["format_version"];
+  if (!version.is_number_unsigned() ||
+      version.get<uint64_t>() != static_cast<uint64_t>(kBundleFormatVersion))
+    return errorf(where, ": format version ", version.dump(),
                   " is not supported (this runtime reads version ",
                   kBundleFormatVersion, "; recompile the bundle)");
   Result<std::string> compiler = getString(j, "compiler", where);
@@ -157,6 +135,12 @@ Result<Bundle> manifestFromJson(std::string_view text,
     if (!name)
       return name.status();
     v.name = *name;
+    if (!jv.contains("subgroup_size") ||
+        !jv["subgroup_size"].is_number_unsigned() ||
+        jv["subgroup_size"].get<uint64_t>() > 1024)
+      return errorf(where, ", variant ", v.name,
+                    ": expected \"subgroup_size\", an integer in [0, 1024]");
+    v.subgroupSize = jv["subgroup_size"].get<int64_t>();
     if (jv.contains("cache_key") && jv["cache_key"].is_string())
       v.cacheKey = jv["cache_key"].get<std::string>();
     std::string vwhere = where + ", variant " + v.name;
@@ -170,6 +154,9 @@ Result<Bundle> manifestFromJson(std::string_view text,
     if (!jv.contains("plans") || !jv["plans"].is_array() ||
         !jv.contains("kernels") || !jv["kernels"].is_array())
       return errorf(vwhere, ": expected arrays \"plans\" and \"kernels\"");
+    if (jv["plans"].size() > 1)
+      return errorf(vwhere, ": has ", jv["plans"].size(),
+                    " plans; an entry has at most one");
     for (const nlohmann::json &jp : jv["plans"]) {
       Result<Plan> plan = planFromJsonValue(jp);
       if (!plan)
@@ -214,8 +201,9 @@ Result<Bundle> manifestFromJson(std::string_view text,
             return errorf(vwhere, ": plan ", p.function, " launches ",
                           op.kernel, ", which the bundle does not contain");
         }
-    if (bundle.findByName(v.name))
-      return errorf(where, ": two variants are named ", v.name);
+    if (bundle.findEntry(v.name, v.subgroupSize))
+      return errorf(where, ": two entries of variant ", v.name,
+                    " are for subgroup size ", v.subgroupSize);
     bundle.variants.push_back(std::move(v));
   }
   return bundle;

@@ -6,16 +6,23 @@
 //   manifest.json
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
-//     variants[]       one per compiled variant:
-//       name           unique in the bundle ("paged_attention.h32.g8...")
+//     variants[]       one entry per compiled variant and subgroup size:
+//       name           the variant ("paged_attention.h32.g8..."); name and
+//                      subgroup size are unique together
+//       subgroup_size  what the GPU kernels were built for (8, 16, 32, 64,
+//                      ...; 0: the entry has no subgroup-dependent kernels,
+//                      as for target tt)
 //       cache_key      hash of what produced it (for incremental builds)
-//       parameters     the variant's key/values (op, num_heads, dtype, ...)
-//       plans[]        one runtime::Plan per function (runtime/Plan.h)
-//       kernels[]      symbol ("module::func", what plans launch), target
-//                      ("spirv", "ptx", "msl", "tt"), file (relative),
-//                      entry point, hash (FNV-1a 64 of the file, hex), and
-//                      target-specific launch facts in `launch` (for MSL:
-//                      which buffer index holds which argument)
+//       parameters     the variant's key/values (op, num_heads, dtype, ...),
+//                      what the runtime matches a call against
+//       plans[]        the host plan of the variant's function
+//                      (runtime/Plan.h): one, or none for tt-only entries
+//       kernels[]      symbol (what plans launch; unique to the entry's
+//                      compile, so kernels of several bundles can share a
+//                      device), target ("spirv", "ptx", "msl", "tt"), file
+//                      (relative), entry point, hash (FNV-1a 64 of the file,
+//                      hex), and target-specific launch facts in `launch`
+//                      (for MSL: which buffer index holds which argument)
 //
 // Loading checks the format version, the JSON's structure, every plan, and
 // every kernel file against its hash, so a corrupt bundle is an error naming
@@ -36,7 +43,9 @@
 
 namespace attn::runtime {
 
-inline constexpr int kBundleFormatVersion = 1;
+/// 2: one entry per subgroup size, one plan per entry, symbols unique per
+/// compile.
+inline constexpr int kBundleFormatVersion = 2;
 
 /// FNV-1a, 64 bits: the content hash of kernel files.
 uint64_t contentHash(std::string_view bytes);
@@ -57,6 +66,8 @@ struct BundleKernel {
 
 struct BundleVariant {
   std::string name;
+  /// The subgroup size the entry's GPU kernels need; 0 when none.
+  int64_t subgroupSize = 0;
   /// Identifies the compiler input and options that produced the variant;
   /// attn-compile reuses a variant whose key has not changed.
   std::string cacheKey;
@@ -64,7 +75,8 @@ struct BundleVariant {
   std::vector<Plan> plans;
   std::vector<BundleKernel> kernels;
 
-  const Plan *findPlan(std::string_view function) const;
+  /// The plan of the entry's function, or null for an entry without one.
+  const Plan *plan() const { return plans.empty() ? nullptr : &plans.front(); }
   const BundleKernel *findKernel(std::string_view symbol,
                                  std::string_view target) const;
   bool operator==(const BundleVariant &) const = default;
@@ -77,11 +89,9 @@ struct Bundle {
   std::string directory;
   std::vector<BundleVariant> variants;
 
-  /// The variant whose parameters include every key/value of `query`, or an
-  /// error listing the variants there are.
-  Result<const BundleVariant *>
-  find(const std::map<std::string, std::string> &query) const;
-  const BundleVariant *findByName(std::string_view name) const;
+  /// The entry of variant `name` built for `subgroupSize`, or null.
+  const BundleVariant *findEntry(std::string_view name,
+                                 int64_t subgroupSize) const;
 
   /// Reads a kernel file and checks it against its hash.
   Result<std::string> readKernel(const BundleKernel &kernel) const;

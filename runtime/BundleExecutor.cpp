@@ -6,107 +6,14 @@
 #include "reference/ops/Metadata.h"
 #include "runtime/TensorRows.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
 #include <set>
 
 namespace attn::runtime {
 
 namespace {
 
-using Kind = VariantParameter::Kind;
-
-std::optional<int64_t> parseInt(const std::string &text) {
-  if (text.empty())
-    return std::nullopt;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0')
-    return std::nullopt;
-  return v;
-}
-
-std::optional<bool> parseBool(const std::string &text) {
-  if (text == "true" || text == "1")
-    return true;
-  if (text == "false" || text == "0")
-    return false;
-  return std::nullopt;
-}
-
-std::optional<float> parseF32(const std::string &text) {
-  if (text.empty())
-    return std::nullopt;
-  char *end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (*end != '\0')
-    return std::nullopt;
-  return static_cast<float>(v);
-}
-
-bool sameValue(const VariantParameter &want, const std::string &have) {
-  switch (want.kind) {
-  case Kind::Text:
-    return have == want.value;
-  case Kind::Int: {
-    std::optional<int64_t> a = parseInt(have), b = parseInt(want.value);
-    return a && b && *a == *b;
-  }
-  case Kind::Bool: {
-    std::optional<bool> a = parseBool(have), b = parseBool(want.value);
-    return a && b && *a == *b;
-  }
-  case Kind::F32: {
-    std::optional<float> a = parseF32(have), b = parseF32(want.value);
-    return a && b && *a == *b;
-  }
-  }
-  return false;
-}
-
-/// An f32 printed with enough digits to read back the same f32.
-std::string f32Text(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g",
-                static_cast<double>(static_cast<float>(v)));
-  return text;
-}
-
-VariantParameter text(std::string key, std::string_view value) {
-  return {std::move(key), std::string(value), Kind::Text};
-}
-VariantParameter integer(std::string key, int64_t value) {
-  return {std::move(key), std::to_string(value), Kind::Int};
-}
-VariantParameter boolean(std::string key, bool value) {
-  return {std::move(key), value ? "true" : "false", Kind::Bool};
-}
-VariantParameter f32(std::string key, double value) {
-  return {std::move(key), f32Text(value), Kind::F32};
-}
-
-std::string_view layoutName(KvCacheLayout layout) {
-  return layout == KvCacheLayout::Nhd ? "nhd" : "hnd";
-}
-
 KvLayout toReference(KvCacheLayout layout) {
   return layout == KvCacheLayout::Nhd ? KvLayout::NHD : KvLayout::HND;
-}
-
-/// Dimension `i` of `t`, or -1 when it has none (the query then matches no
-/// variant, and the message shows the -1).
-int64_t dimOr(const Tensor &t, int64_t i) {
-  return i < t.rank() ? t.dim(i) : -1;
-}
-
-/// Block size and kv heads of a paged cache in `layout`.
-std::pair<int64_t, int64_t> pagedCacheDims(const Tensor &cache,
-                                           KvCacheLayout layout) {
-  bool nhd = layout == KvCacheLayout::Nhd;
-  return {dimOr(cache, nhd ? 2 : 3), dimOr(cache, nhd ? 3 : 2)};
 }
 
 /// Checks the paged metadata of one call against a cache of `numBlocks`
@@ -159,134 +66,102 @@ Status deliver(const std::vector<Tensor> &results, Tensor &out, Tensor *lse) {
 // Variant lookup
 //===----------------------------------------------------------------------===//
 
-std::string VariantQuery::describe() const {
-  std::string s;
-  for (const VariantParameter &p : parameters)
-    s += (s.empty() ? "" : ",") + p.key + "=" + p.value;
-  return s;
+namespace {
+
+bool hasTarget(const BundleVariant &v, std::string_view target) {
+  for (const BundleKernel &k : v.kernels)
+    if (k.target == target)
+      return true;
+  return false;
 }
 
-Result<const BundleVariant *> findVariant(const Bundle &bundle,
-                                          const VariantQuery &query) {
-  auto mismatches = [&](const BundleVariant &v) {
-    std::vector<std::string> differ;
-    for (const VariantParameter &p : query.parameters) {
-      auto it = v.parameters.find(p.key);
-      if (it == v.parameters.end())
-        differ.push_back(p.key + " missing");
-      else if (!sameValue(p, it->second))
-        differ.push_back(p.key + "=" + it->second);
-    }
-    return differ;
-  };
-  for (const BundleVariant &v : bundle.variants)
-    if (mismatches(v).empty())
-      return &v;
+/// "a, b, c" of the distinct values, in order of first appearance.
+std::string joinDistinct(const std::vector<std::string> &values) {
+  std::string text;
+  std::set<std::string> seen;
+  for (const std::string &v : values)
+    if (seen.insert(v).second)
+      text += (text.empty() ? "" : ", ") + v;
+  return text;
+}
 
+/// The error when no entry's parameters match `query`.
+Status noVariant(const Bundle &bundle, const VariantQuery &query) {
   std::string op = query.parameters.empty() ? "" : query.parameters[0].value;
   std::string wanted;
   for (size_t i = 1; i < query.parameters.size(); ++i)
     wanted += (wanted.empty() ? "" : ",") + query.parameters[i].key + "=" +
               query.parameters[i].value;
-  std::string have;
+  std::vector<std::string> sameOp, all;
   for (const BundleVariant &v : bundle.variants) {
+    all.push_back(v.name);
     auto it = v.parameters.find("op");
     if (it == v.parameters.end() || it->second != op)
       continue;
     std::string differ;
-    for (const std::string &d : mismatches(v))
+    for (const std::string &d : query.mismatches(v.parameters))
       differ += (differ.empty() ? "" : ", ") + d;
-    have += (have.empty() ? "" : "; ") + v.name + " (" + differ + ")";
+    sameOp.push_back(v.name + " (" + differ + ")");
   }
-  if (have.empty()) {
-    for (const BundleVariant &v : bundle.variants)
-      have += (have.empty() ? "" : ", ") + v.name;
+  std::string have;
+  if (!sameOp.empty())
+    for (const std::string &s : sameOp)
+      have += (have.empty() ? "" : "; ") + s;
+  else
     have = "no " + op + " variant" +
-           (have.empty() ? std::string() : ", only " + have);
-  }
+           (all.empty() ? std::string() : ", only " + joinDistinct(all));
   return errorf("bundle ", bundle.directory, " has no ", op, " variant with ",
-                wanted, " (it has: ", have, ")");
+                wanted, " (it has: ", have,
+                "); compile one with: attn-compile --variant ",
+                query.describe());
 }
 
-VariantQuery pagedAttentionQuery(const Tensor &query, const Tensor &kvCache,
-                                 const PagedAttentionParams &params) {
-  auto [blockSize, numKvHeads] = pagedCacheDims(kvCache, params.layout);
-  VariantQuery q;
-  q.parameters = {
-      text("op", "paged_attention"),
-      integer("num_heads", dimOr(query, 1)),
-      integer("num_kv_heads", numKvHeads),
-      integer("head_size", dimOr(query, 2)),
-      integer("block_size", blockSize),
-      text("dtype", toString(query.dtype())),
-      text("layout", layoutName(params.layout)),
-      boolean("causal", params.causal),
-      integer("window_left", params.windowLeft < 0 ? -1 : params.windowLeft),
-  };
-  // Causal attention sees no key to the right whatever window_right says
-  // (FLASH_ATTN passes 0 with a sliding window), and attn-compile only
-  // accepts window_right with causal=false.
-  if (!params.causal)
-    q.parameters.push_back(integer(
-        "window_right", params.windowRight < 0 ? -1 : params.windowRight));
-  q.parameters.push_back(f32("soft_cap", params.logitsSoftCap));
-  q.parameters.push_back(boolean("alibi", params.alibiSlopes != nullptr));
-  q.parameters.push_back(boolean("sinks", params.sinks != nullptr));
-  q.parameters.push_back(f32("scale", params.scale));
-  return q;
-}
+} // namespace
 
-VariantQuery reshapeAndCacheQuery(const Tensor &key, const Tensor &kvCache,
-                                  KvCacheLayout layout) {
-  auto [blockSize, numKvHeads] = pagedCacheDims(kvCache, layout);
-  VariantQuery q;
-  q.parameters = {
-      text("op", "reshape_and_cache"),      integer("num_kv_heads", numKvHeads),
-      integer("head_size", dimOr(key, 2)),  integer("block_size", blockSize),
-      text("dtype", toString(key.dtype())), text("layout", layoutName(layout)),
-  };
-  return q;
-}
+Result<const BundleVariant *> findVariant(const Bundle &bundle,
+                                          const VariantQuery &query,
+                                          std::string_view target,
+                                          const SubgroupSizes &subgroups) {
+  std::vector<const BundleVariant *> matching;
+  for (const BundleVariant &v : bundle.variants)
+    if (query.matches(v.parameters))
+      matching.push_back(&v);
+  if (matching.empty())
+    return noVariant(bundle, query);
 
-VariantQuery concatAndCacheMlaQuery(const Tensor &kvC, const Tensor &kPe,
-                                    const Tensor &kvCache) {
-  VariantQuery q;
-  q.parameters = {
-      text("op", "reshape_and_cache"),
-      integer("block_size", dimOr(kvCache, 1)),
-      text("dtype", toString(kvC.dtype())),
-      integer("kv_lora_rank", dimOr(kvC, 1)),
-      integer("rope_dim", dimOr(kPe, 1)),
-  };
-  return q;
-}
+  std::vector<const BundleVariant *> forTarget;
+  for (const BundleVariant *v : matching)
+    if (target.empty() || hasTarget(*v, target))
+      forTarget.push_back(v);
+  if (forTarget.empty()) {
+    std::vector<std::string> targets;
+    for (const BundleVariant *v : matching)
+      for (const BundleKernel &k : v->kernels)
+        targets.push_back(k.target);
+    return errorf("bundle ", bundle.directory, ": variant ",
+                  matching.front()->name, " has no ", target,
+                  " kernels (compiled for: ",
+                  targets.empty() ? "none" : joinDistinct(targets),
+                  "); recompile with --targets including ", target);
+  }
 
-VariantQuery mlaDecodeQuery(const Tensor &q, const Tensor &kvCache,
-                            const MlaDecodeParams &params) {
-  VariantQuery query;
-  query.parameters = {
-      text("op", "mla_decode"),
-      integer("num_heads", dimOr(q, 1)),
-      integer("block_size", dimOr(kvCache, 1)),
-      text("dtype", toString(q.dtype())),
-      f32("scale", params.scale),
-      integer("kv_lora_rank", params.kvLoraRank),
-      integer("rope_dim", dimOr(q, 2) - params.kvLoraRank),
-      // Scheduling only, but it is compiled into the plan's grid.
-      integer("num_kv_splits", params.numKvSplits),
-  };
-  return query;
-}
-
-VariantQuery mergeStatesQuery(const Tensor &outA) {
-  VariantQuery q;
-  q.parameters = {
-      text("op", "merge_states"),
-      integer("num_heads", dimOr(outA, 1)),
-      integer("head_size", dimOr(outA, 2)),
-      text("dtype", toString(outA.dtype())),
-  };
-  return q;
+  const BundleVariant *runnable = nullptr;
+  for (const BundleVariant *v : forTarget) {
+    if (v->subgroupSize == subgroups.native)
+      return v;
+    if (!runnable && subgroups.canRun(v->subgroupSize))
+      runnable = v;
+  }
+  if (runnable)
+    return runnable;
+  std::vector<std::string> sizes;
+  for (const BundleVariant *v : forTarget)
+    sizes.push_back(std::to_string(v->subgroupSize));
+  return errorf("bundle ", bundle.directory, ": variant ",
+                forTarget.front()->name, " is built for subgroup sizes ",
+                joinDistinct(sizes), " but the device runs subgroups of ",
+                subgroups.describe(), ": recompile with --subgroup-size=",
+                subgroups.native);
 }
 
 //===----------------------------------------------------------------------===//
@@ -325,52 +200,71 @@ Status BundleExecutor::load(const BundleVariant &variant,
   return Status::ok();
 }
 
+Result<const BundleVariant *>
+BundleExecutor::select(const VariantQuery &query) const {
+  return findVariant(bundle_, query, target_, device_.subgroupSizes());
+}
+
+Status BundleExecutor::checkServes(const VariantQuery &call) const {
+  Result<const BundleVariant *> variant = select(call);
+  if (!variant)
+    return errorf(name_, ": ", variant.message());
+  return Status::ok();
+}
+
 Status BundleExecutor::loadAllKernels() {
-  bool any = false;
-  std::set<std::string> targets;
-  for (const BundleVariant &v : bundle_.variants)
-    for (const BundleKernel &k : v.kernels) {
+  // Per variant, the entry the device would run, as select() picks it.
+  SubgroupSizes subgroups = device_.subgroupSizes();
+  std::map<std::string, const BundleVariant *> chosen;
+  std::set<std::string> targets, names;
+  for (const BundleVariant &v : bundle_.variants) {
+    for (const BundleKernel &k : v.kernels)
       targets.insert(k.target);
-      if (k.target != target_)
-        continue;
-      any = true;
-      ATTN_RETURN_IF_ERROR(load(v, k));
-    }
-  if (any)
-    return Status::ok();
-  std::string have;
-  for (const std::string &t : targets)
-    have += (have.empty() ? "" : ", ") + t;
-  return errorf("bundle ", bundle_.directory, " has no kernels for target ",
-                target_, " (it has: ", have.empty() ? "none" : have, ")");
+    if (!hasTarget(v, target_))
+      continue;
+    names.insert(v.name);
+    const BundleVariant *&pick = chosen[v.name];
+    if (v.subgroupSize == subgroups.native ||
+        (!pick && subgroups.canRun(v.subgroupSize)))
+      pick = &v;
+  }
+  if (names.empty()) {
+    std::string have;
+    for (const std::string &t : targets)
+      have += (have.empty() ? "" : ", ") + t;
+    return errorf("bundle ", bundle_.directory, " has no kernels for target ",
+                  target_, " (it has: ", have.empty() ? "none" : have, ")");
+  }
+  for (const auto &[name, entry] : chosen) {
+    if (!entry)
+      return errorf(name_, ": bundle ", bundle_.directory, ": variant ", name,
+                    " has no build for the device's subgroup size ",
+                    subgroups.describe(), ": recompile with --subgroup-size=",
+                    subgroups.native);
+    for (const BundleKernel &k : entry->kernels)
+      if (k.target == target_)
+        ATTN_RETURN_IF_ERROR(load(*entry, k));
+  }
+  return Status::ok();
 }
 
 Result<std::vector<Tensor>>
-BundleExecutor::run(const BundleVariant &variant, std::string_view function,
+BundleExecutor::run(const BundleVariant &variant, std::string_view op,
                     std::span<const Tensor> inputs) {
-  const Plan *plan = variant.findPlan(function);
+  const Plan *plan = variant.plan();
   if (!plan)
     return errorf("bundle ", bundle_.directory, ": variant ", variant.name,
-                  " has no plan for @", function);
+                  " has no host plan (it was compiled for tt only)");
   // Check the inputs before anything reaches the device.
   ATTN_RETURN_IF_ERROR(checkPlanInputs(*plan, inputs));
-  for (const PlanOp &op : plan->ops) {
-    if (op.kind != PlanOpKind::Launch)
+  for (const PlanOp &planOp : plan->ops) {
+    if (planOp.kind != PlanOpKind::Launch)
       continue;
-    const BundleKernel *kernel = variant.findKernel(op.kernel, target_);
-    if (!kernel) {
-      std::set<std::string> targets;
-      for (const BundleKernel &k : variant.kernels)
-        if (k.symbol == op.kernel)
-          targets.insert(k.target);
-      std::string have;
-      for (const std::string &t : targets)
-        have += (have.empty() ? "" : ", ") + t;
+    const BundleKernel *kernel = variant.findKernel(planOp.kernel, target_);
+    if (!kernel)
       return errorf("bundle ", bundle_.directory, ": variant ", variant.name,
-                    " has no kernel for target ", target_, " (@", function,
-                    " launches ", op.kernel,
-                    ", compiled for: ", have.empty() ? "none" : have, ")");
-    }
+                    " (", op, ") has no ", target_, " kernel for ",
+                    planOp.kernel);
     ATTN_RETURN_IF_ERROR(load(variant, *kernel));
   }
   Result<std::vector<Tensor>> results =
@@ -397,7 +291,7 @@ Status BundleExecutor::reshapeAndCache(const Tensor &key, const Tensor &value,
     return errorf("key has ", key.dim(0), " tokens but slot_mapping has ",
                   tokens);
   Result<const BundleVariant *> variant =
-      findVariant(bundle_, reshapeAndCacheQuery(key, kvCache, layout));
+      select(reshapeAndCacheQuery(key, kvCache, layout));
   if (!variant)
     return variant.status();
 
@@ -444,7 +338,7 @@ Status BundleExecutor::concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
     return errorf("kv_c has ", kvC.dim(0), " tokens but slot_mapping has ",
                   tokens);
   Result<const BundleVariant *> variant =
-      findVariant(bundle_, concatAndCacheMlaQuery(kvC, kPe, kvCache));
+      select(concatAndCacheMlaQuery(kvC, kPe, kvCache));
   if (!variant)
     return variant.status();
 
@@ -467,7 +361,7 @@ Status BundleExecutor::pagedAttention(
   if (!tokens)
     return tokens.status();
   Result<const BundleVariant *> variant =
-      findVariant(bundle_, pagedAttentionQuery(query, kvCache, params));
+      select(pagedAttentionQuery(query, kvCache, params));
   if (!variant)
     return variant.status();
 
@@ -510,7 +404,7 @@ Status BundleExecutor::mlaDecode(const Tensor &q, const Tensor &kvCache,
   if (q.dim(0) != numReqs)
     return errorf("q has ", q.dim(0), " rows for ", numReqs, " requests");
   Result<const BundleVariant *> variant =
-      findVariant(bundle_, mlaDecodeQuery(q, kvCache, params));
+      select(mlaDecodeQuery(q, kvCache, params));
   if (!variant)
     return variant.status();
 
@@ -532,7 +426,7 @@ Status BundleExecutor::mergeStates(const Tensor &outA, const Tensor &lseA,
   ATTN_RETURN_IF_ERROR(checkRows(lseA, "lse_a", rows, {heads}, DType::F32));
   ATTN_RETURN_IF_ERROR(checkRows(lseB, "lse_b", rows, {heads}, DType::F32));
   Result<const BundleVariant *> variant =
-      findVariant(bundle_, mergeStatesQuery(outA));
+      select(mergeStatesQuery(outA));
   if (!variant)
     return variant.status();
 

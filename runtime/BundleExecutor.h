@@ -26,6 +26,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/KernelExecutor.h"
 #include "runtime/PlanRunner.h"
+#include "runtime/VariantQuery.h"
 
 #include <functional>
 #include <map>
@@ -42,52 +43,17 @@ namespace attn::runtime {
 using KernelLoader =
     std::function<Status(const BundleKernel &kernel, std::string_view bytes)>;
 
-/// One manifest parameter a call requires of a variant.
-struct VariantParameter {
-  enum class Kind {
-    /// Compared as text (op, dtype, layout).
-    Text,
-    /// Compared as integers ("16" and "016" agree).
-    Int,
-    /// "true"/"1" or "false"/"0".
-    Bool,
-    /// Compared after rounding both sides to f32.
-    F32,
-  };
-  std::string key;
-  /// The value, as the manifest would print it.
-  std::string value;
-  Kind kind = Kind::Text;
-};
-
-/// The parameters a call requires, in the order of compiler/Variant.h's
-/// keys. `op` is the first.
-struct VariantQuery {
-  std::vector<VariantParameter> parameters;
-
-  /// "op=paged_attention,num_heads=8,...".
-  std::string describe() const;
-};
-
-/// The variant of `bundle` whose parameters match every one of `query`, or
-/// an error naming the wanted parameters and, for every variant of the same
-/// op, the parameters where it differs.
+/// The entry of `bundle` that serves `query` with kernels for `target`
+/// (empty: any) on a device running `subgroups`: its parameters match, it
+/// has the target's kernels, and the device runs its subgroup size (the
+/// native size first). Otherwise an error saying which of these failed; when
+/// no variant matches, it names, for every variant of the same op, the
+/// parameters where it differs, and the attn-compile --variant that would
+/// compile one.
 Result<const BundleVariant *> findVariant(const Bundle &bundle,
-                                          const VariantQuery &query);
-
-/// The queries the calls make (exposed for tests and messages).
-VariantQuery pagedAttentionQuery(const Tensor &query, const Tensor &kvCache,
-                                 const PagedAttentionParams &params);
-VariantQuery reshapeAndCacheQuery(const Tensor &key, const Tensor &kvCache,
-                                  KvCacheLayout layout);
-/// concatAndCacheMla's: the reshape_and_cache variant of the latent form,
-/// kv_lora_rank = kvC.dim(1), rope_dim = kPe.dim(1), block_size =
-/// kvCache.dim(1), dtype of kvC.
-VariantQuery concatAndCacheMlaQuery(const Tensor &kvC, const Tensor &kPe,
-                                    const Tensor &kvCache);
-VariantQuery mlaDecodeQuery(const Tensor &q, const Tensor &kvCache,
-                            const MlaDecodeParams &params);
-VariantQuery mergeStatesQuery(const Tensor &outA);
+                                          const VariantQuery &query,
+                                          std::string_view target = {},
+                                          const SubgroupSizes &subgroups = {});
 
 /// A KernelExecutor that runs the plans of one bundle on a PlanDevice.
 class BundleExecutor final : public KernelExecutor {
@@ -121,9 +87,14 @@ public:
   Status mergeStates(const Tensor &outA, const Tensor &lseA, const Tensor &outB,
                      const Tensor &lseB, Tensor &out, Tensor *lse) override;
 
-  /// Loads every kernel of the target now (a serving engine's start-up
-  /// check) instead of on first use. A bundle without kernels for the
-  /// target is an error.
+  /// Ok when the bundle has an entry serving `call` on the device.
+  Status checkServes(const VariantQuery &call) const override;
+
+  /// Loads now (a serving engine's start-up check) instead of on first use
+  /// every kernel of the target that the device would run: for each
+  /// variant, the entry of the device's subgroup size. A bundle without
+  /// kernels for the target, or a variant with no entry the device runs, is
+  /// an error.
   Status loadAllKernels();
 
   const Bundle &bundle() const { return bundle_; }
@@ -131,10 +102,12 @@ public:
   const PlanRunStats &lastRunStats() const { return lastStats_; }
 
 private:
-  /// Finds the plan of `function` in `variant`, loads what it launches and
+  /// The entry serving `query` on this executor's target and device.
+  Result<const BundleVariant *> select(const VariantQuery &query) const;
+  /// Loads what the plan of `variant` (which computes `op`) launches and
   /// runs it on `inputs`.
   Result<std::vector<Tensor>> run(const BundleVariant &variant,
-                                  std::string_view function,
+                                  std::string_view op,
                                   std::span<const Tensor> inputs);
   Status load(const BundleVariant &variant, const BundleKernel &kernel);
   /// Runs @reshape_and_cache of `variant` on the first `tokens` rows of

@@ -68,6 +68,8 @@ struct MlaDecodeParams {
   int64_t numKvSplits = 1;
 };
 
+struct VariantQuery;
+
 /// Runs attention ops on one device. See the file comment for the contract.
 class KernelExecutor {
 public:
@@ -75,6 +77,14 @@ public:
 
   /// A short name for messages: "cpu", "vulkan:lavapipe", ...
   virtual std::string_view name() const = 0;
+
+  /// Ok when the executor can run the op call `call` describes
+  /// (runtime/VariantQuery.h); otherwise why not. Impls ask this for every
+  /// call they will make when they are created. Executors that run any
+  /// shape (the CPU reference) keep the default.
+  virtual Status checkServes(const VariantQuery &call) const {
+    return Status::ok();
+  }
 
   /// Writes key[t] and value[t] ([T, G, D]) into kvCache at block
   /// slot / B, offset slot % B, for every t < slotMapping.dim(0) whose

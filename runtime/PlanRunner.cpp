@@ -10,6 +10,17 @@
 
 namespace attn::runtime {
 
+std::string SubgroupSizes::describe() const {
+  if (native == 0)
+    return "any";
+  std::string text = std::to_string(native);
+  if (min != native || max != native)
+    text += " (can pin " + std::to_string(min) + " to " + std::to_string(max) +
+            ")";
+  return text;
+}
+
+
 namespace {
 
 /// A buffer slot: a device allocation seen with an element type and shape.

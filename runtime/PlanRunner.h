@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,24 @@ class DeviceBuffer {
 public:
   virtual ~DeviceBuffer() = default;
   virtual uint64_t size() const = 0;
+};
+
+/// The subgroup sizes a device runs kernels at. Kernels that reduce across
+/// a subgroup compute wrong results at another size, so bundles carry one
+/// build per size and the runtime takes the one the device runs.
+struct SubgroupSizes {
+  /// The size a kernel gets without asking; 0: the device has no subgroups
+  /// a kernel depends on (a host device), and runs every build.
+  int64_t native = 0;
+  /// The sizes a kernel may pin (Vulkan's subgroup size control, powers of
+  /// two); both `native` when it cannot.
+  int64_t min = 0, max = 0;
+
+  bool canRun(int64_t size) const {
+    return native == 0 || size == native || (size >= min && size <= max);
+  }
+  /// "8", or "8 (can pin 4 to 32)".
+  std::string describe() const;
 };
 
 /// What the runner needs from a device. Kernels are referred to by the
@@ -51,6 +70,8 @@ public:
                         std::span<DeviceBuffer *const> args) = 0;
   /// Waits for every launch so far to finish.
   virtual Status finish() = 0;
+  /// The subgroup sizes its kernels may be built for.
+  virtual SubgroupSizes subgroupSizes() const { return {}; }
 };
 
 /// What a run measured, for benchmarks.

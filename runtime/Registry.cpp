@@ -54,10 +54,17 @@ std::optional<DeviceType> parseDeviceType(std::string_view name) {
   return std::nullopt;
 }
 
+/// The device types with an MLA kernel for both of TRITON_MLA's ops (the
+/// latent cache write and the decode): the CPU reference and every GPU
+/// target. The TT lowering has no latent cache write.
+static bool hasMlaKernels(DeviceType device) {
+  return device != DeviceType::TENSTORRENT;
+}
+
 std::vector<std::string> defaultBackendPriority(DeviceType device) {
-  // Only CUDA has an MLA backend; every device family reads FLASH_ATTN's NHD
-  // cache with its own paged attention kernels.
-  if (device == DeviceType::CUDA)
+  // Every device family reads FLASH_ATTN's NHD cache with its own paged
+  // attention kernels; use_mla picks TRITON_MLA where it exists.
+  if (hasMlaKernels(device))
     return {std::string(FlashAttentionBackend::kName),
             std::string(TritonMlaBackend::kName)};
   return {std::string(FlashAttentionBackend::kName)};
@@ -190,15 +197,20 @@ Status registerBuiltinBackends(BackendRegistry &registry) {
   // FLASH_ATTN's backend is host metadata only (shape, builder, impl); every
   // device's paged attention kernels read its NHD layout, so it is
   // registered for all of them and the priority lists decide.
-  for (DeviceType device : kAllDevices)
+  AttentionBackendFactory tritonMla = [] {
+    return std::unique_ptr<AttentionBackend>(
+        std::make_unique<TritonMlaBackend>());
+  };
+  for (DeviceType device : kAllDevices) {
     ATTN_RETURN_IF_ERROR(registry.registerBackend(
         device, std::string(FlashAttentionBackend::kName), flashAttention));
-  // TRITON_MLA is a CUDA-capability backend, as upstream.
-  return registry.registerBackend(DeviceType::CUDA,
-                                  std::string(TritonMlaBackend::kName), [] {
-                                    return std::unique_ptr<AttentionBackend>(
-                                        std::make_unique<TritonMlaBackend>());
-                                  });
+    // Upstream registers TRITON_MLA for CUDA only, the one device it has an
+    // MLA kernel for; attn has one wherever hasMlaKernels says.
+    if (hasMlaKernels(device))
+      ATTN_RETURN_IF_ERROR(registry.registerBackend(
+          device, std::string(TritonMlaBackend::kName), tritonMla));
+  }
+  return Status::ok();
 }
 
 Result<std::unique_ptr<AttentionBackend>>

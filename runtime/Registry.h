@@ -7,7 +7,8 @@
 // every candidate with every reason it was rejected.
 //
 // Registration. The built-in backends (FLASH_ATTN on every device type,
-// TRITON_MLA on CUDA) are registered by registerBuiltinBackends(), which
+// TRITON_MLA on every device type with MLA kernels: all but Tenstorrent,
+// whose lowering has no latent cache write) are registered by registerBuiltinBackends(), which
 // BackendRegistry::global() calls on first use. We do not rely on static
 // registrar objects for them: a registrar is a global in a translation unit
 // nothing else references, and a linker pulling objects out of the static

@@ -11,6 +11,7 @@ add_library(AttnRuntime
   ${CMAKE_CURRENT_LIST_DIR}/PlanRunner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TensorRows.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/VariantQuery.cpp
 )
 # attn::Tensor / Status / DType and the metadata checks come from the
 # reference library; the op functions are called only by the CPU executor.

@@ -16,6 +16,7 @@
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/Bundle.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -38,7 +40,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -76,7 +80,8 @@ llvm::cl::opt<std::string>
     gridFile("grid",
              llvm::cl::desc("A JSON object of key -> list of values (or an "
                             "array of such objects): every combination is a "
-                            "variant; invalid ones are skipped with a reason"),
+                            "variant; an invalid one is an error unless "
+                            "--skip-invalid"),
              llvm::cl::value_desc("FILE.json"), llvm::cl::cat(category));
 
 llvm::cl::list<std::string>
@@ -96,12 +101,23 @@ llvm::cl::opt<unsigned> jobs("j",
                                             "(0: one per core)"),
                              llvm::cl::init(0), llvm::cl::cat(category));
 
-llvm::cl::opt<int64_t> subgroupSize(
+llvm::cl::list<int64_t> subgroupSizes(
     "subgroup-size",
-    llvm::cl::desc("Subgroup size of the devices the GPU kernels will run on "
-                   "(NVIDIA: 32, AMD: 64, lavapipe: 8; 0: that of this "
-                   "machine's first Vulkan device)"),
-    llvm::cl::init(32), llvm::cl::cat(category));
+    llvm::cl::desc(
+        "Subgroup sizes the GPU kernels are built for: one bundle entry per "
+        "size, and the runtime takes the one the device runs (NVIDIA 32, "
+        "AMD 64 or 32, Intel 8/16/32, ARM 16, Apple 32, lavapipe 8). "
+        "Default: 8,16,32,64 when spirv is a target, else 32; 0 stands for "
+        "this machine's first Vulkan device's. ptx and msl kernels are built "
+        "at 32 only"),
+    llvm::cl::value_desc("N,..."), llvm::cl::CommaSeparated,
+    llvm::cl::cat(category));
+
+llvm::cl::opt<bool> skipInvalid(
+    "skip-invalid",
+    llvm::cl::desc("Compile the valid combinations of --grid and list the "
+                   "invalid ones instead of failing on them"),
+    llvm::cl::init(false), llvm::cl::cat(category));
 
 llvm::cl::opt<int64_t> splitKv("split-kv",
                                llvm::cl::desc("Split-KV decode (0: choose, "
@@ -131,38 +147,62 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+//===----------------------------------------------------------------------===//
+// What to compile
+//===----------------------------------------------------------------------===//
+
 /// One thing to compile: a variant from flags or a grid, or an input file.
 struct Job {
   std::string name;
   std::optional<Variant> variant;
   std::string file;
-  std::map<std::string, std::string> parameters;
 };
+
+/// One compile of every job: a subgroup size and the targets built at it.
+struct Build {
+  /// 0 for targets whose kernels have no subgroup size (tt).
+  int64_t subgroupSize = 0;
+  std::vector<std::string> targets;
+};
+
+/// A grid value as variant text. Numbers keep every digit of the double JSON
+/// read, so a float knob reaches the variant as the user wrote it.
+llvm::Expected<std::string> gridValueText(const llvm::json::Value &v) {
+  if (std::optional<llvm::StringRef> s = v.getAsString())
+    return s->str();
+  if (std::optional<bool> b = v.getAsBoolean())
+    return std::string(*b ? "true" : "false");
+  if (std::optional<int64_t> i = v.getAsInteger())
+    return std::to_string(*i);
+  if (std::optional<double> d = v.getAsNumber()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", *d);
+    return std::string(text);
+  }
+  return llvm::createStringError("a value that is not a string, number or "
+                                 "boolean");
+}
 
 /// Expands one grid object into variant specs: the product of the value
 /// lists; keys that do not apply to a combination's op are left out of it.
+/// Every key must be a variant key.
 llvm::Error expandGrid(const llvm::json::Object &grid,
                        std::vector<std::string> &specs) {
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   for (const auto &[key, value] : grid) {
+    if (llvm::Error err = checkVariantKey(key))
+      return err;
     const llvm::json::Array *values = value.getAsArray();
     if (!values || values->empty())
       return llvm::createStringError(
           "grid key '" + key.str() + "' must map to a non-empty list");
     std::vector<std::string> texts;
     for (const llvm::json::Value &v : *values) {
-      if (std::optional<llvm::StringRef> s = v.getAsString())
-        texts.push_back(s->str());
-      else if (std::optional<bool> b = v.getAsBoolean())
-        texts.push_back(*b ? "true" : "false");
-      else if (std::optional<int64_t> i = v.getAsInteger())
-        texts.push_back(std::to_string(*i));
-      else if (std::optional<double> d = v.getAsNumber())
-        texts.push_back(llvm::formatv("{0}", *d).str());
-      else
-        return llvm::createStringError("grid key '" + key.str() +
-                                       "' has a value that is not a string, "
-                                       "number or boolean");
+      llvm::Expected<std::string> text = gridValueText(v);
+      if (!text)
+        return llvm::createStringError("grid key '" + key.str() + "' has " +
+                                       llvm::toString(text.takeError()));
+      texts.push_back(std::move(*text));
     }
     axes.emplace_back(key.str(), std::move(texts));
   }
@@ -221,6 +261,128 @@ llvm::Error readGrid(llvm::StringRef path, std::vector<std::string> &specs) {
                                      llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
+
+/// The jobs of the command line: --variant, --grid, then input files.
+/// Invalid grid combinations go to `invalid`; anything else wrong is an
+/// error. A combination equal to an earlier variant is compiled once.
+llvm::Error collectJobs(std::vector<Job> &jobs,
+                        std::vector<std::string> &invalid) {
+  std::set<std::string> names;
+  std::set<std::map<std::string, std::string>> seen;
+  auto addVariant = [&](const std::string &spec,
+                        bool fromGrid) -> llvm::Error {
+    llvm::Expected<Variant> variant = parseVariant(spec);
+    if (!variant) {
+      std::string why = llvm::toString(variant.takeError());
+      if (!fromGrid)
+        return llvm::createStringError("--variant " + spec + ": " + why);
+      invalid.push_back(spec + ": " + why);
+      return llvm::Error::success();
+    }
+    if (!seen.insert(variantParameters(*variant)).second)
+      return llvm::Error::success();
+    Job job;
+    job.variant = *variant;
+    job.name = variantName(*variant);
+    for (int n = 2; names.count(job.name); ++n)
+      job.name = variantName(*variant) + "." + std::to_string(n);
+    names.insert(job.name);
+    jobs.push_back(std::move(job));
+    return llvm::Error::success();
+  };
+  for (const std::string &spec : variantSpecs)
+    if (llvm::Error err = addVariant(spec, /*fromGrid=*/false))
+      return err;
+  if (!gridFile.empty()) {
+    std::vector<std::string> specs;
+    if (llvm::Error err = readGrid(gridFile, specs))
+      return err;
+    for (const std::string &spec : specs)
+      if (llvm::Error err = addVariant(spec, /*fromGrid=*/true))
+        return err;
+  }
+  for (const std::string &file : inputFiles) {
+    Job job;
+    job.file = file;
+    job.name = llvm::sys::path::stem(file).str();
+    if (!names.insert(job.name).second)
+      return llvm::createStringError("two inputs would both be named " +
+                                     job.name);
+    jobs.push_back(std::move(job));
+  }
+  return llvm::Error::success();
+}
+
+/// The targets of the command line, checked.
+llvm::Expected<std::vector<std::string>> requestedTargets() {
+  std::vector<std::string> targets(targetList.begin(), targetList.end());
+  if (emitKind != Emit::Bundle) {
+    if (!targets.empty())
+      return llvm::createStringError(
+          "give either --emit=<target> or --targets, not both");
+    static const char *kEmitTarget[] = {"", "", "spirv", "ptx", "msl", "tt"};
+    targets = {kEmitTarget[static_cast<int>(emitKind.getValue())]};
+  }
+  if (targets.empty())
+    return llvm::createStringError(
+        "no target: give --targets=spirv (or --emit=spirv)");
+  std::string available =
+      llvm::join(std::begin(kTargetNames), std::end(kTargetNames), ", ");
+  for (const std::string &t : targets)
+    if (!llvm::is_contained(kTargetNames, t))
+      return llvm::createStringError("unknown target '" + t +
+                                     "' (available: " + available + ")");
+  return targets;
+}
+
+/// The builds: one per subgroup size for the GPU targets, one of size 0 for
+/// tt. ptx and msl kernels exist at 32 only (an NVIDIA warp, Apple's SIMD
+/// width).
+llvm::Expected<std::vector<Build>>
+plannedBuilds(const std::vector<std::string> &targets) {
+  auto wants = [&](const char *t) { return llvm::is_contained(targets, t); };
+  std::vector<int64_t> sizes(subgroupSizes.begin(), subgroupSizes.end());
+  if (sizes.empty())
+    sizes = wants("spirv") ? std::vector<int64_t>{8, 16, 32, 64}
+                           : std::vector<int64_t>{32};
+  for (int64_t &size : sizes) {
+    if (size == 0) {
+      llvm::Expected<int64_t> local = localVulkanSubgroupSize();
+      if (!local)
+        return llvm::createStringError("--subgroup-size=0: " +
+                                       llvm::toString(local.takeError()));
+      size = *local;
+    }
+    if (size < 4 || size > 128 || !llvm::isPowerOf2_64(size))
+      return llvm::createStringError(
+          "--subgroup-size: " + std::to_string(size) +
+          " is not a subgroup size (a power of two from 4 to 128)");
+  }
+  llvm::sort(sizes);
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (const char *t : {"ptx", "msl"})
+    if (wants(t) && !llvm::is_contained(sizes, kNVIDIAWarpSize))
+      return llvm::createStringError(
+          llvm::Twine("target ") + t +
+          " needs subgroup size 32: add 32 to --subgroup-size");
+
+  std::vector<Build> builds;
+  for (int64_t size : sizes) {
+    Build build{size, {}};
+    for (const std::string &t : targets)
+      if (t == "spirv" || ((t == "ptx" || t == "msl") && size == 32))
+        build.targets.push_back(t);
+    if (!build.targets.empty())
+      builds.push_back(std::move(build));
+  }
+  if (wants("tt"))
+    builds.push_back(Build{0, {"tt"}});
+  return builds;
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling
+//===----------------------------------------------------------------------===//
 
 /// The module a job compiles, in `context`.
 FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
@@ -288,7 +450,74 @@ std::string fileExtension(const std::string &target) {
   return "cpp";
 }
 
-/// What happened to one job.
+/// A bundle entry before compiling: its function, name and parameters.
+struct PlannedEntry {
+  std::string function;
+  rt::BundleVariant entry;
+};
+
+/// The bundle entries of a job's module: one per function, each with the
+/// parameters the runtime matches on.
+llvm::Expected<std::vector<PlannedEntry>> plannedEntries(const Job &job,
+                                                         ModuleOp module) {
+  std::vector<PlannedEntry> planned;
+  if (job.variant) {
+    PlannedEntry p{job.variant->functionName().str(), {}};
+    p.entry.name = job.name;
+    p.entry.parameters = variantParameters(*job.variant);
+    planned.push_back(std::move(p));
+    return planned;
+  }
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isDeclaration())
+      continue;
+    llvm::Expected<Variant> variant = variantOfFunction(fn);
+    if (!variant)
+      return variant.takeError();
+    PlannedEntry p{fn.getSymName().str(), {}};
+    p.entry.name = job.name + "." + p.function;
+    p.entry.parameters = variantParameters(*variant);
+    planned.push_back(std::move(p));
+  }
+  if (planned.empty())
+    return llvm::createStringError("the file has no function to compile");
+  return planned;
+}
+
+/// Moves what `compiled` holds for the function of `entry` (the function
+/// named `function`) into it: its plan, the kernels that plan launches, and
+/// the TT program of the function. Launched symbols are made unique to this
+/// compile ("<entry>@<cache key>/<module>::<kernel>") so that the kernels of
+/// several entries and bundles can share one device.
+void takeFunction(CompiledModule &compiled, llvm::StringRef function,
+                  rt::BundleVariant &entry) {
+  std::string prefix = entry.name + "@" + entry.cacheKey + "/";
+  std::set<std::string> launched;
+  for (::attn::runtime::Plan &plan : compiled.plans) {
+    if (plan.function != function)
+      continue;
+    for (::attn::runtime::PlanOp &op : plan.ops)
+      if (op.kind == ::attn::runtime::PlanOpKind::Launch) {
+        launched.insert(op.kernel);
+        op.kernel = prefix + op.kernel;
+      }
+    entry.plans.push_back(plan);
+  }
+  for (CompiledKernel &k : compiled.kernels) {
+    bool isLaunched = launched.count(k.symbol);
+    if (!isLaunched && !(k.target == "tt" && k.symbol == function))
+      continue;
+    rt::BundleKernel kernel;
+    kernel.symbol = isLaunched ? prefix + k.symbol : k.symbol;
+    kernel.target = k.target;
+    kernel.entryPoint = k.entryPoint;
+    kernel.hash = rt::contentHash(k.bytes);
+    kernel.launchJson = k.launchJson;
+    entry.kernels.push_back(std::move(kernel));
+  }
+}
+
+/// What happened to one job in one build.
 enum class Outcome { Compiled, Reused, Failed };
 
 class BundleCompiler {
@@ -298,8 +527,10 @@ public:
       : directory(std::move(directory)), options(std::move(options)),
         previous(previous) {}
 
-  /// Compiles (or reuses) one job into `variant`; errors go to stderr.
-  Outcome run(const Job &job, rt::BundleVariant &variant) {
+  /// Compiles (or reuses) one job for one build into `entries`; errors go
+  /// to stderr.
+  Outcome run(const Job &job, const Build &build,
+              std::vector<rt::BundleVariant> &entries) {
     DialectRegistry registry;
     registerCompilerDialects(registry);
     MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -320,68 +551,106 @@ public:
     FailureOr<OwningOpRef<ModuleOp>> module = buildJobModule(job, context);
     if (failed(module))
       return failWith("cannot build the module");
+    llvm::Expected<std::vector<PlannedEntry>> planned =
+        plannedEntries(job, **module);
+    if (!planned)
+      return failWith(llvm::toString(planned.takeError()));
     std::string text;
     llvm::raw_string_ostream textStream(text);
     (*module)->print(textStream);
     std::string key = rt::hashToHex(rt::contentHash(
-        text + "|" + optionsKey() + "|" + kCompilerVersion));
+        text + "|" + optionsKey(build) + "|" + kCompilerVersion));
+    for (PlannedEntry &p : *planned) {
+      p.entry.subgroupSize = build.subgroupSize;
+      p.entry.cacheKey = key;
+    }
+    if (std::optional<std::vector<rt::BundleVariant>> reused =
+            reusable(*planned)) {
+      entries = std::move(*reused);
+      return Outcome::Reused;
+    }
 
-    variant.name = job.name;
-    variant.cacheKey = key;
-    variant.parameters = job.parameters;
-    if (previous)
-      if (const rt::BundleVariant *old = previous->findByName(job.name);
-          old && old->cacheKey == key && allFilesIntact(*old)) {
-        variant = *old;
-        return Outcome::Reused;
-      }
-
-    FailureOr<CompiledModule> compiled = compileModule(**module, options);
+    CompileOptions buildOptions = options;
+    buildOptions.targets = build.targets;
+    buildOptions.subgroupSize =
+        build.subgroupSize ? build.subgroupSize : kNVIDIAWarpSize;
+    FailureOr<CompiledModule> compiled = compileModule(**module, buildOptions);
     if (failed(compiled))
       return failWith("compilation failed");
-    variant.plans = compiled->plans;
-    for (const CompiledKernel &k : compiled->kernels) {
-      rt::BundleKernel kernel;
-      kernel.symbol = k.symbol;
-      kernel.target = k.target;
-      kernel.entryPoint = k.entryPoint;
-      // A TT program's files stay together, named as program.json names
-      // them, so the folder is a program the emulator runs as is.
-      kernel.file = k.target == "tt"
-                        ? "kernels/" + job.name + "/" + k.symbol + "/" +
-                              k.entryPoint
-                        : "kernels/" + job.name + "." + k.entryPoint + "." +
-                              fileExtension(k.target);
-      kernel.hash = rt::contentHash(k.bytes);
-      kernel.launchJson = k.launchJson;
-      std::string path = directory + "/" + kernel.file;
-      if (::attn::Status s = writeKernelFile(path, k.bytes); !s)
+    std::vector<rt::BundleVariant> done;
+    for (PlannedEntry &p : *planned) {
+      takeFunction(*compiled, p.function, p.entry);
+      if (::attn::Status s = writeKernels(job, build, *compiled, p.entry); !s)
         return failWith(s.message());
-      if (validateSpirv && k.target == "spirv")
-        if (::attn::Status s = runSpirvVal(path); !s)
-          return failWith(s.message());
-      variant.kernels.push_back(std::move(kernel));
+      done.push_back(std::move(p.entry));
     }
+    entries = std::move(done);
     return Outcome::Compiled;
   }
 
 private:
-  std::string optionsKey() const {
-    std::string key;
-    for (const std::string &t : options.targets)
-      key += t + ",";
-    return key + "sg" + std::to_string(options.subgroupSize) + ",split" +
-           std::to_string(options.splitKv) +
-           (validateSpirv ? ",validated" : "") +
-           (llvm::is_contained(options.targets, "ptx") ? ",chip" + options.chip
-                                                       : "");
+  /// Writes the files of `entry`'s kernels, found in `compiled` by entry
+  /// point and target, and names them in the entry. TT programs keep their
+  /// files together as program.json names them, so the folder runs on the
+  /// emulator as it is.
+  ::attn::Status writeKernels(const Job &job, const Build &build,
+                              const CompiledModule &compiled,
+                              rt::BundleVariant &entry) {
+    for (rt::BundleKernel &kernel : entry.kernels) {
+      const CompiledKernel *source = nullptr;
+      for (const CompiledKernel &k : compiled.kernels)
+        if (k.target == kernel.target && k.entryPoint == kernel.entryPoint &&
+            (k.target != "tt" || k.symbol == kernel.symbol))
+          source = &k;
+      if (!source)
+        return ::attn::errorf("no compiled ", kernel.target,
+                              " kernel has entry point ", kernel.entryPoint);
+      kernel.file = kernel.target == "tt"
+                        ? "kernels/" + job.name + "/" + kernel.symbol + "/" +
+                              kernel.entryPoint
+                        : "kernels/" + job.name + ".sg" +
+                              std::to_string(build.subgroupSize) + "." +
+                              kernel.entryPoint + "." +
+                              fileExtension(kernel.target);
+      std::string path = directory + "/" + kernel.file;
+      ATTN_RETURN_IF_ERROR(writeKernelFile(path, source->bytes));
+      if (validateSpirv && kernel.target == "spirv")
+        ATTN_RETURN_IF_ERROR(runSpirvVal(path));
+    }
+    return ::attn::Status::ok();
   }
 
-  bool allFilesIntact(const rt::BundleVariant &v) const {
-    for (const rt::BundleKernel &k : v.kernels)
-      if (!previous->readKernel(k))
-        return false;
-    return true;
+  std::string optionsKey(const Build &build) const {
+    std::string key;
+    for (const std::string &t : build.targets)
+      key += t + ",";
+    return key + "sg" + std::to_string(build.subgroupSize) + ",split" +
+           std::to_string(options.splitKv) +
+           (validateSpirv ? ",validated" : "") +
+           (llvm::is_contained(build.targets, "ptx") ? ",chip" + options.chip
+                                                     : "");
+  }
+
+  /// The previous bundle's entries for `planned`, when every one is there
+  /// with the same cache key and intact files.
+  std::optional<std::vector<rt::BundleVariant>>
+  reusable(const std::vector<PlannedEntry> &planned) const {
+    if (!previous)
+      return std::nullopt;
+    std::vector<rt::BundleVariant> old;
+    for (const PlannedEntry &p : planned) {
+      const rt::BundleVariant &entry = p.entry;
+      const rt::BundleVariant *found =
+          previous->findEntry(entry.name, entry.subgroupSize);
+      if (!found || found->cacheKey != entry.cacheKey ||
+          found->parameters != entry.parameters)
+        return std::nullopt;
+      for (const rt::BundleKernel &k : found->kernels)
+        if (!previous->readKernel(k))
+          return std::nullopt;
+      old.push_back(*found);
+    }
+    return old;
   }
 
   std::string directory;
@@ -415,160 +684,128 @@ int emitMlir() {
   return 0;
 }
 
+/// The bundle in the output directory, if there is a readable one.
+std::optional<rt::Bundle> previousBundle() {
+  auto text = llvm::MemoryBuffer::getFile(outputPath + "/manifest.json");
+  if (!text)
+    return std::nullopt;
+  ::attn::Result<rt::Bundle> old =
+      rt::manifestFromJson((*text)->getBuffer(), outputPath);
+  if (!old)
+    return std::nullopt;
+  return std::move(*old);
+}
+
+std::string overview() {
+  return "attn-compile: ahead-of-time compiler for attention variants\n\n"
+         "  attn-compile --emit=mlir --variant op=paged_attention,num_heads=32,"
+         "num_kv_heads=8,head_size=128,block_size=16,dtype=bf16 -o v.mlir\n"
+         "      prints the variant as a module with one function named after "
+         "its op;\n"
+         "      batch sizes (tokens, requests, cache blocks) are dynamic.\n"
+         "  attn-compile [FILE.mlir ...] [--variant ...]... [--grid FILE.json] "
+         "--targets=spirv -o NAME.attnb [-j N]\n"
+         "      writes a bundle: NAME.attnb/manifest.json (variants, their "
+         "parameters,\n"
+         "      host plans and kernels with content hashes) and "
+         "NAME.attnb/kernels/*.\n"
+         "      Each variant gets one entry per subgroup size "
+         "(--subgroup-size); the\n"
+         "      runtime takes the entry its device runs. A FILE.mlir gives "
+         "one variant\n"
+         "      per function, named FILE.FUNCTION, each function in the form "
+         "--emit=mlir\n"
+         "      prints (one attn op, its arguments in that order). Variants "
+         "whose input\n"
+         "      and options did not change since the last run are reused.\n"
+         "      --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
+         "Targets built in this version: spirv, tt, ptx, msl.\n"
+         "ptx kernels are PTX text for --chip (default sm_90), one .ptx per "
+         "kernel, built\nfor subgroup size 32; their launch facts give the "
+         "workgroup size and the\nelement size of each argument (five "
+         ".param values per buffer: upstream's\nmemref descriptor).\n"
+         "msl kernels are Metal source (.metal) cross-compiled from the "
+         "SPIR-V kernels by\nSPIRV-Cross, for macOS, each at the lowest MSL "
+         "version it needs, built for\nsubgroup size 32 (Apple's SIMD "
+         "width). Their launch facts give the entry\npoint, MSL version, "
+         "threadgroup size and the [[buffer(n)]] index of each\nargument.\n"
+         "tt has no host plans: each program (one per attn op, named after "
+         "its function)\nis a folder NAME.attnb/kernels/<variant>/<program>/ "
+         "with program.json and the\nreader, compute and writer kernels "
+         "(.cpp), as attn-translate --attn-to-ttmetal\nwrites it.\n\n"
+         "Exit status: 0 when everything compiled, 1 otherwise (an invalid "
+         "grid\ncombination counts, unless --skip-invalid).\n\n"
+         "Variant keys (default) and the ops they apply to:\n" +
+         variantKeysHelp();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::HideUnrelatedOptions(category);
-  std::string overview =
-      "attn-compile: ahead-of-time compiler for attention variants\n\n"
-      "  attn-compile --emit=mlir --variant op=paged_attention,num_heads=32,"
-      "num_kv_heads=8,head_size=128,block_size=16,dtype=bf16 -o v.mlir\n"
-      "      prints the variant as a module with one function named after "
-      "its op;\n"
-      "      batch sizes (tokens, requests, cache blocks) are dynamic.\n"
-      "  attn-compile [FILE.mlir ...] [--variant ...]... [--grid FILE.json] "
-      "--targets=spirv -o NAME.attnb [-j N]\n"
-      "      writes a bundle: NAME.attnb/manifest.json (variants, their "
-      "parameters,\n"
-      "      host plans and kernels with content hashes) and "
-      "NAME.attnb/kernels/*.\n"
-      "      Variants whose input and options did not change since the last "
-      "run are\n"
-      "      reused. --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
-      "Targets built in this version: spirv, tt, ptx, msl.\n"
-      "ptx kernels are PTX text for --chip (default sm_90), one .ptx per "
-      "kernel, built\nfor subgroup size 32; their launch facts give the "
-      "workgroup size and the\nelement size of each argument (five "
-      ".param values per buffer: upstream's\nmemref descriptor).\n"
-      "msl kernels are Metal source (.metal) cross-compiled from the SPIR-V "
-      "kernels by\nSPIRV-Cross, for macOS, each at the lowest MSL version it "
-      "needs; keep the\ndefault --subgroup-size=32 (Apple's SIMD width). "
-      "Their launch facts give the\nentry point, MSL version, threadgroup "
-      "size and the [[buffer(n)]] index of\neach argument.\n"
-      "tt has no host plans: each program (one per attn op, named after its "
-      "function)\nis a folder NAME.attnb/kernels/<variant>/<program>/ with "
-      "program.json and the\nreader, compute and writer kernels (.cpp), as "
-      "attn-translate --attn-to-ttmetal\nwrites it.\n\n"
-      "Variant keys (default) and the ops they apply to:\n" +
-      variantKeysHelp();
-  llvm::cl::ParseCommandLineOptions(argc, argv, overview);
+  llvm::cl::ParseCommandLineOptions(argc, argv, overview());
 
   if (emitKind == Emit::Mlir)
     return emitMlir();
 
-  std::vector<std::string> targets(targetList.begin(), targetList.end());
-  if (emitKind != Emit::Bundle) {
-    if (!targets.empty())
-      return fail("give either --emit=<target> or --targets, not both");
-    static const char *kEmitTarget[] = {"", "", "spirv", "ptx", "msl", "tt"};
-    targets = {kEmitTarget[static_cast<int>(emitKind.getValue())]};
-  }
-  if (targets.empty())
-    return fail("no target: give --targets=spirv (or --emit=spirv)");
-  std::string available =
-      llvm::join(std::begin(kTargetNames), std::end(kTargetNames), ", ");
-  for (const std::string &t : targets) {
-    if (llvm::is_contained(kTargetNames, t))
-      continue;
-    return fail("unknown target '" + t + "' (available: " + available + ")");
-  }
+  llvm::Expected<std::vector<std::string>> targets = requestedTargets();
+  if (!targets)
+    return fail(llvm::toString(targets.takeError()));
   if (outputPath == "-")
     return fail("a bundle needs an output directory: -o NAME.attnb");
+  llvm::Expected<std::vector<Build>> builds = plannedBuilds(*targets);
+  if (!builds)
+    return fail(llvm::toString(builds.takeError()));
 
-  // Collect the jobs.
   std::vector<Job> jobs_;
-  std::vector<std::string> skipped;
-  std::set<std::string> names;
-  auto addVariant = [&](const std::string &spec, bool fromGrid) -> bool {
-    llvm::Expected<Variant> variant = parseVariant(spec);
-    if (!variant) {
-      std::string why = llvm::toString(variant.takeError());
-      if (!fromGrid) {
-        fail("--variant " + spec + ": " + why);
-        return false;
-      }
-      skipped.push_back(spec + ": " + why);
-      return true;
-    }
-    Job job;
-    job.variant = *variant;
-    job.parameters = variantParameters(*variant);
-    job.name = variantName(*variant);
-    for (int n = 2; names.count(job.name); ++n)
-      job.name = variantName(*variant) + "." + std::to_string(n);
-    names.insert(job.name);
-    jobs_.push_back(std::move(job));
-    return true;
-  };
-  for (const std::string &spec : variantSpecs)
-    if (!addVariant(spec, /*fromGrid=*/false))
-      return 1;
-  if (!gridFile.empty()) {
-    std::vector<std::string> specs;
-    if (llvm::Error err = readGrid(gridFile, specs))
-      return fail(llvm::toString(std::move(err)));
-    for (const std::string &spec : specs)
-      addVariant(spec, /*fromGrid=*/true);
-  }
-  for (const std::string &file : inputFiles) {
-    Job job;
-    job.file = file;
-    job.name = llvm::sys::path::stem(file).str();
-    if (names.count(job.name))
-      return fail("two inputs would both be named " + job.name);
-    names.insert(job.name);
-    job.parameters = {{"file", llvm::sys::path::filename(file).str()}};
-    jobs_.push_back(std::move(job));
-  }
-  if (jobs_.empty() && skipped.empty())
-    return fail("nothing to compile: give FILE.mlir, --variant or --grid");
+  std::vector<std::string> invalid;
+  if (llvm::Error err = collectJobs(jobs_, invalid))
+    return fail(llvm::toString(std::move(err)));
+  for (const std::string &why : invalid)
+    llvm::errs() << "attn-compile: " << (skipInvalid ? "skipped " : "invalid ")
+                 << why << "\n";
+  if (!invalid.empty() && !skipInvalid)
+    return fail(llvm::Twine(invalid.size()) +
+                " grid combination(s) are invalid (listed above); fix the "
+                "grid or pass --skip-invalid to compile the others");
+  if (jobs_.empty())
+    return fail(invalid.empty()
+                    ? "nothing to compile: give FILE.mlir, --variant or --grid"
+                    : "every combination of the grid is invalid");
 
   if (std::error_code ec =
           llvm::sys::fs::create_directories(outputPath + "/kernels"))
     return fail("cannot create " + outputPath + ": " + ec.message());
-  std::optional<rt::Bundle> previous;
-  if (llvm::sys::fs::exists(outputPath + "/manifest.json")) {
-    auto text = llvm::MemoryBuffer::getFile(outputPath + "/manifest.json");
-    if (text) {
-      ::attn::Result<rt::Bundle> old =
-          rt::manifestFromJson((*text)->getBuffer(), outputPath);
-      if (old)
-        previous = std::move(*old);
-    }
-  }
+  std::optional<rt::Bundle> previous = previousBundle();
 
   CompileOptions options;
-  options.targets = targets;
-  options.subgroupSize = subgroupSize;
-  if (subgroupSize == 0) {
-    llvm::Expected<int64_t> local = localVulkanSubgroupSize();
-    if (!local)
-      return fail("--subgroup-size=0: " + llvm::toString(local.takeError()));
-    options.subgroupSize = *local;
-  }
   options.splitKv = splitKv;
   options.chip = chip;
   options.ptxFeatures = ptxFeaturesForChip(chip);
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
 
+  // One task per job and build.
+  size_t numTasks = jobs_.size() * builds->size();
   auto start = std::chrono::steady_clock::now();
-  std::vector<rt::BundleVariant> variants(jobs_.size());
-  std::vector<Outcome> outcomes(jobs_.size(), Outcome::Failed);
+  std::vector<std::vector<rt::BundleVariant>> entries(numTasks);
+  std::vector<Outcome> outcomes(numTasks, Outcome::Failed);
   std::atomic<size_t> done = 0;
   bool showProgress = !quiet && llvm::sys::Process::StandardErrIsDisplayed();
   std::mutex progressMutex;
   {
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
-    for (size_t i = 0; i < jobs_.size(); ++i)
+    for (size_t i = 0; i < numTasks; ++i)
       pool.async([&, i] {
-        outcomes[i] = compiler.run(jobs_[i], variants[i]);
+        const Job &job = jobs_[i / builds->size()];
+        outcomes[i] = compiler.run(job, (*builds)[i % builds->size()],
+                                   entries[i]);
         size_t n = ++done;
         if (showProgress) {
           std::lock_guard<std::mutex> lock(progressMutex);
-          llvm::errs() << "\r[" << n << "/" << jobs_.size() << "] "
-                       << jobs_[i].name << "\x1b[K";
+          llvm::errs() << "\r[" << n << "/" << numTasks << "] " << job.name
+                       << "\x1b[K";
         }
       });
     pool.wait();
@@ -583,30 +820,35 @@ int main(int argc, char **argv) {
   bundle.compiler = kCompilerVersion;
   bundle.directory = outputPath;
   size_t compiled = 0, reused = 0, failedCount = 0;
-  for (size_t i = 0; i < jobs_.size(); ++i) {
-    switch (outcomes[i]) {
-    case Outcome::Compiled:
-      ++compiled;
-      break;
-    case Outcome::Reused:
-      ++reused;
-      break;
-    case Outcome::Failed:
+  for (size_t j = 0; j < jobs_.size(); ++j) {
+    bool anyFailed = false, allReused = true;
+    for (size_t b = 0; b < builds->size(); ++b) {
+      size_t i = j * builds->size() + b;
+      anyFailed |= outcomes[i] == Outcome::Failed;
+      allReused &= outcomes[i] == Outcome::Reused;
+    }
+    if (anyFailed) {
       ++failedCount;
       continue;
     }
-    bundle.variants.push_back(std::move(variants[i]));
+    ++(allReused ? reused : compiled);
+    for (size_t b = 0; b < builds->size(); ++b)
+      for (rt::BundleVariant &entry : entries[j * builds->size() + b])
+        bundle.variants.push_back(std::move(entry));
   }
   if (::attn::Status s = rt::writeManifest(bundle); !s)
     return fail(s.message());
 
   if (!quiet) {
-    for (const std::string &why : skipped)
-      llvm::errs() << "attn-compile: skipped " << why << "\n";
+    std::string sizes;
+    for (const Build &build : *builds)
+      if (build.subgroupSize)
+        sizes += (sizes.empty() ? "" : ", ") + std::to_string(build.subgroupSize);
     llvm::outs() << "attn-compile: " << compiled << " compiled, " << reused
-                 << " reused, " << skipped.size() << " skipped, "
+                 << " reused, " << invalid.size() << " skipped, "
                  << failedCount << " failed in "
                  << llvm::formatv("{0:f1}", seconds) << " s -> " << outputPath
+                 << (sizes.empty() ? "" : " (subgroup sizes " + sizes + ")")
                  << "\n";
   }
   return failedCount == 0 ? 0 : 1;

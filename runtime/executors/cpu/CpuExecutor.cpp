@@ -112,19 +112,4 @@ Status CpuExecutor::mergeStates(const Tensor &outA, const Tensor &lseA,
   return deliver(*result, out, lse);
 }
 
-Status registerCpuBackends(BackendRegistry &registry) {
-  std::string mla(TritonMlaBackend::kName);
-  if (!registry.isRegistered(DeviceType::CPU, mla))
-    ATTN_RETURN_IF_ERROR(registry.registerBackend(DeviceType::CPU, mla, [] {
-      return std::unique_ptr<AttentionBackend>(
-          std::make_unique<TritonMlaBackend>());
-    }));
-  std::vector<std::string> priority = registry.priority(DeviceType::CPU);
-  if (std::find(priority.begin(), priority.end(), mla) == priority.end()) {
-    priority.push_back(mla);
-    registry.setPriority(DeviceType::CPU, std::move(priority));
-  }
-  return Status::ok();
-}
-
 } // namespace attn::runtime

@@ -43,13 +43,6 @@ public:
                      const Tensor &lseB, Tensor &out, Tensor *lse) override;
 };
 
-/// Makes `registry` offer on CPU every backend the CPU executor can run:
-/// FLASH_ATTN (a built-in everywhere) and TRITON_MLA, which the reference's
-/// MLA decode serves, after FLASH_ATTN in CPU's priority. Registering twice
-/// is harmless.
-Status
-registerCpuBackends(BackendRegistry &registry = BackendRegistry::global());
-
 } // namespace attn::runtime
 
 #endif // ATTN_RUNTIME_EXECUTORS_CPU_CPUEXECUTOR_H

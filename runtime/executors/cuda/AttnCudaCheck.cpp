@@ -389,7 +389,7 @@ struct BenchRow {
 Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
                         std::string_view function, CudaPlanDevice &cuda,
                         std::vector<Tensor> inputs, int repeats) {
-  const Plan *plan = variant.findPlan(function);
+  const Plan *plan = variant.plan();
   if (!plan)
     return errorf("variant ", variant.name, " has no plan for ", function);
   for (const BundleKernel &k : variant.kernels) {
@@ -448,7 +448,8 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
         qsl.setInt(r + 1, r + 1);
       }
       Result<const BundleVariant *> variant =
-          findVariant(bundle, pagedAttentionQuery(query, cache, llama));
+          findVariant(bundle, pagedAttentionQuery(query, cache, llama), "ptx",
+                      SubgroupSizes{32, 32, 32});
       if (!variant) {
         row.error = "no variant: " + variant.message();
         rows.push_back(row);
@@ -551,7 +552,8 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
       qsl.setInt(r + 1, (r + 1) * len);
     }
     Result<const BundleVariant *> variant =
-        findVariant(bundle, pagedAttentionQuery(query, cache, llama));
+        findVariant(bundle, pagedAttentionQuery(query, cache, llama), "ptx",
+                      SubgroupSizes{32, 32, 32});
     if (!variant) {
       row.error = "no variant: " + variant.message();
     } else {

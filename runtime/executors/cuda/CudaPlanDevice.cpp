@@ -3,6 +3,7 @@
 #include "runtime/executors/cuda/CudaPlanDevice.h"
 #include "runtime/executors/cuda/CudaDriver.h"
 #include "runtime/executors/cuda/CudaKernelABI.h"
+#include "runtime/KernelSymbols.h"
 
 #include <algorithm>
 #include <vector>
@@ -59,6 +60,7 @@ struct CudaPlanDevice::Impl {
   CUevent start = nullptr;
   CUevent stop = nullptr;
   std::map<std::string, CudaKernel, std::less<>> kernels;
+  runtime::KernelSymbols symbols;
   int timedRepeats = 0;
   std::map<std::string, KernelTiming, std::less<>> timings;
 
@@ -176,6 +178,12 @@ Status CudaPlanDevice::addKernel(const std::string &symbol,
                                  std::string_view ptx,
                                  const std::string &entryPoint,
                                  const std::string &launchJson) {
+  std::string source = runtime::kernelSource(ptx, entryPoint, launchJson);
+  Result<bool> loaded = impl_->symbols.isLoaded(impl_->name, symbol, source);
+  if (!loaded)
+    return loaded.status();
+  if (*loaded)
+    return Status::ok();
   Result<CudaLaunchFacts> facts = parseCudaLaunchFacts(launchJson);
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
@@ -213,11 +221,8 @@ Status CudaPlanDevice::addKernel(const std::string &symbol,
     return errorf("kernel ", symbol, " (entry ", entryPoint,
                   "): ", s.message());
   }
-  if (auto old = impl_->kernels.find(symbol); old != impl_->kernels.end()) {
-    (void)cu.moduleUnload(old->second.module);
-    impl_->kernels.erase(old);
-  }
   impl_->kernels.emplace(symbol, std::move(kernel));
+  impl_->symbols.record(symbol, std::move(source));
   return Status::ok();
 }
 

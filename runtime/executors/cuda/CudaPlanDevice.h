@@ -90,6 +90,10 @@ public:
                 const std::array<int64_t, 3> &block,
                 std::span<runtime::DeviceBuffer *const> args) override;
   Status finish() override;
+  /// NVIDIA GPUs run warps of 32.
+  runtime::SubgroupSizes subgroupSizes() const override {
+    return {32, 32, 32};
+  }
 
   struct Impl;
 

@@ -52,6 +52,10 @@ public:
                 const std::array<int64_t, 3> &block,
                 std::span<runtime::DeviceBuffer *const> args) override;
   Status finish() override;
+  /// Apple GPUs run SIMD-groups of 32.
+  runtime::SubgroupSizes subgroupSizes() const override {
+    return {32, 32, 32};
+  }
 
 private:
   struct Impl;

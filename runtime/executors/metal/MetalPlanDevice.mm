@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/executors/metal/MetalPlanDevice.h"
+#include "runtime/KernelSymbols.h"
 
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
@@ -48,6 +49,7 @@ struct MetalPlanDevice::Impl {
   id<MTLCommandBuffer> commands;
   id<MTLComputeCommandEncoder> encoder;
   std::map<std::string, MetalKernel, std::less<>> kernels;
+  runtime::KernelSymbols symbols;
 };
 
 MetalPlanDevice::MetalPlanDevice(std::unique_ptr<Impl> impl)
@@ -73,6 +75,20 @@ Result<std::unique_ptr<MetalPlanDevice>> MetalPlanDevice::create() {
 Status MetalPlanDevice::addKernel(const std::string &symbol,
                                   std::string_view source,
                                   const MetalLaunchFacts &facts) {
+  std::string factsText = std::to_string(facts.mslMajor) + "." +
+                          std::to_string(facts.mslMinor) + ";" +
+                          std::to_string(facts.subgroupSize) + ";";
+  for (uint32_t n : facts.threadgroupSize)
+    factsText += std::to_string(n) + ",";
+  for (uint32_t n : facts.bufferIndices)
+    factsText += ";" + std::to_string(n);
+  std::string identity =
+      runtime::kernelSource(source, facts.entryPoint, factsText);
+  Result<bool> loaded = impl_->symbols.isLoaded(name_, symbol, identity);
+  if (!loaded)
+    return loaded.status();
+  if (*loaded)
+    return Status::ok();
   NSString *text = [[NSString alloc] initWithBytes:source.data()
                                             length:source.size()
                                           encoding:NSUTF8StringEncoding];
@@ -119,6 +135,7 @@ Status MetalPlanDevice::addKernel(const std::string &symbol,
                   ": recompile with attn-compile --subgroup-size=",
                   uint64_t([pipeline threadExecutionWidth]));
   impl_->kernels[symbol] = MetalKernel{pipeline, facts};
+  impl_->symbols.record(symbol, std::move(identity));
   return Status::ok();
 }
 

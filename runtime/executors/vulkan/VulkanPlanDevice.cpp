@@ -43,6 +43,15 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
                                    std::vector<uint32_t> spirv,
                                    const std::string &entryPoint,
                                    uint32_t subgroupSize) {
+  std::string source = runtime::kernelSource(
+      std::string_view(reinterpret_cast<const char *>(spirv.data()),
+                       spirv.size() * sizeof(uint32_t)),
+      entryPoint, std::to_string(subgroupSize));
+  Result<bool> loaded = symbols_.isLoaded(name_, symbol, source);
+  if (!loaded)
+    return loaded.status();
+  if (*loaded)
+    return Status::ok();
   KernelDesc desc;
   desc.spirv = std::move(spirv);
   desc.entryPoint = entryPoint;
@@ -61,7 +70,19 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   if (!kernel)
     return errorf("kernel ", symbol, ": ", kernel.message());
   kernels_[symbol] = std::move(*kernel);
+  symbols_.record(symbol, std::move(source));
   return Status::ok();
+}
+
+runtime::SubgroupSizes VulkanPlanDevice::subgroupSizes() const {
+  const VulkanDeviceInfo &info = device_->info();
+  runtime::SubgroupSizes sizes;
+  sizes.native = info.subgroupSize;
+  sizes.min = info.subgroupSizeControl ? info.minSubgroupSize
+                                       : info.subgroupSize;
+  sizes.max = info.subgroupSizeControl ? info.maxSubgroupSize
+                                       : info.subgroupSize;
+  return sizes;
 }
 
 runtime::KernelLoader VulkanPlanDevice::kernelLoader() {

@@ -9,6 +9,7 @@
 #define ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
 
 #include "runtime/BundleExecutor.h"
+#include "runtime/KernelSymbols.h"
 #include "runtime/PlanRunner.h"
 #include "runtime/executors/vulkan/VulkanExecutor.h"
 
@@ -27,6 +28,8 @@ public:
   /// `subgroupSize` is the subgroup size the kernel was compiled for (0:
   /// any): a kernel that reduces across a subgroup computes wrong results
   /// with another one, so a mismatch the device cannot pin is an error.
+  /// Adding the kernel a symbol already has is a no-op; another kernel
+  /// under a taken symbol is an error (runtime/KernelSymbols.h).
   Status addKernel(const std::string &symbol, std::vector<uint32_t> spirv,
                    const std::string &entryPoint, uint32_t subgroupSize = 0);
 
@@ -50,6 +53,7 @@ public:
                 const std::array<int64_t, 3> &block,
                 std::span<runtime::DeviceBuffer *const> args) override;
   Status finish() override { return Status::ok(); }
+  runtime::SubgroupSizes subgroupSizes() const override;
 
 private:
   explicit VulkanPlanDevice(std::unique_ptr<VulkanDevice> device);
@@ -57,6 +61,7 @@ private:
   std::unique_ptr<VulkanDevice> device_;
   std::string name_;
   std::map<std::string, std::unique_ptr<VulkanKernel>, std::less<>> kernels_;
+  runtime::KernelSymbols symbols_;
 };
 
 } // namespace attn

@@ -274,6 +274,7 @@ AttentionLayer mlaLayer() {
   layer.headSize = 576;
   layer.kvLoraRank = 512;
   layer.scale = 0.1;
+  layer.dtype = DType::BF16;
   return layer;
 }
 

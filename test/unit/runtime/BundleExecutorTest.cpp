@@ -308,7 +308,11 @@ TEST_F(BundleExecutorTest, NamesWhatNoVariantHas) {
                 "layout=nhd,causal=true,window_left=-1,soft_cap=0,"
                 "alibi=false,sinks=true,scale=0.353553385 (it has: "
                 "pa_default_scale (sinks=false); pa_scale_quarter "
-                "(sinks=false, scale=0.25))");
+                "(sinks=false, scale=0.25)); compile one with: attn-compile "
+                "--variant op=paged_attention,num_heads=4,num_kv_heads=2,"
+                "head_size=8,block_size=16,dtype=f32,layout=nhd,causal=true,"
+                "window_left=-1,soft_cap=0,alibi=false,sinks=true,"
+                "scale=0.353553385");
   EXPECT_TRUE(device.launched.empty());
   EXPECT_TRUE(loads.empty());
 
@@ -329,9 +333,9 @@ TEST_F(BundleExecutorTest, NamesAMissingTarget) {
   Status s = runPaged(*executor);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "bundle " + bundle.directory +
-                             ": variant pa_default_scale has no kernel for "
-                             "target ptx (@paged_attention launches "
-                             "pa1::main, compiled for: spirv)");
+                             ": variant pa_default_scale has no ptx kernels "
+                             "(compiled for: spirv); recompile with "
+                             "--targets including ptx");
   EXPECT_TRUE(device.launched.empty());
 
   Status all = executor->loadAllKernels();
@@ -587,7 +591,10 @@ TEST_F(ConcatAndCacheMlaTest, NamesAMissingLatentVariant) {
                              " has no reshape_and_cache variant with "
                              "block_size=16,dtype=f32,kv_lora_rank=4,"
                              "rope_dim=2 (it has: cache (kv_lora_rank "
-                             "missing, rope_dim missing))");
+                             "missing, rope_dim missing)); compile one with: "
+                             "attn-compile --variant op=reshape_and_cache,"
+                             "block_size=16,dtype=f32,kv_lora_rank=4,"
+                             "rope_dim=2");
   EXPECT_TRUE(device.launched.empty());
   EXPECT_TRUE(loads.empty());
 }

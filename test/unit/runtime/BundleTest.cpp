@@ -1,6 +1,7 @@
 //===- BundleTest.cpp - Bundle manifests and their failure modes ---------===//
 
 #include "runtime/Bundle.h"
+#include "runtime/BundleExecutor.h"
 
 #include <gtest/gtest.h>
 
@@ -34,7 +35,7 @@ protected:
               .string();
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir + "/kernels");
-    kernelBytes = std::string("\x03\x02\x23\x07 not really spir-v", 24);
+    kernelBytes = "\x03\x02\x23\x07 not really spir-v";
     writeFile(dir + "/kernels/k.spv", kernelBytes);
 
     Plan plan;
@@ -84,14 +85,20 @@ TEST_F(BundleTest, RoundTrips) {
 }
 
 TEST_F(BundleTest, FindsVariantsByParameters) {
-  Result<const BundleVariant *> v = bundle.find({{"num_heads", "8"}});
+  VariantQuery query;
+  query.parameters = {{"op", "paged_attention", VariantParameter::Kind::Text},
+                      {"num_heads", "8", VariantParameter::Kind::Int}};
+  Result<const BundleVariant *> v = findVariant(bundle, query);
   ASSERT_TRUE(v) << v.message();
   EXPECT_EQ((*v)->name, "f_h8");
-  Result<const BundleVariant *> missing = bundle.find({{"num_heads", "16"}});
+  query.parameters[1].value = "16";
+  Result<const BundleVariant *> missing = findVariant(bundle, query);
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.message(), "bundle " + dir +
-                                   " has no variant with num_heads=16 (it "
-                                   "has: f_h8)");
+  EXPECT_EQ(missing.message(),
+            "bundle " + dir +
+                " has no paged_attention variant with num_heads=16 (it has: "
+                "f_h8 (num_heads=8)); compile one with: attn-compile "
+                "--variant op=paged_attention,num_heads=16");
 }
 
 TEST_F(BundleTest, MissingManifest) {
@@ -102,20 +109,33 @@ TEST_F(BundleTest, MissingManifest) {
 }
 
 TEST_F(BundleTest, BadJson) {
-  writeFile(dir + "/manifest.json", "{\"format_version\": 1,");
+  writeFile(dir + "/manifest.json", "{\"format_version\": 2,");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir + ": manifest.json is not valid JSON");
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
   std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find("\"format_version\": 1"), 19,
+  text.replace(text.find("\"format_version\": 2"), 19,
                "\"format_version\": 7");
   writeFile(dir + "/manifest.json", text);
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: format version 7 is not supported (this "
-                "runtime reads version 1; recompile the bundle)");
+                "runtime reads version 2; recompile the bundle)");
+}
+
+// A version that only equals the supported one after truncation to 32 bits
+// is not supported either.
+TEST_F(BundleTest, FormatVersionIsNotTruncated) {
+  std::string text = fileText(dir + "/manifest.json");
+  text.replace(text.find("\"format_version\": 2"), 19,
+               "\"format_version\": 4294967298");
+  writeFile(dir + "/manifest.json", text);
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json: format version 4294967298 is not supported "
+                "(this runtime reads version 2; recompile the bundle)");
 }
 
 TEST_F(BundleTest, MissingKernelFile) {

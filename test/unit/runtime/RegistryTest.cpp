@@ -34,13 +34,15 @@ public:
   }
   std::vector<int64_t> supportedHeadSizes() const override { return {80, 128}; }
   Status checkBlockSize(int64_t) const override { return Status::ok(); }
-  Result<std::unique_ptr<AttentionImpl>>
-  getImpl(const AttentionLayer &, KernelExecutor &) const override {
-    return Status::error("unused");
-  }
   Result<std::unique_ptr<AttentionMetadataBuilder>>
   getBuilder(const KvCacheSpec &, std::vector<std::string>,
              const BuilderConfig &) const override {
+    return Status::error("unused");
+  }
+
+protected:
+  Result<std::unique_ptr<AttentionImpl>>
+  makeImpl(const AttentionLayer &, KernelExecutor &) const override {
     return Status::error("unused");
   }
 };
@@ -64,11 +66,16 @@ TEST(BackendRegistry, GlobalHoldsTheBuiltins) {
        {DeviceType::CPU, DeviceType::CUDA, DeviceType::VULKAN,
         DeviceType::METAL, DeviceType::TENSTORRENT})
     EXPECT_TRUE(global.isRegistered(device, "FLASH_ATTN")) << toString(device);
-  EXPECT_TRUE(global.isRegistered(DeviceType::CUDA, "TRITON_MLA"));
-  EXPECT_FALSE(global.isRegistered(DeviceType::CPU, "TRITON_MLA"));
-  EXPECT_THAT(global.priority(DeviceType::CUDA),
-              ElementsAre("FLASH_ATTN", "TRITON_MLA"));
-  EXPECT_THAT(global.priority(DeviceType::VULKAN), ElementsAre("FLASH_ATTN"));
+  // TRITON_MLA wherever attn has MLA kernels: all but Tenstorrent.
+  for (DeviceType device : {DeviceType::CPU, DeviceType::CUDA,
+                            DeviceType::VULKAN, DeviceType::METAL}) {
+    EXPECT_TRUE(global.isRegistered(device, "TRITON_MLA")) << toString(device);
+    EXPECT_THAT(global.priority(device),
+                ElementsAre("FLASH_ATTN", "TRITON_MLA"));
+  }
+  EXPECT_FALSE(global.isRegistered(DeviceType::TENSTORRENT, "TRITON_MLA"));
+  EXPECT_THAT(global.priority(DeviceType::TENSTORRENT),
+              ElementsAre("FLASH_ATTN"));
 }
 
 TEST(BackendRegistry, SelectsByUseMla) {
@@ -81,6 +88,11 @@ TEST(BackendRegistry, SelectsByUseMla) {
   auto vulkan = selectBackend(DeviceType::VULKAN, request());
   ASSERT_TRUE(vulkan) << vulkan.message();
   EXPECT_EQ((*vulkan)->name(), "FLASH_ATTN");
+  for (DeviceType device : {DeviceType::CPU, DeviceType::VULKAN}) {
+    auto onDevice = selectBackend(device, request(576, /*useMla=*/true));
+    ASSERT_TRUE(onDevice) << onDevice.message();
+    EXPECT_EQ((*onDevice)->name(), "TRITON_MLA") << toString(device);
+  }
 }
 
 TEST(BackendRegistry, ErrorListsEveryCandidateAndReason) {
@@ -97,8 +109,9 @@ TEST(BackendRegistry, ErrorListsEveryCandidateAndReason) {
                         "multiple of 16"));
 }
 
-TEST(BackendRegistry, MlaOnCpuFindsNothing) {
-  auto none = selectBackend(DeviceType::CPU, request(576, /*useMla=*/true));
+TEST(BackendRegistry, MlaOnTenstorrentFindsNothing) {
+  auto none =
+      selectBackend(DeviceType::TENSTORRENT, request(576, /*useMla=*/true));
   ASSERT_FALSE(none);
   EXPECT_THAT(none.message(),
               HasSubstr("FLASH_ATTN: use_mla is true but FLASH_ATTN is not an "
@@ -142,13 +155,13 @@ TEST(BackendRegistry, EachRejectionReason) {
 TEST(BackendRegistry, ForcedBackendName) {
   SelectionRequest r = request();
   r.backendName = "TRITON_MLA";
-  auto forced = selectBackend(DeviceType::CPU, r);
+  auto forced = selectBackend(DeviceType::TENSTORRENT, r);
   ASSERT_FALSE(forced);
   EXPECT_THAT(forced.message(),
-              HasSubstr("TRITON_MLA: not registered for cpu"));
+              HasSubstr("TRITON_MLA: not registered for tenstorrent"));
   EXPECT_THAT(forced.message(), ::testing::Not(HasSubstr("FLASH_ATTN")));
   r.backendName = "FLASH_ATTN";
-  auto fa = selectBackend(DeviceType::CPU, r);
+  auto fa = selectBackend(DeviceType::TENSTORRENT, r);
   ASSERT_TRUE(fa) << fa.message();
   EXPECT_EQ((*fa)->name(), "FLASH_ATTN");
 }
@@ -187,9 +200,9 @@ TEST(BackendRegistry, RegistrarAddsABackendAfterThePriorityList) {
                                       registry);
   ASSERT_TRUE(registrar.status()) << registrar.status().message();
   EXPECT_THAT(registry.registeredNames(DeviceType::VULKAN),
-              ElementsAre("ANY", "FLASH_ATTN"));
+              ElementsAre("ANY", "FLASH_ATTN", "TRITON_MLA"));
   EXPECT_THAT(registry.candidates(DeviceType::VULKAN),
-              ElementsAre("FLASH_ATTN", "ANY"));
+              ElementsAre("FLASH_ATTN", "TRITON_MLA", "ANY"));
   // FLASH_ATTN still comes first; ANY catches what it rejects.
   auto fa = registry.selectBackend(DeviceType::VULKAN, request());
   ASSERT_TRUE(fa);

@@ -98,6 +98,8 @@ public:
   Status loadAllKernels();
 
   const Bundle &bundle() const { return bundle_; }
+  /// How many kernels this executor has put on the device.
+  size_t loadedKernels() const { return loaded_.size(); }
   /// What the last plan run measured.
   const PlanRunStats &lastRunStats() const { return lastStats_; }
 

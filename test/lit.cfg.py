@@ -24,7 +24,7 @@ config.substitutions.append(("%attn_src", config.attn_src_root))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",
-         "attn-host-example", "attn-tt-run",
+         "attn-host-example", "attn-tt-run", "attn-vulkan-info",
          "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)

@@ -1,22 +1,26 @@
-//===- HostExample.cpp - A serving loop on an attn backend ----------------===//
+//===- HostExample.cpp - A serving loop of several models on one device ---===//
 //
-// What a vLLM-shaped engine does with the runtime, in one file: pick the
-// attention backend of a device, allocate the KV cache in the shape the
-// backend dictates, then run steps of mixed prefill, chunked prefill and
-// decode with growing sequences (requests arrive, grow and finish; their
-// blocks are reused). Each step writes the new keys and values and runs
-// attention through AttentionImpl::forward, on the selected device and on
-// the CPU backend, and compares the outputs with DESIGN.md's tolerances.
+// What a vLLM-shaped engine does with the runtime, in one file. Three models
+// share one device, each with its own executor, impl, metadata builder and
+// KV cache, all served from one bundle:
+//   llama     GQA, f16: 8 query heads over 2 kv heads of 64
+//   gemma     bf16, 8 over 4 heads of 128, soft cap 30, sliding window 48
+//   deepseek  MLA, bf16: 16 heads over the 576-wide latent cache (512 + 64)
+// Each model picks its backend from the registry (FLASH_ATTN, TRITON_MLA),
+// allocates its cache in the shape the backend dictates, and has its impl
+// checked against the executor at creation, so a bundle without a variant
+// fails at start-up naming the attn-compile --variant to add. Then steps of
+// prefill, chunked prefill and decode with requests that arrive, grow and
+// finish (MLA decodes only: its prompts are written into the latent cache on
+// arrival, as an engine's prefill path would). Every step runs on the device
+// and on the CPU backend and is compared with DESIGN.md's tolerances.
 //
 //   attn-host-example --device cpu
 //   attn-host-example --device vulkan --bundle host.attnb
 //
-// The Vulkan path runs a bundle that attn-compile made for this model:
-//   op=paged_attention,num_heads=8,num_kv_heads=2,head_size=64,
-//     block_size=16,dtype=f16
-//   op=reshape_and_cache,num_kv_heads=2,head_size=64,block_size=16,dtype=f16
-// (examples/host/grid.json lists them for attn-compile --grid). Exit status: 0
-// when every step matches, 1 on a mismatch or an error, 2 on bad arguments.
+// examples/host/grid.json lists the variants (attn-compile --grid). Exit
+// status: 0 when every step matches, 1 on a mismatch or an error, 2 on bad
+// arguments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,27 +49,53 @@ using namespace attn::runtime;
 
 namespace {
 
-/// The model: one attention layer of a small GQA model.
-constexpr int64_t kNumHeads = 8;
-constexpr int64_t kNumKvHeads = 2;
-constexpr int64_t kHeadSize = 64;
 constexpr int64_t kBlockSize = 16;
 constexpr int64_t kNumBlocks = 64;
 /// Prompt tokens one request may prefill per step (chunked prefill).
 constexpr int64_t kPrefillChunk = 24;
+
+/// The models of the deployment: one attention layer each (every layer of a
+/// model runs the same variants).
+std::vector<AttentionLayer> models() {
+  AttentionLayer llama;
+  llama.name = "llama.layers.0.self_attn";
+  llama.numHeads = 8;
+  llama.numKvHeads = 2;
+  llama.headSize = 64;
+  llama.dtype = DType::F16;
+  AttentionLayer gemma;
+  gemma.name = "gemma.layers.0.self_attn";
+  gemma.numHeads = 8;
+  gemma.numKvHeads = 4;
+  gemma.headSize = 128;
+  gemma.dtype = DType::BF16;
+  gemma.logitsSoftCap = 30.0;
+  gemma.slidingWindow = 48;
+  AttentionLayer deepseek;
+  deepseek.name = "deepseek.layers.0.self_attn";
+  deepseek.numHeads = 16;
+  deepseek.numKvHeads = 1;
+  deepseek.headSize = 576;
+  deepseek.kvLoraRank = 512;
+  deepseek.dtype = DType::BF16;
+  std::vector<AttentionLayer> layers = {llama, gemma, deepseek};
+  for (AttentionLayer &layer : layers)
+    layer.scale = 1.0 / std::sqrt(static_cast<double>(layer.headSize));
+  return layers;
+}
+
+bool isMla(const AttentionLayer &layer) { return layer.kvLoraRank > 0; }
 
 struct Options {
   std::string device = "cpu";
   std::string bundle;
   int64_t steps = 8;
   uint64_t seed = 1;
-  DType dtype = DType::F16;
 };
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: attn-host-example [--device cpu|vulkan] [--bundle DIR]"
-               " [--steps N] [--seed S] [--dtype f32|f16|bf16]\n");
+  std::fprintf(stderr, "usage: attn-host-example [--device cpu|vulkan] "
+                       "[--bundle DIR] [--steps N] [--seed S]\n");
 }
 
 std::optional<Options> parseOptions(int argc, char **argv) {
@@ -87,22 +117,14 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       o.steps = std::atoll(value.c_str());
     } else if (arg == "--seed") {
       o.seed = std::strtoull(value.c_str(), nullptr, 10);
-    } else if (arg == "--dtype") {
-      std::optional<DType> dtype = parseDType(value);
-      if (!dtype || !isFloat(*dtype)) {
-        std::fprintf(stderr, "attn-host-example: bad --dtype '%s'\n",
-                     value.c_str());
-        return std::nullopt;
-      }
-      o.dtype = *dtype;
     } else {
       std::fprintf(stderr, "attn-host-example: unknown argument '%s'\n",
                    argv[i]);
       return std::nullopt;
     }
   }
-  if (o.steps < 1) {
-    std::fprintf(stderr, "attn-host-example: --steps must be positive\n");
+  if (o.steps < 1 || o.steps > 1000) {
+    std::fprintf(stderr, "attn-host-example: --steps must be in [1, 1000]\n");
     return std::nullopt;
   }
   return o;
@@ -123,40 +145,97 @@ Tolerance toleranceOf(DType dtype) {
   }
 }
 
-/// One attention layer on one device: its executor, impl and KV cache.
+/// Makes the executors of one device type: one per model, all on one device.
+class ExecutorFactory {
+public:
+  static Result<ExecutorFactory> create(DeviceType device,
+                                        const Options &options);
+  Result<std::unique_ptr<KernelExecutor>> make();
+
+private:
+  DeviceType device_ = DeviceType::CPU;
+#ifdef ATTN_HAVE_VULKAN
+  std::shared_ptr<VulkanPlanDevice> vulkan_;
+  std::optional<Bundle> bundle_;
+#endif
+};
+
+Result<ExecutorFactory> ExecutorFactory::create(DeviceType device,
+                                                const Options &options) {
+  ExecutorFactory factory;
+  factory.device_ = device;
+  if (device == DeviceType::CPU)
+    return factory;
+#ifdef ATTN_HAVE_VULKAN
+  if (device == DeviceType::VULKAN) {
+    if (options.bundle.empty())
+      return Status::error("--device vulkan needs --bundle DIR (a bundle "
+                           "attn-compile wrote with --targets=spirv)");
+    Result<Bundle> bundle = loadBundle(options.bundle);
+    if (!bundle)
+      return bundle.status();
+    factory.bundle_ = std::move(*bundle);
+    Result<std::unique_ptr<VulkanPlanDevice>> created =
+        VulkanPlanDevice::create();
+    if (!created)
+      return created.status();
+    factory.vulkan_ = std::move(*created);
+    return factory;
+  }
+#endif
+  return errorf("no executor for --device ", toString(device),
+                " in this build");
+}
+
+Result<std::unique_ptr<KernelExecutor>> ExecutorFactory::make() {
+  if (device_ == DeviceType::CPU)
+    return std::unique_ptr<KernelExecutor>(std::make_unique<CpuExecutor>());
+#ifdef ATTN_HAVE_VULKAN
+  // Every model's executor loads the bundle's kernels at start-up; kernels
+  // another executor already put on the device are shared, not reloaded.
+  auto executor = std::make_unique<BundleExecutor>(
+      *bundle_, "spirv", *vulkan_, vulkan_->kernelLoader());
+  ATTN_RETURN_IF_ERROR(executor->loadAllKernels());
+  return std::unique_ptr<KernelExecutor>(std::move(executor));
+#else
+  return Status::error("no executor");
+#endif
+}
+
+/// One model on one device: its executor, impl, builder and KV cache.
 struct Engine {
   std::unique_ptr<KernelExecutor> executor;
   std::unique_ptr<AttentionBackend> backend;
   std::unique_ptr<AttentionImpl> impl;
   std::unique_ptr<AttentionMetadataBuilder> builder;
   Tensor kvCache;
-  /// Held by the executor on devices that run bundles.
-  std::shared_ptr<void> device;
 };
 
-/// Selects `device`'s backend for the layer, makes its impl and metadata
-/// builder on `executor`, and allocates the cache in the backend's shape.
-Result<Engine> makeEngine(DeviceType device,
-                          std::unique_ptr<KernelExecutor> executor,
+Result<Engine> makeEngine(DeviceType device, ExecutorFactory &factory,
                           const AttentionLayer &layer) {
   Engine e;
-  e.executor = std::move(executor);
+  Result<std::unique_ptr<KernelExecutor>> executor = factory.make();
+  if (!executor)
+    return executor.status();
+  e.executor = std::move(*executor);
   SelectionRequest request;
   request.headSize = layer.headSize;
   request.dtype = layer.dtype;
   request.blockSize = kBlockSize;
+  request.useMla = isMla(layer);
+  request.useSlidingWindow = layer.slidingWindow.has_value();
   Result<std::unique_ptr<AttentionBackend>> backend =
       selectBackend(device, request);
   if (!backend)
     return backend.status();
   e.backend = std::move(*backend);
+  KvCacheSpec spec{kBlockSize, layer.numKvHeads, layer.headSize, layer.dtype,
+                   "auto"};
   Result<std::unique_ptr<AttentionImpl>> impl =
-      e.backend->getImpl(layer, *e.executor);
+      e.backend->getImpl(layer, *e.executor, &spec);
   if (!impl)
     return impl.status();
   e.impl = std::move(*impl);
-  KvCacheSpec spec{kBlockSize, layer.numKvHeads, layer.headSize, layer.dtype,
-                   "auto"};
   Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
       e.backend->getBuilder(spec, {layer.name}, BuilderConfig{});
   if (!builder)
@@ -170,49 +249,8 @@ Result<Engine> makeEngine(DeviceType device,
   return e;
 }
 
-#ifdef ATTN_HAVE_VULKAN
-/// The Vulkan executor: the bundle's SPIR-V kernels on the first Vulkan
-/// device, all loaded at start-up so a bundle that lacks one fails now.
-Result<std::unique_ptr<KernelExecutor>>
-makeVulkanExecutor(const std::string &bundleDir,
-                   std::shared_ptr<void> &keepAlive) {
-  if (bundleDir.empty())
-    return Status::error("--device vulkan needs --bundle DIR (a bundle "
-                         "attn-compile wrote with --targets=spirv)");
-  Result<Bundle> bundle = loadBundle(bundleDir);
-  if (!bundle)
-    return bundle.status();
-  Result<std::unique_ptr<VulkanPlanDevice>> created =
-      VulkanPlanDevice::create();
-  if (!created)
-    return created.status();
-  std::shared_ptr<VulkanPlanDevice> device = std::move(*created);
-  keepAlive = device;
-  VulkanPlanDevice *raw = device.get();
-  auto executor = std::make_unique<BundleExecutor>(
-      std::move(*bundle), "spirv", *raw,
-      raw->kernelLoader());
-  ATTN_RETURN_IF_ERROR(executor->loadAllKernels());
-  return std::unique_ptr<KernelExecutor>(std::move(executor));
-}
-#endif
-
-Result<std::unique_ptr<KernelExecutor>>
-makeExecutor(DeviceType device, const Options &options,
-             std::shared_ptr<void> &keepAlive) {
-  if (device == DeviceType::CPU)
-    return std::unique_ptr<KernelExecutor>(std::make_unique<CpuExecutor>());
-#ifdef ATTN_HAVE_VULKAN
-  if (device == DeviceType::VULKAN)
-    return makeVulkanExecutor(options.bundle, keepAlive);
-#endif
-  return errorf("no executor for --device ", toString(device),
-                " in this build");
-}
-
 /// A request of the simulated engine.
 struct Request {
-  int64_t id = 0;
   int64_t promptLen = 0;
   int64_t maxNewTokens = 0;
   /// Tokens in the cache before this step.
@@ -223,26 +261,28 @@ struct Request {
   bool prefilling() const { return computed < promptLen; }
 };
 
-/// Schedules requests, hands out blocks from a free list, and draws the new
-/// tokens' queries, keys and values.
+/// One model's requests: admits them, hands out blocks from a free list,
+/// and retires finished ones.
 class Scheduler {
 public:
-  explicit Scheduler(uint64_t seed) : random_(seed) {
+  explicit Scheduler(Random &random) : random_(random) {
     for (int32_t b = kNumBlocks - 1; b >= 0; --b)
       freeBlocks_.push_back(b);
   }
 
   /// Two requests arrive at the start, then one every other step, while
-  /// there is room.
-  void admit(int64_t step) {
+  /// there is room. Returns the new ones' indices.
+  std::vector<size_t> admit(int64_t step) {
+    std::vector<size_t> arrived;
     int64_t arrivals = step == 0 ? 2 : step % 2 == 0 ? 1 : 0;
     for (int64_t i = 0; i < arrivals && running_.size() < 5; ++i) {
       Request r;
-      r.id = nextId_++;
       r.promptLen = random_.uniformInt(3, 60);
       r.maxNewTokens = random_.uniformInt(2, 6);
+      arrived.push_back(running_.size());
       running_.push_back(r);
     }
+    return arrived;
   }
 
   /// This step's query length of every running request.
@@ -255,28 +295,30 @@ public:
     return lens;
   }
 
-  /// Gives every request the blocks its sequence needs after this step.
-  Status allocate(const std::vector<int64_t> &queryLens) {
-    for (size_t i = 0; i < running_.size(); ++i) {
-      Request &r = running_[i];
-      int64_t need = (r.computed + queryLens[i] + kBlockSize - 1) / kBlockSize;
-      while (static_cast<int64_t>(r.blocks.size()) < need) {
-        if (freeBlocks_.empty())
-          return errorf("out of cache blocks");
-        r.blocks.push_back(freeBlocks_.back());
-        freeBlocks_.pop_back();
-      }
+  /// Gives request `i` the blocks `tokens` cached tokens need.
+  Status reserve(size_t i, int64_t tokens) {
+    Request &r = running_[i];
+    while (static_cast<int64_t>(r.blocks.size()) * kBlockSize < tokens) {
+      if (freeBlocks_.empty())
+        return errorf("out of cache blocks");
+      r.blocks.push_back(freeBlocks_.back());
+      freeBlocks_.pop_back();
     }
     return Status::ok();
+  }
+
+  int64_t slot(size_t i, int64_t position) const {
+    const Request &r = running_[i];
+    return r.blocks[position / kBlockSize] * kBlockSize + position % kBlockSize;
   }
 
   /// Advances every request by its query length, retires finished ones and
   /// frees their blocks.
   void advance(const std::vector<int64_t> &queryLens) {
-    for (size_t i = 0; i < running_.size(); ++i)
-      running_[i].computed += queryLens[i];
     std::vector<Request> still;
-    for (Request &r : running_) {
+    for (size_t i = 0; i < running_.size(); ++i) {
+      Request &r = running_[i];
+      r.computed += queryLens[i];
       if (r.computed >= r.total()) {
         freeBlocks_.insert(freeBlocks_.end(), r.blocks.begin(), r.blocks.end());
         continue;
@@ -286,26 +328,30 @@ public:
     running_ = std::move(still);
   }
 
-  const std::vector<Request> &running() const { return running_; }
-  Random &random() { return random_; }
+  std::vector<Request> &running() { return running_; }
 
 private:
-  Random random_;
+  Random &random_;
   std::vector<Request> running_;
   std::vector<int32_t> freeBlocks_;
-  int64_t nextId_ = 0;
 };
 
-/// Largest |device - reference| and whether every element is within
-/// atol + rtol * |reference|.
+/// One model served on the device and on the CPU, step by step.
+struct Model {
+  AttentionLayer layer;
+  Engine device, reference;
+  Scheduler scheduler;
+};
+
+/// Elements outside atol + rtol * |reference|, and the largest error.
 struct Comparison {
   double maxAbsError = 0;
   int64_t mismatches = 0;
 };
 Comparison compare(const Tensor &device, const Tensor &reference,
-                   int64_t elements, Tolerance tol) {
+                   Tolerance tol) {
   Comparison c;
-  for (int64_t i = 0; i < elements; ++i) {
+  for (int64_t i = 0; i < device.numElements(); ++i) {
     double d = device.getFloat(i), r = reference.getFloat(i);
     double err = std::fabs(d - r);
     if (!(err <= tol.atol + tol.rtol * std::fabs(r)))
@@ -314,6 +360,112 @@ Comparison compare(const Tensor &device, const Tensor &reference,
       c.maxAbsError = err;
   }
   return c;
+}
+
+/// Writes the prompts of newly arrived MLA requests into both latent caches
+/// (an engine's prefill path), so that every step of the model is a decode.
+Status prefillLatents(Model &m, const std::vector<size_t> &arrived,
+                      Random &random) {
+  int64_t rank = m.layer.kvLoraRank, rope = m.layer.headSize - rank;
+  for (size_t i : arrived) {
+    Request &r = m.scheduler.running()[i];
+    ATTN_RETURN_IF_ERROR(m.scheduler.reserve(i, r.promptLen));
+    std::vector<int64_t> slots;
+    for (int64_t p = 0; p < r.promptLen; ++p)
+      slots.push_back(m.scheduler.slot(i, p));
+    Tensor kvC(m.layer.dtype, {r.promptLen, rank});
+    Tensor kPe(m.layer.dtype, {r.promptLen, rope});
+    random.fill(kvC, -1.0, 1.0);
+    random.fill(kPe, -1.0, 1.0);
+    Tensor slotMapping = toTensor(slots);
+    for (Engine *e : {&m.device, &m.reference})
+      ATTN_RETURN_IF_ERROR(
+          e->executor->concatAndCacheMla(kvC, kPe, slotMapping, e->kvCache));
+    r.computed = r.promptLen;
+  }
+  return Status::ok();
+}
+
+/// The step's metadata, as the engine's model runner fills it.
+Result<CommonAttentionMetadata> stepMetadata(Model &m,
+                                             const std::vector<int64_t> &lens) {
+  std::vector<Request> &reqs = m.scheduler.running();
+  StepInputs inputs;
+  inputs.queryStartLoc = {0};
+  std::vector<int64_t> slots;
+  int64_t cols = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    Request &r = reqs[i];
+    ATTN_RETURN_IF_ERROR(m.scheduler.reserve(i, r.computed + lens[i]));
+    inputs.queryStartLoc.push_back(
+        static_cast<int32_t>(inputs.queryStartLoc.back() + lens[i]));
+    inputs.seqLens.push_back(static_cast<int32_t>(r.computed + lens[i]));
+    for (int64_t p = r.computed; p < r.computed + lens[i]; ++p)
+      slots.push_back(m.scheduler.slot(i, p));
+    cols = std::max<int64_t>(cols, r.blocks.size());
+  }
+  inputs.slotMapping = {slots};
+  std::vector<int32_t> blockTable(reqs.size() * cols, 0);
+  for (size_t i = 0; i < reqs.size(); ++i)
+    std::copy(reqs[i].blocks.begin(), reqs[i].blocks.end(),
+              blockTable.begin() + i * cols);
+  return makeCommonAttentionMetadata(inputs, blockTable,
+                                     static_cast<int32_t>(cols));
+}
+
+/// Runs one step of `m` on both engines; returns whether the outputs agree.
+Result<bool> runStep(Model &m, int64_t step, Random &random) {
+  std::vector<size_t> arrived = m.scheduler.admit(step);
+  if (isMla(m.layer))
+    ATTN_RETURN_IF_ERROR(prefillLatents(m, arrived, random));
+  if (m.scheduler.running().empty()) {
+    std::printf("step %lld %s: idle\n", static_cast<long long>(step),
+                m.layer.name.c_str());
+    return true;
+  }
+  std::vector<int64_t> lens = m.scheduler.queryLens();
+  Result<CommonAttentionMetadata> cam = stepMetadata(m, lens);
+  if (!cam)
+    return cam.status();
+
+  // The new tokens: MLA's key and value are kv_c [T, L] and k_pe [T, P].
+  const AttentionLayer &l = m.layer;
+  int64_t tokens = cam->numActualTokens;
+  Tensor query(l.dtype, {tokens, l.numHeads, l.headSize});
+  Tensor key = isMla(l) ? Tensor(l.dtype, {tokens, l.kvLoraRank})
+                        : Tensor(l.dtype, {tokens, l.numKvHeads, l.headSize});
+  Tensor value =
+      isMla(l) ? Tensor(l.dtype, {tokens, l.headSize - l.kvLoraRank})
+               : Tensor(l.dtype, {tokens, l.numKvHeads, l.headSize});
+  for (Tensor *t : {&query, &key, &value})
+    random.fill(*t, -1.0, 1.0);
+  int64_t valueWidth = isMla(l) ? l.kvLoraRank : l.headSize;
+  Tensor outputs[2] = {Tensor(l.dtype, {tokens, l.numHeads, valueWidth}),
+                       Tensor(l.dtype, {tokens, l.numHeads, valueWidth})};
+  Engine *engines[2] = {&m.device, &m.reference};
+  for (int e = 0; e < 2; ++e) {
+    Result<std::unique_ptr<AttentionMetadata>> md =
+        engines[e]->builder->build(/*commonPrefixLen=*/0, *cam);
+    if (!md)
+      return md.status();
+    ATTN_RETURN_IF_ERROR(engines[e]->impl->forward(
+        l, query, key, value, engines[e]->kvCache, **md, outputs[e]));
+  }
+  Comparison c = compare(outputs[0], outputs[1], toleranceOf(l.dtype));
+  int64_t prefills = 0;
+  for (int64_t len : lens)
+    prefills += len > 1;
+  std::printf("step %lld %s: %zu requests (%lld prefilling), %lld tokens, "
+              "max |err| %.3g: %s\n",
+              static_cast<long long>(step), l.name.c_str(), lens.size(),
+              static_cast<long long>(prefills), static_cast<long long>(tokens),
+              c.maxAbsError, c.mismatches == 0 ? "ok" : "MISMATCH");
+  if (c.mismatches)
+    std::printf("  %lld of %lld elements outside the tolerance\n",
+                static_cast<long long>(c.mismatches),
+                static_cast<long long>(outputs[0].numElements()));
+  m.scheduler.advance(lens);
+  return c.mismatches == 0;
 }
 
 int run(const Options &options) {
@@ -326,128 +478,48 @@ int run(const Options &options) {
                  options.device.c_str());
     return 2;
   }
-  AttentionLayer layer;
-  layer.name = "model.layers.0.self_attn";
-  layer.numHeads = kNumHeads;
-  layer.numKvHeads = kNumKvHeads;
-  layer.headSize = kHeadSize;
-  layer.scale = 1.0 / std::sqrt(static_cast<double>(kHeadSize));
-  layer.dtype = options.dtype;
-
   auto fail = [](const std::string &what, const Status &s) {
     std::fprintf(stderr, "attn-host-example: %s: %s\n", what.c_str(),
                  s.message().c_str());
     return 1;
   };
-  std::shared_ptr<void> keepAlive;
-  Result<std::unique_ptr<KernelExecutor>> executor =
-      makeExecutor(*device, options, keepAlive);
-  if (!executor)
-    return fail(options.device, executor.status());
-  Result<Engine> engine = makeEngine(*device, std::move(*executor), layer);
-  if (!engine)
-    return fail(options.device, engine.status());
-  engine->device = keepAlive;
-  Result<Engine> reference =
-      makeEngine(DeviceType::CPU, std::make_unique<CpuExecutor>(), layer);
-  if (!reference)
-    return fail("cpu", reference.status());
-  std::printf("device %s (%s), backend %s, kv cache %s\n",
-              options.device.c_str(),
-              std::string(engine->executor->name()).c_str(),
-              std::string(engine->backend->name()).c_str(),
-              engine->kvCache.describe().c_str());
-
-  Tolerance tol = toleranceOf(options.dtype);
-  Scheduler scheduler(options.seed);
-  int64_t failures = 0;
-  for (int64_t step = 0; step < options.steps; ++step) {
-    scheduler.admit(step);
-    if (scheduler.running().empty()) {
-      std::printf("step %lld: idle\n", static_cast<long long>(step));
-      continue;
-    }
-    std::vector<int64_t> queryLens = scheduler.queryLens();
-    if (Status s = scheduler.allocate(queryLens); !s)
-      return fail("scheduler", s);
-
-    // The step's metadata, as the engine's model runner fills it.
-    const std::vector<Request> &reqs = scheduler.running();
-    StepInputs inputs;
-    inputs.queryStartLoc = {0};
-    std::vector<int64_t> slots;
-    int64_t cols = 0, prefills = 0, chunked = 0, decodes = 0;
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      const Request &r = reqs[i];
-      inputs.queryStartLoc.push_back(
-          static_cast<int32_t>(inputs.queryStartLoc.back() + queryLens[i]));
-      inputs.seqLens.push_back(static_cast<int32_t>(r.computed + queryLens[i]));
-      for (int64_t p = r.computed; p < r.computed + queryLens[i]; ++p)
-        slots.push_back(r.blocks[p / kBlockSize] * kBlockSize + p % kBlockSize);
-      cols = std::max<int64_t>(cols, r.blocks.size());
-      if (!r.prefilling())
-        ++decodes;
-      else if (r.computed == 0)
-        ++prefills;
-      else
-        ++chunked;
-    }
-    inputs.slotMapping = {slots};
-    std::vector<int32_t> blockTable(reqs.size() * cols, 0);
-    for (size_t i = 0; i < reqs.size(); ++i)
-      std::copy(reqs[i].blocks.begin(), reqs[i].blocks.end(),
-                blockTable.begin() + i * cols);
-    Result<CommonAttentionMetadata> cam = makeCommonAttentionMetadata(
-        inputs, blockTable, static_cast<int32_t>(cols));
-    if (!cam)
-      return fail("metadata", cam.status());
-
-    int64_t tokens = inputs.queryStartLoc.back();
-    Tensor query(options.dtype, {tokens, kNumHeads, kHeadSize});
-    Tensor key(options.dtype, {tokens, kNumKvHeads, kHeadSize});
-    Tensor value(options.dtype, {tokens, kNumKvHeads, kHeadSize});
-    for (Tensor *t : {&query, &key, &value})
-      scheduler.random().fill(*t, -1.0, 1.0);
-
-    Tensor outputs[2] = {Tensor(options.dtype, query.shape()),
-                         Tensor(options.dtype, query.shape())};
-    Engine *engines[2] = {&*engine, &*reference};
-    for (int e = 0; e < 2; ++e) {
-      Result<std::unique_ptr<AttentionMetadata>> md =
-          engines[e]->builder->build(/*commonPrefixLen=*/0, *cam);
-      if (!md)
-        return fail("build", md.status());
-      Status s = engines[e]->impl->forward(
-          layer, query, key, value, engines[e]->kvCache, **md, outputs[e]);
-      if (!s)
-        return fail(e == 0 ? options.device : "cpu", s);
-    }
-    Comparison c =
-        compare(outputs[0], outputs[1], outputs[0].numElements(), tol);
-    bool ok = c.mismatches == 0;
-    failures += !ok;
-    std::printf("step %lld: %zu requests (%lld prefill, %lld chunked, %lld "
-                "decode), %lld tokens, max |err| %.3g: %s\n",
-                static_cast<long long>(step), reqs.size(),
-                static_cast<long long>(prefills),
-                static_cast<long long>(chunked),
-                static_cast<long long>(decodes), static_cast<long long>(tokens),
-                c.maxAbsError, ok ? "ok" : "MISMATCH");
-    if (!ok)
-      std::printf("  %lld of %lld elements outside atol %g + rtol %g\n",
-                  static_cast<long long>(c.mismatches),
-                  static_cast<long long>(outputs[0].numElements()), tol.atol,
-                  tol.rtol);
-    scheduler.advance(queryLens);
+  Result<ExecutorFactory> factory = ExecutorFactory::create(*device, options);
+  if (!factory)
+    return fail(options.device, factory.status());
+  Result<ExecutorFactory> cpu = ExecutorFactory::create(DeviceType::CPU, {});
+  Random random(options.seed);
+  std::vector<std::unique_ptr<Model>> served;
+  for (const AttentionLayer &layer : models()) {
+    Result<Engine> engine = makeEngine(*device, *factory, layer);
+    if (!engine)
+      return fail(options.device, engine.status());
+    Result<Engine> reference = makeEngine(DeviceType::CPU, *cpu, layer);
+    if (!reference)
+      return fail("cpu", reference.status());
+    std::printf("%s: %s on %s, kv cache %s\n", layer.name.c_str(),
+                std::string(engine->backend->name()).c_str(),
+                std::string(engine->executor->name()).c_str(),
+                engine->kvCache.describe().c_str());
+    served.push_back(std::make_unique<Model>(
+        Model{layer, std::move(*engine), std::move(*reference),
+              Scheduler(random)}));
   }
+
+  int64_t failures = 0;
+  for (int64_t step = 0; step < options.steps; ++step)
+    for (std::unique_ptr<Model> &m : served) {
+      Result<bool> ok = runStep(*m, step, random);
+      if (!ok)
+        return fail(m->layer.name, ok.status());
+      failures += !*ok;
+    }
   if (failures) {
-    std::printf("%lld of %lld steps mismatched\n",
-                static_cast<long long>(failures),
-                static_cast<long long>(options.steps));
+    std::printf("%lld model steps mismatched\n",
+                static_cast<long long>(failures));
     return 1;
   }
-  std::printf("all %lld steps match the cpu backend\n",
-              static_cast<long long>(options.steps));
+  std::printf("all %lld steps of %zu models match the cpu backend\n",
+              static_cast<long long>(options.steps), served.size());
   return 0;
 }
 

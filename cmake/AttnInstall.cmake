@@ -44,25 +44,53 @@ if(TARGET AttnVulkanExecutor)
     DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/executors/vulkan)
 endif()
 
-# attn-compile, when this build has the compiler, next to the package so
-# attn_add_bundle finds it.
-if(TARGET attn-compile)
-  install(TARGETS attn-compile RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The tools, when this build has the compiler: attn-compile next to the
+# package so attn_add_bundle finds it, attn-run and attn-diff beside it. They
+# find libMLIR / libLLVM in LLVM's library directory and our shared
+# libraries (the TT emulator) in ../lib, wherever the prefix is.
+foreach(tool attn-compile attn-run attn-diff)
+  if(TARGET ${tool})
+    set_target_properties(${tool} PROPERTIES INSTALL_RPATH
+      "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${LLVM_LIBRARY_DIR}")
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
+if(TARGET attn-compile AND TARGET AttnTTEmulator)
+  install(TARGETS AttnTTEmulator LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 
-install(EXPORT attnTargets NAMESPACE attn::
-  DESTINATION ${ATTN_INSTALL_CMAKEDIR})
-configure_package_config_file(
-  ${CMAKE_CURRENT_LIST_DIR}/attnConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/cmake/attnConfig.cmake
-  INSTALL_DESTINATION ${ATTN_INSTALL_CMAKEDIR}
-  PATH_VARS ATTN_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR)
 # 0.x: a minor version may break the API.
 write_basic_package_version_file(
   ${PROJECT_BINARY_DIR}/cmake/attnConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
+
+# The installed package.
+install(EXPORT attnTargets NAMESPACE attn::
+  DESTINATION ${ATTN_INSTALL_CMAKEDIR})
+set(ATTN_CONFIG_INCLUDEDIR ${ATTN_INSTALL_INCLUDEDIR})
+set(ATTN_CONFIG_BINDIR ${CMAKE_INSTALL_BINDIR})
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/attnConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/install/attnConfig.cmake
+  INSTALL_DESTINATION ${ATTN_INSTALL_CMAKEDIR}
+  PATH_VARS ATTN_CONFIG_INCLUDEDIR ATTN_CONFIG_BINDIR)
 install(FILES
-  ${PROJECT_BINARY_DIR}/cmake/attnConfig.cmake
+  ${PROJECT_BINARY_DIR}/cmake/install/attnConfig.cmake
   ${PROJECT_BINARY_DIR}/cmake/attnConfigVersion.cmake
   ${CMAKE_CURRENT_LIST_DIR}/AttnBundle.cmake
   DESTINATION ${ATTN_INSTALL_CMAKEDIR})
+
+# The build tree as a package too (-Dattn_DIR=<build>/cmake): the same
+# targets, headers from the source tree, tools from <build>/bin.
+export(EXPORT attnTargets NAMESPACE attn::
+  FILE ${PROJECT_BINARY_DIR}/cmake/attnTargets.cmake)
+set(ATTN_CONFIG_INCLUDEDIR ${PROJECT_SOURCE_DIR})
+set(ATTN_CONFIG_BINDIR ${CMAKE_RUNTIME_OUTPUT_DIRECTORY})
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/attnConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/attnConfig.cmake
+  INSTALL_DESTINATION ${PROJECT_BINARY_DIR}/cmake
+  INSTALL_PREFIX ${PROJECT_BINARY_DIR}
+  PATH_VARS ATTN_CONFIG_INCLUDEDIR ATTN_CONFIG_BINDIR)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/AttnBundle.cmake
+  ${PROJECT_BINARY_DIR}/cmake/AttnBundle.cmake COPYONLY)

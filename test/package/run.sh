@@ -1,28 +1,48 @@
 #!/bin/sh
 # Drives one package test; see CMakeLists.txt next to this file.
-#   run.sh MODE ATTN_BUILD_DIR PROJECT_DIR WORK_DIR [ATTN_COMPILE]
+#   run.sh MODE ATTN_BUILD_DIR PROJECT_DIR WORK_DIR ATTN_SOURCE_DIR
 # Exit 0: passed, 77: skipped (and why), anything else: failed.
 set -eu
-mode=$1 build=$2 project=$3 work=$4 compiler=${5:-}
-
-if [ "$mode" = bundle ]; then
-  if [ -z "$compiler" ] || [ ! -x "$compiler" ]; then
-    echo "SKIP: no attn-compile in this build (ATTN_BUILD_COMPILER=OFF?)"
-    exit 77
-  fi
-fi
+mode=$1 build=$2 project=$3 work=$4 source=$5
 
 rm -rf "$work"
 mkdir -p "$work"
-cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-
-set -- -S "$project" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DCMAKE_BUILD_TYPE=Release
-if [ "$mode" = bundle ]; then
-  set -- "$@" -DWITH_BUNDLE=ON -DATTN_COMPILE_EXECUTABLE="$compiler"
-fi
+set -- -S "$project" -B "$work/build" -DCMAKE_BUILD_TYPE=Release
 if command -v ninja > /dev/null; then
   set -- "$@" -G Ninja
+fi
+
+case "$mode" in
+build_tree)
+  # The build tree is a package too.
+  set -- "$@" -Dattn_DIR="$build/cmake"
+  ;;
+*)
+  cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+  set -- "$@" -DCMAKE_PREFIX_PATH="$work/prefix"
+  ;;
+esac
+
+if [ "$mode" = bundle ]; then
+  tools="$work/prefix/bin"
+  if [ ! -x "$tools/attn-compile" ]; then
+    echo "SKIP: no attn-compile in this build (ATTN_BUILD_COMPILER=OFF?)"
+    exit 77
+  fi
+  # The installed tools start from the prefix and load nothing from the
+  # build tree.
+  for tool in attn-compile attn-run attn-diff; do
+    if ldd "$tools/$tool" | grep -v "$work/prefix/" | grep -E "not found|$build"
+    then
+      echo "FAIL: installed $tool needs the libraries above" >&2
+      exit 1
+    fi
+  done
+  "$tools/attn-compile" --help > /dev/null
+  "$tools/attn-run" "$source/examples/llama3_8b.mlir" --entry=reshape_and_cache \
+    --random 0 > /dev/null
+  # attn_add_bundle finds the installed attn-compile through the package.
+  set -- "$@" -DWITH_BUNDLE=ON
 fi
 cmake "$@"
 cmake --build "$work/build" -j 2

@@ -9,11 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnOps.h"
+#include "dialect/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -97,6 +100,30 @@ LogicalResult expectDimEquals(Operation *op, const Named &n, int64_t i,
   return op->emitOpError() << "expects " << n.name << " dimension " << i
                            << " (" << what << ") to be " << value << ", got "
                            << n.dim(i);
+}
+
+/// A static size in [1, max]. Zero sizes leave kernels nothing to divide by
+/// (a head size of 0 once crashed the lowering) and sizes past the limits of
+/// dialect/Limits.h overflow the kernels' 32-bit indices. Dynamic sizes are
+/// checked when the op runs.
+LogicalResult expectSize(Operation *op, StringRef what, int64_t size,
+                         int64_t max) {
+  if (ShapedType::isDynamic(size))
+    return success();
+  if (size < 1)
+    return op->emitOpError() << "expects " << what << " >= 1, got " << size;
+  if (size > max)
+    return op->emitOpError() << "expects " << what << " <= " << max
+                             << " (dialect/Limits.h), got " << size;
+  return success();
+}
+
+/// A softmax scale: finite and positive.
+LogicalResult expectScale(Operation *op, APFloat scale) {
+  float v = scale.convertToFloat();
+  if (!(v > 0.0f) || !std::isfinite(v))
+    return op->emitOpError() << "expects a finite scale > 0, got " << v;
+  return success();
 }
 
 /// Every shaped operand is a tensor, or every one is a memref. (For
@@ -284,6 +311,11 @@ LogicalResult PagedAttentionOp::verify() {
     return failure();
 
   int64_t numHeads = query->dim(1), headSize = query->dim(2);
+  if (failed(expectSize(op, "num_heads", numHeads, kMaxHeads)) ||
+      failed(expectSize(op, "num_kv_heads", dims->numKvHeads, kMaxHeads)) ||
+      failed(expectSize(op, "head size", headSize, kMaxHeadSize)) ||
+      failed(expectSize(op, "block size", dims->blockSize, kMaxBlockSize)))
+    return failure();
   if (!ShapedType::isDynamic(numHeads) &&
       !ShapedType::isDynamic(dims->numKvHeads) &&
       (dims->numKvHeads == 0 || numHeads % dims->numKvHeads != 0))
@@ -315,18 +347,22 @@ LogicalResult PagedAttentionOp::verify() {
       failed(verifyPerHead(op, "sinks", getSinks(), *query)))
     return failure();
 
-  if (!(getScale().convertToFloat() > 0.0f))
-    return emitOpError() << "expects scale > 0, got "
-                         << getScale().convertToFloat();
-  if (getWindowLeftValue() < -1)
-    return emitOpError() << "expects window_left >= -1 (-1: unbounded), got "
-                         << getWindowLeftValue();
-  if (getWindowRightValue() < -1)
-    return emitOpError() << "expects window_right >= -1 (-1: unbounded), got "
-                         << getWindowRightValue();
-  if (!(getSoftCap().convertToFloat() >= 0.0f))
-    return emitOpError() << "expects soft_cap >= 0 (0: no cap), got "
-                         << getSoftCap().convertToFloat();
+  if (failed(expectScale(op, getScale())))
+    return failure();
+  for (auto [name, window] :
+       {std::pair<StringRef, int64_t>{"window_left", getWindowLeftValue()},
+        {"window_right", getWindowRightValue()}}) {
+    if (window < -1)
+      return emitOpError() << "expects " << name
+                           << " >= -1 (-1: unbounded), got " << window;
+    if (window > kMaxWindow)
+      return emitOpError() << "expects " << name << " <= " << kMaxWindow
+                           << " (positions are i32), got " << window;
+  }
+  float softCap = getSoftCap().convertToFloat();
+  if (!(softCap >= 0.0f) || !std::isfinite(softCap))
+    return emitOpError() << "expects a finite soft_cap >= 0 (0: no cap), got "
+                         << softCap;
 
   if (std::optional<BackendAttr> backend = getBackend()) {
     if (backend->isMla()) {
@@ -383,6 +419,15 @@ static LogicalResult verifyLatentCacheWrite(ReshapeAndCacheOp op) {
   if (failed(cache) ||
       failed(expectElementType(operation, *cache, elementType, "(the key's)")))
     return failure();
+  if (failed(expectSize(operation, "kv_lora_rank (key size)", key->dim(1),
+                        kMaxHeadSize)) ||
+      failed(expectSize(operation, "rope dim (value size)", value->dim(1),
+                        kMaxHeadSize)) ||
+      failed(expectSize(operation, "latent row size", cache->dim(2),
+                        kMaxHeadSize)) ||
+      failed(expectSize(operation, "block size", cache->dim(1),
+                        kMaxBlockSize)))
+    return failure();
   if (key->isStatic(1) && value->isStatic(1) &&
       failed(expectDimEquals(operation, *cache, 2, key->dim(1) + value->dim(1),
                              "the latent row: key size + value size")))
@@ -431,6 +476,10 @@ LogicalResult ReshapeAndCacheOp::verify() {
     return failure();
   FailureOr<CacheDims> dims = getPagedCache(op, *cache, *layout);
   if (failed(dims))
+    return failure();
+  if (failed(expectSize(op, "num_kv_heads", key->dim(1), kMaxHeads)) ||
+      failed(expectSize(op, "head size", key->dim(2), kMaxHeadSize)) ||
+      failed(expectSize(op, "block size", dims->blockSize, kMaxBlockSize)))
     return failure();
   Named cacheView = *cache;
   bool nhd = *layout == KVLayout::nhd;
@@ -483,6 +532,10 @@ LogicalResult MlaDecodeOp::verify() {
       failed(expectSameDim(op, *q, 0, *table, 0, "the number of requests")))
     return failure();
 
+  if (failed(expectSize(op, "num_heads", q->dim(1), kMaxHeads)) ||
+      failed(expectSize(op, "latent row size", q->dim(2), kMaxHeadSize)) ||
+      failed(expectSize(op, "block size", cache->dim(1), kMaxBlockSize)))
+    return failure();
   int64_t rank = getKvLoraRankAttr().getInt();
   int64_t rowSize = q->dim(2);
   if (rank <= 0 || (!ShapedType::isDynamic(rowSize) && rank >= rowSize))
@@ -507,12 +560,10 @@ LogicalResult MlaDecodeOp::verify() {
       failed(expectSameDim(op, *q, 1, *lse, 1, "the number of heads")))
     return failure();
 
-  if (!(getScale().convertToFloat() > 0.0f))
-    return emitOpError() << "expects scale > 0, got "
-                         << getScale().convertToFloat();
-  if (getNumKvSplitsAttr().getInt() < 1)
-    return emitOpError() << "expects num_kv_splits >= 1, got "
-                         << getNumKvSplitsAttr().getInt();
+  if (failed(expectScale(op, getScale())) ||
+      failed(expectSize(op, "num_kv_splits", getNumKvSplitsAttr().getInt(),
+                        kMaxKvSplits)))
+    return failure();
   if (std::optional<BackendAttr> backend = getBackend()) {
     if (!backend->isMla())
       return emitOpError() << "expects an MLA backend, got "
@@ -543,6 +594,9 @@ LogicalResult MergeStatesOp::verify() {
     return failure();
   FailureOr<Named> outA = getActivation(op, "out_a", getOutA(), 3);
   if (failed(outA))
+    return failure();
+  if (failed(expectSize(op, "num_heads", outA->dim(1), kMaxHeads)) ||
+      failed(expectSize(op, "head size", outA->dim(2), kMaxHeadSize)))
     return failure();
   Type f32 = Float32Type::get(getContext());
   for (auto [name, value] : {std::pair<StringRef, Value>{"out_b", getOutB()},

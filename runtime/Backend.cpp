@@ -96,6 +96,12 @@ Status checkPositiveDims(std::string_view who, int64_t numBlocks,
                   "num_blocks = ",
                   numBlocks, ", block_size = ", blockSize,
                   ", num_kv_heads = ", numKvHeads, ", head_size = ", headSize);
+  // Even at one byte per element, the cache must be a size a host can hold
+  // and index without overflow.
+  Result<uint64_t> bytes =
+      tensorBytes(1, {numBlocks, 2, blockSize, numKvHeads, headSize});
+  if (!bytes)
+    return errorf(who, ": kv cache too large: ", bytes.message());
   return Status::ok();
 }
 

@@ -57,28 +57,47 @@ struct ConvertAttnToGPUPass
     : public attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   using Base::Base;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (subgroupSize <= 0 || (subgroupSize & (subgroupSize - 1)) != 0 ||
-        vectorWidth <= 0 || workgroupSize < 0 || splitKv < 0 ||
-        maxWorkgroupMemory <= 0 || vectorLoadBytes < 0 ||
-        attentionSubgroups <= 0) {
-      module.emitError() << "convert-attn-to-gpu expects a power of two "
-                            "subgroup-size, positive vector-width, "
-                            "max-workgroup-memory and attention-subgroups, "
-                            "and non-negative workgroup-size, "
-                            "vector-load-bytes and split-kv";
-      return signalPassFailure();
-    }
+  /// Checks each option on its own, naming it and its value. Reported at the
+  /// module's location without the module itself: the problem is the
+  /// command line, not the IR.
+  LogicalResult checkOptions(Location loc) {
+    auto bad = [&](StringRef option, int64_t value, StringRef expected) {
+      mlir::emitError(loc) << "convert-attn-to-gpu: option " << option << "="
+                           << value << " is invalid: expected " << expected;
+      return failure();
+    };
+    if (subgroupSize <= 0 || (subgroupSize & (subgroupSize - 1)) != 0)
+      return bad("subgroup-size", subgroupSize, "a power of two");
+    if (vectorWidth <= 0)
+      return bad("vector-width", vectorWidth, "a positive number");
+    if (maxWorkgroupMemory <= 0)
+      return bad("max-workgroup-memory", maxWorkgroupMemory,
+                 "a positive number of bytes");
+    if (attentionSubgroups <= 0)
+      return bad("attention-subgroups", attentionSubgroups,
+                 "a positive number");
+    if (workgroupSize < 0)
+      return bad("workgroup-size", workgroupSize, ">= 0 (0: the subgroup size)");
+    if (vectorLoadBytes < 0)
+      return bad("vector-load-bytes", vectorLoadBytes, ">= 0 (0: scalar)");
+    if (splitKv < 0)
+      return bad("split-kv", splitKv, ">= 0 (0: choose)");
     // Vulkan guarantees 128 invocations per workgroup, CUDA allows 1024.
     if (attentionSubgroups * subgroupSize > kMaxWorkgroupSize) {
-      module.emitError() << "convert-attn-to-gpu: attention-subgroups x "
-                            "subgroup-size = "
-                         << attentionSubgroups * subgroupSize
-                         << " invocations per workgroup, more than "
-                         << kMaxWorkgroupSize;
-      return signalPassFailure();
+      mlir::emitError(loc) << "convert-attn-to-gpu: attention-subgroups x "
+                              "subgroup-size = "
+                           << attentionSubgroups * subgroupSize
+                           << " invocations per workgroup, more than "
+                           << kMaxWorkgroupSize;
+      return failure();
     }
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkOptions(module.getLoc())))
+      return signalPassFailure();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<PagedAttentionOp, ReshapeAndCacheOp, MergeStatesOp,

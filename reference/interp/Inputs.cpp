@@ -13,6 +13,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 using namespace attn;
 
@@ -26,7 +28,8 @@ const char *const attn::kRandomOptionsHelp =
     "default 1 and 256), decode_fraction=F (share of decode requests, "
     "default 0.5), max_query_len=N (longest prefill query, default 64), "
     "shared_prefix=N (cache blocks every request shares, default 0), "
-    "extra_blocks=N (unused cache blocks, default 4)";
+    "extra_blocks=N (unused cache blocks, default 4); at most 65536 requests, "
+    "2^20 tokens of context or query and 2^20 blocks";
 
 llvm::Expected<ProblemOptions>
 attn::parseRandomOptions(llvm::StringRef spec, ProblemOptions base) {
@@ -51,23 +54,32 @@ attn::parseRandomOptions(llvm::StringRef spec, ProblemOptions base) {
       base.decodeFraction = f;
       continue;
     }
-    int64_t *field = llvm::StringSwitch<int64_t *>(key)
-                         .Case("num_requests", &base.numReqs)
-                         .Case("min_context", &base.minContextLen)
-                         .Case("max_context", &base.maxContextLen)
-                         .Case("max_query_len", &base.maxPrefillQueryLen)
-                         .Case("shared_prefix", &base.sharedPrefixBlocks)
-                         .Case("extra_blocks", &base.extraFreeBlocks)
-                         .Default(nullptr);
+    // Bounds keep a generated step something the reference runs in seconds
+    // to minutes and the host can hold.
+    struct Field {
+      int64_t *value;
+      int64_t max;
+    };
+    std::optional<Field> field =
+        llvm::StringSwitch<std::optional<Field>>(key)
+            .Case("num_requests", Field{&base.numReqs, kMaxRandomRequests})
+            .Case("min_context", Field{&base.minContextLen, kMaxRandomTokens})
+            .Case("max_context", Field{&base.maxContextLen, kMaxRandomTokens})
+            .Case("max_query_len",
+                  Field{&base.maxPrefillQueryLen, kMaxRandomTokens})
+            .Case("shared_prefix",
+                  Field{&base.sharedPrefixBlocks, kMaxRandomBlocks})
+            .Case("extra_blocks", Field{&base.extraFreeBlocks, kMaxRandomBlocks})
+            .Default(std::nullopt);
     if (!field)
       return llvm::createStringError(
           "unknown random option '" + key +
           "' (known: num_requests, min_context, max_context, "
           "decode_fraction, max_query_len, shared_prefix, extra_blocks)");
     int64_t n;
-    if (value.getAsInteger(10, n) || n < 0)
-      return badValue("a non-negative integer");
-    *field = n;
+    if (value.getAsInteger(10, n) || n < 0 || n > field->max)
+      return badValue("an integer in [0, " + std::to_string(field->max) + "]");
+    *field->value = n;
   }
   return base;
 }

@@ -3,6 +3,7 @@
 #include "reference/ops/Compare.h"
 
 #include <cmath>
+#include <limits>
 
 namespace attn {
 
@@ -46,8 +47,13 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
     double g = integer ? static_cast<double>(got.getInt(i)) : got.getFloat(i);
     double w = integer ? static_cast<double>(want.getInt(i)) : want.getFloat(i);
     double err, excess;
-    if (std::isnan(g) || std::isnan(w) || std::isinf(g) || std::isinf(w)) {
-      bool same = (std::isnan(g) && std::isnan(w)) || g == w;
+    if (std::isnan(g) != std::isnan(w)) {
+      // One side NaN: the error is NaN, and reported as such.
+      err = std::numeric_limits<double>::quiet_NaN();
+      excess = INFINITY;
+      ++diff.numNanMismatches;
+    } else if (std::isnan(g) || std::isinf(g) || std::isinf(w)) {
+      bool same = std::isnan(g) || g == w;
       err = same ? 0.0 : INFINITY;
       excess = same ? -INFINITY : INFINITY;
     } else {
@@ -56,7 +62,9 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
       if (w != 0.0)
         diff.maxRelError = std::max(diff.maxRelError, err / std::fabs(w));
     }
-    diff.maxAbsError = std::max(diff.maxAbsError, err);
+    if (!std::isnan(diff.maxAbsError) &&
+        (std::isnan(err) || err > diff.maxAbsError))
+      diff.maxAbsError = err;
     if (excess > 0)
       ++diff.numMismatches;
     if (excess > worstExcess || worstFlat < 0) {

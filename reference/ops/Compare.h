@@ -3,7 +3,8 @@
 // The one comparison every check in attn uses (attn-diff, the runtime's
 // examples, the end-to-end tests): per element, |got - want| <= atol +
 // rtol * |want|, with infinities and NaNs compared as values (-inf matches
-// -inf, NaN matches nothing but NaN). Default tolerances per output dtype
+// -inf, NaN matches nothing but NaN; a NaN on one side only makes the error
+// NaN, not infinite). Default tolerances per output dtype
 // are vLLM's (DESIGN.md).
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +33,9 @@ struct TensorDiff {
   int64_t numElements = 0;
   /// Elements outside the tolerance.
   int64_t numMismatches = 0;
+  /// Of those, elements where exactly one side is NaN.
+  int64_t numNanMismatches = 0;
+  /// NaN when some element has NaN on one side only.
   double maxAbsError = 0.0;
   /// max |got - want| / |want| over elements with want != 0.
   double maxRelError = 0.0;

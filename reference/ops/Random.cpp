@@ -72,8 +72,18 @@ Status checkOptions(const ProblemShape &shape, const ProblemOptions &options,
   if (!isFloat(shape.dtype))
     return errorf("dtype must be f32, f16 or bf16, got ",
                   toString(shape.dtype));
-  if (options.numReqs < 1)
-    return errorf("numReqs must be >= 1, got ", options.numReqs);
+  if (options.numReqs < 1 || options.numReqs > kMaxRandomRequests)
+    return errorf("numReqs must be in [1, ", kMaxRandomRequests, "], got ",
+                  options.numReqs);
+  for (int64_t tokens : {options.minContextLen, options.maxContextLen,
+                         options.maxPrefillQueryLen})
+    if (tokens > kMaxRandomTokens)
+      return errorf("context and query lengths must be <= ", kMaxRandomTokens,
+                    ", got ", tokens);
+  if (options.sharedPrefixBlocks > kMaxRandomBlocks ||
+      options.extraFreeBlocks > kMaxRandomBlocks)
+    return errorf("sharedPrefixBlocks and extraFreeBlocks must be <= ",
+                  kMaxRandomBlocks);
   if (!(options.decodeFraction >= 0.0 && options.decodeFraction <= 1.0))
     return errorf("decodeFraction must be in [0, 1], got ",
                   options.decodeFraction);
@@ -142,6 +152,18 @@ Result<Problem> generateProblem(const ProblemShape &shape,
     numBlocks += blocksPerReq[r] - sharedBlocks;
     maxBlocks = std::max(maxBlocks, blocksPerReq[r]);
   }
+  // Before anything of that size is allocated: the options may ask for a
+  // step no host holds (65536 requests of 2^20 tokens).
+  int64_t numTokens = 0;
+  for (int64_t len : queryLens)
+    numTokens += len;
+  if (numBlocks > kMaxRandomProblemBlocks ||
+      numTokens > kMaxRandomProblemBlocks ||
+      numReqs * maxBlocks > kMaxRandomProblemBlocks)
+    return errorf("the options ask for a step of ", numTokens, " tokens over ",
+                  numBlocks, " cache blocks (", maxBlocks,
+                  " per request); a generated step has at most ",
+                  kMaxRandomProblemBlocks, " of each");
   std::vector<int64_t> ids(numBlocks);
   for (int64_t i = 0; i < numBlocks; ++i)
     ids[i] = i;
@@ -153,7 +175,7 @@ Result<Problem> generateProblem(const ProblemShape &shape,
   p.seqLens = Tensor(DType::I32, {numReqs});
   p.queryStartLoc = Tensor(DType::I32, {numReqs + 1});
   int64_t nextId = sharedBlocks;
-  int64_t numTokens = 0;
+  numTokens = 0;
   for (int64_t r = 0; r < numReqs; ++r) {
     for (int64_t i = 0; i < blocksPerReq[r]; ++i)
       p.blockTable.setInt(p.blockTable.offset({r, i}),
@@ -176,22 +198,32 @@ Result<Problem> generateProblem(const ProblemShape &shape,
 
   // 4. Tensor contents, uniform in [-1, 1).
   const int64_t numHeads = shape.numHeads;
+  // Shapes come from the caller: allocate through Tensor::create, so a
+  // size the host cannot hold is an error, not an abort.
+  std::vector<int64_t> shapes[4];
   if (shape.isMla()) {
     const int64_t rowSize = shape.kvLoraRank + shape.ropeDim;
-    p.kvCache = Tensor(shape.dtype, {numBlocks, blockSize, rowSize});
-    p.query = Tensor(shape.dtype, {numReqs, numHeads, rowSize});
-    p.key = Tensor(shape.dtype, {numTokens, shape.kvLoraRank});
-    p.value = Tensor(shape.dtype, {numTokens, shape.ropeDim});
+    shapes[0] = {numBlocks, blockSize, rowSize};
+    shapes[1] = {numReqs, numHeads, rowSize};
+    shapes[2] = {numTokens, shape.kvLoraRank};
+    shapes[3] = {numTokens, shape.ropeDim};
     p.scale = 1.0 / std::sqrt(static_cast<double>(rowSize));
   } else {
     const int64_t g = shape.numKvHeads, d = shape.headSize;
-    p.kvCache = shape.layout == KvLayout::NHD
-                    ? Tensor(shape.dtype, {numBlocks, 2, blockSize, g, d})
-                    : Tensor(shape.dtype, {numBlocks, 2, g, blockSize, d});
-    p.query = Tensor(shape.dtype, {numTokens, numHeads, d});
-    p.key = Tensor(shape.dtype, {numTokens, g, d});
-    p.value = Tensor(shape.dtype, {numTokens, g, d});
+    shapes[0] = shape.layout == KvLayout::NHD
+                    ? std::vector<int64_t>{numBlocks, 2, blockSize, g, d}
+                    : std::vector<int64_t>{numBlocks, 2, g, blockSize, d};
+    shapes[1] = {numTokens, numHeads, d};
+    shapes[2] = {numTokens, g, d};
+    shapes[3] = {numTokens, g, d};
     p.scale = 1.0 / std::sqrt(static_cast<double>(d));
+  }
+  Tensor *tensors[4] = {&p.kvCache, &p.query, &p.key, &p.value};
+  for (int i = 0; i < 4; ++i) {
+    Result<Tensor> t = Tensor::create(shape.dtype, shapes[i]);
+    if (!t)
+      return t.status();
+    *tensors[i] = std::move(*t);
   }
   random.fill(p.kvCache, -1.0, 1.0);
   random.fill(p.query, -1.0, 1.0);

@@ -56,6 +56,14 @@ struct ProblemShape {
   bool isMla() const { return kvLoraRank > 0; }
 };
 
+/// Bounds on ProblemOptions, so a generated step stays a size the host holds
+/// and the reference runs in minutes at most.
+inline constexpr int64_t kMaxRandomRequests = 65536;
+inline constexpr int64_t kMaxRandomTokens = int64_t{1} << 20;
+inline constexpr int64_t kMaxRandomBlocks = int64_t{1} << 20;
+/// Bound on a generated step's tokens, cache blocks and block-table entries.
+inline constexpr int64_t kMaxRandomProblemBlocks = int64_t{1} << 24;
+
 /// What the step looks like.
 struct ProblemOptions {
   uint64_t seed = 0;

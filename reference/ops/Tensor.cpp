@@ -3,11 +3,19 @@
 
 #include <cassert>
 #include <cstring>
+#include <new>
 #include <sstream>
 
 namespace attn {
 
 namespace {
+
+std::string describeShape(const std::vector<int64_t> &shape) {
+  std::ostringstream os;
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  return os.str();
+}
 
 int64_t product(const std::vector<int64_t> &shape) {
   int64_t n = 1;
@@ -29,6 +37,39 @@ void store(uint8_t *bytes, int64_t flat, T v) {
 }
 
 } // namespace
+
+Result<uint64_t> tensorBytes(uint64_t elementBytes,
+                             const std::vector<int64_t> &shape) {
+  uint64_t bytes = elementBytes;
+  bool zero = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return errorf("a tensor dimension is negative: ", d);
+    zero |= d == 0;
+  }
+  if (zero)
+    return uint64_t{0};
+  for (int64_t d : shape) {
+    if (static_cast<uint64_t>(d) > kMaxTensorBytes / bytes)
+      return errorf("a tensor of shape [", describeShape(shape), "] and ",
+                    elementBytes, "-byte elements would exceed the limit of ",
+                    kMaxTensorBytes, " bytes");
+    bytes *= static_cast<uint64_t>(d);
+  }
+  return bytes;
+}
+
+Result<Tensor> Tensor::create(DType dtype, std::vector<int64_t> shape) {
+  Result<uint64_t> bytes = tensorBytes(dtype, shape);
+  if (!bytes)
+    return bytes.status();
+  try {
+    return Tensor(dtype, std::move(shape));
+  } catch (const std::bad_alloc &) {
+    return errorf("out of host memory for a ", toString(dtype),
+                  " tensor of ", *bytes, " bytes");
+  }
+}
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
@@ -135,12 +176,7 @@ void Tensor::setInt(int64_t flat, int64_t v) {
 }
 
 std::string Tensor::describe() const {
-  std::ostringstream os;
-  os << '[';
-  for (size_t i = 0; i < shape_.size(); ++i)
-    os << (i ? ", " : "") << shape_[i];
-  os << "] " << toString(dtype_);
-  return os.str();
+  return "[" + describeShape(shape_) + "] " + std::string(toString(dtype_));
 }
 
 } // namespace attn

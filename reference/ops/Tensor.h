@@ -9,6 +9,7 @@
 #define ATTN_REFERENCE_OPS_TENSOR_H
 
 #include "reference/ops/DType.h"
+#include "reference/ops/Status.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -17,11 +18,28 @@
 
 namespace attn {
 
+/// The largest tensor attn allocates on the host, in bytes (1 TiB): far
+/// above any cache a host holds, far below where size arithmetic overflows.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+
+/// The byte size of a tensor of `shape` with elements of `elementBytes`
+/// bytes, or an error when a dimension is negative or the size exceeds
+/// kMaxTensorBytes (checked without overflow, whatever the dimensions).
+Result<uint64_t> tensorBytes(uint64_t elementBytes,
+                             const std::vector<int64_t> &shape);
+inline Result<uint64_t> tensorBytes(DType dtype,
+                                    const std::vector<int64_t> &shape) {
+  return tensorBytes(byteWidth(dtype), shape);
+}
+
 class Tensor {
 public:
   Tensor() = default;
-  /// A zero-filled tensor.
+  /// A zero-filled tensor. The shape must be valid (see create()).
   Tensor(DType dtype, std::vector<int64_t> shape);
+  /// A zero-filled tensor, or an error for a shape tensorBytes rejects or
+  /// when the host is out of memory. For shapes that come from input.
+  static Result<Tensor> create(DType dtype, std::vector<int64_t> shape);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }

@@ -147,7 +147,7 @@ func.func @pa_sinks_type(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, %m
 // -----
 
 func.func @pa_scale(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
-  // expected-error @+1 {{expects scale > 0, got 0}}
+  // expected-error @+1 {{expects a finite scale > 0, got 0}}
   %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.0) : tensor<?x8x64xf16>, tensor<?x2x16x8x64xf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
   return
 }
@@ -171,7 +171,7 @@ func.func @pa_window_right(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, 
 // -----
 
 func.func @pa_soft_cap(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
-  // expected-error @+1 {{expects soft_cap >= 0 (0: no cap), got -1}}
+  // expected-error @+1 {{expects a finite soft_cap >= 0 (0: no cap), got -1}}
   %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) soft_cap(-1.0) : tensor<?x8x64xf16>, tensor<?x2x16x8x64xf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
   return
 }
@@ -435,7 +435,7 @@ func.func @mla_out_width(%q: tensor<?x16x576xbf16>, %c: tensor<?x64x576xbf16>, %
 // -----
 
 func.func @mla_scale(%q: tensor<?x16x576xbf16>, %c: tensor<?x64x576xbf16>, %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x16x512xbf16>, %l: tensor<?x16xf32>) {
-  // expected-error @+1 {{expects scale > 0, got -1}}
+  // expected-error @+1 {{expects a finite scale > 0, got -1}}
   %0:2 = attn.mla_decode %q, %c, %bt, %lens outs(%o, %l) kv_lora_rank(512) scale(-1.0) : tensor<?x16x576xbf16>, tensor<?x64x576xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x16x512xbf16>, tensor<?x16xf32> -> tensor<?x16x512xbf16>, tensor<?x16xf32>
   return
 }
@@ -521,5 +521,104 @@ func.func @backend_reorder() attributes {b = #attn.backend<name = "X", cudagraph
 
 // expected-error @+1 {{backend head sizes must be positive, got -64}}
 func.func @backend_head_sizes() attributes {b = #attn.backend<name = "X", cudagraph = always, layout = nhd, block_size_multiple = 16, head_sizes = [128, -64]>} {
+  return
+}
+
+// -----
+
+// Sizes: every static size is at least 1 (a head size of 0 once divided by
+// zero in the lowering) and at most dialect/Limits.h's bound.
+func.func @pa_zero_head_size(%q: tensor<?x8x0xf16>, %c: tensor<?x2x16x8x0xf16>, %md: !attn.metadata, %o: tensor<?x8x0xf16>, %l: tensor<?x8xf32>) {
+  // expected-error @+1 {{expects head size >= 1, got 0}}
+  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x0xf16>, tensor<?x2x16x8x0xf16>, tensor<?x8x0xf16>, tensor<?x8xf32> -> tensor<?x8x0xf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_zero_kv_heads(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x0x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
+  // expected-error @+1 {{expects num_kv_heads >= 1, got 0}}
+  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x64xf16>, tensor<?x2x16x0x64xf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_huge_block(%q: tensor<?x8x64xf16>, %c: tensor<?x2x1000000000x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
+  // expected-error @+1 {{expects block size <= 4096 (dialect/Limits.h), got 1000000000}}
+  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x64xf16>, tensor<?x2x1000000000x8x64xf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_huge_heads(%q: tensor<?x8192x64xf16>, %c: tensor<?x2x16x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8192x64xf16>, %l: tensor<?x8192xf32>) {
+  // expected-error @+1 {{expects num_heads <= 4096 (dialect/Limits.h), got 8192}}
+  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8192x64xf16>, tensor<?x2x16x8x64xf16>, tensor<?x8192x64xf16>, tensor<?x8192xf32> -> tensor<?x8192x64xf16>, tensor<?x8192xf32>
+  return
+}
+
+// -----
+
+func.func @pa_inf_scale(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
+  // 1e39 rounds to +inf in f32.
+  // expected-error @+1 {{expects a finite scale > 0, got INF}}
+  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(1.0e39) : tensor<?x8x64xf16>, tensor<?x2x16x8x64xf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_inf_soft_cap(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
+  // expected-error @+1 {{expects a finite soft_cap >= 0 (0: no cap), got INF}}
+  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) soft_cap(1.0e39) : tensor<?x8x64xf16>, tensor<?x2x16x8x64xf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_huge_window(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
+  // expected-error @+1 {{expects window_left <= 2147483647 (positions are i32), got 4294967296}}
+  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) window_left(4294967296) : tensor<?x8x64xf16>, tensor<?x2x16x8x64xf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @rc_zero_head_size(%k: tensor<?x8x0xf16>, %s: tensor<?xi64>, %c: tensor<?x2x16x8x0xf16>) {
+  // expected-error @+1 {{expects head size >= 1, got 0}}
+  %0 = attn.reshape_and_cache %k, %k, %s outs(%c) layout(nhd) : tensor<?x8x0xf16>, tensor<?x8x0xf16>, tensor<?xi64>, tensor<?x2x16x8x0xf16> -> tensor<?x2x16x8x0xf16>
+  return
+}
+
+// -----
+
+func.func @rc_latent_zero_rope(%k: tensor<?x512xbf16>, %v: tensor<?x0xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x512xbf16>) {
+  // expected-error @+1 {{expects rope dim (value size) >= 1, got 0}}
+  %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x512xbf16>, tensor<?x0xbf16>, tensor<?xi64>, tensor<?x64x512xbf16> -> tensor<?x64x512xbf16>
+  return
+}
+
+// -----
+
+func.func @mla_huge_splits(%q: tensor<?x16x576xbf16>, %c: tensor<?x64x576xbf16>, %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x16x512xbf16>, %l: tensor<?x16xf32>) {
+  // expected-error @+1 {{expects num_kv_splits <= 1024 (dialect/Limits.h), got 100000}}
+  %0:2 = attn.mla_decode %q, %c, %bt, %lens outs(%o, %l) kv_lora_rank(512) scale(0.1) num_kv_splits(100000) : tensor<?x16x576xbf16>, tensor<?x64x576xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x16x512xbf16>, tensor<?x16xf32> -> tensor<?x16x512xbf16>, tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @mla_huge_row(%q: tensor<?x16x8192xbf16>, %c: tensor<?x64x8192xbf16>, %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x16x512xbf16>, %l: tensor<?x16xf32>) {
+  // expected-error @+1 {{expects latent row size <= 4096 (dialect/Limits.h), got 8192}}
+  %0:2 = attn.mla_decode %q, %c, %bt, %lens outs(%o, %l) kv_lora_rank(512) scale(0.1) : tensor<?x16x8192xbf16>, tensor<?x64x8192xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x16x512xbf16>, tensor<?x16xf32> -> tensor<?x16x512xbf16>, tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @ms_zero_heads(%o: tensor<?x0x64xf16>, %l: tensor<?x0xf32>) {
+  // expected-error @+1 {{expects num_heads >= 1, got 0}}
+  %0:2 = attn.merge_states %o, %l, %o, %l outs(%o, %l) : tensor<?x0x64xf16>, tensor<?x0xf32>, tensor<?x0x64xf16>, tensor<?x0xf32>, tensor<?x0x64xf16>, tensor<?x0xf32> -> tensor<?x0x64xf16>, tensor<?x0xf32>
   return
 }

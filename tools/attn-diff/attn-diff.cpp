@@ -35,6 +35,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cmath>
 #include <optional>
 
 using namespace attn;
@@ -149,6 +150,12 @@ int main(int argc, char **argv) {
       "beyond tolerance and a verdict.\nAn element passes when |device - "
       "reference| <= atol + rtol * |reference|\n(inf and NaN must match "
       "exactly). Exit status: 0 pass, 1 mismatch, 2 error.\n");
+  for (llvm::cl::opt<double> *flag : {&atolFlag, &rtolFlag})
+    if (flag->getNumOccurrences() &&
+        !(std::isfinite(flag->getValue()) && flag->getValue() >= 0))
+      return fail(llvm::formatv("--{0} must be a finite number >= 0, got {1}",
+                                flag->ArgStr, g(flag->getValue()))
+                      .str());
 
   if (backend.empty() == againstDir.empty())
     return fail("give exactly one of --backend NAME and --against DIR");
@@ -236,15 +243,21 @@ int main(int argc, char **argv) {
     Result<TensorDiff> diff = compareTensors(got[i], w, tol);
     if (!diff)
       return fail(llvm::formatv("result{0}: {1}", i, diff.message()).str());
+    std::string nans =
+        diff->numNanMismatches
+            ? llvm::formatv(" ({0} NaN where the other side is not)",
+                            diff->numNanMismatches)
+                  .str()
+            : "";
     std::string where = describeIndex(diff->worstIndex, mla);
     llvm::outs() << llvm::formatv(
         "  result{0} {1}: max abs {2:e3}, max rel {3:e3}, worst at {4}{5} "
-        "(device {6}, reference {7}), {8} of {9} beyond atol {10} + rtol "
-        "{11}: {12}\n",
+        "(device {6}, reference {7}), {8} of {9}{10} beyond atol {11} + rtol "
+        "{12}: {13}\n",
         i, w.describe(), diff->maxAbsError, diff->maxRelError,
         formatIndex(diff->worstIndex), where.empty() ? "" : " (" + where + ")",
         g(diff->worstGot), g(diff->worstWant), diff->numMismatches,
-        diff->numElements, g(tol.atol), g(tol.rtol),
+        diff->numElements, nans, g(tol.atol), g(tol.rtol),
         diff->passed() ? "PASS" : "FAIL");
     Result<TensorDiff> naiveDiff =
         compareTensors((*naive)[i], w, defaultTolerance(w.dtype()));

@@ -45,7 +45,7 @@ cl::opt<std::string>
                cl::desc("Output: a directory gets one <kernel>.spv per "
                         "kernel; a file gets the binary of the only kernel"),
                cl::value_desc("path"), cl::init(""));
-cl::opt<Target> target(cl::desc("Translation:"), cl::Required,
+cl::opt<Target> target(cl::desc("Translation:"),
                        cl::values(clEnumValN(Target::SPIRV, "attn-to-spirv",
                                              "SPIR-V for Vulkan, one binary "
                                              "per kernel"),
@@ -328,6 +328,12 @@ LogicalResult translateToMSL(ModuleOp module) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, kOverview);
+  if (target.getNumOccurrences() == 0) {
+    llvm::errs() << "attn-translate: error: no translation: give one of "
+                    "--attn-to-spirv, --attn-to-ptx, --attn-to-msl, "
+                    "--attn-to-ttmetal (see --help)\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   registerAllDialects(registry);

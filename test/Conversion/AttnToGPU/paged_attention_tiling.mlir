@@ -1,7 +1,8 @@
 // RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16" | FileCheck %s
 // RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16 max-workgroup-memory=4096" | FileCheck %s --check-prefix=SMALL
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="subgroup-size=24" 2>&1 | FileCheck %s --check-prefix=OPTS
-// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=0" 2>&1 | FileCheck %s --check-prefix=OPTS
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=0" 2>&1 | FileCheck %s --check-prefix=OPTS0
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="vector-width=0" 2>&1 | FileCheck %s --check-prefix=OPTSW
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=64" 2>&1 | FileCheck %s --check-prefix=BIG
 // RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16 attention-subgroups=3" | FileCheck %s --check-prefix=THREE
 
@@ -46,7 +47,13 @@
 // THREE-LABEL: gpu.func @llama_paged_attention
 // THREE-SAME: workgroup(%{{.*}} : memref<1548xf32, #gpu.address_space<workgroup>>)
 // THREE-SAME: known_block_size = array<i32: 96, 1, 1>
-// OPTS: convert-attn-to-gpu expects a power of two subgroup-size, positive vector-width, max-workgroup-memory and attention-subgroups
+// A bad option is named with its value, and the module is not printed.
+// OPTS: error: convert-attn-to-gpu: option subgroup-size=24 is invalid: expected a power of two
+// OPTS-NOT: see current operation
+// OPTS0: error: convert-attn-to-gpu: option attention-subgroups=0 is invalid: expected a positive number
+// OPTS0-NOT: builtin.module
+// OPTSW: error: convert-attn-to-gpu: option vector-width=0 is invalid: expected a positive number
+// OPTSW-NOT: builtin.module
 func.func @llama(%q: memref<?x32x128xbf16>, %c: memref<?x2x16x8x128xbf16>,
                  %qsl: memref<?xi32>, %lens: memref<?xi32>,
                  %bt: memref<?x?xi32>, %o: memref<?x32x128xbf16>,

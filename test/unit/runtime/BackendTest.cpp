@@ -54,6 +54,38 @@ TEST(FlashAttentionBackend, KvCacheShapeRejectsDtypeAndEmptyDims) {
   EXPECT_THAT(zeroBlock.message(), HasSubstr("block_size = 0"));
 }
 
+// Sizes whose product overflows int64 (or passes any host) are an error, not
+// a shape that wraps around or a later std::bad_alloc.
+TEST(FlashAttentionBackend, KvCacheShapeRejectsHugeCaches) {
+  for (const AttentionBackend *backend :
+       std::initializer_list<const AttentionBackend *>{
+           new FlashAttentionBackend(), new TritonMlaBackend()}) {
+    std::unique_ptr<const AttentionBackend> owned(backend);
+    int64_t heads = backend->isMla() ? 1 : 8;
+    int64_t size = backend->isMla() ? 576 : 128;
+    auto huge = backend->getKvCacheShape(int64_t{1} << 60, 16, heads, size);
+    ASSERT_FALSE(huge);
+    EXPECT_THAT(huge.message(), HasSubstr("kv cache too large"));
+    auto wraps =
+        backend->getKvCacheShape(int64_t{1} << 62, 1 << 16, heads, size);
+    ASSERT_FALSE(wraps);
+    EXPECT_THAT(wraps.message(), HasSubstr("would exceed the limit of "));
+  }
+}
+
+TEST(Tensor, CreateRejectsShapesBeyondTheLimit) {
+  Result<Tensor> big = Tensor::create(DType::F32, {int64_t{1} << 40, 4});
+  ASSERT_FALSE(big);
+  EXPECT_THAT(big.message(),
+              HasSubstr("would exceed the limit of 1099511627776 bytes"));
+  Result<Tensor> negative = Tensor::create(DType::F32, {4, -1});
+  ASSERT_FALSE(negative);
+  EXPECT_THAT(negative.message(), HasSubstr("dimension is negative"));
+  Result<Tensor> empty = Tensor::create(DType::F32, {0, int64_t{1} << 62});
+  ASSERT_TRUE(empty) << empty.message();
+  EXPECT_EQ(empty->numElements(), 0);
+}
+
 TEST(TritonMlaBackend, KvCacheShapeHasNoKvAxis) {
   TritonMlaBackend backend;
   EXPECT_EQ(backend.name(), "TRITON_MLA");

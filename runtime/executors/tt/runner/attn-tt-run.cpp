@@ -20,11 +20,13 @@
 using namespace attn;
 using namespace attn::tt;
 
+static const char *kUsage =
+    "usage: attn-tt-run PROGRAM_DIR [--seed N] [--reqs N] "
+    "[--decode-fraction F] [--min-context N] [--max-context N] "
+    "[--max-prefill N] [--layout nhd|hnd] [--cores N]\n";
+
 static int usage() {
-  std::fprintf(stderr,
-               "usage: attn-tt-run PROGRAM_DIR [--seed N] [--reqs N] "
-               "[--decode-fraction F] [--min-context N] [--max-context N] "
-               "[--max-prefill N] [--layout nhd|hnd] [--cores N]\n");
+  std::fprintf(stderr, "%s", kUsage);
   return 2;
 }
 
@@ -32,6 +34,20 @@ int main(int argc, char **argv) {
   if (argc < 2)
     return usage();
   std::string dir = argv[1];
+  if (dir == "--help" || dir == "-h") {
+    std::printf("%sRuns one program folder of attn-translate --attn-to-ttmetal "
+                "(or of a bundle's\nkernels/) on the host emulator against "
+                "the reference, on a seeded problem\nof the program's shape; "
+                "prints the errors and PASS or FAIL, exits 0 on PASS.\n",
+                kUsage);
+    return 0;
+  }
+  if (dir.starts_with("-")) {
+    std::fprintf(stderr, "error: the first argument must be PROGRAM_DIR, got "
+                         "'%s'\n",
+                 dir.c_str());
+    return usage();
+  }
   CheckOptions options;
   options.problem.numReqs = 3;
   options.problem.maxContextLen = 100;

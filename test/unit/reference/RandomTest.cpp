@@ -157,7 +157,15 @@ TEST(GenerateProblemErrors, Options) {
   options = {};
   options.numReqs = 0;
   EXPECT_ERROR(generateProblem(ProblemShape{}, options),
-               "numReqs must be >= 1");
+               "numReqs must be in [1, 65536]");
+  options.numReqs = 65537;
+  EXPECT_ERROR(generateProblem(ProblemShape{}, options),
+               "numReqs must be in [1, 65536]");
+  options = {};
+  options.numReqs = 65536;
+  options.minContextLen = options.maxContextLen = int64_t{1} << 20;
+  EXPECT_ERROR(generateProblem(ProblemShape{}, options),
+               "a generated step has at most 16777216 of each");
   options = {};
   options.maxPrefillQueryLen = 1;
   EXPECT_ERROR(generateProblem(ProblemShape{}, options),

@@ -43,6 +43,12 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
   // How far outside the tolerance the worst element is (<= 0: inside).
   double worstExcess = -INFINITY;
   int64_t worstFlat = -1;
+  int64_t rowElements = 1;
+  if (want.rank() > 0) {
+    diff.rowMismatches.assign(want.dim(0), 0);
+    if (want.dim(0) > 0)
+      rowElements = diff.numElements / want.dim(0);
+  }
   for (int64_t i = 0; i < diff.numElements; ++i) {
     double g = integer ? static_cast<double>(got.getInt(i)) : got.getFloat(i);
     double w = integer ? static_cast<double>(want.getInt(i)) : want.getFloat(i);
@@ -65,8 +71,11 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
     if (!std::isnan(diff.maxAbsError) &&
         (std::isnan(err) || err > diff.maxAbsError))
       diff.maxAbsError = err;
-    if (excess > 0)
+    if (excess > 0) {
       ++diff.numMismatches;
+      if (!diff.rowMismatches.empty())
+        ++diff.rowMismatches[i / rowElements];
+    }
     if (excess > worstExcess || worstFlat < 0) {
       worstExcess = excess;
       worstFlat = i;

@@ -39,6 +39,9 @@ struct TensorDiff {
   double maxAbsError = 0.0;
   /// max |got - want| / |want| over elements with want != 0.
   double maxRelError = 0.0;
+  /// Elements outside the tolerance per index of dimension 0 (per token of
+  /// an attention output); empty for rank-0 tensors.
+  std::vector<int64_t> rowMismatches;
   /// The element furthest outside the tolerance (or with the largest
   /// error when all pass): its multi-index, and both values.
   std::vector<int64_t> worstIndex;

@@ -4,13 +4,38 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace attn {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// The state of a row whose logits hold a NaN: out and lse all NaN, as a
+/// device's arithmetic gives them (std::max would skip the NaN and make the
+/// row look as if it had no keys).
+AttentionState nanState(int64_t valueDim) {
+  AttentionState state;
+  state.out.assign(valueDim, kNaN);
+  state.lse = kNaN;
+  return state;
+}
+
+bool anyNaN(const std::vector<double> &scores, double extraLogit) {
+  return std::isnan(extraLogit) ||
+         std::any_of(scores.begin(), scores.end(),
+                     [](double s) { return std::isnan(s); });
+}
+
+} // namespace
 
 AttentionState attend(const std::vector<double> &scores,
                       const std::vector<const double *> &values,
                       int64_t valueDim, double extraLogit) {
   assert(scores.size() == values.size() && "one value row per score");
+  if (anyNaN(scores, extraLogit))
+    return nanState(valueDim);
   AttentionState state;
   state.out.assign(valueDim, 0.0);
 
@@ -39,6 +64,8 @@ AttentionState attendNaive(const std::vector<double> &scores,
                            int64_t valueDim, DType precision,
                            double extraLogit) {
   assert(scores.size() == values.size() && "one value row per score");
+  if (anyNaN(scores, extraLogit))
+    return nanState(valueDim);
   AttentionState state;
   state.out.assign(valueDim, 0.0);
   float maxLogit = static_cast<float>(extraLogit);
@@ -68,6 +95,8 @@ AttentionState attendNaive(const std::vector<double> &scores,
 AttentionState mergeAttentionStates(const AttentionState &a,
                                     const AttentionState &b) {
   assert(a.out.size() == b.out.size() && "merging states of unequal width");
+  if (std::isnan(a.lse) || std::isnan(b.lse))
+    return nanState(static_cast<int64_t>(a.out.size()));
   AttentionState merged;
   merged.out.assign(a.out.size(), 0.0);
   const double maxLse = std::max(a.lse, b.lse);
@@ -92,6 +121,8 @@ AttentionState mergeAttentionStatesNaive(const AttentionState &a,
                                          const AttentionState &b,
                                          DType precision) {
   assert(a.out.size() == b.out.size() && "merging states of unequal width");
+  if (std::isnan(a.lse) || std::isnan(b.lse))
+    return nanState(static_cast<int64_t>(a.out.size()));
   AttentionState merged;
   merged.out.assign(a.out.size(), 0.0);
   const float lseA = static_cast<float>(a.lse);

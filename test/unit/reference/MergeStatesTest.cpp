@@ -48,6 +48,20 @@ TEST(MergeStates, EmptySides) {
   EXPECT_EQ(r->lse.getFloat(2), -inf);
 }
 
+// A NaN lse on either side makes the merged row NaN (std::max once took the
+// other side and dropped it).
+TEST(MergeStates, NaNPropagates) {
+  const Tensor out = floats(DType::F32, {2, 1, 1}, {1, 2});
+  const Tensor lseA = floats(DType::F32, {2, 1}, {NAN, 0.0});
+  const Tensor lseB = floats(DType::F32, {2, 1}, {0.0, NAN});
+  Result<AttentionOutput> r = mergeStates(out, lseA, out, lseB);
+  ASSERT_TRUE(r.isOk()) << r.message();
+  for (int64_t t = 0; t < 2; ++t) {
+    EXPECT_TRUE(std::isnan(r->out.getFloat(t))) << t;
+    EXPECT_TRUE(std::isnan(r->lse.getFloat(t))) << t;
+  }
+}
+
 TEST(MergeStatesErrors, Operands) {
   const Tensor out(DType::F32, {2, 3, 4});
   const Tensor lse(DType::F32, {2, 3});

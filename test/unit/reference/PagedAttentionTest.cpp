@@ -260,6 +260,32 @@ TEST(PagedAttention, EveryKeyMaskedGivesZeroAndMinusInfinity) {
   EXPECT_EQ(o.lse[0], static_cast<double>(0.75f));
 }
 
+// NaN propagates: a NaN in the query or in a visible key makes the row's out
+// and lse NaN (std::max once skipped it: out 0, lse -inf, as if the row had
+// no keys); a NaN in a visible value makes that output element NaN. A NaN
+// in a key the row does not see changes nothing.
+TEST(PagedAttention, NaNPropagates) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Outputs o = run(oneRequest(scalarRequest({nan, 0.5}, 4)), {});
+  EXPECT_TRUE(std::isnan(o.out[0]));
+  EXPECT_TRUE(std::isnan(o.lse[0]));
+  expectAttends(o, 1, 0.5, {0, 1, 2, 3});
+
+  // Key 3 (position 3) is visible to token 1 only.
+  DenseRequest r = scalarRequest({0.5, 0.25}, 4);
+  r.keys[3] = nan;
+  o = run(oneRequest(r), {});
+  expectAttends(o, 0, 0.5, {0, 1, 2});
+  EXPECT_TRUE(std::isnan(o.out[1]));
+  EXPECT_TRUE(std::isnan(o.lse[1]));
+
+  r = scalarRequest({0.5}, 4);
+  r.values[1] = nan;
+  o = run(oneRequest(r), {});
+  EXPECT_TRUE(std::isnan(o.out[0]));
+  expectClose(o.lse[0], logSumExp({0.5, 1.0, 1.5, 2.0}));
+}
+
 TEST(PagedAttention, OutputHasTheQueryDTypeAndRoundsOnce) {
   DenseBatch b;
   b.headSize = 2;

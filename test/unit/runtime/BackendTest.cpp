@@ -381,6 +381,17 @@ protected:
   Tensor output{DType::F16, {4, 8, 64}};
 };
 
+// A query of another dtype than the layer's is the query's fault (it was
+// once reported as "output must be f16, got bf16").
+TEST_F(FlashForward, BlamesTheQueryForADtypeOtherThanTheLayers) {
+  layer.dtype = DType::BF16;
+  Status s = run();
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "FLASH_ATTN: query is [4, 8, 64] f16 but layer "
+                         "'model.layers.0' is bf16");
+  EXPECT_EQ(executor.cacheWrites, 0);
+}
+
 TEST_F(FlashForward, WritesTheCacheThenRunsPagedAttention) {
   Status s = run();
   ASSERT_TRUE(s) << s.message();

@@ -735,6 +735,8 @@ std::string overview() {
          "(.cpp), as attn-translate --attn-to-ttmetal\nwrites it.\n\n"
          "Exit status: 0 when everything compiled, 1 otherwise (an invalid "
          "grid\ncombination counts, unless --skip-invalid).\n\n"
+         "Sizes are bounded (dialect/Limits.h): heads, head size, latent "
+         "row and block\nsize at most 4096, num_kv_splits at most 1024.\n\n"
          "Variant keys (default) and the ops they apply to:\n" +
          variantKeysHelp();
 }

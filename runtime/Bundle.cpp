@@ -4,6 +4,7 @@
 #include "runtime/PlanJson.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -43,13 +44,20 @@ const BundleVariant *Bundle::findEntry(std::string_view name,
 
 Result<std::string> Bundle::readKernel(const BundleKernel &kernel) const {
   std::string path = directory + "/" + kernel.file;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) &&
+      !std::filesystem::is_regular_file(path, ec))
+    return errorf("bundle ", directory, ": kernel file ", kernel.file,
+                  " is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return errorf("bundle ", directory, ": missing kernel file ", kernel.file,
                   " (", kernel.symbol, ", ", kernel.target, ")");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  std::string text = bytes.str();
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  if (in.bad())
+    return errorf("bundle ", directory, ": cannot read kernel file ",
+                  kernel.file);
   uint64_t hash = contentHash(text);
   if (hash != kernel.hash)
     return errorf("bundle ", directory, ": kernel file ", kernel.file,
@@ -88,6 +96,7 @@ std::string manifestToJson(const Bundle &bundle) {
     }
     j["variants"].push_back(std::move(jv));
   }
+  j["manifest_hash"] = hashToHex(contentHash(j.dump(1)));
   return j.dump(1);
 }
 
@@ -110,6 +119,19 @@ Result<Bundle> manifestFromJson(std::string_view text,
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     return errorf(where, " is not valid JSON");
+  if (!j.is_object() || !j.contains("manifest_hash") ||
+      !j["manifest_hash"].is_string())
+    return errorf(where, ": expected a string \"manifest_hash\"");
+  {
+    std::string recorded = j["manifest_hash"].get<std::string>();
+    nlohmann::json rest = j;
+    rest.erase("manifest_hash");
+    std::string actual = hashToHex(contentHash(rest.dump(1)));
+    if (recorded != actual)
+      return errorf(where, " does not match its manifest_hash (recorded ",
+                    recorded, ", contents ", actual,
+                    "): it was edited or damaged after attn-compile wrote it");
+  }
   if (!j.is_object() || !j.contains("format_version") ||
       !j["format_version"].is_number_integer())
     return errorf(where, ": expected an object with \"format_version\"");
@@ -226,18 +248,6 @@ Result<Bundle> loadBundle(const std::string &directory) {
         return bytes.status();
     }
   return bundle;
-}
-
-Status writeManifest(const Bundle &bundle) {
-  std::string path = bundle.directory + "/manifest.json";
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    return errorf("cannot write ", path);
-  out << manifestToJson(bundle) << "\n";
-  out.close();
-  if (!out)
-    return errorf("error writing ", path);
-  return Status::ok();
 }
 
 } // namespace attn::runtime

@@ -6,6 +6,9 @@
 //   manifest.json
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
+//     manifest_hash    FNV-1a 64 of the manifest without this field (as
+//                      nlohmann::json dumps it): an edited or damaged
+//                      manifest is refused
 //     variants[]       one entry per compiled variant and subgroup size:
 //       name           the variant ("paged_attention.h32.g8..."); name and
 //                      subgroup size are unique together
@@ -24,9 +27,10 @@
 //                      hex), and target-specific launch facts in `launch`
 //                      (for MSL: which buffer index holds which argument)
 //
-// Loading checks the format version, the JSON's structure, every plan, and
-// every kernel file against its hash, so a corrupt bundle is an error naming
-// what is wrong, never a launch of a bad kernel.
+// Loading checks the format version, the manifest's own hash, the JSON's
+// structure, every plan, and every kernel file (a regular file) against its
+// hash, so a corrupt bundle is an error naming what is wrong, never a launch
+// of a bad kernel. runtime/BundleWriter.h writes bundles.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_BUNDLE_H
@@ -105,10 +109,6 @@ std::string manifestToJson(const Bundle &bundle);
 Result<Bundle> manifestFromJson(std::string_view json,
                                 const std::string &directory);
 
-/// Writes manifest.json into bundle.directory (which must exist). Kernel
-/// files are written by the caller (attn-compile) before the manifest, so a
-/// manifest never names a file that is not there.
-Status writeManifest(const Bundle &bundle);
 
 } // namespace attn::runtime
 

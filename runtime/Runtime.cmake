@@ -5,6 +5,7 @@ add_library(AttnRuntime
   ${CMAKE_CURRENT_LIST_DIR}/Backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Bundle.cpp
   ${CMAKE_CURRENT_LIST_DIR}/BundleExecutor.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/BundleWriter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Metadata.cpp
   ${CMAKE_CURRENT_LIST_DIR}/MetadataBuilder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Plan.cpp

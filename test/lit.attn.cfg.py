@@ -22,10 +22,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%attn_src", config.attn_src_root))
+config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",
          "attn-host-example", "attn-tt-run", "attn-vulkan-info",
+         "attn-bundle-check",
          "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)

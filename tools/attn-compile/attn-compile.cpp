@@ -15,6 +15,7 @@
 #include "compiler/Variant.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/Bundle.h"
+#include "runtime/BundleWriter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -403,20 +404,6 @@ FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
   return module;
 }
 
-::attn::Status writeKernelFile(const std::string &path, const std::string &bytes) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(
-          llvm::sys::path::parent_path(path)))
-    return ::attn::errorf("cannot create the folder of ", path, ": ",
-                          ec.message());
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
-  if (!out)
-    return ::attn::errorf("cannot write ", path, ": ", error);
-  out->os() << bytes;
-  out->keep();
-  return ::attn::Status::ok();
-}
-
 ::attn::Status runSpirvVal(const std::string &path) {
   llvm::ErrorOr<std::string> tool = llvm::sys::findProgramByName("spirv-val");
   if (!tool)
@@ -580,7 +567,7 @@ public:
     std::vector<rt::BundleVariant> done;
     for (PlannedEntry &p : *planned) {
       takeFunction(*compiled, p.function, p.entry);
-      if (::attn::Status s = writeKernels(job, build, *compiled, p.entry); !s)
+      if (::attn::Status s = writeKernels(*compiled, p.entry); !s)
         return failWith(s.message());
       done.push_back(std::move(p.entry));
     }
@@ -590,32 +577,39 @@ public:
 
 private:
   /// Writes the files of `entry`'s kernels, found in `compiled` by entry
-  /// point and target, and names them in the entry. TT programs keep their
-  /// files together as program.json names them, so the folder runs on the
-  /// emulator as it is.
-  ::attn::Status writeKernels(const Job &job, const Build &build,
-                              const CompiledModule &compiled,
+  /// point and target, under content-addressed names
+  /// (runtime/BundleWriter.h), and names them in the entry. TT programs keep
+  /// their files together in one folder, as program.json names them, so the
+  /// folder runs on the emulator as it is; the folder's name carries the hash
+  /// of all of them.
+  ::attn::Status writeKernels(const CompiledModule &compiled,
                               rt::BundleVariant &entry) {
     for (rt::BundleKernel &kernel : entry.kernels) {
       const CompiledKernel *source = nullptr;
-      for (const CompiledKernel &k : compiled.kernels)
+      std::string program; // every file of a TT program, for its folder name
+      for (const CompiledKernel &k : compiled.kernels) {
+        bool sameProgram = k.target == "tt" && k.symbol == kernel.symbol;
         if (k.target == kernel.target && k.entryPoint == kernel.entryPoint &&
-            (k.target != "tt" || k.symbol == kernel.symbol))
+            (k.target != "tt" || sameProgram))
           source = &k;
+        if (kernel.target == "tt" && sameProgram)
+          program += k.entryPoint + '\0' + k.bytes + '\0';
+      }
       if (!source)
         return ::attn::errorf("no compiled ", kernel.target,
                               " kernel has entry point ", kernel.entryPoint);
-      kernel.file = kernel.target == "tt"
-                        ? "kernels/" + job.name + "/" + kernel.symbol + "/" +
-                              kernel.entryPoint
-                        : "kernels/" + job.name + ".sg" +
-                              std::to_string(build.subgroupSize) + "." +
-                              kernel.entryPoint + "." +
-                              fileExtension(kernel.target);
-      std::string path = directory + "/" + kernel.file;
-      ATTN_RETURN_IF_ERROR(writeKernelFile(path, source->bytes));
+      kernel.file =
+          kernel.target == "tt"
+              ? "kernels/" + kernel.symbol + "." +
+                    rt::hashToHex(rt::contentHash(program)) + "/" +
+                    kernel.entryPoint
+              : "kernels/" + rt::contentAddressedName(
+                                 kernel.entryPoint, source->bytes,
+                                 fileExtension(kernel.target));
+      ATTN_RETURN_IF_ERROR(
+          rt::writeFileAtomically(directory, kernel.file, source->bytes));
       if (validateSpirv && kernel.target == "spirv")
-        ATTN_RETURN_IF_ERROR(runSpirvVal(path));
+        ATTN_RETURN_IF_ERROR(runSpirvVal(directory + "/" + kernel.file));
     }
     return ::attn::Status::ok();
   }
@@ -776,9 +770,15 @@ int main(int argc, char **argv) {
                     ? "nothing to compile: give FILE.mlir, --variant or --grid"
                     : "every combination of the grid is invalid");
 
-  if (std::error_code ec =
-          llvm::sys::fs::create_directories(outputPath + "/kernels"))
-    return fail("cannot create " + outputPath + ": " + ec.message());
+  // One writer at a time; what the last one left is the bundle to build on.
+  ::attn::Result<rt::BundleLock> lock =
+      rt::BundleLock::acquire(outputPath, [](const std::string &dir) {
+        llvm::errs() << "attn-compile: waiting for another attn-compile "
+                        "writing "
+                     << dir << "\n";
+      });
+  if (!lock)
+    return fail(lock.message());
   std::optional<rt::Bundle> previous = previousBundle();
 
   CompileOptions options;
@@ -838,7 +838,17 @@ int main(int argc, char **argv) {
       for (rt::BundleVariant &entry : entries[j * builds->size() + b])
         bundle.variants.push_back(std::move(entry));
   }
-  if (::attn::Status s = rt::writeManifest(bundle); !s)
+  // A run that failed keeps the bundle that was there: its kernel files are
+  // content-addressed, so the new ones written so far harm nothing.
+  if (failedCount)
+    llvm::errs() << "attn-compile: " << failedCount
+                 << " variant(s) failed; " << outputPath
+                 << (previous ? " keeps its previous manifest"
+                              : " has no manifest")
+                 << "\n";
+  else if (::attn::Status s = rt::writeManifest(bundle); !s)
+    return fail(s.message());
+  else if (::attn::Status s = rt::removeUnnamedKernelFiles(bundle); !s)
     return fail(s.message());
 
   if (!quiet) {

@@ -2,11 +2,17 @@
 
 #include "runtime/Bundle.h"
 #include "runtime/BundleExecutor.h"
+#include "runtime/BundleWriter.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 using namespace attn;
 using namespace attn::runtime;
@@ -20,6 +26,19 @@ std::string fileText(const std::string &path) {
 
 void writeFile(const std::string &path, const std::string &text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+/// Replaces `from` by `to` in DIR/manifest.json and stamps the manifest's
+/// hash again, as a deliberate editor would: the checks after the hash must
+/// catch what the edit breaks.
+void editManifest(const std::string &dir, const std::string &from,
+                  const std::string &to) {
+  std::string text = fileText(dir + "/manifest.json");
+  text.replace(text.find(from), from.size(), to);
+  nlohmann::json j = nlohmann::json::parse(text);
+  j.erase("manifest_hash");
+  j["manifest_hash"] = hashToHex(contentHash(j.dump(1)));
+  writeFile(dir + "/manifest.json", j.dump(1));
 }
 
 /// A bundle with one variant, one plan launching one kernel, in a fresh
@@ -115,10 +134,7 @@ TEST_F(BundleTest, BadJson) {
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
-  std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find("\"format_version\": 2"), 19,
-               "\"format_version\": 7");
-  writeFile(dir + "/manifest.json", text);
+  editManifest(dir, "\"format_version\": 2", "\"format_version\": 7");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: format version 7 is not supported (this "
@@ -128,10 +144,8 @@ TEST_F(BundleTest, UnknownFormatVersion) {
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find("\"format_version\": 2"), 19,
+  editManifest(dir, "\"format_version\": 2",
                "\"format_version\": 4294967298");
-  writeFile(dir + "/manifest.json", text);
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: format version 4294967298 is not supported "
@@ -156,9 +170,7 @@ TEST_F(BundleTest, HashMismatch) {
 }
 
 TEST_F(BundleTest, PlanLaunchesAnUnknownKernel) {
-  std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find("\"m::k\""), 6, "\"m::x\"");
-  writeFile(dir + "/manifest.json", text);
+  editManifest(dir, "\"m::k\"", "\"m::x\"");
   Result<Bundle> r = loadBundle(dir);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.message(), "bundle " + dir +
@@ -166,10 +178,81 @@ TEST_F(BundleTest, PlanLaunchesAnUnknownKernel) {
                              "m::k, which the bundle does not contain");
 }
 
-TEST_F(BundleTest, KernelFileOutsideTheBundle) {
+// The manifest carries its own hash: an edit (a plan's grid, a launch's
+// arguments) that does not restamp it is refused before anything is used.
+TEST_F(BundleTest, EditedManifestIsRefused) {
   std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find("kernels/k.spv"), 13, "../../etc/pwd");
+  text.replace(text.find("\"imm\": 1"), 8, "\"imm\": 9");
   writeFile(dir + "/manifest.json", text);
+  Result<Bundle> r = loadBundle(dir);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("manifest.json does not match its "
+                             "manifest_hash"),
+            std::string::npos)
+      << r.message();
+}
+
+// A directory where a kernel file should be is not the empty kernel.
+TEST_F(BundleTest, KernelFileThatIsADirectory) {
+  std::filesystem::create_directories(dir + "/kernels/empty");
+  editManifest(dir, "kernels/k.spv", "kernels/empty");
+  editManifest(dir, hashToHex(contentHash(kernelBytes)),
+               hashToHex(contentHash("")));
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": kernel file kernels/empty is not a regular file");
+}
+
+// The bundle writer: files appear whole under their final names, files no
+// manifest names go after the manifest changed.
+TEST_F(BundleTest, WriterKeepsFilesWholeAndRemovesUnnamedOnes) {
+  std::string name = contentAddressedName("k", kernelBytes, "spv");
+  EXPECT_EQ(name, "k." + hashToHex(contentHash(kernelBytes)) + ".spv");
+  ASSERT_TRUE(writeFileAtomically(dir, "kernels/" + name, kernelBytes));
+  ASSERT_TRUE(writeFileAtomically(dir, "kernels/" + name, kernelBytes))
+      << "writing the same file again is fine";
+  EXPECT_EQ(fileText(dir + "/kernels/" + name), kernelBytes);
+  bundle.variants[0].kernels[0].file = "kernels/" + name;
+  ASSERT_TRUE(writeManifest(bundle));
+  ASSERT_TRUE(removeUnnamedKernelFiles(bundle));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/kernels/k.spv"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kernels/" + name));
+  Result<Bundle> loaded = loadBundle(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos)
+        << entry.path();
+}
+
+// One writer at a time: a second one waits (and says so) until the first
+// lets go.
+std::atomic<bool> secondWriterWaits = false;
+
+TEST_F(BundleTest, LockIsExclusiveUntilReleased) {
+  std::optional<BundleLock> first;
+  {
+    Result<BundleLock> r = BundleLock::acquire(dir);
+    ASSERT_TRUE(r) << r.message();
+    first.emplace(std::move(*r));
+  }
+  std::atomic<bool> secondHasIt = false;
+  std::thread second([&] {
+    Result<BundleLock> r = BundleLock::acquire(
+        dir, [](const std::string &) { secondWriterWaits = true; });
+    EXPECT_TRUE(r) << r.message();
+    secondHasIt = true;
+  });
+  while (!secondWriterWaits)
+    std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(secondHasIt) << "the second writer did not wait";
+  first.reset();
+  second.join();
+  EXPECT_TRUE(secondHasIt);
+}
+
+TEST_F(BundleTest, KernelFileOutsideTheBundle) {
+  editManifest(dir, "kernels/k.spv", "../../etc/pwd");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json, variant f_h8, kernel m::k: file must be "

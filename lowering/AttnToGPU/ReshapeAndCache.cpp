@@ -79,9 +79,14 @@ LogicalResult emitCacheWrite(
     w.t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
     w.y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
     w.tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
-    w.slot = b.loadIndex(slots, w.t);
-    Value inCache = b.cmpi(arith::CmpIPredicate::ult, w.slot,
-                           b.muli(numBlocks, b.idx(blockSize)));
+    // The slot is compared as the i64 it is, before it becomes an index:
+    // where index is 32 bits (SPIR-V), -2^32 + 5 would otherwise become
+    // slot 5. Unsigned, every negative slot (padding) is out of the cache.
+    Value slot = b.create<memref::LoadOp>(slots, w.t);
+    Value cacheSlots = b.create<arith::IndexCastOp>(
+        slot.getType(), b.muli(numBlocks, b.idx(blockSize)));
+    Value inCache = b.cmpi(arith::CmpIPredicate::ult, slot, cacheSlots);
+    w.slot = b.create<arith::IndexCastOp>(b.getIndexType(), slot);
     emitIf(b, inCache, [&](KernelBuilder &ib) { body(ib, w); });
   }
   Value y = arith::ConstantIndexOp::create(builder, loc, gridY);

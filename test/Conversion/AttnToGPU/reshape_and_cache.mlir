@@ -13,9 +13,12 @@
 // CHECK-SAME: attn.params = ["num_tokens", "num_blocks"]
 // CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
 // CHECK: %[[SLOT64:.*]] = memref.load %[[S]][%block_id_x] : memref<?xi64>
+// Padding (slot < 0) and slots past the cache fail one unsigned compare, on
+// the i64 slot: where index is 32 bits (SPIR-V) a cast first would turn
+// -2^32 + 5 into slot 5.
+// CHECK: %[[SIZE:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[SLOT64]], %[[SIZE]] : i64
 // CHECK: %[[SLOT:.*]] = arith.index_cast %[[SLOT64]] : i64 to index
-// Padding (slot < 0) and slots past the cache fail one unsigned compare.
-// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[SLOT]]
 // CHECK: scf.if %[[OK]]
 // CHECK: arith.divui %[[SLOT]], %c16
 // CHECK: arith.remui %[[SLOT]], %c16
@@ -46,8 +49,9 @@ func.func @cache(%k: memref<?x2x128xbf16>, %v: memref<?x2x128xbf16>,
 // CHECK-SAME: attn.params = ["num_tokens", "num_blocks"]
 // CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
 // CHECK: %[[SLOT64:.*]] = memref.load %[[S]][%block_id_x] : memref<?xi64>
+// CHECK: %[[SIZE:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[SLOT64]], %[[SIZE]] : i64
 // CHECK: %[[SLOT:.*]] = arith.index_cast %[[SLOT64]] : i64 to index
-// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[SLOT]]
 // CHECK: scf.if %[[OK]]
 // CHECK: %[[ROW:.*]] = arith.muli %[[SLOT]], %c80
 // CHECK: scf.for %[[E:.*]] = %thread_id_x to %c64{{[_0-9]*}} step %c64

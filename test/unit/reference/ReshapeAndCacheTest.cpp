@@ -32,7 +32,9 @@ TEST_P(ReshapeAndCacheLayouts, WritesSlotsAndSkipsPadding) {
     cache.setFloat(i, 7.0);
   Tensor key(DType::F16, {4, g, d}), value(DType::F16, {4, g, d});
   fillNewTokens(key, value);
-  const Tensor slots = ints(DType::I64, {4}, {-1, 5, -1, 11});
+  // Token 2's slot is negative with the low 32 bits of slot 7: padding too.
+  const Tensor slots =
+      ints(DType::I64, {4}, {-1, 5, -(int64_t{1} << 32) + 7, 11});
 
   ASSERT_TRUE(reshapeAndCache(key, value, cache, slots, layout).isOk());
   auto at = [&](int64_t kv, int64_t block, int64_t off, int64_t head,

@@ -63,6 +63,17 @@ Result<PlanTensorType> typeFromJson(const nlohmann::json &j) {
   return PlanTensorType{*dtype, j["shape"].get<std::vector<int64_t>>()};
 }
 
+/// A slot number from JSON: an integer in [-1, kMaxPlanSlots), read without
+/// truncation (a larger number must not wrap onto a valid slot).
+std::optional<int32_t> slotFromJson(const nlohmann::json &v) {
+  if (!v.is_number_integer())
+    return std::nullopt;
+  int64_t n = v.get<int64_t>();
+  if (n < -1 || n >= kMaxPlanSlots)
+    return std::nullopt;
+  return static_cast<int32_t>(n);
+}
+
 } // namespace
 
 std::string_view toString(PlanOpKind kind) {
@@ -73,6 +84,12 @@ std::string_view toString(PlanOpKind kind) {
 }
 
 Status Plan::verify() const {
+  if (numSlots < 0 || numSlots > kMaxPlanSlots ||
+      ops.size() > static_cast<size_t>(kMaxPlanOps) ||
+      arguments.size() > static_cast<size_t>(kMaxPlanSlots))
+    return errorf("plan '", function, "': ", numSlots, " slots and ",
+                  ops.size(), " ops; a plan has at most ", kMaxPlanSlots,
+                  " slots and ", kMaxPlanOps, " ops");
   const int32_t numArgs = static_cast<int32_t>(arguments.size());
   if (numSlots < numArgs)
     return errorf("plan '", function, "': ", numSlots,
@@ -239,7 +256,11 @@ Result<Plan> planFromJsonValue(const nlohmann::json &j) {
     return Status::error("plan: \"function\" must be a string, \"num_slots\" "
                          "an integer and \"ops\" an array");
   plan.function = j["function"].get<std::string>();
-  plan.numSlots = j["num_slots"].get<int32_t>();
+  std::optional<int32_t> numSlots = slotFromJson(j["num_slots"]);
+  if (!numSlots || *numSlots < 0)
+    return errorf("plan '", plan.function, "': \"num_slots\" must be in [0, ",
+                  kMaxPlanSlots, "), got ", j["num_slots"].dump());
+  plan.numSlots = *numSlots;
   for (const char *key : {"arguments", "results"}) {
     if (!j.contains(key) || !j[key].is_array())
       return errorf("plan '", plan.function, "': \"", key,
@@ -270,17 +291,19 @@ Result<Plan> planFromJsonValue(const nlohmann::json &j) {
     PlanOp op;
     op.kind = *kind;
     if (o.contains("result")) {
-      if (!o["result"].is_number_integer())
+      std::optional<int32_t> result = slotFromJson(o["result"]);
+      if (!result)
         return errorf("plan '", plan.function, "': bad \"result\"");
-      op.result = o["result"].get<int32_t>();
+      op.result = *result;
     }
     if (o.contains("operands")) {
       if (!o["operands"].is_array())
         return errorf("plan '", plan.function, "': bad \"operands\"");
       for (const nlohmann::json &v : o["operands"]) {
-        if (!v.is_number_integer())
-          return errorf("plan '", plan.function, "': bad operand");
-        op.operands.push_back(v.get<int32_t>());
+        std::optional<int32_t> operand = slotFromJson(v);
+        if (!operand)
+          return errorf("plan '", plan.function, "': bad operand ", v.dump());
+        op.operands.push_back(*operand);
       }
     }
     if (o.contains("imm")) {

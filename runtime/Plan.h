@@ -81,6 +81,12 @@ struct PlanOp {
   bool operator==(const PlanOp &) const = default;
 };
 
+/// Bounds on a plan's size, far above what convert-attn-to-gpu leaves in a
+/// host function (tens of slots and ops), so that a damaged plan is refused
+/// before anything is allocated for it.
+inline constexpr int32_t kMaxPlanSlots = 1 << 16;
+inline constexpr int32_t kMaxPlanOps = 1 << 16;
+
 struct Plan {
   /// The function this plan runs, e.g. "paged_attention".
   std::string function;

@@ -30,14 +30,12 @@ struct BufferValue {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
 
+  /// The bytes of the shape, checked: a plan computes shapes from its
+  /// inputs, and a damaged one must not wrap around.
+  Result<uint64_t> numBytes() const { return tensorBytes(dtype, shape); }
+  /// Only for shapes numBytes() accepted.
   int64_t numElements() const {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  }
-  uint64_t numBytes() const {
-    return static_cast<uint64_t>(numElements()) * byteWidth(dtype);
+    return static_cast<int64_t>(*numBytes() / byteWidth(dtype));
   }
 };
 
@@ -70,19 +68,30 @@ struct PendingWrites {
 
 Result<int64_t> evalBinary(PlanOpKind kind, int64_t a, int64_t b) {
   auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  int64_t r = 0;
+  bool overflow = false;
   switch (kind) {
   case PlanOpKind::Add:
-    return a + b;
+    overflow = __builtin_add_overflow(a, b, &r);
+    break;
   case PlanOpKind::Sub:
-    return a - b;
+    overflow = __builtin_sub_overflow(a, b, &r);
+    break;
   case PlanOpKind::Mul:
-    return a * b;
+    overflow = __builtin_mul_overflow(a, b, &r);
+    break;
   case PlanOpKind::MinU:
     return static_cast<int64_t>(std::min(ua, ub));
   case PlanOpKind::MaxU:
     return static_cast<int64_t>(std::max(ua, ub));
   default:
     break;
+  }
+  if (kind == PlanOpKind::Add || kind == PlanOpKind::Sub ||
+      kind == PlanOpKind::Mul) {
+    if (overflow)
+      return errorf(toString(kind), " of ", a, " and ", b, " overflows");
+    return r;
   }
   if (ub == 0)
     return errorf(toString(kind), " by zero");
@@ -180,11 +189,11 @@ Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
       BufferValue b;
       b.dtype = op.dtype;
       b.shape = shapeFrom(op, 0);
-      for (int64_t d : b.shape)
-        if (d < 0)
-          return fail("negative dimension ", d);
+      Result<uint64_t> bytes = b.numBytes();
+      if (!bytes)
+        return fail(bytes.message());
       Result<std::shared_ptr<DeviceBuffer>> buffer =
-          device.allocate(std::max<uint64_t>(b.numBytes(), 4));
+          device.allocate(std::max<uint64_t>(*bytes, 4));
       if (!buffer)
         return fail(buffer.message());
       b.buffer = *buffer;
@@ -193,10 +202,13 @@ Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
     }
     case PlanOpKind::View: {
       BufferValue b = *slots[op.operands[0]].buffer;
-      uint64_t before = b.numBytes();
+      uint64_t before = *b.numBytes();
       b.shape = shapeFrom(op, 1);
-      if (b.numBytes() > before)
-        return fail("a view of ", before, " bytes cannot show ", b.numBytes());
+      Result<uint64_t> after = b.numBytes();
+      if (!after)
+        return fail(after.message());
+      if (*after > before)
+        return fail("a view of ", before, " bytes cannot show ", *after);
       slots[op.result].buffer = std::move(b);
       break;
     }
@@ -263,9 +275,12 @@ Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
         if (b.dtype != want.dtype)
           return fail("result #", i, " is ", toString(b.dtype),
                       ", the function returns ", toString(want.dtype));
-        Tensor t(b.dtype, b.shape);
-        ATTN_RETURN_IF_ERROR(device.read(*b.buffer, t.data(), t.numBytes()));
-        results.push_back(std::move(t));
+        Result<Tensor> t = Tensor::create(b.dtype, b.shape);
+        if (!t)
+          return fail("result #", i, ": ", t.message());
+        ATTN_RETURN_IF_ERROR(
+            device.read(*b.buffer, t->data(), t->numBytes()));
+        results.push_back(std::move(*t));
       }
       if (stats)
         *stats = local;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace attn {
@@ -107,11 +108,15 @@ runtime::KernelLoader VulkanPlanDevice::kernelLoader() {
 Result<std::shared_ptr<runtime::DeviceBuffer>>
 VulkanPlanDevice::allocate(uint64_t bytes) {
   // Plans rely on fresh buffers being zero (scratch accumulators, padding).
-  std::vector<uint8_t> zeros(bytes, 0);
-  Result<std::unique_ptr<VulkanBuffer>> buffer =
-      device_->createBuffer(zeros.data(), bytes);
+  // Zeros go in chunks, so no host buffer as large as the request is made.
+  Result<std::unique_ptr<VulkanBuffer>> buffer = device_->createBuffer(bytes);
   if (!buffer)
     return buffer.status();
+  static const std::vector<uint8_t> kZeros(1 << 20, 0);
+  for (uint64_t offset = 0; offset < bytes; offset += kZeros.size())
+    ATTN_RETURN_IF_ERROR((*buffer)->write(
+        kZeros.data(), std::min<uint64_t>(kZeros.size(), bytes - offset),
+        offset));
   return std::shared_ptr<runtime::DeviceBuffer>(
       std::make_shared<VulkanPlanBuffer>(std::move(*buffer)));
 }

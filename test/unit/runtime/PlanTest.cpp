@@ -185,3 +185,55 @@ TEST(Plan, JsonErrorsAreValues) {
                 .message(),
             "plan 'f': unknown dtype \"f8\"");
 }
+
+// A damaged plan is refused before anything is allocated for it: a slot
+// count of 2^31 - 1 once threw std::bad_alloc out of loadBundle, and slot
+// numbers past 32 bits wrapped onto valid slots.
+TEST(Plan, SizesAndSlotsAreBounded) {
+  EXPECT_EQ(planFromJson(R"({"function": "f", "num_slots": 2147483647,
+                              "ops": [], "arguments": [], "results": []})")
+                .message(),
+            "plan 'f': \"num_slots\" must be in [0, 65536), got 2147483647");
+  EXPECT_EQ(planFromJson(R"({"function": "f", "num_slots": 2,
+                              "ops": [{"op": "return",
+                                       "operands": [4294967296]}],
+                              "arguments": [], "results": []})")
+                .message(),
+            "plan 'f': bad operand 4294967296");
+  Plan p = doublePlan();
+  p.numSlots = kMaxPlanSlots + 1;
+  EXPECT_EQ(p.verify().message(),
+            "plan 'double': 65537 slots and 11 ops; a plan has at most 65536 "
+            "slots and 65536 ops");
+}
+
+// Size arithmetic is checked: an element count that wraps (a view of
+// [2^62 + 1] f32 once passed the size check and wrote past its buffer) or an
+// integer op that overflows is an error, and nothing is launched.
+TEST(Plan, SizeArithmeticIsChecked) {
+  HostDevice device;
+  addDoubleKernel(device);
+  Tensor x(DType::F32, {2, 4});
+
+  Plan p = doublePlan();
+  p.ops[1].imm = (int64_t{1} << 62) + 1; // n = rows * (2^62 + 1)
+  Result<std::vector<Tensor>> r = runPlan(p, device, {&x, 1});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "@double op #2 (mul): mul of 2 and 4611686018427387905 "
+                         "overflows");
+
+  Plan view;
+  view.function = "view";
+  view.arguments = {{DType::F32, {-1, 4}}};
+  view.results = {{DType::F32, {-1}}};
+  view.numSlots = 3;
+  view.ops = {makeOp(PlanOpKind::Const, 1, {}, (int64_t{1} << 62) + 1),
+              makeOp(PlanOpKind::View, 2, {0, 1}),
+              makeOp(PlanOpKind::Return, -1, {2})};
+  r = runPlan(view, device, {&x, 1});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(), "@view op #1 (view): a tensor of shape "
+                         "[4611686018427387905] and 4-byte elements would "
+                         "exceed the limit of 1099511627776 bytes");
+  EXPECT_TRUE(device.launched.empty());
+}

@@ -1,0 +1,79 @@
+//===- internal/attn_tt_llk.h - The compute side of attn's device layer --===//
+//
+// Not an SDK header. It stands in for the low-level kernel (LLK) headers the
+// compute API includes: in the SDK those declare the enumerations below in
+// namespace ckernel (unscoped, except EltwiseBinaryReuseDestType and
+// VectorMode) and bring that namespace into the global one, which is why
+// compute kernels call the API unqualified. The functions of namespace
+// attn_tt_device are what attn's compute declarations forward to; the host
+// emulator implements them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TT_SDK_INTERNAL_LLK_H
+#define ATTN_TT_SDK_INTERNAL_LLK_H
+
+#include "internal/attn_tt_device.h"
+
+#define ALWI inline __attribute__((always_inline))
+
+namespace ckernel {
+
+enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
+enum ReduceDim { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
+enum PoolType { SUM, AVG, MAX, MIN };
+enum EltwiseBinaryType { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWLESS };
+enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
+enum BroadcastType { NONE = 0x0, COL = 0x1, ROW = 0x2, SCALAR = 0x3 };
+
+} // namespace ckernel
+
+namespace attn_tt_device {
+
+/// Scalar operations of the SFPU on destination tiles.
+enum class Sfpu : uint8_t { Exp, Recip, Log, Tanh, BinopWithScalar, BinaryMax };
+/// The scalar operation of add/sub/mul/div_unary_tile.
+enum class ScalarOp : uint8_t { Add, Sub, Mul, Div };
+
+// Compute (the three TRISCs).
+void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb);
+void reconfig_srca(uint32_t cb);
+void reconfig_srcb(uint32_t cb);
+void reconfig_pack(uint32_t cb);
+void regs_acquire();
+void regs_commit();
+void regs_wait();
+void regs_release();
+void regs_acquire_dst();
+void regs_release_dst();
+void copy_init(uint32_t cb, uint32_t transpose, uint32_t transposeWithinFace);
+void copy_tile(uint32_t cb, uint32_t tile, uint32_t idst);
+void matmul_init(uint32_t in0, uint32_t in1, uint32_t transpose);
+void matmul_tiles(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1,
+                  uint32_t idst);
+void binary_init(ckernel::EltwiseBinaryType type,
+                 ckernel::BroadcastType bcast, uint32_t icb0, uint32_t icb1);
+void binary_tiles(ckernel::EltwiseBinaryType type,
+                  ckernel::BroadcastType bcast, uint32_t icb0, uint32_t icb1,
+                  uint32_t t0, uint32_t t1, uint32_t idst);
+void dest_reuse_init(ckernel::EltwiseBinaryType type,
+                     ckernel::EltwiseBinaryReuseDestType reuse, uint32_t icb);
+void dest_reuse_tiles(ckernel::EltwiseBinaryType type,
+                      ckernel::EltwiseBinaryReuseDestType reuse, uint32_t icb,
+                      uint32_t tile, uint32_t idst);
+void reduce_init(ckernel::PoolType pool, ckernel::ReduceDim dim, uint32_t icb,
+                 uint32_t scaler, uint32_t ocb);
+void reduce_tile(ckernel::PoolType pool, ckernel::ReduceDim dim, uint32_t icb,
+                 uint32_t scaler, uint32_t tile, uint32_t scalerTile,
+                 uint32_t idst);
+void reduce_uninit();
+void sfpu_init(Sfpu op);
+void sfpu_unary(Sfpu op, uint32_t idst);
+void sfpu_scalar(ScalarOp op, uint32_t idst, uint32_t bits);
+void sfpu_binary_max(uint32_t idst0, uint32_t idst1, uint32_t odst);
+void pack_tile(uint32_t idst, uint32_t cb, bool outOfOrder, uint32_t index);
+
+} // namespace attn_tt_device
+
+using namespace ckernel;
+
+#endif // ATTN_TT_SDK_INTERNAL_LLK_H

@@ -226,10 +226,9 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
       return in.takeError();
     ::attn::Tensor &key = (*in)[0], &value = (*in)[1], &slots = (*in)[2],
                    &cache = (*in)[3];
-    // The TT lowering rejects the latent cache, so a layout is present.
-    ::attn::KvLayout layout = *op.getLayout() == ops::KVLayout::nhd
-                                  ? ::attn::KvLayout::NHD
-                                  : ::attn::KvLayout::HND;
+    ::attn::KvLayout layout = op.getLayout() && *op.getLayout() == ops::KVLayout::hnd
+                                  ? ::attn::KvLayout::HND
+                                  : ::attn::KvLayout::NHD;
     if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(
             *program, key, value, cache, slots, layout);
         !s)
@@ -254,20 +253,27 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
         return in.takeError();
       const ::attn::Tensor &query = (*in)[0], &cache = (*in)[1],
                            &table = (*in)[2], &lens = (*in)[3], &qsl = (*in)[4];
-      std::optional<::attn::Tensor> sinks;
+      std::optional<::attn::Tensor> sinks, slopes;
       if (op.getSinks()) {
         llvm::Expected<::attn::Tensor> s = input(op.getSinks(), "the sinks");
         if (!s)
           return s.takeError();
         sinks = std::move(*s);
       }
+      if (op.getAlibiSlopes()) {
+        llvm::Expected<::attn::Tensor> s =
+            input(op.getAlibiSlopes(), "the ALiBi slopes");
+        if (!s)
+          return s.takeError();
+        slopes = std::move(*s);
+      }
       ::attn::KvLayout layout = op.getLayout() == ops::KVLayout::nhd
                                     ? ::attn::KvLayout::NHD
                                     : ::attn::KvLayout::HND;
       computeType = query.dtype();
-      out = ::attn::tt::runAttentionProgram(*program, query, cache, table, lens,
-                                            &qsl, sinks ? &*sinks : nullptr,
-                                            layout);
+      out = ::attn::tt::runAttentionProgram(
+          *program, query, cache, table, lens, &qsl,
+          sinks ? &*sinks : nullptr, slopes ? &*slopes : nullptr, layout);
     } else {
       auto mla = cast<ops::MlaDecodeOp>(attnOp);
       llvm::Expected<std::vector<::attn::Tensor>> in =
@@ -281,7 +287,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
                            &table = (*in)[2], &lens = (*in)[3];
       computeType = query.dtype();
       out = ::attn::tt::runAttentionProgram(*program, query, cache, table, lens,
-                                            nullptr, nullptr,
+                                            nullptr, nullptr, nullptr,
                                             ::attn::KvLayout::NHD);
     }
     if (!out)

@@ -32,6 +32,9 @@ Value KernelBuilder::andI(Value x, Value y) {
 Value KernelBuilder::select(Value cond, Value x, Value y) {
   return arith::SelectOp::create(b, loc, cond, x, y);
 }
+Value KernelBuilder::alignUp(Value x, int64_t a) {
+  return mul(div(add(x, a - 1), a), a);
+}
 
 void KernelBuilder::forLoop(Value lb, Value ub,
                             llvm::function_ref<void(Value)> body) {
@@ -58,119 +61,90 @@ void KernelBuilder::ifThenElse(Value cond, llvm::function_ref<void()> thenBody,
   elseBody();
 }
 
-Value KernelBuilder::call(StringRef callee, ValueRange operands,
-                          bool hasResult, ArrayRef<Attribute> templateArgs) {
-  TypeRange results;
-  Type i32 = b.getI32Type();
-  if (hasResult)
-    results = TypeRange(i32);
+Value KernelBuilder::emit(TTFn fn, ArrayRef<Attribute> templateArgs,
+                          ValueRange operands) {
+  const TTFnInfo &i = info(fn);
+  SmallVector<Type, 1> results;
+  if (i.result == TTResult::U32)
+    results.push_back(b.getI32Type());
+  else if (i.result == TTResult::U64)
+    results.push_back(b.getI64Type());
   auto op = emitc::CallOpaqueOp::create(
-      b, loc, results, callee, operands, /*args=*/ArrayAttr(),
+      b, loc, results, i.name, operands, /*args=*/ArrayAttr(),
       templateArgs.empty() ? ArrayAttr() : b.getArrayAttr(templateArgs));
-  return hasResult ? op.getResult(0) : Value();
+  return results.empty() ? Value() : op.getResult(0);
+}
+
+Attribute KernelBuilder::spelled(llvm::StringRef text) {
+  return emitc::OpaqueAttr::get(b.getContext(), text);
 }
 
 Value KernelBuilder::runtimeArg(Value index) {
-  return call("get_arg_val", index, /*hasResult=*/true,
-              TypeAttr::get(emitc::OpaqueType::get(b.getContext(), "uint32_t")));
-}
-
-Value KernelBuilder::runtimeArg(int64_t index) {
-  // A literal index, as kernels usually spell it.
-  auto op = emitc::CallOpaqueOp::create(
-      b, loc, TypeRange(b.getI32Type()), "get_arg_val", ValueRange(),
-      b.getArrayAttr(Attribute(b.getI32IntegerAttr(index))),
-      b.getArrayAttr(Attribute(
-          TypeAttr::get(emitc::OpaqueType::get(b.getContext(), "uint32_t")))));
-  return op.getResult(0);
+  return call<TTFn::GetArgVal>(TemplateArgs<1>{spelled("uint32_t")}, index);
 }
 
 Value KernelBuilder::compileTimeArg(int64_t index) {
+  // The index is a literal: the SDK's macro needs a constant expression.
   auto op = emitc::CallOpaqueOp::create(
-      b, loc, TypeRange(b.getI32Type()), "get_compile_time_arg_val",
-      ValueRange(), b.getArrayAttr(Attribute(b.getI32IntegerAttr(index))),
-      ArrayAttr());
+      b, loc, TypeRange(b.getI32Type()),
+      info(TTFn::GetCompileTimeArgVal).name, ValueRange(),
+      b.getArrayAttr(Attribute(b.getI32IntegerAttr(index))), ArrayAttr());
   return op.getResult(0);
 }
 
-void KernelBuilder::cbReserveBack(int64_t cb, Value n) {
-  call("cb_reserve_back", {c(cb), n});
-}
-void KernelBuilder::cbPushBack(int64_t cb, Value n) {
-  call("cb_push_back", {c(cb), n});
-}
-void KernelBuilder::cbWaitFront(int64_t cb, Value n) {
-  call("cb_wait_front", {c(cb), n});
-}
-void KernelBuilder::cbPopFront(int64_t cb, Value n) {
-  call("cb_pop_front", {c(cb), n});
-}
-Value KernelBuilder::getWritePtr(int64_t cb) {
-  return call("get_write_ptr", c(cb), /*hasResult=*/true);
-}
-Value KernelBuilder::getReadPtr(int64_t cb) {
-  return call("get_read_ptr", c(cb), /*hasResult=*/true);
+Value KernelBuilder::dramPageAddr(Value base, Value pageStride, Value numBanks,
+                                  Value page, Value offset) {
+  Value bank = rem(page, numBanks);
+  Value address = add(add(base, mul(div(page, numBanks), pageStride)), offset);
+  return call<TTFn::GetNocAddrFromBankId>(TemplateArgs<1>{spelled("true")},
+                                          bank, address);
 }
 
-Value KernelBuilder::dramAddrGen(Value bankBase, Value pageSize) {
-  auto genType = emitc::OpaqueType::get(b.getContext(),
-                                        "InterleavedAddrGen<true>");
-  auto lvalueType = emitc::LValueType::get(genType);
-  auto var = emitc::VariableOp::create(
-      b, loc, lvalueType, emitc::OpaqueAttr::get(b.getContext(), ""));
-  auto i32LValue = emitc::LValueType::get(b.getI32Type());
-  auto base = emitc::MemberOp::create(b, loc, i32LValue, "bank_base_address",
-                                      var);
-  emitc::AssignOp::create(b, loc, base, bankBase);
-  auto size = emitc::MemberOp::create(b, loc, i32LValue, "page_size", var);
-  emitc::AssignOp::create(b, loc, size, pageSize);
-  return emitc::LoadOp::create(b, loc, genType, var);
-}
-
-Value KernelBuilder::nocAddr(Value page, Value addrGen, Value offset) {
-  auto op = emitc::CallOpaqueOp::create(b, loc, TypeRange(b.getI64Type()),
-                                        "get_noc_addr",
-                                        ValueRange{page, addrGen, offset});
-  return op.getResult(0);
-}
-
-void KernelBuilder::nocAsyncRead(Value srcNoc, Value dstL1, Value size) {
-  call("noc_async_read", {srcNoc, dstL1, size});
-}
-void KernelBuilder::nocAsyncWrite(Value srcL1, Value dstNoc, Value size) {
-  call("noc_async_write", {srcL1, dstNoc, size});
-}
-void KernelBuilder::nocAsyncReadBarrier() {
-  call("noc_async_read_barrier", {});
-}
-void KernelBuilder::nocAsyncWriteBarrier() {
-  call("noc_async_write_barrier", {});
-}
-
-static Value wordPointer(OpBuilder &b, Location loc, Value l1Addr) {
-  auto ptrType = emitc::PointerType::get(b.getI32Type());
+/// reinterpret_cast<T *>(l1Addr) for T = `element` (i32 or f32).
+static Value l1Pointer(OpBuilder &b, Location loc, Value l1Addr,
+                       Type element) {
+  auto ptrType = emitc::PointerType::get(element);
   auto op = emitc::CallOpaqueOp::create(
       b, loc, TypeRange(ptrType), "reinterpret_cast", ValueRange(l1Addr),
       ArrayAttr(), b.getArrayAttr(Attribute(TypeAttr::get(ptrType))));
   return op.getResult(0);
 }
 
-void KernelBuilder::storeL1Word(Value l1Addr, Value index, Value value) {
-  Value ptr = wordPointer(b, loc, l1Addr);
-  auto lv = emitc::SubscriptOp::create(
-      b, loc, emitc::LValueType::get(b.getI32Type()), ptr, ValueRange(index));
+static void storeL1(OpBuilder &b, Location loc, Value l1Addr, Value index,
+                    Value value) {
+  Type element = value.getType();
+  Value ptr = l1Pointer(b, loc, l1Addr, element);
+  auto lv = emitc::SubscriptOp::create(b, loc, emitc::LValueType::get(element),
+                                       ptr, ValueRange(index));
   emitc::AssignOp::create(b, loc, lv, value);
 }
 
-Value KernelBuilder::loadL1Word(Value l1Addr, Value index) {
-  Value ptr = wordPointer(b, loc, l1Addr);
-  auto lv = emitc::SubscriptOp::create(
-      b, loc, emitc::LValueType::get(b.getI32Type()), ptr, ValueRange(index));
-  return emitc::LoadOp::create(b, loc, b.getI32Type(), lv);
+static Value loadL1(OpBuilder &b, Location loc, Value l1Addr, Value index,
+                    Type element) {
+  Value ptr = l1Pointer(b, loc, l1Addr, element);
+  auto lv = emitc::SubscriptOp::create(b, loc, emitc::LValueType::get(element),
+                                       ptr, ValueRange(index));
+  return emitc::LoadOp::create(b, loc, element, lv);
 }
 
-Attribute KernelBuilder::opaque(StringRef text) {
-  return emitc::OpaqueAttr::get(b.getContext(), text);
+void KernelBuilder::storeL1Word(Value l1Addr, Value index, Value value) {
+  storeL1(b, loc, l1Addr, index, value);
+}
+Value KernelBuilder::loadL1Word(Value l1Addr, Value index) {
+  return loadL1(b, loc, l1Addr, index, b.getI32Type());
+}
+void KernelBuilder::storeL1Float(Value l1Addr, Value index, Value value) {
+  storeL1(b, loc, l1Addr, index, value);
+}
+Value KernelBuilder::loadL1Float(Value l1Addr, Value index) {
+  return loadL1(b, loc, l1Addr, index, b.getF32Type());
+}
+
+Value KernelBuilder::toFloat(Value i32) {
+  return arith::SIToFPOp::create(b, loc, b.getF32Type(), i32);
+}
+Value KernelBuilder::mulF(Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y);
 }
 
 Value KernelBuilder::faceOffset(Value row, Value col) {

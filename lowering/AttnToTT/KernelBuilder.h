@@ -1,28 +1,34 @@
 //===- KernelBuilder.h - Builds TT-Metalium kernel bodies -----*- C++ -*-===//
 //
-// The kernel-level representation of the TT-Metalium API that
-// convert-attn-to-ttkernel writes: control and address arithmetic as scf and
-// arith on i32 (the kernels' uint32_t), API calls as emitc.call_opaque with
-// the API's names, L1 words through emitc pointers. Each method is one API
-// call or one arithmetic op, so a kernel reads like its C++ form.
+// The kernel-level representation convert-attn-to-ttkernel writes: control
+// and address arithmetic as scf and arith on i32 (the kernels' uint32_t),
+// TT-Metalium API calls as emitc.call_opaque named from the table of
+// TTApi.h, L1 words through emitc pointers. call<F>(...) checks the operand
+// and template-argument counts of F against that table when attn compiles.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOTT_KERNELBUILDER_H
 #define ATTN_LOWERING_ATTNTOTT_KERNELBUILDER_H
 
+#include "lowering/AttnToTT/TTApi.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/IR/Builders.h"
 
-#include <functional>
+#include <array>
 
 namespace mlir::attn::tt {
+
+/// Template arguments of a call, as emitc attributes.
+template <size_t N> using TemplateArgs = std::array<Attribute, N>;
 
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
   OpBuilder &builder() { return b; }
+  Location location() const { return loc; }
 
   //===--- i32 arithmetic -------------------------------------------------===//
   Value c(int64_t v);
@@ -38,6 +44,8 @@ public:
   Value cmp(arith::CmpIPredicate pred, Value x, Value y);
   Value andI(Value x, Value y);
   Value select(Value cond, Value x, Value y);
+  /// (x + a - 1) / a * a for a power of two a.
+  Value alignUp(Value x, int64_t a);
 
   //===--- Control ---------------------------------------------------------===//
   /// for (i = lb; i < ub; ++i) body(i)
@@ -50,44 +58,79 @@ public:
                   llvm::function_ref<void()> elseBody);
 
   //===--- TT-Metalium API -------------------------------------------------===//
-  /// An API call returning uint32_t (as i32), or nothing when !hasResult.
-  Value call(StringRef callee, ValueRange operands, bool hasResult = false,
-             ArrayRef<Attribute> templateArgs = {});
+  /// Calls `F` with `operands` (Values or integer constants).
+  template <TTFn F, typename... Operands> Value call(Operands... operands) {
+    static_assert(info(F).numTemplateArgs == 0,
+                  "this TT-Metalium function takes template arguments");
+    static_assert(sizeof...(Operands) == info(F).numOperands,
+                  "operand count differs from the TT-Metalium declaration");
+    return emit(F, {}, {operand(operands)...});
+  }
+  template <TTFn F, size_t N, typename... Operands>
+  Value call(const TemplateArgs<N> &templateArgs, Operands... operands) {
+    static_assert(N == info(F).numTemplateArgs,
+                  "template argument count differs from the TT-Metalium "
+                  "declaration");
+    static_assert(sizeof...(Operands) == info(F).numOperands,
+                  "operand count differs from the TT-Metalium declaration");
+    return emit(F, templateArgs, {operand(operands)...});
+  }
+
   /// get_arg_val<uint32_t>(index)
-  Value runtimeArg(int64_t index);
   Value runtimeArg(Value index);
-  /// get_compile_time_arg_val(index)
+  Value runtimeArg(int64_t index) { return runtimeArg(c(index)); }
+  /// get_compile_time_arg_val(index), a constant expression.
   Value compileTimeArg(int64_t index);
 
-  void cbReserveBack(int64_t cb, Value n);
-  void cbPushBack(int64_t cb, Value n);
-  void cbWaitFront(int64_t cb, Value n);
-  void cbPopFront(int64_t cb, Value n);
-  Value getWritePtr(int64_t cb);
-  Value getReadPtr(int64_t cb);
+  /// A template argument spelled as in C++ (an enumerator, a type, true).
+  Attribute spelled(llvm::StringRef text);
+  template <typename E> Attribute tmpl(E value) { return spelled(spell(value)); }
 
-  /// InterleavedAddrGen<true>{bankBase, pageSize}.
-  Value dramAddrGen(Value bankBase, Value pageSize);
-  /// get_noc_addr(page, addrGen, offset): a uint64_t NOC address (i64).
-  Value nocAddr(Value page, Value addrGen, Value offset);
-  void nocAsyncRead(Value srcNoc, Value dstL1, Value size);
-  void nocAsyncWrite(Value srcL1, Value dstNoc, Value size);
-  void nocAsyncReadBarrier();
-  void nocAsyncWriteBarrier();
+  //===--- Data movement helpers ------------------------------------------===//
+  void cbReserveBack(int64_t cb, Value n) { call<TTFn::CbReserveBack>(cb, n); }
+  void cbPushBack(int64_t cb, Value n) { call<TTFn::CbPushBack>(cb, n); }
+  void cbWaitFront(int64_t cb, Value n) { call<TTFn::CbWaitFront>(cb, n); }
+  void cbPopFront(int64_t cb, Value n) { call<TTFn::CbPopFront>(cb, n); }
+  Value getWritePtr(int64_t cb) { return call<TTFn::GetWritePtr>(cb); }
+  Value getReadPtr(int64_t cb) { return call<TTFn::GetReadPtr>(cb); }
+  /// The NOC address of byte `offset` of page `page` of an interleaved DRAM
+  /// buffer at `base` whose pages are `pageStride` bytes apart in a bank:
+  /// get_noc_addr_from_bank_id<true>(page % banks, base + page / banks *
+  /// pageStride + offset).
+  Value dramPageAddr(Value base, Value pageStride, Value numBanks, Value page,
+                     Value offset);
+  /// get_noc_addr(l1Addr): this core's L1 as a NOC address.
+  Value localNocAddr(Value l1Addr) { return call<TTFn::GetNocAddr>(l1Addr); }
+  void nocAsyncRead(Value srcNoc, Value dstL1, Value size) {
+    call<TTFn::NocAsyncRead>(srcNoc, dstL1, size);
+  }
+  void nocAsyncWrite(Value srcL1, Value dstNoc, Value size) {
+    call<TTFn::NocAsyncWrite>(srcL1, dstNoc, size);
+  }
+  void nocAsyncReadBarrier() { call<TTFn::NocAsyncReadBarrier>(); }
+  void nocAsyncWriteBarrier() { call<TTFn::NocAsyncWriteBarrier>(); }
 
   /// reinterpret_cast<int32_t *>(l1Addr)[index] = value
   void storeL1Word(Value l1Addr, Value index, Value value);
   /// reinterpret_cast<int32_t *>(l1Addr)[index]
   Value loadL1Word(Value l1Addr, Value index);
+  /// The same through float *: f32 values.
+  void storeL1Float(Value l1Addr, Value index, Value value);
+  Value loadL1Float(Value l1Addr, Value index);
 
-  /// An enum value spelled as in the API ("PoolType::MAX").
-  Attribute opaque(StringRef text);
+  //===--- f32 arithmetic (ALiBi biases on a data movement RISC) ----------===//
+  Value toFloat(Value i32);
+  Value mulF(Value x, Value y);
 
   //===--- Tile helpers ----------------------------------------------------===//
   /// Offset of element (row, col) of a 32x32 tile in face order.
   Value faceOffset(Value row, Value col);
 
 private:
+  Value operand(Value v) { return v; }
+  Value operand(int64_t v) { return c(v); }
+  Value emit(TTFn fn, ArrayRef<Attribute> templateArgs, ValueRange operands);
+
   OpBuilder &b;
   Location loc;
 };

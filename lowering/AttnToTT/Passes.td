@@ -24,23 +24,28 @@ def ConvertAttnToTTKernel : Pass<"convert-attn-to-ttkernel",
     per kernel marked `ttk.thread = "reader" | "compute" | "writer"`.
 
     Kernel bodies use `scf` and `arith` on i32 for control and address
-    arithmetic and `emitc.call_opaque` for the TT-Metalium API
-    (`cb_reserve_back`, `noc_async_read`, `matmul_tiles`, `reduce_tile`, ...),
-    so upstream's arith/scf/func to EmitC conversions and the C++ emitter turn
-    them into kernel sources (see `--attn-to-ttmetal`).
+    arithmetic and `emitc.call_opaque` for the TT-Metalium API, named from
+    the one table of lowering/AttnToTT/TTApi.h (whose operand and template
+    argument counts are checked when attn compiles), so upstream's
+    arith/scf/func to EmitC conversions and the C++ emitter turn them into
+    kernel sources for the pinned SDK (see `--attn-to-ttmetal` and
+    tt/sdk/README.md). The compute kernel emits the format reconfigurations
+    and op inits each tile operation needs (ComputeBuilder.h).
 
-    Paged attention: a work unit is up to 32 query rows of one request and kv
-    head, a row being (query token, head of the group) so that a decode packs
-    a GQA group into one tile. The reader gathers the unit's query rows into
-    tiles, reads the block table and the key and value tiles of each 32-key
+    Paged attention: a work unit is up to 32 query rows of one request and
+    kv head, a row being (query token, head of the group) so that a decode
+    packs a GQA group into one tile. The reader stages query rows, reads the
+    block table in aligned chunks, the key and value tiles of each 32-key
     tile (see runtime/executors/tt/AttentionOps.h for the tiled cache
-    layout), and builds an additive mask tile (causal, window, sequence end);
-    the compute kernel runs the online softmax on tiles; the writer scatters
-    output rows and lse values. The host functions that held the ops are
-    removed: the program descriptions replace them.
+    layout), and builds an additive mask tile (causal, window, sequence end)
+    and an ALiBi bias tile; the compute kernel runs the online softmax on
+    tiles; the writer stores output rows and stages lse values. Every NOC
+    transfer pairs addresses congruent modulo the architecture's alignment.
+    The host functions that held the ops are removed: the program
+    descriptions replace them.
 
-    Static head counts, head sizes (multiples of 32) and block sizes (16, 32
-    or a multiple of 32) are required, in bf16 or f32. ALiBi is not lowered.
+    Static head counts, head sizes (multiples of 32) and block sizes that
+    divide 32 or are multiples of 32 are required, in bf16, f16 or f32.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -53,6 +58,10 @@ def ConvertAttnToTTKernel : Pass<"convert-attn-to-ttkernel",
            "Columns of the core grid work units are spread over">,
     Option<"gridY", "grid-y", "int64_t", /*default=*/"8",
            "Rows of the core grid work units are spread over">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"wormhole_b0\"",
+           "TT architecture the kernels are built for (wormhole_b0 or "
+           "blackhole): its NOC alignment shapes the transfers and page "
+           "strides">,
   ];
 }
 

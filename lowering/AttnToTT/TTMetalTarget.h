@@ -1,10 +1,10 @@
 //===- TTMetalTarget.h - attn to TT-Metalium C++ sources ------*- C++ -*-===//
 //
 // Emits the programs of convert-attn-to-ttkernel as TT-Metalium sources:
-// per program a folder with reader.cpp / compute.cpp / writer.cpp (dataflow
-// kernels define their entry `kernel_main`, the compute kernel lives in
-// `namespace NAMESPACE { ... void MAIN ... }`) and program.json, the host
-// side as data (runtime/executors/tt/Program.h reads it).
+// per program a folder with reader.cpp / compute.cpp / writer.cpp (each
+// defines `void kernel_main()`, the entry of every kernel in the pinned SDK,
+// and includes the SDK headers of the calls it makes) and program.json, the
+// host side as data (runtime/executors/tt/Program.h reads it).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOTT_TTMETALTARGET_H

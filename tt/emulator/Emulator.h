@@ -1,36 +1,60 @@
 //===- Emulator.h - A host emulator of a Tenstorrent device --------------===//
 //
 // Runs TT-Metalium programs (reader / compute / writer kernels per core,
-// circular buffers in L1, interleaved DRAM buffers) on the host, with the
-// semantics of the kernel API subset in include/attn_tt_api.h:
+// circular buffers in L1, interleaved DRAM buffers) on the host. Kernels are
+// compiled against attn's declarations of the SDK (tt/sdk/include), whose
+// bodies call the device layer this library implements.
+//
+// The device model, and the checks that make it as strict as the hardware
+// where correctness depends on it (each one fails the run with a message
+// naming the core, the kernel and the call):
 //
 //  - Tiles are 32x32 elements stored as four 16x16 faces (face 0: rows 0-15,
 //    columns 0-15; face 1: rows 0-15, columns 16-31; faces 2 and 3 the same
 //    for rows 16-31), each face row-major, in the circular buffer's data
-//    format (Float32 or Float16_b).
+//    format (Float32, Float16_b or Float16).
 //  - Circular buffers block: cb_reserve_back waits for free pages,
 //    cb_wait_front for pushed ones; every kernel of a core runs on its own
-//    thread, so producers and consumers really interleave.
-//  - Compute works on 16 destination tiles held in fp32; unpacking reads the
-//    buffer's format exactly; packing rounds to the buffer's format (nearest
-//    even for Float16_b). With fp32_dest_acc_en off, every result written to
-//    the destination is rounded to bf16 first, as a 16-bit destination does.
-//    Destination registers read as zero after tile_regs_acquire.
-//  - DRAM is NUM_DRAM_BANKS banks; page i of an interleaved buffer lives in
-//    bank i % NUM_DRAM_BANKS at base + (i / NUM_DRAM_BANKS) * aligned page.
-//  - NOC transfers complete immediately; barriers only check ordering.
-//
-// Deadlocks are detected, not waited out: when every live thread of a core is
-// blocked on a circular buffer, the run fails with a message naming each
-// blocked kernel, its buffer and operation.
+//    thread. When every live kernel of a core is blocked the run fails with
+//    a deadlock report (kernel, buffer, operation).
+//  - Unpacker and packer data formats are state, as on the device:
+//    compute_kernel_hw_startup sets source A, source B and the packer from
+//    three circular buffers, reconfig_data_format_srca / _srcb /
+//    pack_reconfig_data_format change them, and a tile operation whose
+//    source buffer's format differs from the configured one (or a pack into
+//    a buffer of another format) fails: the device would misread the bytes.
+//    Matmul unpacks in0 to source B and in1 to source A.
+//  - Every FPU operation needs its own init since the last other init
+//    (matmul_init, copy_tile_to_dst_init_short, *_tiles_init,
+//    *_bcast_cols_init_short, binary_dest_reuse_tiles_init, reduce_init);
+//    every SFPU operation its own *_tile_init. reduce_init leaves packer
+//    edge masks that only reduce_uninit clears; packing anything but a
+//    reduction result while they are set fails.
+//  - A row reduction accumulates into its destination tile in the layout
+//    the device reduces in (each 16x16 face transposed), so the tile must be
+//    empty (freshly acquired) or written by a copy with
+//    transpose_within_16x16_face; accumulating into a tile in row layout
+//    fails (it would mix layouts). The result lands in column 0.
+//  - Destination registers: tile_regs_acquire / commit / wait / release in
+//    that order; math only between acquire and commit, packing only between
+//    wait and release; tiles read as zero after acquire; capacity 4 tiles
+//    with fp32 accumulation and 8 with 16-bit (half-sync, as the SDK
+//    configures compute kernels).
+//  - NOC transfers are checked like the debug watcher's sanitizer: the L1
+//    and the remote address must agree modulo the architecture's alignment
+//    (DRAM reads 32 B on Wormhole, 64 B on Blackhole; DRAM writes and L1 16
+//    B), be non-empty and lie inside the bank or the core's L1.
+//  - The circular buffers of a program must fit a core's L1 above the
+//    region the emulator reserves for firmware and kernel images, and a
+//    kernel gets at most 341 runtime arguments.
 //
 // Not modelled: TF32 source registers of the matrix unit (the emulator
-// multiplies fp32 values), the SFPU's approximations (exp, log, reciprocal and
-// tanh are the C library's), NOC timing and multicast.
+// multiplies fp32 values), the SFPU's approximations (exp, log, reciprocal,
+// tanh are the C library's), NOC timing, multicast, semaphores.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_RUNTIME_EXECUTORS_TT_EMULATOR_H
-#define ATTN_RUNTIME_EXECUTORS_TT_EMULATOR_H
+#ifndef ATTN_TT_EMULATOR_EMULATOR_H
+#define ATTN_TT_EMULATOR_EMULATOR_H
 
 #include "reference/ops/Status.h"
 
@@ -43,18 +67,44 @@ namespace attn::tt {
 
 constexpr uint32_t kTileRows = 32;
 constexpr uint32_t kTileElements = 32 * 32;
-constexpr uint32_t kNumDramBanks = 12;
 constexpr uint32_t kNumCircularBuffers = 32;
-/// Bytes of L1 per core (Wormhole).
-constexpr uint32_t kL1Size = 1464 * 1024;
-/// Page alignment of interleaved DRAM buffers.
-constexpr uint32_t kDramAlignment = 32;
+/// Runtime arguments one kernel may get on one core (TT-Metalium's limit).
+constexpr uint32_t kMaxRuntimeArgs = 341;
 
-enum class DataFormat { Float32, Float16_b };
+enum class Arch { WormholeB0, Blackhole };
+
+/// What differs between the architectures the emulator models.
+struct ArchParams {
+  const char *name;
+  /// Bytes of L1 per Tensix core.
+  uint32_t l1Size;
+  /// Bytes below the circular buffers kept for firmware and kernel images.
+  uint32_t l1Reserved;
+  uint32_t numDramBanks;
+  /// NOC address alignments the watcher enforces (L1 and remote address
+  /// must be congruent modulo these).
+  uint32_t dramReadAlignment;
+  uint32_t dramWriteAlignment;
+  uint32_t l1Alignment;
+};
+
+const ArchParams &archParams(Arch arch);
+/// "wormhole_b0" / "blackhole", TT-Metalium's spelling.
+const char *toString(Arch arch);
+Result<Arch> parseArch(const std::string &name);
+
+/// Destination tiles a compute kernel may use between tile_regs_acquire and
+/// tile_regs_release (half-sync).
+constexpr uint32_t dstCapacity(bool fp32DestAccEn) {
+  return fp32DestAccEn ? 4 : 8;
+}
+
+enum class DataFormat { Float32, Float16_b, Float16 };
 
 /// Bytes per element of a data format.
 uint32_t elementSize(DataFormat format);
-/// "Float32" / "Float16_b", TT-Metalium's spelling.
+/// "Float32" / "Float16_b" / "Float16", TT-Metalium's spelling.
+const char *toString(DataFormat format);
 Result<DataFormat> parseDataFormat(const std::string &name);
 
 /// Position of element (row, col) of a tile in face order.
@@ -62,18 +112,23 @@ constexpr uint32_t faceOffset(uint32_t row, uint32_t col) {
   return ((row / 16) * 2 + col / 16) * 256 + (row % 16) * 16 + col % 16;
 }
 
-/// An interleaved DRAM buffer.
+/// An interleaved DRAM buffer: page i in bank i % banks, at address +
+/// (i / banks) * alignedPageSize of that bank.
 struct Buffer {
   uint32_t address = 0;
   uint32_t pageSize = 0;
+  uint32_t alignedPageSize = 0;
   uint32_t numPages = 0;
 };
 
-/// The DRAM of one device: banks that interleaved buffers stripe over.
+/// The DRAM of one device.
 class Device {
 public:
-  Device();
-  /// Allocates `numPages` pages of `pageSize` bytes, zero-filled.
+  explicit Device(Arch arch = Arch::WormholeB0);
+  Arch arch() const { return arch_; }
+  uint32_t numBanks() const { return uint32_t(banks_.size()); }
+  /// Allocates `numPages` pages of `pageSize` bytes, zero-filled, each page
+  /// at the DRAM alignment of the architecture.
   Buffer allocate(uint32_t pageSize, uint32_t numPages);
   /// Copies whole pages between host memory and a buffer.
   void writePage(const Buffer &buffer, uint32_t page, const void *data);
@@ -83,6 +138,7 @@ public:
   uint8_t *resolve(uint32_t bank, uint32_t address, uint32_t size);
 
 private:
+  Arch arch_;
   uint32_t next_;
   std::vector<std::vector<uint8_t>> banks_;
 };
@@ -115,11 +171,11 @@ struct ProgramSpec {
   std::vector<KernelSpec> kernels;
 };
 
-/// Runs `program` on `runtimeArgs.size()` cores; runtimeArgs[core][kernel] are
-/// the runtime arguments of each kernel on each core. Up to `parallelCores`
-/// cores run at a time (0: the host's thread count); cores do not
-/// communicate, so the result does not depend on it. Fails with the first
-/// core's error (a deadlock, an out-of-bounds access, a bad buffer id).
+/// Runs `program` on `runtimeArgs.size()` cores of `device`;
+/// runtimeArgs[core][kernel] are the runtime arguments of each kernel on each
+/// core. Up to `parallelCores` cores run at a time (0: the host's thread
+/// count); cores do not communicate, so the result does not depend on it.
+/// Fails with the first core's error.
 Status runProgram(Device &device, const ProgramSpec &program,
                   const std::vector<std::vector<std::vector<uint32_t>>>
                       &runtimeArgs,
@@ -127,4 +183,4 @@ Status runProgram(Device &device, const ProgramSpec &program,
 
 } // namespace attn::tt
 
-#endif // ATTN_RUNTIME_EXECUTORS_TT_EMULATOR_H
+#endif // ATTN_TT_EMULATOR_EMULATOR_H

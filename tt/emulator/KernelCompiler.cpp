@@ -1,5 +1,5 @@
 //===- KernelCompiler.cpp - Builds emitted TT kernels for the emulator ---===//
-#include "runtime/executors/tt/KernelCompiler.h"
+#include "tt/emulator/KernelCompiler.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +12,29 @@
 namespace attn::tt {
 
 namespace fs = std::filesystem;
+
+const std::vector<std::string> &jitKernelFlags() {
+  static const std::vector<std::string> flags = {
+      "-std=c++17",
+      "-fno-exceptions",
+      "-fno-use-cxa-atexit",
+      "-Wall",
+      "-Werror",
+      "-Wno-unknown-pragmas",
+      "-Wno-deprecated-declarations",
+      "-Wno-error=multistatement-macros",
+      "-Wno-error=parentheses",
+      "-Wno-error=unused-but-set-variable",
+      "-Wno-unused-variable",
+      "-Wno-unused-function"};
+  return flags;
+}
+
+std::vector<std::string> archDefines(Arch arch) {
+  if (arch == Arch::Blackhole)
+    return {"-DARCH_BLACKHOLE"};
+  return {"-DARCH_WORMHOLE"};
+}
 
 static std::string envOr(const char *name, const std::string &fallback) {
   const char *v = std::getenv(name);
@@ -33,6 +56,76 @@ static std::string shellQuote(const std::string &s) {
   return out + "'";
 }
 
+/// The define of the RISC a kernel is built for, as the JIT build sets it.
+/// The emulator runs the three compute RISCs as one thread, so a compute
+/// kernel is built once, as for the math RISC.
+static const char *riscDefine(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Reader:
+    return "-DCOMPILE_FOR_NCRISC";
+  case KernelKind::Writer:
+    return "-DCOMPILE_FOR_BRISC";
+  case KernelKind::Compute:
+    return "-DCOMPILE_FOR_TRISC=1 -DTRISC_MATH";
+  }
+  return "";
+}
+
+static std::string compileTimeArgsDefine(const std::vector<uint32_t> &args) {
+  std::string list;
+  for (size_t i = 0; i < args.size(); ++i)
+    list += (i ? "," : "") + std::to_string(args[i]) + "u";
+  return "-DKERNEL_COMPILE_TIME_ARGS=" + list;
+}
+
+/// Runs `cmd` (stdout and stderr to a log); returns the log on failure.
+static Status runLogged(const std::string &cmd, const std::string &log,
+                        const std::string &what) {
+  std::string full = cmd + " > " + shellQuote(log) + " 2>&1";
+  int rc = std::system(full.c_str());
+  std::ifstream logIn(log);
+  std::stringstream msg;
+  msg << logIn.rdbuf();
+  std::error_code ec;
+  fs::remove(log, ec);
+  if (rc != 0)
+    return errorf(what, " failed (", cmd, "):\n", msg.str());
+  return Status::ok();
+}
+
+Status checkDeviceBuild(const std::string &sourcePath, KernelKind kind,
+                        Arch arch,
+                        const std::vector<uint32_t> &compileTimeArgs) {
+  std::string cxx = envOr("ATTN_TT_CXX", ATTN_TT_DEFAULT_CXX);
+  std::string flags = "-O3 -flto=auto -ffast-math -DKERNEL_BUILD "
+                      "-DTENSIX_FIRMWARE -DLOCAL_MEM_EN=0";
+  for (const std::string &f : jitKernelFlags())
+    flags += " " + f;
+  for (const std::string &d : archDefines(arch))
+    flags += " " + d;
+  flags += " -I" + shellQuote(ATTN_TT_SDK_INCLUDE_DIR) + " " +
+           compileTimeArgsDefine(compileTimeArgs);
+  std::vector<std::string> riscs;
+  if (kind == KernelKind::Compute)
+    riscs = {"-DCOMPILE_FOR_TRISC=0 -DTRISC_UNPACK",
+             "-DCOMPILE_FOR_TRISC=1 -DTRISC_MATH",
+             "-DCOMPILE_FOR_TRISC=2 -DTRISC_PACK"};
+  else
+    riscs = {riscDefine(kind)};
+  std::string object = (fs::temp_directory_path() /
+                        ("attn-tt-check-" + std::to_string(getpid()) + ".o"))
+                           .string();
+  for (const std::string &risc : riscs) {
+    std::string cmd = shellQuote(cxx) + " " + flags + " " + risc + " -c -o " +
+                      shellQuote(object) + " " + shellQuote(sourcePath);
+    ATTN_RETURN_IF_ERROR(
+        runLogged(cmd, object + ".log", "building kernel '" + sourcePath + "'"));
+  }
+  std::error_code ec;
+  fs::remove(object, ec);
+  return Status::ok();
+}
+
 KernelCompiler::KernelCompiler()
     : cacheDir_(envOr("ATTN_TT_CACHE_DIR",
                       "/tmp/attn-tt-kernels-" + std::to_string(getuid()))) {}
@@ -43,29 +136,35 @@ KernelCompiler::~KernelCompiler() {
 }
 
 Result<KernelEntry>
-KernelCompiler::load(const std::string &sourcePath,
+KernelCompiler::load(const std::string &sourcePath, KernelKind kind,
+                     Arch arch,
                      const std::vector<uint32_t> &compileTimeArgs) {
   std::ifstream in(sourcePath);
   if (!in)
     return errorf("cannot read kernel source '", sourcePath, "'");
   std::stringstream text;
   text << in.rdbuf();
-
-  std::string args;
-  for (size_t i = 0; i < compileTimeArgs.size(); ++i)
-    args += (i ? "," : "") + std::to_string(compileTimeArgs[i]) + "u";
-  if (args.empty())
-    args = "0u";
-  std::string cxx = envOr("ATTN_TT_CXX", ATTN_TT_DEFAULT_CXX);
-  std::string flags = "-std=c++17 -O2 -fPIC -shared -w -I" +
-                      shellQuote(ATTN_TT_INCLUDE_DIR) +
-                      " -DKERNEL_COMPILE_TIME_ARGS=" + args;
-
   std::error_code ec;
+  fs::path absolute = fs::absolute(sourcePath, ec);
+  if (absolute.string().find_first_of("\"\n") != std::string::npos)
+    return errorf("kernel path '", sourcePath, "' cannot be #included");
+
+  std::string cxx = envOr("ATTN_TT_CXX", ATTN_TT_DEFAULT_CXX);
+  std::string flags = "-O2 -fPIC -shared -DKERNEL_BUILD";
+  for (const std::string &f : jitKernelFlags())
+    flags += " " + f;
+  for (const std::string &d : archDefines(arch))
+    flags += " " + d;
+  flags += std::string(" ") + riscDefine(kind) + " -I" +
+           shellQuote(ATTN_TT_SDK_INCLUDE_DIR) +
+           " " + compileTimeArgsDefine(compileTimeArgs);
+
   fs::create_directories(cacheDir_, ec);
   if (ec)
     return errorf("cannot create kernel cache '", cacheDir_,
                   "': ", ec.message());
+  // The key covers the kernel's text, not its path, so equal kernels share an
+  // object; the wrapper includes the kernel by path, as the JIT build does.
   char key[17];
   std::snprintf(key, sizeof(key), "%016llx",
                 static_cast<unsigned long long>(
@@ -77,20 +176,19 @@ KernelCompiler::load(const std::string &sourcePath,
     // load a half-written object.
     std::string tmp =
         object + ".tmp" + std::to_string(getpid()) + std::to_string(rand());
-    std::string log = tmp + ".log";
-    std::string cmd = shellQuote(cxx) + " " + flags + " -o " +
-                      shellQuote(tmp) + " " + shellQuote(sourcePath) + " > " +
-                      shellQuote(log) + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    if (rc != 0) {
-      std::ifstream logIn(log);
-      std::stringstream msg;
-      msg << logIn.rdbuf();
-      fs::remove(log, ec);
-      return errorf("compiling kernel '", sourcePath, "' failed (", cmd,
-                    "):\n", msg.str());
+    std::string wrapper = tmp + ".cpp";
+    {
+      std::ofstream w(wrapper);
+      w << "#include \"" << absolute.string() << "\"\n"
+        << "extern \"C\" __attribute__((visibility(\"default\"))) void "
+           "attn_tt_kernel_entry() { kernel_main(); }\n";
     }
-    fs::remove(log, ec);
+    std::string cmd = shellQuote(cxx) + " " + flags + " -o " +
+                      shellQuote(tmp) + " " + shellQuote(wrapper);
+    Status built =
+        runLogged(cmd, tmp + ".log", "compiling kernel '" + sourcePath + "'");
+    fs::remove(wrapper, ec);
+    ATTN_RETURN_IF_ERROR(built);
     fs::rename(tmp, object, ec);
     if (ec)
       return errorf("cannot move kernel object to '", object,
@@ -104,8 +202,7 @@ KernelCompiler::load(const std::string &sourcePath,
   auto *entry =
       reinterpret_cast<void (*)()>(dlsym(handle, "attn_tt_kernel_entry"));
   if (!entry)
-    return errorf("kernel '", sourcePath,
-                  "' has no entry point (kernel_main or MAIN)");
+    return errorf("kernel '", sourcePath, "' has no entry point");
   return KernelEntry(entry);
 }
 

@@ -23,6 +23,9 @@ struct Shape {
   int64_t windowLeft = -1;
   int64_t windowRight = -1;
   bool sinks = false;
+  bool alibi = false;
+  /// reshape_and_cache: widths of the key and value rows.
+  int64_t keyWidth = 0, valueWidth = 0;
 };
 
 Result<Shape> readShape(const ProgramDescription &d) {
@@ -52,18 +55,25 @@ Result<Shape> readShape(const ProgramDescription &d) {
     s.causal = c->boolean();
   if (const JsonValue *c = p.get("sinks"))
     s.sinks = c->boolean();
+  if (const JsonValue *c = p.get("alibi"))
+    s.alibi = c->boolean();
+  s.keyWidth = s.valueWidth = s.headSize;
+  if (p.get("key_width"))
+    ATTN_RETURN_IF_ERROR(num("key_width", s.keyWidth));
+  if (p.get("value_width"))
+    ATTN_RETURN_IF_ERROR(num("value_width", s.valueWidth));
   auto dtype = p.getString("dtype");
   if (!dtype)
     return errorf(d.dir, "/program.json: params: ", dtype.message());
   auto parsed = parseDType(*dtype);
-  if (!parsed || (*parsed != DType::BF16 && *parsed != DType::F32))
-    return errorf("the TT emulator runs bf16 and f32 programs, not '", *dtype,
+  if (!parsed ||
+      (*parsed != DType::BF16 && *parsed != DType::F16 && *parsed != DType::F32))
+    return errorf("TT programs compute in bf16, f16 or f32, not '", *dtype,
                   "'");
   s.dtype = *parsed;
-  if (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0) ||
-      s.blockSize % 16 != 0)
+  if (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0))
     return errorf("block size ", s.blockSize,
-                  " must be 16, 32 or a multiple of 32");
+                  " must divide 32 or be a multiple of 32");
   if (s.headSize % 32 != 0 || s.valueSize % 32 != 0)
     return errorf("head sizes must be multiples of 32 (tile width)");
   return s;
@@ -176,8 +186,8 @@ Result<AttentionOutput>
 runAttentionProgram(const Program &program, const Tensor &query,
                     const Tensor &kvCache, const Tensor &blockTable,
                     const Tensor &seqLens, const Tensor *queryStartLoc,
-                    const Tensor *sinks, KvLayout layout,
-                    unsigned parallelCores) {
+                    const Tensor *sinks, const Tensor *alibiSlopes,
+                    KvLayout layout, unsigned parallelCores) {
   const ProgramDescription &d = program.description;
   if (d.op != "paged_attention" && d.op != "mla_decode")
     return errorf("program '", d.name, "' computes ", d.op,
@@ -203,6 +213,8 @@ runAttentionProgram(const Program &program, const Tensor &query,
                                    s.dtype));
   if (s.sinks && !sinks)
     return errorf("program '", d.name, "' was compiled with sinks");
+  if (s.alibi && !alibiSlopes)
+    return errorf("program '", d.name, "' was compiled with ALiBi slopes");
 
   // One query per request for MLA.
   Tensor mlaQsl;
@@ -218,12 +230,11 @@ runAttentionProgram(const Program &program, const Tensor &query,
     return mdOr.status();
   const CommonAttentionMetadata &md = *mdOr;
   ATTN_RETURN_IF_ERROR(checkNumTokens(md, query.dim(0)));
-  ATTN_RETURN_IF_ERROR(
-      checkCacheBounds(md, kvCache.dim(0), s.blockSize));
+  ATTN_RETURN_IF_ERROR(checkCacheBounds(md, kvCache.dim(0), s.blockSize));
 
   int64_t T = query.dim(0);
   uint32_t esz = uint32_t(byteWidth(s.dtype));
-  Device device;
+  Device device(d.arch);
   TiledCache tc{s.blockSize, G, s.headSize, s.kvParts, kvCache.dim(0)};
   std::vector<uint8_t> pages;
   convertCache(tc, const_cast<Tensor &>(kvCache), layout, pages,
@@ -232,19 +243,35 @@ runAttentionProgram(const Program &program, const Tensor &query,
                      uint32_t(tc.numPages()));
   Buffer q = upload(device, query.data(), uint32_t(s.headSize * esz),
                     uint32_t(T * H));
+  // Block-table rows are read in 256-byte chunks: pad each row's page.
   uint32_t btCols = uint32_t(blockTable.dim(1));
-  Buffer bt = upload(device, blockTable.data(), std::max<uint32_t>(btCols, 1) * 4,
+  uint32_t btPage = (std::max<uint32_t>(btCols, 1) * 4 + 255) / 256 * 256;
+  std::vector<uint8_t> btBytes(size_t(btPage) * blockTable.dim(0), 0);
+  for (int64_t r = 0; r < blockTable.dim(0); ++r)
+    std::memcpy(btBytes.data() + r * btPage,
+                blockTable.data() + r * btCols * 4, btCols * 4);
+  Buffer bt = upload(device, btBytes.data(), btPage,
                      uint32_t(blockTable.dim(0)));
-  std::vector<uint8_t> sinkBytes(size_t(H) * 4, 0);
-  if (sinks) {
-    if (sinks->dtype() != DType::F32 || sinks->numElements() != H)
-      return errorf("sinks must be [", H, "] f32");
-    std::memcpy(sinkBytes.data(), sinks->data(), sinkBytes.size());
-  }
-  Buffer sinkBuf = upload(device, sinkBytes.data(), uint32_t(H * 4), 1);
+  // Per-head parameters: one page of H f32 each.
+  auto headPage = [&](const Tensor *t, const char *what) -> Result<Buffer> {
+    std::vector<uint8_t> bytes(size_t(H) * 4, 0);
+    if (t) {
+      if (t->dtype() != DType::F32 || t->numElements() != H)
+        return errorf(what, " must be [", H, "] f32");
+      std::memcpy(bytes.data(), t->data(), bytes.size());
+    }
+    return upload(device, bytes.data(), uint32_t(H * 4), 1);
+  };
+  Result<Buffer> sinkBuf = headPage(sinks, "sinks");
+  if (!sinkBuf)
+    return sinkBuf.status();
+  Result<Buffer> slopeBuf = headPage(alibiSlopes, "alibi slopes");
+  if (!slopeBuf)
+    return slopeBuf.status();
   Buffer out = device.allocate(uint32_t(s.valueSize * esz),
                                uint32_t(std::max<int64_t>(T * H, 1)));
-  Buffer lse = device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+  Buffer lse =
+      device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
 
   // Work units: the query rows of one request and kv head, 32 per unit; a
   // row is (query token, head of the group), token-major, so a decode packs
@@ -259,8 +286,8 @@ runAttentionProgram(const Program &program, const Tensor &query,
         int64_t numRows = std::min<int64_t>(32, rows - rowBegin);
         int64_t pMin = context + rowBegin / hpg;
         int64_t pMax = context + (rowBegin + numRows - 1) / hpg;
-        int64_t lo = s.windowLeft >= 0 ? std::max<int64_t>(0, pMin - s.windowLeft)
-                                       : 0;
+        int64_t lo =
+            s.windowLeft >= 0 ? std::max<int64_t>(0, pMin - s.windowLeft) : 0;
         int64_t hi = seqLen - 1;
         if (s.causal)
           hi = std::min(hi, pMax);
@@ -278,14 +305,19 @@ runAttentionProgram(const Program &program, const Tensor &query,
       }
   }
   std::map<std::string, uint32_t> named = {
-      {"q_addr", q.address},     {"kv_addr", kv.address},
-      {"bt_addr", bt.address},   {"out_addr", out.address},
-      {"lse_addr", lse.address}, {"sinks_addr", sinkBuf.address},
-      {"bt_cols", btCols}};
-  auto args = layOutRuntimeArgs(program, named, units);
-  if (!args)
-    return args.status();
-  ATTN_RETURN_IF_ERROR(runProgram(device, program.spec, *args, parallelCores));
+      {"q_addr", q.address},
+      {"kv_addr", kv.address},
+      {"bt_addr", bt.address},
+      {"bt_page_stride", bt.alignedPageSize},
+      {"out_addr", out.address},
+      {"lse_addr", lse.address},
+      {"sinks_addr", sinkBuf->address},
+      {"alibi_addr", slopeBuf->address},
+      {"num_dram_banks", device.numBanks()}};
+  auto launches = layOutRuntimeArgs(program, named, units);
+  if (!launches)
+    return launches.status();
+  ATTN_RETURN_IF_ERROR(runLaunches(device, program, *launches, parallelCores));
 
   AttentionOutput result{Tensor(s.dtype, {T, H, s.valueSize}),
                          Tensor(DType::F32, {T, H})};
@@ -306,41 +338,54 @@ Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,
   if (!shapeOr)
     return shapeOr.status();
   const Shape &s = *shapeOr;
-  int64_t G = s.numKvHeads, D = s.headSize;
-  ATTN_RETURN_IF_ERROR(checkDims(key, "key", {-1, G, D}, s.dtype));
-  ATTN_RETURN_IF_ERROR(checkDims(value, "value", {key.dim(0), G, D}, s.dtype));
+  bool latent = s.kvParts == 1;
+  int64_t G = s.numKvHeads, W = s.headSize;
   int64_t T = key.dim(0);
-  if (layout == KvLayout::NHD)
+  if (latent) {
+    ATTN_RETURN_IF_ERROR(checkDims(key, "kv_c", {-1, s.keyWidth}, s.dtype));
     ATTN_RETURN_IF_ERROR(
-        checkDims(kvCache, "kv_cache", {-1, 2, s.blockSize, G, D}, s.dtype));
-  else
+        checkDims(value, "k_pe", {T, s.valueWidth}, s.dtype));
     ATTN_RETURN_IF_ERROR(
-        checkDims(kvCache, "kv_cache", {-1, 2, G, s.blockSize, D}, s.dtype));
+        checkDims(kvCache, "kv_cache", {-1, s.blockSize, W}, s.dtype));
+  } else {
+    ATTN_RETURN_IF_ERROR(checkDims(key, "key", {-1, G, W}, s.dtype));
+    ATTN_RETURN_IF_ERROR(checkDims(value, "value", {T, G, W}, s.dtype));
+    if (layout == KvLayout::NHD)
+      ATTN_RETURN_IF_ERROR(checkDims(kvCache, "kv_cache",
+                                     {-1, 2, s.blockSize, G, W}, s.dtype));
+    else
+      ATTN_RETURN_IF_ERROR(checkDims(kvCache, "kv_cache",
+                                     {-1, 2, G, s.blockSize, W}, s.dtype));
+  }
   ATTN_RETURN_IF_ERROR(
       checkSlotMapping(slotMapping, T, kvCache.dim(0), s.blockSize));
 
   uint32_t esz = uint32_t(byteWidth(s.dtype));
-  Device device;
-  TiledCache tc{s.blockSize, G, D, 2, kvCache.dim(0)};
+  Device device(d.arch);
+  TiledCache tc{s.blockSize, G, W, s.kvParts, kvCache.dim(0)};
   std::vector<uint8_t> pages;
   convertCache(tc, kvCache, layout, pages, /*toDevice=*/true);
   Buffer kv = upload(device, pages.data(), kTileElements * esz,
                      uint32_t(tc.numPages()));
-  Buffer k = upload(device, key.data(), uint32_t(D * esz), uint32_t(T * G));
-  Buffer v = upload(device, value.data(), uint32_t(D * esz), uint32_t(T * G));
+  Buffer k = upload(device, key.data(), uint32_t(s.keyWidth * esz),
+                    uint32_t(T * G));
+  Buffer v = upload(device, value.data(), uint32_t(s.valueWidth * esz),
+                    uint32_t(T * G));
   Buffer slots = upload(device, slotMapping.data(), 8, uint32_t(T));
 
   std::vector<std::map<std::string, uint32_t>> units;
   for (int64_t t = 0; t < T; ++t)
     units.push_back({{"token", uint32_t(t)}});
-  std::map<std::string, uint32_t> named = {{"key_addr", k.address},
-                                           {"value_addr", v.address},
-                                           {"slot_addr", slots.address},
-                                           {"kv_addr", kv.address}};
-  auto args = layOutRuntimeArgs(program, named, units);
-  if (!args)
-    return args.status();
-  ATTN_RETURN_IF_ERROR(runProgram(device, program.spec, *args, parallelCores));
+  std::map<std::string, uint32_t> named = {
+      {"key_addr", k.address},
+      {"value_addr", v.address},
+      {"slot_addr", slots.address},
+      {"kv_addr", kv.address},
+      {"num_dram_banks", device.numBanks()}};
+  auto launches = layOutRuntimeArgs(program, named, units);
+  if (!launches)
+    return launches.status();
+  ATTN_RETURN_IF_ERROR(runLaunches(device, program, *launches, parallelCores));
   download(device, kv, pages.data(), uint32_t(tc.numPages()));
   convertCache(tc, kvCache, layout, pages, /*toDevice=*/false);
   return Status::ok();

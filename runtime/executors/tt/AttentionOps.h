@@ -21,7 +21,9 @@
 //
 // Queries, outputs and new keys/values are row-major "sticks": one page per
 // (token, head) row. lse has one page per token (H f32), the block table one
-// per request, the slot mapping one per token.
+// per request (padded to a multiple of 256 bytes, the chunk the reader reads
+// rows in), the slot mapping one per token, sinks and ALiBi slopes one page
+// of H f32. Every page sits at the architecture's DRAM alignment.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H
@@ -35,17 +37,19 @@ namespace attn::tt {
 
 /// Runs a "paged_attention" or "mla_decode" program. For paged attention:
 /// query [T, H, D], kvCache in `layout`; for MLA: query [R, H, L + P], kvCache
-/// [NB, B, L + P], queryStartLoc null (one query per request). sinks may be
-/// null.
+/// [NB, B, L + P], queryStartLoc null (one query per request). sinks and
+/// alibiSlopes ([H] f32) may be null when the program was compiled without.
 Result<AttentionOutput>
 runAttentionProgram(const Program &program, const Tensor &query,
                     const Tensor &kvCache, const Tensor &blockTable,
                     const Tensor &seqLens, const Tensor *queryStartLoc,
-                    const Tensor *sinks, KvLayout layout,
-                    unsigned parallelCores = 0);
+                    const Tensor *sinks, const Tensor *alibiSlopes,
+                    KvLayout layout, unsigned parallelCores = 0);
 
 /// Runs a "reshape_and_cache" program: writes key/value [T, G, D] into
-/// kvCache (in `layout`) at slotMapping [T] i64.
+/// kvCache (in `layout`) at slotMapping [T] i64; for the MLA latent cache
+/// [NB, B, L + P], key is kv_c [T, L] and value k_pe [T, P] (layout
+/// ignored).
 Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,
                                  const Tensor &value, Tensor &kvCache,
                                  const Tensor &slotMapping, KvLayout layout,

@@ -50,9 +50,14 @@ Status checkProgram(const Program &program, const CheckOptions &options,
   shape.dtype = *dtype;
   shape.layout = options.layout;
   bool mla = d.op == "mla_decode";
+  // The MLA cache write: a latent row of key_width (L) + value_width (P).
+  bool latent = d.op == "reshape_and_cache" && num("kv_parts") == 1;
   if (mla) {
     shape.kvLoraRank = num("kv_lora_rank");
     shape.ropeDim = shape.headSize - shape.kvLoraRank;
+  } else if (latent) {
+    shape.kvLoraRank = num("key_width");
+    shape.ropeDim = num("value_width");
   }
   auto problemOr = generateProblem(shape, options.problem);
   if (!problemOr)
@@ -64,8 +69,12 @@ Status checkProgram(const Program &program, const CheckOptions &options,
 
   if (d.op == "reshape_and_cache") {
     Tensor expected = pr.kvCache;
-    ATTN_RETURN_IF_ERROR(reshapeAndCache(pr.key, pr.value, expected,
-                                         pr.slotMapping, options.layout));
+    if (latent)
+      ATTN_RETURN_IF_ERROR(
+          concatAndCacheMla(pr.key, pr.value, expected, pr.slotMapping));
+    else
+      ATTN_RETURN_IF_ERROR(reshapeAndCache(pr.key, pr.value, expected,
+                                           pr.slotMapping, options.layout));
     Tensor actual = pr.kvCache;
     ATTN_RETURN_IF_ERROR(runReshapeAndCacheProgram(
         program, pr.key, pr.value, actual, pr.slotMapping, options.layout,
@@ -89,8 +98,8 @@ Status checkProgram(const Program &program, const CheckOptions &options,
     if (!expected)
       return expected.status();
     actual = runAttentionProgram(program, pr.query, pr.kvCache, pr.blockTable,
-                                 pr.seqLens, nullptr, nullptr, options.layout,
-                                 options.parallelCores);
+                                 pr.seqLens, nullptr, nullptr, nullptr,
+                                 options.layout, options.parallelCores);
   } else {
     // The cache as attention sees it: the step's keys and values written.
     ATTN_RETURN_IF_ERROR(reshapeAndCache(pr.key, pr.value, pr.kvCache,
@@ -106,13 +115,16 @@ Status checkProgram(const Program &program, const CheckOptions &options,
         p.getNumber("soft_cap").isOk() ? *p.getNumber("soft_cap") : 0;
     const JsonValue *sinks = p.get("sinks");
     const Tensor *sinkTensor = sinks && sinks->boolean() ? &pr.sinks : nullptr;
+    const JsonValue *alibi = p.get("alibi");
+    const Tensor *slopes =
+        alibi && alibi->boolean() ? &pr.alibiSlopes : nullptr;
     expected = pagedAttention(pr.query, pr.kvCache, pr.blockTable, pr.seqLens,
-                              pr.queryStartLoc, nullptr, sinkTensor, params);
+                              pr.queryStartLoc, slopes, sinkTensor, params);
     if (!expected)
       return expected.status();
     actual = runAttentionProgram(program, pr.query, pr.kvCache, pr.blockTable,
                                  pr.seqLens, &pr.queryStartLoc, sinkTensor,
-                                 options.layout, options.parallelCores);
+                                 slopes, options.layout, options.parallelCores);
   }
   if (!actual)
     return actual.status();

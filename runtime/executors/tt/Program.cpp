@@ -1,6 +1,7 @@
 //===- Program.cpp - A TT program description, loaded and built ----------===//
 #include "runtime/executors/tt/Program.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -49,6 +50,15 @@ Result<ProgramDescription> loadProgramDescription(const std::string &dir) {
       return errorf(dir, "/program.json: ", s->message());
   d.name = *name;
   d.op = *op;
+  if (root.get("arch")) {
+    auto archName = root.getString("arch");
+    if (!archName)
+      return errorf(dir, "/program.json: ", archName.message());
+    auto arch = parseArch(*archName);
+    if (!arch)
+      return errorf(dir, "/program.json: ", arch.message());
+    d.arch = *arch;
+  }
   d.params = **params;
   d.runtimeArgs = *rtArgs;
   d.unitArgs = *unitArgs;
@@ -112,7 +122,8 @@ Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler) {
   p.description = std::move(*desc);
   p.spec.circularBuffers = p.description.circularBuffers;
   for (const KernelDescription &kd : p.description.kernels) {
-    auto entry = compiler.load(dir + "/" + kd.source, kd.compileTimeArgs);
+    auto entry = compiler.load(dir + "/" + kd.source, kd.kind, p.description.arch,
+                               kd.compileTimeArgs);
     if (!entry)
       return entry.status();
     KernelSpec ks;
@@ -125,44 +136,68 @@ Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler) {
   return p;
 }
 
-Result<std::vector<std::vector<std::vector<uint32_t>>>>
+Result<std::vector<LaunchArgs>>
 layOutRuntimeArgs(const Program &program,
                   const std::map<std::string, uint32_t> &named,
                   const std::vector<std::map<std::string, uint32_t>> &units) {
   const ProgramDescription &d = program.description;
-  std::vector<uint32_t> head;
   for (const std::string &n : d.runtimeArgs) {
     if (n == "num_units")
       continue;
-    auto it = named.find(n);
-    if (it == named.end())
+    if (!named.count(n))
       return errorf("program '", d.name, "' wants runtime argument '", n,
                     "', which the host does not provide");
   }
-  size_t numCores =
-      std::max<size_t>(1, std::min<size_t>(d.numCores(), units.size()));
-  std::vector<std::vector<std::vector<uint32_t>>> out;
-  size_t begin = 0;
-  for (size_t core = 0; core < numCores; ++core) {
-    size_t end = begin + units.size() / numCores +
-                 (core < units.size() % numCores ? 1 : 0);
-    std::vector<uint32_t> args;
-    for (const std::string &n : d.runtimeArgs)
-      args.push_back(n == "num_units" ? uint32_t(end - begin)
-                                      : named.at(n));
-    for (size_t u = begin; u < end; ++u)
-      for (const std::string &f : d.unitArgs) {
-        auto it = units[u].find(f);
-        if (it == units[u].end())
-          return errorf("program '", d.name, "' wants unit field '", f,
-                        "', which the host does not provide");
-        args.push_back(it->second);
-      }
-    out.push_back(
-        std::vector<std::vector<uint32_t>>(d.kernels.size(), args));
-    begin = end;
+  size_t perUnit = std::max<size_t>(d.unitArgs.size(), 1);
+  if (d.runtimeArgs.size() + perUnit > kMaxRuntimeArgs)
+    return errorf("program '", d.name, "' has more runtime arguments than a "
+                  "kernel may get");
+  size_t maxPerCore = (kMaxRuntimeArgs - d.runtimeArgs.size()) / perUnit;
+  size_t cores = std::max<size_t>(1, d.numCores());
+  size_t perLaunch = cores * maxPerCore;
+  std::vector<LaunchArgs> launches;
+  for (size_t first = 0; first < units.size() || launches.empty();
+       first += perLaunch) {
+    size_t count = std::min(perLaunch, units.size() - first);
+    size_t numCores = std::max<size_t>(1, std::min(cores, count));
+    LaunchArgs out;
+    size_t begin = first;
+    for (size_t core = 0; core < numCores; ++core) {
+      size_t end = begin + count / numCores + (core < count % numCores ? 1 : 0);
+      std::vector<uint32_t> args;
+      for (const std::string &n : d.runtimeArgs)
+        args.push_back(n == "num_units" ? uint32_t(end - begin)
+                                        : named.at(n));
+      for (size_t u = begin; u < end; ++u)
+        for (const std::string &f : d.unitArgs) {
+          auto it = units[u].find(f);
+          if (it == units[u].end())
+            return errorf("program '", d.name, "' wants unit field '", f,
+                          "', which the host does not provide");
+          args.push_back(it->second);
+        }
+      out.push_back(
+          std::vector<std::vector<uint32_t>>(d.kernels.size(), args));
+      begin = end;
+    }
+    launches.push_back(std::move(out));
+    if (units.empty())
+      break;
   }
-  return out;
+  return launches;
+}
+
+Status runLaunches(Device &device, const Program &program,
+                   const std::vector<LaunchArgs> &launches,
+                   unsigned parallelCores) {
+  if (device.arch() != program.description.arch)
+    return errorf("program '", program.description.name, "' was built for ",
+                  toString(program.description.arch), ", the device is ",
+                  toString(device.arch()));
+  for (const LaunchArgs &launch : launches)
+    ATTN_RETURN_IF_ERROR(
+        runProgram(device, program.spec, launch, parallelCores));
+  return Status::ok();
 }
 
 } // namespace attn::tt

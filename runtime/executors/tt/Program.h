@@ -4,6 +4,7 @@
 // per kernel and program.json, the host side as data:
 //
 //   name, op            the program and the attn op it computes
+//   arch                the architecture the kernels were built for
 //   params              the op's static shape and knobs
 //   core_grid {x, y}    the cores work is spread over
 //   circular_buffers    [{id, name, num_pages, page_size, data_format}]
@@ -14,15 +15,17 @@
 //   unit_args           names of the fields of one work unit; a core's
 //                       arguments end with its units, back to back
 //
-// Every kernel of a core gets the same runtime arguments.
+// Every kernel of a core gets the same runtime arguments. A kernel gets at
+// most kMaxRuntimeArgs of them, so a step with more units than the cores
+// can take at once runs as several launches of the program.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_PROGRAM_H
 #define ATTN_RUNTIME_EXECUTORS_TT_PROGRAM_H
 
-#include "runtime/executors/tt/Emulator.h"
 #include "runtime/executors/tt/Json.h"
-#include "runtime/executors/tt/KernelCompiler.h"
+#include "tt/emulator/Emulator.h"
+#include "tt/emulator/KernelCompiler.h"
 
 #include <map>
 #include <string>
@@ -43,6 +46,7 @@ struct ProgramDescription {
   std::string dir;
   std::string name;
   std::string op;
+  Arch arch = Arch::WormholeB0;
   JsonValue params;
   uint32_t gridX = 1, gridY = 1;
   std::vector<CircularBufferSpec> circularBuffers;
@@ -64,14 +68,23 @@ struct Program {
 
 Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler);
 
+/// Runtime arguments of one launch: [core][kernel] -> arguments.
+using LaunchArgs = std::vector<std::vector<std::vector<uint32_t>>>;
+
 /// Lays out per-core runtime arguments: each core gets the named leading
 /// arguments (values from `named`, which must hold every name) followed by
 /// its share of `units` (each a map from unit field name to value), units
-/// split into contiguous runs over at most numCores() cores.
-Result<std::vector<std::vector<std::vector<uint32_t>>>>
+/// split into contiguous runs over at most numCores() cores, and into
+/// several launches where a core's share would pass kMaxRuntimeArgs.
+Result<std::vector<LaunchArgs>>
 layOutRuntimeArgs(const Program &program,
                   const std::map<std::string, uint32_t> &named,
                   const std::vector<std::map<std::string, uint32_t>> &units);
+
+/// Runs every launch of `launches` in order on `device`.
+Status runLaunches(Device &device, const Program &program,
+                   const std::vector<LaunchArgs> &launches,
+                   unsigned parallelCores);
 
 } // namespace attn::tt
 

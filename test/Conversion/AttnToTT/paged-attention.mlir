@@ -1,27 +1,40 @@
 // RUN: attn-opt --convert-attn-to-ttkernel -split-input-file %s | FileCheck %s
 
 // CHECK-LABEL: module @decode attributes {ttk.program =
+// CHECK-SAME: arch = "wormhole_b0"
 // CHECK-SAME: circular_buffers = [{data_format = "Float16_b", id = 0 : i64, name = "q", num_pages = 2
 // CHECK-SAME: {data_format = "Float32", id = 3 : i64, name = "mask"
+// CHECK-SAME: {data_format = "Float32", id = 6 : i64, name = "block_table_chunk", num_pages = 1 : i64, page_size = 256 : i64}
 // CHECK-SAME: kind = "reader"
 // CHECK-SAME: fp32_dest_acc_en = true, kind = "compute"
 // CHECK-SAME: op = "paged_attention"
-// CHECK-SAME: runtime_args = ["q_addr", "kv_addr", "bt_addr"
+// CHECK-SAME: runtime_args = ["q_addr", "kv_addr", "bt_addr", "bt_page_stride", "out_addr", "lse_addr", "sinks_addr", "alibi_addr", "num_dram_banks", "num_units"]
 // CHECK: func.func @reader() attributes {ttk.thread = "reader"}
 // CHECK: emitc.call_opaque "get_compile_time_arg_val"() {args = [0 : i32]}
-// CHECK: emitc.call_opaque "get_arg_val"() {args = [0 : i32], template_args = [!emitc.opaque<"uint32_t">]}
-// CHECK: "emitc.member"(%{{.*}}) <{member = "bank_base_address"}>
+// CHECK: emitc.call_opaque "get_arg_val"(%{{.*}}) {template_args = [#emitc.opaque<"uint32_t">]}
 // CHECK: emitc.call_opaque "cb_reserve_back"
 // CHECK: scf.for
-// CHECK: emitc.call_opaque "get_noc_addr"
+// Query rows: a whole row page into the stage, then half rows within L1.
+// CHECK: emitc.call_opaque "get_noc_addr_from_bank_id"({{.*}}) {template_args = [#emitc.opaque<"true">]}
 // CHECK: emitc.call_opaque "noc_async_read"
-// Page-table read: one block id into the scratch buffer, then loaded.
+// CHECK: emitc.call_opaque "get_noc_addr"(
+// CHECK: emitc.call_opaque "noc_async_read"
+// Block table: one aligned 256-byte chunk per key tile, then loaded.
+// CHECK: arith.constant 256 : i32
+// CHECK: emitc.call_opaque "noc_async_read"
 // CHECK: emitc.call_opaque "noc_async_read_barrier"
 // CHECK: emitc.subscript
 // CHECK: func.func @compute() attributes {ttk.thread = "compute"}
+// CHECK: emitc.call_opaque "compute_kernel_hw_startup"
+// CHECK: emitc.call_opaque "matmul_init"
 // CHECK: emitc.call_opaque "matmul_tiles"
+// The running max: a face-transposed copy of m_old, then the row reduction.
+// CHECK: emitc.call_opaque "copy_tile_to_dst_init_short"(%{{.*}}, %{{.*}}, %[[ONE:.*]])
+// CHECK: emitc.call_opaque "reduce_init"({{.*}}) {template_args = [#emitc.opaque<"PoolType::MAX">, #emitc.opaque<"ReduceDim::REDUCE_ROW">]}
 // CHECK: emitc.call_opaque "reduce_tile"({{.*}}) {template_args = [#emitc.opaque<"PoolType::MAX">, #emitc.opaque<"ReduceDim::REDUCE_ROW">]}
+// CHECK: emitc.call_opaque "exp_tile_init"
 // CHECK: emitc.call_opaque "exp_tile"
+// CHECK: emitc.call_opaque "reduce_uninit"
 // CHECK: emitc.call_opaque "pack_tile"
 // CHECK: func.func @writer() attributes {ttk.thread = "writer"}
 // CHECK: emitc.call_opaque "noc_async_write"
@@ -42,6 +55,31 @@ func.func @decode(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xbf16>,
 
 // -----
 
+// ALiBi: the reader writes a bias tile of slope * (j - p) in f32; compute
+// adds it before the mask.
+// CHECK-LABEL: module @alibi attributes {ttk.program =
+// CHECK-SAME: name = "alibi_bias"
+// CHECK: func.func @reader()
+// CHECK: arith.sitofp
+// CHECK: arith.mulf
+// CHECK: func.func @compute()
+// CHECK: emitc.call_opaque "binary_dest_reuse_tiles"(%[[BIAS:.*]], %{{.*}}, %{{.*}}) {template_args = [#emitc.opaque<"EltwiseBinaryType::ELWADD">, #emitc.opaque<"EltwiseBinaryReuseDestType::DEST_TO_SRCA">]}
+func.func @alibi(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x2x64xf16>,
+                 %bt: tensor<?x?xi32>, %lens: tensor<?xi32>,
+                 %qsl: tensor<?xi32>, %o: tensor<?x8x64xf16>,
+                 %l: tensor<?x8xf32>, %a: tensor<8xf32>)
+    -> (tensor<?x8x64xf16>, tensor<?x8xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      : tensor<?xi32>, tensor<?xi32>, tensor<?x?xi32>
+  %out, %lse = attn.paged_attention %q, %c, %md alibi(%a : tensor<8xf32>)
+      outs(%o, %l) layout(nhd) scale(0.125)
+      : tensor<?x8x64xf16>, tensor<?x2x16x2x64xf16>, tensor<?x8x64xf16>,
+        tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
+  return %out, %lse : tensor<?x8x64xf16>, tensor<?x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: module @cache attributes {ttk.program =
 // CHECK-SAME: op = "reshape_and_cache"
 // CHECK: func.func @reader()
@@ -54,4 +92,21 @@ func.func @cache(%k: tensor<?x2x64xbf16>, %v: tensor<?x2x64xbf16>,
       : tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?xi64>,
         tensor<?x2x16x2x64xbf16> -> tensor<?x2x16x2x64xbf16>
   return %r : tensor<?x2x16x2x64xbf16>
+}
+
+// -----
+
+// The MLA latent cache: one part per block, rows of L + P.
+// CHECK-LABEL: module @latent attributes {ttk.program =
+// CHECK-SAME: op = "reshape_and_cache"
+// CHECK-SAME: key_width = 512 : i64
+// CHECK-SAME: kv_parts = 1 : i64
+// CHECK-SAME: value_width = 64 : i64
+func.func @latent(%kv_c: tensor<?x512xbf16>, %k_pe: tensor<?x64xbf16>,
+                  %slots: tensor<?xi64>, %c: tensor<?x64x576xbf16>)
+    -> tensor<?x64x576xbf16> {
+  %0 = attn.reshape_and_cache %kv_c, %k_pe, %slots outs(%c)
+      : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>,
+        tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
+  return %0 : tensor<?x64x576xbf16>
 }

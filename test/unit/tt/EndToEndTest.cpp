@@ -39,7 +39,9 @@ struct Variant {
   int64_t windowLeft = -1, windowRight = -1;
   double softCap = 0;
   bool sinks = false;
-  int64_t kvLoraRank = 0; // MLA
+  bool alibi = false;
+  int64_t kvLoraRank = 0; // MLA; with reshape_and_cache the latent form
+  int64_t ropeDim = 0;
   /// Problems to run: decode-only, prefill-only and mixed steps.
   std::vector<double> decodeFractions = {1.0, 0.0, 0.5};
 };
@@ -61,6 +63,17 @@ std::string variantMlir(const Variant &v) {
   bool nhd = v.layout == "nhd";
   std::string cache = nhd ? tensorType({-1, 2, B, G, D}, e)
                           : tensorType({-1, 2, G, B, D}, e);
+  if (v.op == "reshape_and_cache" && v.kvLoraRank > 0) {
+    std::string kc = tensorType({-1, v.kvLoraRank}, e);
+    std::string kp = tensorType({-1, v.ropeDim}, e);
+    std::string c = tensorType({-1, B, v.kvLoraRank + v.ropeDim}, e);
+    os << "func.func @" << v.name << "(%k: " << kc << ", %v: " << kp
+       << ", %c: " << c << ", %s: tensor<?xi64>) -> " << c << " {\n"
+       << "  %r = attn.reshape_and_cache %k, %v, %s outs(%c) : " << kc << ", "
+       << kp << ", tensor<?xi64>, " << c << " -> " << c << "\n  return %r : "
+       << c << "\n}\n";
+    return os.str();
+  }
   if (v.op == "reshape_and_cache") {
     std::string kv = tensorType({-1, G, D}, e);
     os << "func.func @" << v.name << "(%k: " << kv << ", %v: " << kv
@@ -90,11 +103,14 @@ std::string variantMlir(const Variant &v) {
   os << "func.func @" << v.name << "(%q: " << q << ", %c: " << cache
      << ", %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %qsl: tensor<?xi32>, "
      << "%o: " << q << ", %l: " << l << ", %sinks: tensor<" << H
-     << "xf32>) -> (" << q << ", " << l << ") {\n"
+     << "xf32>, %alibi: tensor<" << H << "xf32>) -> (" << q << ", " << l
+     << ") {\n"
      << "  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) "
      << "block_table(%bt) {causal = " << (v.causal ? "true" : "false")
      << "} : tensor<?xi32>, tensor<?xi32>, tensor<?x?xi32>\n"
      << "  %out, %lse = attn.paged_attention %q, %c, %md ";
+  if (v.alibi)
+    os << "alibi(%alibi : tensor<" << H << "xf32>) ";
   if (v.sinks)
     os << "sinks(%sinks : tensor<" << H << "xf32>) ";
   os << "outs(%o, %l) layout(" << v.layout << ") scale("
@@ -204,6 +220,41 @@ std::vector<Variant> variants() {
   mla.kvLoraRank = 64;
   mla.decodeFractions = {1.0};
   out.push_back(mla);
+  Variant mlaF16 = mla;
+  mlaF16.name = "mla_b64_f16";
+  mlaF16.dtype = "f16";
+  mlaF16.blockSize = 64;
+  out.push_back(mlaF16);
+
+  // f16 (TT-Metalium's Float16), blocks below a face, ALiBi.
+  out.push_back(paged("d64_b16_f16", 64, 16, "f16"));
+  Variant f16Hnd = paged("d128_b32_f16_hnd", 128, 32, "f16");
+  f16Hnd.layout = "hnd";
+  out.push_back(f16Hnd);
+  out.push_back(paged("d64_b8_bf16", 64, 8, "bf16"));
+  out.push_back(paged("d64_b4_f32", 64, 4, "f32"));
+  out.push_back(paged("d64_b2_f16", 64, 2, "f16"));
+  Variant alibi = paged("alibi_bf16", 64, 16, "bf16");
+  alibi.alibi = true;
+  out.push_back(alibi);
+  Variant alibiAll = paged("alibi_cap_window_sinks_f16", 64, 32, "f16");
+  alibiAll.alibi = true;
+  alibiAll.softCap = 20.0;
+  alibiAll.windowLeft = 33;
+  alibiAll.sinks = true;
+  out.push_back(alibiAll);
+  Variant alibiF32 = paged("alibi_noncausal_f32", 64, 16, "f32");
+  alibiF32.alibi = true;
+  alibiF32.causal = false;
+  out.push_back(alibiF32);
+  Variant cacheF16 = paged("cache_b8_f16", 64, 8, "f16");
+  cacheF16.op = "reshape_and_cache";
+  out.push_back(cacheF16);
+  Variant latent = paged("latent_cache_b16_bf16", 0, 16, "bf16");
+  latent.op = "reshape_and_cache";
+  latent.kvLoraRank = 512;
+  latent.ropeDim = 64;
+  out.push_back(latent);
   return out;
 }
 

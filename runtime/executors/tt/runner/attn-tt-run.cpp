@@ -3,11 +3,18 @@
 //   attn-tt-run PROGRAM_DIR [--seed N] [--reqs N] [--decode-fraction F]
 //               [--min-context N] [--max-context N] [--max-prefill N]
 //               [--layout nhd|hnd] [--cores N]
+//   attn-tt-run --compile-only PROGRAM_DIR...
 //
 // PROGRAM_DIR is one program folder written by attn-translate
 // --attn-to-ttmetal. Draws a seeded problem of the program's shape, runs the
 // reference and the program on the host emulator, prints the errors and
 // PASS or FAIL; exits 0 only on PASS.
+//
+// --compile-only builds every kernel of every PROGRAM_DIR as TT-Metalium's
+// JIT build would for the device (checkDeviceBuild in
+// tt/emulator/KernelCompiler.h: the SDK's warning flags, -Werror, per RISC),
+// against attn's declarations of the pinned SDK, and prints one line per
+// kernel; exits 1 at the first kernel that does not compile.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/executors/tt/Check.h"
@@ -23,16 +30,44 @@ using namespace attn::tt;
 static const char *kUsage =
     "usage: attn-tt-run PROGRAM_DIR [--seed N] [--reqs N] "
     "[--decode-fraction F] [--min-context N] [--max-context N] "
-    "[--max-prefill N] [--layout nhd|hnd] [--cores N]\n";
+    "[--max-prefill N] [--layout nhd|hnd] [--cores N]\n"
+    "       attn-tt-run --compile-only PROGRAM_DIR...\n";
 
 static int usage() {
   std::fprintf(stderr, "%s", kUsage);
   return 2;
 }
 
+static int compileOnly(int argc, char **argv) {
+  int kernels = 0;
+  for (int i = 2; i < argc; ++i) {
+    auto desc = loadProgramDescription(argv[i]);
+    if (!desc) {
+      std::fprintf(stderr, "error: %s\n", desc.message().c_str());
+      return 1;
+    }
+    for (const KernelDescription &k : desc->kernels) {
+      Status st = checkDeviceBuild(desc->dir + "/" + k.source, k.kind,
+                                   desc->arch, k.compileTimeArgs);
+      if (!st.isOk()) {
+        std::fprintf(stderr, "error: %s\n", st.message().c_str());
+        return 1;
+      }
+      std::printf("%s/%s: compiles for %s\n", argv[i], k.source.c_str(),
+                  toString(desc->arch));
+      ++kernels;
+    }
+  }
+  std::printf("attn-tt-run: %d kernel(s) compile with the SDK's JIT flags\n",
+              kernels);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2)
     return usage();
+  if (std::strcmp(argv[1], "--compile-only") == 0)
+    return compileOnly(argc, argv);
   std::string dir = argv[1];
   if (dir == "--help" || dir == "-h") {
     std::printf("%sRuns one program folder of attn-translate --attn-to-ttmetal "

@@ -1,0 +1,625 @@
+//===- AttentionKernels.cpp - Paged attention as TT reader/compute/writer ===//
+//
+// A work unit is up to 32 query rows of one request and kv head, a row being
+// (query token, head of the group), so a decode packs a GQA group into one
+// tile as sdpa_decode does. The reader stages each query row in L1 and
+// gathers it into tiles, reads the request's block-table row in aligned
+// chunks, assembles each 32-key tile of K and V from the cache blocks, and
+// builds an additive mask tile (and an ALiBi bias tile); the compute kernel
+// runs the online softmax on tiles; the writer stores output rows and, from
+// a staging slot congruent with the destination, each lse value. Every NOC
+// transfer pairs addresses that agree modulo the architecture's alignment
+// (see tt/emulator/Emulator.h), which is what the staging is for.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/AttnToTT/ComputeBuilder.h"
+#include "lowering/AttnToTT/KernelBuilder.h"
+#include "lowering/AttnToTT/Kernels.h"
+
+#include <cstring>
+
+namespace mlir::attn::tt {
+
+using arith::CmpIPredicate;
+
+uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+StringRef AttentionConfig::dtypeName() const {
+  switch (format) {
+  case TTDataFormat::Float32:
+    return "f32";
+  case TTDataFormat::Float16_b:
+    return "bf16";
+  case TTDataFormat::Float16:
+    return "f16";
+  }
+  return "";
+}
+
+const StringRef kAttnRuntimeArgs[kRtUnits] = {
+    "q_addr",     "kv_addr",    "bt_addr",        "bt_page_stride",
+    "out_addr",   "lse_addr",   "sinks_addr",     "alibi_addr",
+    "num_dram_banks", "num_units"};
+const StringRef kAttnUnitArgs[kNumUnitArgs] = {
+    "req",     "kv_head", "row_begin", "num_rows", "q_start",
+    "context", "seq_len", "kt_begin",  "kt_end"};
+
+SmallVector<int64_t> attentionCompileTimeArgs(const AttentionConfig &c) {
+  SmallVector<int64_t> v(kNumAttnCt, 0);
+  v[kCtDkTiles] = c.dkTiles();
+  v[kCtDvTiles] = c.dvTiles();
+  v[kCtBlockSize] = c.blockSize;
+  v[kCtHeads] = c.numHeads;
+  v[kCtKvHeads] = c.numKvHeads;
+  v[kCtHeadsPerGroup] = c.numHeads / c.numKvHeads;
+  v[kCtElemSize] = c.esz();
+  v[kCtScaleBits] = floatBits(float(c.scale));
+  v[kCtNegBigBits] = floatBits(kNegBig);
+  v[kCtOneBits] = floatBits(1.0f);
+  v[kCtWindowLeft] = uint32_t(int32_t(c.windowLeft));
+  v[kCtWindowRight] = uint32_t(int32_t(c.windowRight));
+  v[kCtCapBits] = c.softCap > 0 ? floatBits(float(c.softCap)) : 0;
+  v[kCtInvCapBits] = c.softCap > 0 ? floatBits(float(1.0 / c.softCap)) : 0;
+  v[kCtBlocksPerTile] = c.blocksPerTile();
+  v[kCtTilesPerBlock] = c.tilesPerBlock();
+  v[kCtKvParts] = c.kvParts;
+  v[kCtTileBytes] = c.tileBytes();
+  v[kCtQPageStride] = c.pageStride(c.headSize * c.esz());
+  v[kCtOutPageStride] = c.pageStride(c.valueSize * c.esz());
+  v[kCtLsePageStride] = c.pageStride(c.numHeads * 4);
+  v[kCtHeadPageStride] = c.pageStride(c.numHeads * 4);
+  return v;
+}
+
+void declareAttentionBuffers(ProgramDescriptionBuilder &desc,
+                             const AttentionConfig &cfg) {
+  int64_t tb = cfg.tileBytes();
+  TTDataFormat fmt = cfg.format;
+  const TTDataFormat f32 = TTDataFormat::Float32;
+  desc.cb(kCbQ, "q", cfg.dkTiles(), tb, fmt);
+  desc.cb(kCbK, "k", 2 * cfg.dkTiles(), tb, fmt);
+  desc.cb(kCbV, "v", 2 * cfg.dvTiles(), tb, fmt);
+  desc.cb(kCbMask, "mask", 2, 4096, f32);
+  desc.cb(kCbInit, "init", 2, 4096, f32);
+  desc.cb(kCbScaler, "scaler", 1, 4096, f32);
+  desc.cb(kCbBlockTable, "block_table_chunk", 1, kBlockTableChunk * 4, f32);
+  desc.cb(kCbStage, "q_stage", 1, cfg.headSize * cfg.esz(), fmt);
+  desc.cb(kCbHeadParams, "head_params", 2,
+          (cfg.numHeads * 4 + 15) / 16 * 16, f32);
+  desc.cb(kCbLseStage, "lse_stage", 1, 32 * 16, f32);
+  if (cfg.alibi)
+    desc.cb(kCbBias, "alibi_bias", 2, 4096, f32);
+  desc.cb(kCbOut, "out", cfg.dvTiles(), tb, fmt);
+  desc.cb(kCbLse, "lse", 1, 4096, f32);
+  desc.cb(kCbS, "scores", 1, 4096, f32);
+  desc.cb(kCbM, "max", 2, 4096, f32);
+  desc.cb(kCbL, "sum", 2, 4096, f32);
+  desc.cb(kCbAlpha, "alpha", 1, 4096, f32);
+  desc.cb(kCbP, "probs", 1, tb, fmt);
+  desc.cb(kCbAcc, "acc", 2 * cfg.dvTiles(), 4096, f32);
+  if (fmt != f32)
+    desc.cb(kCbPSum, "probs_f32", 1, 4096, f32);
+  desc.cb(kCbRowSum, "row_sum", 1, 4096, f32);
+}
+
+namespace {
+
+/// The fields of work unit `unit`, read from the runtime arguments.
+struct Unit {
+  Value fields[kNumUnitArgs];
+  Value operator[](AttnUnit f) const { return fields[f]; }
+};
+
+Unit readUnit(KernelBuilder &kb, Value unit) {
+  Unit u;
+  Value base = kb.add(kb.mul(unit, kNumUnitArgs), kRtUnits);
+  for (int64_t f = 0; f < kNumUnitArgs; ++f)
+    u.fields[f] = kb.runtimeArg(kb.add(base, f));
+  return u;
+}
+
+/// Rows of a unit map to (query token, head): row r of the request is token
+/// r / hpg and head kv_head * hpg + r % hpg.
+struct RowInfo {
+  Value token, head, position;
+};
+RowInfo rowInfo(KernelBuilder &kb, const Unit &u, Value row, Value hpg) {
+  Value global = kb.add(u[kURowBegin], row);
+  Value i = kb.div(global, hpg);
+  RowInfo info;
+  info.token = kb.add(u[kUQStart], i);
+  info.head = kb.add(kb.mul(u[kUKvHead], hpg), kb.rem(global, hpg));
+  info.position = kb.add(u[kUContext], i);
+  return info;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Reader
+//===----------------------------------------------------------------------===//
+
+void buildAttentionReader(OpBuilder &b, Location loc,
+                          const AttentionConfig &cfg) {
+  KernelBuilder kb(b, loc);
+  Value dkTiles = kb.compileTimeArg(kCtDkTiles);
+  Value dvTiles = kb.compileTimeArg(kCtDvTiles);
+  Value blockSize = kb.compileTimeArg(kCtBlockSize);
+  Value heads = kb.compileTimeArg(kCtHeads);
+  Value kvHeads = kb.compileTimeArg(kCtKvHeads);
+  Value hpg = kb.compileTimeArg(kCtHeadsPerGroup);
+  Value esz = kb.compileTimeArg(kCtElemSize);
+  Value negBig = kb.compileTimeArg(kCtNegBigBits);
+  Value one = kb.compileTimeArg(kCtOneBits);
+  Value blocksPerTile = kb.compileTimeArg(kCtBlocksPerTile);
+  Value tilesPerBlock = kb.compileTimeArg(kCtTilesPerBlock);
+  Value kvParts = kb.compileTimeArg(kCtKvParts);
+  Value tileBytes = kb.compileTimeArg(kCtTileBytes);
+  Value qStride = kb.compileTimeArg(kCtQPageStride);
+  Value headStride = kb.compileTimeArg(kCtHeadPageStride);
+
+  Value qBase = kb.runtimeArg(kRtQ);
+  Value kvBase = kb.runtimeArg(kRtKv);
+  Value btBase = kb.runtimeArg(kRtBt);
+  Value btStride = kb.runtimeArg(kRtBtPageStride);
+  Value banks = kb.runtimeArg(kRtNumBanks);
+  Value numUnits = kb.runtimeArg(kRtNumUnits);
+  Value zero = kb.c(0);
+  Value rowsPerRead = kb.c(std::min<int64_t>(cfg.blockSize, 32));
+
+  // The reduce scaler: a tile of ones, pushed once.
+  kb.cbReserveBack(kCbScaler, kb.c(1));
+  Value scalerPtr = kb.getWritePtr(kCbScaler);
+  kb.forLoop(0, kb.c(1024),
+             [&](Value i) { kb.storeL1Word(scalerPtr, i, one); });
+  kb.cbPushBack(kCbScaler, kb.c(1));
+
+  // Per-head parameters (sinks, ALiBi slopes): one H-word page each, read
+  // whole into L1 once.
+  Value headBytes = kb.c((cfg.numHeads * 4 + 15) / 16 * 16);
+  Value sinksPtr, slopesPtr;
+  auto readHeadPage = [&](AttnRt arg) {
+    kb.cbReserveBack(kCbHeadParams, kb.c(1));
+    Value ptr = kb.getWritePtr(kCbHeadParams);
+    kb.nocAsyncRead(kb.dramPageAddr(kb.runtimeArg(arg), headStride, banks,
+                                    zero, zero),
+                    ptr, headBytes);
+    kb.nocAsyncReadBarrier();
+    kb.cbPushBack(kCbHeadParams, kb.c(1));
+    return ptr;
+  };
+  if (cfg.sinks)
+    sinksPtr = readHeadPage(kRtSinks);
+  if (cfg.alibi)
+    slopesPtr = readHeadPage(kRtAlibi);
+
+  Value btPtr = kb.getWritePtr(kCbBlockTable);
+  Value stagePtr = kb.getWritePtr(kCbStage);
+  Value halfRowBytes = kb.mul(esz, 16);
+
+  kb.forLoop(0, numUnits, [&](Value unit) {
+    Unit u = readUnit(kb, unit);
+
+    // Query rows: each row page is read whole into the stage, then its half
+    // rows are copied into face order within L1.
+    kb.cbReserveBack(kCbQ, dkTiles);
+    Value qPtr = kb.getWritePtr(kCbQ);
+    kb.forLoop(0, u[kUNumRows], [&](Value row) {
+      RowInfo info = rowInfo(kb, u, row, hpg);
+      Value page = kb.add(kb.mul(info.token, heads), info.head);
+      kb.nocAsyncRead(kb.dramPageAddr(qBase, qStride, banks, page, zero),
+                      stagePtr, kb.mul(kb.mul(dkTiles, 32), esz));
+      kb.nocAsyncReadBarrier();
+      kb.forLoop(0, dkTiles, [&](Value dt) {
+        kb.forLoop(0, kb.c(2), [&](Value half) {
+          Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
+          Value src = kb.add(stagePtr, kb.mul(col, esz));
+          Value dst = kb.add(
+              kb.add(qPtr, kb.mul(dt, tileBytes)),
+              kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
+          kb.nocAsyncRead(kb.localNocAddr(src), dst, halfRowBytes);
+        });
+      });
+      kb.nocAsyncReadBarrier();
+    });
+    kb.cbPushBack(kCbQ, dkTiles);
+
+    // Starting softmax state: running max (column 0 of tile 0) and sum
+    // (column 0 of tile 1); with sinks the sink is a first key of value 0.
+    kb.cbReserveBack(kCbInit, kb.c(2));
+    Value initPtr = kb.getWritePtr(kCbInit);
+    kb.forLoop(0, kb.c(32), [&](Value row) {
+      Value at = kb.faceOffset(row, zero);
+      Value sumAt = kb.add(at, 1024);
+      if (!cfg.sinks) {
+        kb.storeL1Word(initPtr, at, negBig);
+        kb.storeL1Word(initPtr, sumAt, zero);
+        return;
+      }
+      kb.ifThenElse(
+          kb.cmp(CmpIPredicate::slt, row, u[kUNumRows]),
+          [&] {
+            RowInfo info = rowInfo(kb, u, row, hpg);
+            kb.storeL1Word(initPtr, at, kb.loadL1Word(sinksPtr, info.head));
+            kb.storeL1Word(initPtr, sumAt, one);
+          },
+          [&] {
+            kb.storeL1Word(initPtr, at, negBig);
+            kb.storeL1Word(initPtr, sumAt, zero);
+          });
+    });
+    kb.cbPushBack(kCbInit, kb.c(2));
+
+    kb.forLoop(u[kUKtBegin], u[kUKtEnd], [&](Value kt) {
+      // The block-table chunk holding this key tile's blocks (one chunk:
+      // a tile spans at most 32 / B consecutive entries, which divides 64).
+      Value firstIndex = kb.div(kb.mul(kt, 32), blockSize);
+      Value chunk = kb.div(firstIndex, kBlockTableChunk);
+      kb.nocAsyncRead(kb.dramPageAddr(btBase, btStride, banks, u[kUReq],
+                                      kb.mul(chunk, kBlockTableChunk * 4)),
+                      btPtr, kb.c(kBlockTableChunk * 4));
+      kb.nocAsyncReadBarrier();
+
+      // Key and value tiles: 32 / rows_per_read reads per tile and part.
+      kb.cbReserveBack(kCbK, dkTiles);
+      kb.cbReserveBack(kCbV, dvTiles);
+      Value kPtr = kb.getWritePtr(kCbK);
+      Value vPtr = kb.getWritePtr(kCbV);
+      Value vPart = kb.sub(kvParts, kb.c(1));
+      kb.forLoop(0, kb.div(kb.c(32), rowsPerRead), [&](Value sub) {
+        Value keyRow = kb.mul(sub, rowsPerRead);
+        Value pos = kb.add(kb.mul(kt, 32), keyRow);
+        kb.ifThen(kb.cmp(CmpIPredicate::slt, pos, u[kUSeqLen]), [&] {
+          Value index = kb.div(pos, blockSize);
+          Value block = kb.loadL1Word(
+              btPtr, kb.sub(index, kb.mul(chunk, kBlockTableChunk)));
+          Value group = kb.div(block, blocksPerTile);
+          Value rowInGroup =
+              kb.add(kb.mul(kb.rem(block, blocksPerTile), blockSize),
+                     kb.rem(pos, blockSize));
+          Value rowTile = kb.div(rowInGroup, 32);
+          Value tileRow = kb.rem(rowInGroup, 32);
+          auto readPart = [&](Value part, Value numTiles, Value basePtr) {
+            kb.forLoop(0, numTiles, [&](Value dt) {
+              Value page = kb.add(
+                  kb.mul(kb.add(kb.mul(kb.add(kb.mul(kb.add(kb.mul(group,
+                                                                   kvParts),
+                                                            part),
+                                                     kvHeads),
+                                              u[kUKvHead]),
+                                       tilesPerBlock),
+                                rowTile),
+                         dkTiles),
+                  dt);
+              Value dstTile = kb.add(basePtr, kb.mul(dt, tileBytes));
+              if (cfg.blockSize >= 16) {
+                // Rows 0-15 are faces 0-1 and rows 16-31 faces 2-3, so 16
+                // or 32 rows from row 0 or 16 are contiguous bytes.
+                Value rowBytes = kb.mul(esz, 32);
+                kb.nocAsyncRead(
+                    kb.dramPageAddr(kvBase, tileBytes, banks, page,
+                                    kb.mul(tileRow, rowBytes)),
+                    kb.add(dstTile, kb.mul(keyRow, rowBytes)),
+                    kb.mul(rowsPerRead, rowBytes));
+                return;
+              }
+              // Fewer rows than a face: a piece of each face of the half.
+              kb.forLoop(0, kb.c(2), [&](Value faceCol) {
+                auto at = [&](Value r) {
+                  return kb.mul(kb.faceOffset(r, kb.mul(faceCol, 16)), esz);
+                };
+                kb.nocAsyncRead(
+                    kb.dramPageAddr(kvBase, tileBytes, banks, page,
+                                    at(tileRow)),
+                    kb.add(dstTile, at(keyRow)),
+                    kb.mul(rowsPerRead, halfRowBytes));
+              });
+            });
+          };
+          readPart(kb.c(0), dkTiles, kPtr);
+          readPart(vPart, dvTiles, vPtr);
+        });
+      });
+      kb.nocAsyncReadBarrier();
+      kb.cbPushBack(kCbK, dkTiles);
+
+      // Additive mask (0 where key j is visible to the row, -1e30 elsewhere)
+      // and the ALiBi bias slope[h] * (j - p).
+      kb.cbReserveBack(kCbMask, kb.c(1));
+      Value maskPtr = kb.getWritePtr(kCbMask);
+      Value biasPtr;
+      if (cfg.alibi) {
+        kb.cbReserveBack(kCbBias, kb.c(1));
+        biasPtr = kb.getWritePtr(kCbBias);
+      }
+      kb.forLoop(0, kb.c(32), [&](Value row) {
+        RowInfo info = rowInfo(kb, u, row, hpg);
+        Value p = info.position;
+        Value rowValid = kb.cmp(CmpIPredicate::slt, row, u[kUNumRows]);
+        Value slope;
+        if (cfg.alibi)
+          slope = kb.loadL1Float(
+              slopesPtr, kb.select(rowValid, info.head, kb.c(0)));
+        kb.forLoop(0, kb.c(32), [&](Value col) {
+          Value j = kb.add(kb.mul(kt, 32), col);
+          Value visible =
+              kb.andI(rowValid, kb.cmp(CmpIPredicate::slt, j, u[kUSeqLen]));
+          if (cfg.causal)
+            visible = kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, p));
+          if (cfg.windowLeft >= 0) {
+            Value wl = kb.compileTimeArg(kCtWindowLeft);
+            visible = kb.andI(visible,
+                              kb.cmp(CmpIPredicate::sge, j, kb.sub(p, wl)));
+          }
+          if (!cfg.causal && cfg.windowRight >= 0) {
+            Value wr = kb.compileTimeArg(kCtWindowRight);
+            visible = kb.andI(visible,
+                              kb.cmp(CmpIPredicate::sle, j, kb.add(p, wr)));
+          }
+          Value at = kb.faceOffset(row, col);
+          kb.storeL1Word(maskPtr, at, kb.select(visible, zero, negBig));
+          if (cfg.alibi)
+            kb.storeL1Float(biasPtr, at,
+                            kb.mulF(slope, kb.toFloat(kb.sub(j, p))));
+        });
+      });
+      kb.cbPushBack(kCbMask, kb.c(1));
+      if (cfg.alibi)
+        kb.cbPushBack(kCbBias, kb.c(1));
+      kb.cbPushBack(kCbV, dvTiles);
+    });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One acquire .. release section whose `math` leaves its result in DST[0],
+/// packed into one page of `outCb`.
+void packSection(ComputeBuilder &cb, int64_t outCb,
+                 llvm::function_ref<void()> math) {
+  KernelBuilder &kb = cb.base();
+  cb.acquire();
+  math();
+  cb.commit();
+  cb.wait();
+  kb.cbReserveBack(outCb, kb.c(1));
+  cb.pack(kb.c(0), outCb);
+  kb.cbPushBack(outCb, kb.c(1));
+  cb.release();
+}
+
+} // namespace
+
+void buildAttentionCompute(OpBuilder &b, Location loc,
+                           const AttentionConfig &cfg,
+                           const ProgramDescriptionBuilder &program) {
+  KernelBuilder kb(b, loc);
+  ComputeBuilder cb(kb, program);
+  Value dkTiles = kb.compileTimeArg(kCtDkTiles);
+  Value dvTiles = kb.compileTimeArg(kCtDvTiles);
+  Value scaleBits = kb.compileTimeArg(kCtScaleBits);
+  Value numUnits = kb.runtimeArg(kRtNumUnits);
+  Value c0 = kb.c(0), c1 = kb.c(1), c2 = kb.c(2);
+  bool f32 = cfg.format == TTDataFormat::Float32;
+  // The row sums take P unrounded: from a second f32 pack in 16-bit programs.
+  int64_t sumCb = f32 ? kCbP : kCbPSum;
+
+  cb.hwStartup(kCbQ, kCbK, kCbS);
+  kb.cbWaitFront(kCbScaler, c1);
+
+  cb.forLoop(0, numUnits, [&](Value unit) {
+    Unit u = readUnit(kb, unit);
+    kb.cbWaitFront(kCbQ, dkTiles);
+
+    // Running max and sum from the reader's starting state; acc = 0.
+    kb.cbWaitFront(kCbInit, c2);
+    packSection(cb, kCbM, [&] { cb.copy(kCbInit, c0, c0); });
+    packSection(cb, kCbL, [&] { cb.copy(kCbInit, c1, c0); });
+    kb.cbPopFront(kCbInit, c2);
+    cb.acquire();
+    cb.commit();
+    cb.wait();
+    kb.cbReserveBack(kCbAcc, dvTiles);
+    cb.forLoop(0, dvTiles, [&](Value) { cb.pack(c0, kCbAcc); });
+    kb.cbPushBack(kCbAcc, dvTiles);
+    cb.release();
+
+    cb.forLoop(u[kUKtBegin], u[kUKtEnd], [&](Value) {
+      // S = scale * Q K^T (+ ALiBi bias, soft-capped) + mask.
+      kb.cbWaitFront(kCbK, dkTiles);
+      kb.cbWaitFront(kCbMask, c1);
+      if (cfg.alibi)
+        kb.cbWaitFront(kCbBias, c1);
+      packSection(cb, kCbS, [&] {
+        cb.forLoop(0, dkTiles, [&](Value dt) {
+          cb.matmul(kCbQ, kCbK, dt, dt, c0, /*transposeIn1=*/true);
+        });
+        cb.mulScalar(c0, scaleBits);
+        if (cfg.alibi)
+          cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbBias, c0, c0);
+        if (cfg.softCap > 0) {
+          cb.mulScalar(c0, kb.compileTimeArg(kCtInvCapBits));
+          cb.tanh(c0);
+          cb.mulScalar(c0, kb.compileTimeArg(kCtCapBits));
+        }
+        cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMask, c0, c0);
+      });
+      kb.cbPopFront(kCbK, dkTiles);
+      kb.cbPopFront(kCbMask, c1);
+      if (cfg.alibi)
+        kb.cbPopFront(kCbBias, c1);
+      kb.cbWaitFront(kCbS, c1);
+
+      // m_new = max(m_old, rowmax(S)), behind m_old in cb_m: the row
+      // reduction accumulates into a face-transposed copy of m_old.
+      kb.cbWaitFront(kCbM, c1);
+      packSection(cb, kCbM, [&] {
+        cb.copy(kCbM, c0, c0, /*transposeFaces=*/true);
+        cb.reduce(PoolType::Max, ReduceDim::Row, kCbS, kCbScaler, c0, c0,
+                  kCbM);
+      });
+      kb.cbWaitFront(kCbM, c2);
+      // alpha = exp(m_old - m_new).
+      packSection(cb, kCbAlpha, [&] {
+        cb.binary(BinaryOp::Sub, kCbM, kCbM, c0, c1, c0);
+        cb.exp(c0);
+      });
+      // P = exp(S - m_new), packed in the program's format for P V and, in
+      // 16-bit programs, unrounded in f32 for the row sum.
+      cb.acquire();
+      cb.binaryBcastCols(BinaryOp::Sub, kCbS, kCbM, c0, c1, c0);
+      cb.exp(c0);
+      cb.commit();
+      cb.wait();
+      for (int64_t out : f32 ? SmallVector<int64_t>{kCbP}
+                             : SmallVector<int64_t>{kCbP, kCbPSum}) {
+        kb.cbReserveBack(out, c1);
+        cb.pack(c0, out);
+        kb.cbPushBack(out, c1);
+      }
+      cb.release();
+      kb.cbPopFront(kCbS, c1);
+      kb.cbPopFront(kCbM, c1);
+
+      // rowsum(P), reduced into an empty tile.
+      kb.cbWaitFront(sumCb, c1);
+      packSection(cb, kCbRowSum, [&] {
+        cb.reduce(PoolType::Sum, ReduceDim::Row, sumCb, kCbScaler, c0, c0,
+                  kCbRowSum);
+      });
+      if (sumCb != kCbP)
+        kb.cbPopFront(sumCb, c1);
+
+      // l = alpha * l + rowsum(P).
+      kb.cbWaitFront(kCbAlpha, c1);
+      kb.cbWaitFront(kCbL, c1);
+      kb.cbWaitFront(kCbRowSum, c1);
+      packSection(cb, kCbL, [&] {
+        cb.binary(BinaryOp::Mul, kCbL, kCbAlpha, c0, c0, c0);
+        cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbRowSum, c0, c0);
+      });
+      kb.cbPopFront(kCbL, c1);
+      kb.cbPopFront(kCbRowSum, c1);
+
+      // acc = alpha * acc + P V, one value tile at a time.
+      kb.cbWaitFront(kCbP, c1);
+      kb.cbWaitFront(kCbV, dvTiles);
+      kb.cbWaitFront(kCbAcc, dvTiles);
+      kb.cbReserveBack(kCbAcc, dvTiles);
+      cb.forLoop(0, dvTiles, [&](Value dt) {
+        cb.acquire();
+        cb.binaryBcastCols(BinaryOp::Mul, kCbAcc, kCbAlpha, dt, c0, c0);
+        cb.matmul(kCbP, kCbV, c0, dt, c0, /*transposeIn1=*/false);
+        cb.commit();
+        cb.wait();
+        cb.pack(c0, kCbAcc);
+        cb.release();
+      });
+      kb.cbPushBack(kCbAcc, dvTiles);
+      kb.cbPopFront(kCbAcc, dvTiles);
+      kb.cbPopFront(kCbV, dvTiles);
+      kb.cbPopFront(kCbP, c1);
+      kb.cbPopFront(kCbAlpha, c1);
+    });
+
+    // out = acc / l; lse = m + log(l).
+    kb.cbWaitFront(kCbL, c1);
+    packSection(cb, kCbAlpha, [&] {
+      cb.copy(kCbL, c0, c0);
+      cb.recip(c0);
+    });
+    kb.cbWaitFront(kCbAlpha, c1);
+    kb.cbWaitFront(kCbAcc, dvTiles);
+    kb.cbReserveBack(kCbOut, dvTiles);
+    cb.forLoop(0, dvTiles, [&](Value dt) {
+      cb.acquire();
+      cb.binaryBcastCols(BinaryOp::Mul, kCbAcc, kCbAlpha, dt, c0, c0);
+      cb.commit();
+      cb.wait();
+      cb.pack(c0, kCbOut);
+      cb.release();
+    });
+    kb.cbPushBack(kCbOut, dvTiles);
+    kb.cbPopFront(kCbAlpha, c1);
+    kb.cbPopFront(kCbAcc, dvTiles);
+    kb.cbWaitFront(kCbM, c1);
+    packSection(cb, kCbLse, [&] {
+      cb.copy(kCbL, c0, c0);
+      cb.log(c0);
+      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbM, c0, c0);
+    });
+    kb.cbPopFront(kCbL, c1);
+    kb.cbPopFront(kCbM, c1);
+    kb.cbPopFront(kCbQ, dkTiles);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Writer
+//===----------------------------------------------------------------------===//
+
+void buildAttentionWriter(OpBuilder &b, Location loc,
+                          const AttentionConfig &cfg) {
+  KernelBuilder kb(b, loc);
+  Value dvTiles = kb.compileTimeArg(kCtDvTiles);
+  Value heads = kb.compileTimeArg(kCtHeads);
+  Value hpg = kb.compileTimeArg(kCtHeadsPerGroup);
+  Value esz = kb.compileTimeArg(kCtElemSize);
+  Value tileBytes = kb.compileTimeArg(kCtTileBytes);
+  Value outStride = kb.compileTimeArg(kCtOutPageStride);
+  Value lseStride = kb.compileTimeArg(kCtLsePageStride);
+  Value outBase = kb.runtimeArg(kRtOut);
+  Value lseBase = kb.runtimeArg(kRtLse);
+  Value banks = kb.runtimeArg(kRtNumBanks);
+  Value numUnits = kb.runtimeArg(kRtNumUnits);
+  Value halfRowBytes = kb.mul(esz, 16);
+  // One 16-byte staging slot per row for its lse value.
+  Value stagePtr = kb.getWritePtr(kCbLseStage);
+
+  kb.forLoop(0, numUnits, [&](Value unit) {
+    Unit u = readUnit(kb, unit);
+    kb.cbWaitFront(kCbOut, dvTiles);
+    kb.cbWaitFront(kCbLse, kb.c(1));
+    Value outPtr = kb.getReadPtr(kCbOut);
+    Value lsePtr = kb.getReadPtr(kCbLse);
+    kb.forLoop(0, u[kUNumRows], [&](Value row) {
+      RowInfo info = rowInfo(kb, u, row, hpg);
+      Value page = kb.add(kb.mul(info.token, heads), info.head);
+      kb.forLoop(0, dvTiles, [&](Value dt) {
+        kb.forLoop(0, kb.c(2), [&](Value half) {
+          Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
+          Value src = kb.add(
+              kb.add(outPtr, kb.mul(dt, tileBytes)),
+              kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
+          kb.nocAsyncWrite(src,
+                           kb.dramPageAddr(outBase, outStride, banks, page,
+                                           kb.mul(col, esz)),
+                           halfRowBytes);
+        });
+      });
+      // The lse value goes to byte 4 * head of the token's page: stage it at
+      // the same offset modulo 16 within the row's slot.
+      Value word = kb.rem(info.head, 4);
+      Value slot = kb.add(stagePtr, kb.mul(row, 16));
+      kb.storeL1Word(slot, word,
+                     kb.loadL1Word(lsePtr, kb.faceOffset(row, kb.c(0))));
+      kb.nocAsyncWrite(kb.add(slot, kb.mul(word, 4)),
+                       kb.dramPageAddr(lseBase, lseStride, banks, info.token,
+                                       kb.mul(info.head, 4)),
+                       kb.c(4));
+    });
+    kb.nocAsyncWriteBarrier();
+    kb.cbPopFront(kCbOut, dvTiles);
+    kb.cbPopFront(kCbLse, kb.c(1));
+  });
+}
+
+} // namespace mlir::attn::tt

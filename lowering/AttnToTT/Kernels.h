@@ -1,0 +1,205 @@
+//===- Kernels.h - The TT programs attn's ops become -----------*- C++ -*-===//
+//
+// Shared by the kernel builders of convert-attn-to-ttkernel: the static
+// configuration of an op (AttentionConfig), the circular buffers, and the
+// compile-time and runtime argument slots each program's kernels and host
+// agree on. runtime/executors/tt/AttentionOps.cpp is the host side of the
+// same contract (it reads the argument names from program.json).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_LOWERING_ATTNTOTT_KERNELS_H
+#define ATTN_LOWERING_ATTNTOTT_KERNELS_H
+
+#include "lowering/AttnToTT/ProgramDescription.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <string>
+
+namespace mlir::attn::tt {
+
+/// -1e30 as f32: the mask value of invisible keys and the starting running
+/// max. Finite, so a row whose first key tile is fully masked gets a finite
+/// (bogus) state that the first visible key rescales by exp(-1e30 - m) = 0.
+constexpr float kNegBig = -1e30f;
+
+uint32_t floatBits(float f);
+
+/// The static description of an op the kernels are built for.
+struct AttentionConfig {
+  std::string op;
+  int64_t numHeads = 0, numKvHeads = 0, headSize = 0, valueSize = 0;
+  int64_t blockSize = 0;
+  /// Cache parts per block: 2 (key, value) paged, 1 for MLA's latent rows.
+  int64_t kvParts = 2;
+  TTDataFormat format = TTDataFormat::Float16_b;
+  bool causal = true;
+  int64_t windowLeft = -1, windowRight = -1;
+  double softCap = 0;
+  bool sinks = false;
+  bool alibi = false;
+  double scale = 1;
+  int64_t kvLoraRank = 0;
+  /// reshape_and_cache of MLA: the two source widths (key = L, value = P).
+  int64_t keyWidth = 0, valueWidth = 0;
+  TTArch arch;
+
+  int64_t esz() const { return elementBytes(format); }
+  int64_t tileBytes() const { return 1024 * esz(); }
+  int64_t dkTiles() const { return headSize / 32; }
+  int64_t dvTiles() const { return valueSize / 32; }
+  int64_t blocksPerTile() const { return std::max<int64_t>(1, 32 / blockSize); }
+  int64_t tilesPerBlock() const { return std::max<int64_t>(1, blockSize / 32); }
+  /// The distance between consecutive pages of a bank, for pages of `bytes`.
+  int64_t pageStride(int64_t bytes) const {
+    return (bytes + arch.dramAlignment - 1) / arch.dramAlignment *
+           arch.dramAlignment;
+  }
+  /// The dtype name of program.json's params ("bf16", "f16", "f32").
+  StringRef dtypeName() const;
+};
+
+/// Block-table rows are read in chunks of this many entries (256 bytes, a
+/// multiple of every DRAM alignment); the host pads each row's page to a
+/// multiple of it.
+constexpr int64_t kBlockTableChunk = 64;
+
+//===--- Attention (paged_attention, mla_decode) --------------------------===//
+
+enum AttnCb : int64_t {
+  kCbQ = 0,
+  kCbK = 1,
+  kCbV = 2,
+  kCbMask = 3,
+  kCbInit = 4,
+  kCbScaler = 5,
+  kCbBlockTable = 6,
+  kCbStage = 7,
+  kCbHeadParams = 8,
+  kCbBias = 9,
+  kCbLseStage = 10,
+  kCbOut = 16,
+  kCbLse = 17,
+  kCbS = 24,
+  kCbM = 25,
+  kCbL = 26,
+  kCbAlpha = 27,
+  kCbP = 28,
+  kCbAcc = 29,
+  kCbPSum = 30,
+  kCbRowSum = 31,
+};
+
+/// Compile-time argument slots of the attention kernels.
+enum AttnCt : int64_t {
+  kCtDkTiles,
+  kCtDvTiles,
+  kCtBlockSize,
+  kCtHeads,
+  kCtKvHeads,
+  kCtHeadsPerGroup,
+  kCtElemSize,
+  kCtScaleBits,
+  kCtNegBigBits,
+  kCtOneBits,
+  kCtWindowLeft,
+  kCtWindowRight,
+  kCtCapBits,
+  kCtInvCapBits,
+  kCtBlocksPerTile,
+  kCtTilesPerBlock,
+  kCtKvParts,
+  kCtTileBytes,
+  kCtQPageStride,
+  kCtOutPageStride,
+  kCtLsePageStride,
+  kCtHeadPageStride,
+  kNumAttnCt
+};
+
+SmallVector<int64_t> attentionCompileTimeArgs(const AttentionConfig &c);
+
+/// Runtime arguments of the attention kernels: named leading arguments, then
+/// the core's work units.
+enum AttnRt : int64_t {
+  kRtQ,
+  kRtKv,
+  kRtBt,
+  kRtBtPageStride,
+  kRtOut,
+  kRtLse,
+  kRtSinks,
+  kRtAlibi,
+  kRtNumBanks,
+  kRtNumUnits,
+  kRtUnits
+};
+extern const StringRef kAttnRuntimeArgs[kRtUnits];
+
+enum AttnUnit : int64_t {
+  kUReq,
+  kUKvHead,
+  kURowBegin,
+  kUNumRows,
+  kUQStart,
+  kUContext,
+  kUSeqLen,
+  kUKtBegin,
+  kUKtEnd,
+  kNumUnitArgs
+};
+extern const StringRef kAttnUnitArgs[kNumUnitArgs];
+
+void buildAttentionReader(OpBuilder &b, Location loc,
+                          const AttentionConfig &cfg);
+void buildAttentionCompute(OpBuilder &b, Location loc,
+                           const AttentionConfig &cfg,
+                           const ProgramDescriptionBuilder &program);
+void buildAttentionWriter(OpBuilder &b, Location loc,
+                          const AttentionConfig &cfg);
+/// Declares the circular buffers of an attention program.
+void declareAttentionBuffers(ProgramDescriptionBuilder &desc,
+                             const AttentionConfig &cfg);
+
+//===--- reshape_and_cache -------------------------------------------------===//
+
+enum CacheCb : int64_t { kCbSlot = 0, kCbRows = 1 };
+
+enum CacheCt : int64_t {
+  kRcKvHeads,
+  kRcKeyWidth,
+  kRcValueWidth,
+  kRcDTiles,
+  kRcBlockSize,
+  kRcElemSize,
+  kRcBlocksPerTile,
+  kRcTilesPerBlock,
+  kRcTileBytes,
+  kRcKvParts,
+  kRcKeyPageStride,
+  kRcValuePageStride,
+  kRcSlotPageStride,
+  kNumRcCt
+};
+
+enum CacheRt : int64_t {
+  kRcKey,
+  kRcValue,
+  kRcSlot,
+  kRcKv,
+  kRcNumBanks,
+  kRcNumUnits,
+  kRcUnits
+};
+extern const StringRef kCacheRuntimeArgs[kRcUnits];
+extern const StringRef kCacheUnitArgs[1];
+
+SmallVector<int64_t> cacheCompileTimeArgs(const AttentionConfig &c);
+void declareCacheBuffers(ProgramDescriptionBuilder &desc,
+                         const AttentionConfig &cfg);
+void buildCacheReader(OpBuilder &b, Location loc, const AttentionConfig &cfg);
+void buildCacheWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg);
+
+} // namespace mlir::attn::tt
+
+#endif // ATTN_LOWERING_ATTNTOTT_KERNELS_H

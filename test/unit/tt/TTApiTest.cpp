@@ -1,0 +1,83 @@
+//===- TTApiTest.cpp - attn's TT call table against the SDK declarations --===//
+//
+// Every function of lowering/AttnToTT/TTApi.h, called with the table's
+// operand and template-argument counts, must compile against attn's
+// declarations of the pinned TT-Metalium (tt/sdk/include) with the SDK's
+// JIT warning flags.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/AttnToTT/TTApi.h"
+#include "tt/emulator/KernelCompiler.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace mlir::attn::tt;
+
+namespace {
+
+/// Compiles `source` with the JIT flags; returns the compiler's output, ""
+/// on success.
+std::string compile(const std::string &source, const char *riscDefine) {
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("attn-tt-api-" + std::to_string(getpid())))
+                        .string();
+  std::filesystem::create_directories(dir);
+  std::string file = dir + "/probe.cpp", log = dir + "/log";
+  std::ofstream(file) << source;
+  std::string cmd = std::string(ATTN_TT_TEST_CXX) +
+                    " -fsyntax-only -DKERNEL_BUILD -DKERNEL_COMPILE_TIME_ARGS=1 " +
+                    riscDefine;
+  for (const std::string &f : attn::tt::jitKernelFlags())
+    cmd += " " + f;
+  cmd += std::string(" -I") + ATTN_TT_SDK_INCLUDE_DIR + " " + file + " > " +
+         log + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  return rc == 0 ? "" : cmd + "\n" + text;
+}
+
+TEST(TTApi, DataflowCallsCompileAgainstTheDeclarations) {
+  EXPECT_EQ(compile(ttApiProbeSource(TTThread::Dataflow),
+                    "-DCOMPILE_FOR_NCRISC"),
+            "");
+}
+
+TEST(TTApi, ComputeCallsCompileAgainstTheDeclarations) {
+  for (const char *trisc : {"-DTRISC_UNPACK", "-DTRISC_MATH", "-DTRISC_PACK"})
+    EXPECT_EQ(compile(ttApiProbeSource(TTThread::Compute), trisc), "")
+        << trisc;
+}
+
+TEST(TTApi, ProbeTemplateArgumentsMatchTheTable) {
+  for (const TTFnInfo &fn : kTTFnInfos) {
+    unsigned count = fn.probeTemplateArgs.empty()
+                         ? 0
+                         : 1 + fn.probeTemplateArgs.count(',');
+    EXPECT_EQ(count, fn.numTemplateArgs) << fn.name.str();
+    EXPECT_EQ(lookupTTFn(fn.name).has_value(), true) << fn.name.str();
+  }
+  EXPECT_FALSE(lookupTTFn("mm_init_short").has_value());
+}
+
+/// A wrong name or arity in the table fails the probe: checked with a
+/// mutated probe of a real entry.
+TEST(TTApi, AWrongArityFailsTheProbe) {
+  std::string probe = ttApiProbeSource(TTThread::Compute);
+  std::string call = "  matmul_tiles(a, a, a, a, a);\n";
+  size_t at = probe.find(call);
+  ASSERT_NE(at, std::string::npos) << probe;
+  probe.replace(at, call.size(), "  matmul_tiles(a, a, a, a, a, a);\n");
+  std::string log = compile(probe, "-DTRISC_MATH");
+  EXPECT_NE(log.find("too many arguments to function"), std::string::npos)
+      << log;
+}
+
+} // namespace

@@ -17,7 +17,9 @@
 #include "runtime/executors/tt/Check.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -104,10 +106,13 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
 }
 
 #ifdef ATTN_HAVE_TT
-/// The Tenstorrent backend: the function's one attn op becomes one
-/// TT-Metalium program (compileModule, target "tt"), written to a temporary
-/// folder as a bundle would hold it, built and run on the host emulator with
-/// the host side of runtime/executors/tt/AttentionOps.h.
+/// The Tenstorrent backend: each attn op of the function becomes one
+/// TT-Metalium program (two for split-KV decode: the partial states and
+/// their merge; compileModule, target "tt"), written to a temporary folder
+/// as a bundle holds them, built and run on the host emulator in the
+/// function's order with the host side of runtime/executors/tt/AttentionOps.h.
+/// Values flow between the ops on the host: a cache write's result is the
+/// cache the next op reads.
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
         mlir::attn::DeviceRunStats *stats) {
@@ -118,54 +123,18 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
   auto fn = module.lookupSymbol<func::FuncOp>(entry);
   if (!fn || fn.isDeclaration())
     return fail("no such function with a body");
+  Block &body = fn.getBody().front();
+  if (body.getNumArguments() != inputs.size())
+    return fail("takes " + llvm::Twine(body.getNumArguments()) +
+                " arguments, got " + llvm::Twine(inputs.size()) + " inputs");
   SmallVector<Operation *> attnOps;
   fn.walk([&](Operation *op) {
     if (isa<ops::PagedAttentionOp, ops::ReshapeAndCacheOp, ops::MlaDecodeOp,
             ops::MergeStatesOp>(op))
       attnOps.push_back(op);
   });
-  if (attnOps.size() != 1)
-    return fail("holds " + llvm::Twine(attnOps.size()) +
-                " attn ops; the tt backend runs functions of exactly one "
-                "(one TT program)");
-  Operation *attnOp = attnOps.front();
-  if (isa<ops::MergeStatesOp>(attnOp))
-    return fail("attn.merge_states is not lowered to TT-Metalium");
-
-  // The program reads the function's arguments directly.
-  auto input = [&](Value v, StringRef what) -> llvm::Expected<::attn::Tensor> {
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner() != &fn.getBody().front())
-      return fail(what + " of " + attnOp->getName().getStringRef() +
-                  " must be an argument of the function");
-    if (arg.getArgNumber() >= inputs.size())
-      return fail("needs argument " + llvm::Twine(arg.getArgNumber()) +
-                  ", got " + llvm::Twine(inputs.size()) + " inputs");
-    return inputs[arg.getArgNumber()];
-  };
-  // Several operands at once, in order; the first that is not an argument
-  // is the error.
-  auto operands = [&](std::initializer_list<std::pair<Value, StringRef>> list)
-      -> llvm::Expected<std::vector<::attn::Tensor>> {
-    std::vector<::attn::Tensor> tensors;
-    for (auto [value, what] : list) {
-      llvm::Expected<::attn::Tensor> t = input(value, what);
-      if (!t)
-        return t.takeError();
-      tensors.push_back(std::move(*t));
-    }
-    return tensors;
-  };
-  // Each function result must be one of the op's results.
-  SmallVector<unsigned> resultOf;
-  for (auto [i, v] :
-       llvm::enumerate(fn.getBody().front().getTerminator()->getOperands())) {
-    auto r = dyn_cast<OpResult>(v);
-    if (!r || r.getOwner() != attnOp)
-      return fail("result " + llvm::Twine(i) + " is not a result of " +
-                  attnOp->getName().getStringRef());
-    resultOf.push_back(r.getResultNumber());
-  }
+  if (attnOps.empty())
+    return fail("holds no attn op");
 
   // Compile the function alone, so other functions of the module (which the
   // TT lowering may not support) do not matter.
@@ -184,15 +153,12 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
       ops::compileModule(*single, options);
   if (failed(compiled))
     return fail("compiling for tt failed:\n" + diagnostics);
-  if (compiled->kernels.empty())
-    return fail("the TT lowering made no program");
 
   SmallString<128> dir;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("attn-tt-run", dir))
     return fail("cannot create a temporary folder: " + ec.message());
   llvm::scope_exit removeDir([&] { llvm::sys::fs::remove_directories(dir); });
-  std::string programName = compiled->kernels.front().symbol;
   for (const ops::CompiledKernel &k : compiled->kernels) {
     SmallString<128> path(dir);
     llvm::sys::path::append(path, k.symbol);
@@ -206,126 +172,214 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
     out << k.bytes;
   }
   ::attn::tt::KernelCompiler kernelCompiler;
-  ::attn::Result<::attn::tt::Program> program = ::attn::tt::loadProgram(
-      (llvm::Twine(dir) + "/" + programName).str(), kernelCompiler);
-  if (!program)
-    return fail(program.message());
-  auto compiledAt = std::chrono::steady_clock::now();
+  double runSeconds = 0;
+  std::string device = "tt:emulator";
 
-  // Run, and put the op's results in the function's result order.
-  std::vector<::attn::Tensor> opResults;
-  ::attn::DType computeType = ::attn::DType::F32;
-  bool exact = false;
-  if (auto op = dyn_cast<ops::ReshapeAndCacheOp>(attnOp)) {
-    llvm::Expected<std::vector<::attn::Tensor>> in =
-        operands({{op.getKey(), "the key"},
-                  {op.getValue(), "the value"},
-                  {op.getSlotMapping(), "the slot mapping"},
-                  {op.getKvCache(), "the cache"}});
-    if (!in)
-      return in.takeError();
-    ::attn::Tensor &key = (*in)[0], &value = (*in)[1], &slots = (*in)[2],
-                   &cache = (*in)[3];
-    ::attn::KvLayout layout = op.getLayout() && *op.getLayout() == ops::KVLayout::hnd
-                                  ? ::attn::KvLayout::HND
-                                  : ::attn::KvLayout::NHD;
-    if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(
-            *program, key, value, cache, slots, layout);
-        !s)
-      return fail(s.message());
-    computeType = key.dtype();
-    exact = true;
-    opResults.push_back(std::move(cache));
-  } else {
-    ::attn::Result<::attn::AttentionOutput> out =
-        ::attn::Status::error("unset");
-    if (auto op = dyn_cast<ops::PagedAttentionOp>(attnOp)) {
-      auto md = op.getMetadata().getDefiningOp<ops::MetadataOp>();
-      if (!md)
-        return fail("the metadata must come from an attn.metadata op");
-      llvm::Expected<std::vector<::attn::Tensor>> in =
-          operands({{op.getQuery(), "the query"},
-                    {op.getKvCache(), "the kv cache"},
-                    {md.getBlockTable(), "the block table"},
-                    {md.getSeqLens(), "seq_lens"},
-                    {md.getQueryStartLoc(), "query_start_loc"}});
-      if (!in)
-        return in.takeError();
-      const ::attn::Tensor &query = (*in)[0], &cache = (*in)[1],
-                           &table = (*in)[2], &lens = (*in)[3], &qsl = (*in)[4];
-      std::optional<::attn::Tensor> sinks, slopes;
-      if (op.getSinks()) {
-        llvm::Expected<::attn::Tensor> s = input(op.getSinks(), "the sinks");
-        if (!s)
-          return s.takeError();
-        sinks = std::move(*s);
-      }
-      if (op.getAlibiSlopes()) {
-        llvm::Expected<::attn::Tensor> s =
-            input(op.getAlibiSlopes(), "the ALiBi slopes");
-        if (!s)
-          return s.takeError();
-        slopes = std::move(*s);
-      }
-      ::attn::KvLayout layout = op.getLayout() == ops::KVLayout::nhd
-                                    ? ::attn::KvLayout::NHD
-                                    : ::attn::KvLayout::HND;
-      computeType = query.dtype();
-      out = ::attn::tt::runAttentionProgram(
-          *program, query, cache, table, lens, &qsl,
-          sinks ? &*sinks : nullptr, slopes ? &*slopes : nullptr, layout);
+  // The function's values on the host; the attn ops read them.
+  llvm::DenseMap<Value, ::attn::Tensor> values;
+  for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
+    values[arg] = t;
+  // Each result's tolerance: bit-exact for cache writes, the program
+  // dtype's otherwise.
+  llvm::DenseMap<Value, ::attn::Tolerance> tolerance;
+  bool anyBf16 = false, anyExact = false;
+  auto get = [&](Value v, StringRef what) -> llvm::Expected<::attn::Tensor> {
+    auto it = values.find(v);
+    if (it == values.end())
+      return fail(what + " must be a function argument or an attn op's "
+                         "result on the tt backend");
+    return it->second;
+  };
+  auto layoutOf = [](std::optional<ops::KVLayout> l) {
+    return l && *l == ops::KVLayout::hnd ? ::attn::KvLayout::HND
+                                         : ::attn::KvLayout::NHD;
+  };
+
+  for (auto [i, attnOp] : llvm::enumerate(attnOps)) {
+    std::string name = entry.str();
+    if (attnOps.size() > 1)
+      name += "_" + std::to_string(i);
+    ::attn::Result<::attn::tt::Program> program = ::attn::tt::loadProgram(
+        (llvm::Twine(dir) + "/" + name).str(), kernelCompiler);
+    if (!program)
+      return fail(program.message());
+    auto loaded = std::chrono::steady_clock::now();
+    const ::attn::tt::ProgramDescription &d = program->description;
+    device = "tt:emulator (" + std::string(::attn::tt::toString(d.arch)) +
+             ", " + std::to_string(d.gridX) + "x" + std::to_string(d.gridY) +
+             " cores)";
+    auto optional = [&](Value v, StringRef what)
+        -> llvm::Expected<std::optional<::attn::Tensor>> {
+      if (!v)
+        return std::nullopt;
+      llvm::Expected<::attn::Tensor> t = get(v, what);
+      if (!t)
+        return t.takeError();
+      return std::optional<::attn::Tensor>(std::move(*t));
+    };
+
+    SmallVector<::attn::Tensor> results;
+    ::attn::DType computeType = ::attn::DType::F32;
+    bool exact = false;
+    if (auto op = dyn_cast<ops::ReshapeAndCacheOp>(attnOp)) {
+      llvm::Expected<::attn::Tensor> key = get(op.getKey(), "the key");
+      if (!key)
+        return key.takeError();
+      llvm::Expected<::attn::Tensor> value = get(op.getValue(), "the value");
+      if (!value)
+        return value.takeError();
+      llvm::Expected<::attn::Tensor> slots =
+          get(op.getSlotMapping(), "the slot mapping");
+      if (!slots)
+        return slots.takeError();
+      llvm::Expected<::attn::Tensor> cache = get(op.getKvCache(), "the cache");
+      if (!cache)
+        return cache.takeError();
+      if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(
+              *program, *key, *value, *cache, *slots,
+              layoutOf(op.getLayout()));
+          !s)
+        return fail(s.message());
+      computeType = key->dtype();
+      exact = true;
+      results.push_back(std::move(*cache));
     } else {
-      auto mla = cast<ops::MlaDecodeOp>(attnOp);
-      llvm::Expected<std::vector<::attn::Tensor>> in =
-          operands({{mla.getQ(), "the query"},
-                    {mla.getKvCache(), "the latent cache"},
-                    {mla.getBlockTable(), "the block table"},
-                    {mla.getSeqLens(), "seq_lens"}});
-      if (!in)
-        return in.takeError();
-      const ::attn::Tensor &query = (*in)[0], &cache = (*in)[1],
-                           &table = (*in)[2], &lens = (*in)[3];
-      computeType = query.dtype();
-      out = ::attn::tt::runAttentionProgram(*program, query, cache, table, lens,
-                                            nullptr, nullptr, nullptr,
-                                            ::attn::KvLayout::NHD);
+      ::attn::Result<::attn::AttentionOutput> out =
+          ::attn::Status::error("unset");
+      if (auto op = dyn_cast<ops::PagedAttentionOp>(attnOp)) {
+        auto md = op.getMetadata().getDefiningOp<ops::MetadataOp>();
+        if (!md)
+          return fail("the metadata must come from an attn.metadata op");
+        llvm::Expected<::attn::Tensor> query = get(op.getQuery(), "the query");
+        if (!query)
+          return query.takeError();
+        llvm::Expected<::attn::Tensor> cache =
+            get(op.getKvCache(), "the kv cache");
+        if (!cache)
+          return cache.takeError();
+        llvm::Expected<::attn::Tensor> table =
+            get(md.getBlockTable(), "the block table");
+        if (!table)
+          return table.takeError();
+        llvm::Expected<::attn::Tensor> lens = get(md.getSeqLens(), "seq_lens");
+        if (!lens)
+          return lens.takeError();
+        llvm::Expected<::attn::Tensor> qsl =
+            get(md.getQueryStartLoc(), "query_start_loc");
+        if (!qsl)
+          return qsl.takeError();
+        auto sinks = optional(op.getSinks(), "the sinks");
+        if (!sinks)
+          return sinks.takeError();
+        auto slopes = optional(op.getAlibiSlopes(), "the ALiBi slopes");
+        if (!slopes)
+          return slopes.takeError();
+        computeType = query->dtype();
+        out = ::attn::tt::runAttentionProgram(
+            *program, *query, *cache, *table, *lens, &*qsl,
+            *sinks ? &**sinks : nullptr, *slopes ? &**slopes : nullptr,
+            layoutOf(op.getLayout()));
+      } else if (auto mla = dyn_cast<ops::MlaDecodeOp>(attnOp)) {
+        llvm::Expected<::attn::Tensor> query = get(mla.getQ(), "the query");
+        if (!query)
+          return query.takeError();
+        llvm::Expected<::attn::Tensor> cache =
+            get(mla.getKvCache(), "the latent cache");
+        if (!cache)
+          return cache.takeError();
+        llvm::Expected<::attn::Tensor> table =
+            get(mla.getBlockTable(), "the block table");
+        if (!table)
+          return table.takeError();
+        llvm::Expected<::attn::Tensor> lens =
+            get(mla.getSeqLens(), "seq_lens");
+        if (!lens)
+          return lens.takeError();
+        computeType = query->dtype();
+        out = ::attn::tt::runAttentionProgram(*program, *query, *cache, *table,
+                                              *lens, nullptr, nullptr, nullptr,
+                                              ::attn::KvLayout::NHD);
+      } else {
+        auto merge = cast<ops::MergeStatesOp>(attnOp);
+        llvm::Expected<::attn::Tensor> outA = get(merge.getOutA(), "out_a");
+        if (!outA)
+          return outA.takeError();
+        llvm::Expected<::attn::Tensor> lseA = get(merge.getLseA(), "lse_a");
+        if (!lseA)
+          return lseA.takeError();
+        llvm::Expected<::attn::Tensor> outB = get(merge.getOutB(), "out_b");
+        if (!outB)
+          return outB.takeError();
+        llvm::Expected<::attn::Tensor> lseB = get(merge.getLseB(), "lse_b");
+        if (!lseB)
+          return lseB.takeError();
+        computeType = outA->dtype();
+        out = ::attn::tt::runMergeStatesProgram(*program, *outA, *lseA, *outB,
+                                                *lseB);
+      }
+      if (!out)
+        return fail(out.message());
+      results.push_back(std::move(out->out));
+      results.push_back(std::move(out->lse));
     }
-    if (!out)
-      return fail(out.message());
-    opResults.push_back(std::move(out->out));
-    opResults.push_back(std::move(out->lse));
+    runSeconds += std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - loaded)
+                      .count();
+    if (attnOp->getNumResults() != results.size())
+      return fail(attnOp->getName().getStringRef() +
+                  " on memrefs is not run on the tt backend");
+    ::attn::Tolerance tol = exact ? ::attn::Tolerance{0.0, 0.0}
+                                  : ::attn::tt::toleranceFor(computeType);
+    anyExact |= exact;
+    anyBf16 |= !exact && computeType == ::attn::DType::BF16;
+    for (auto [r, t] : llvm::zip(attnOp->getResults(), results)) {
+      values[r] = std::move(t);
+      tolerance[r] = tol;
+    }
   }
-  auto ranAt = std::chrono::steady_clock::now();
 
   std::vector<::attn::Tensor> results;
-  for (unsigned r : resultOf)
-    results.push_back(opResults[r]);
+  std::vector<::attn::Tolerance> tolerances;
+  for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) {
+    auto it = values.find(v);
+    if (it == values.end())
+      return fail("result " + llvm::Twine(i) +
+                  " is not an argument or an attn op's result");
+    results.push_back(it->second);
+    auto tol = tolerance.find(v);
+    tolerances.push_back(tol != tolerance.end()
+                             ? tol->second
+                             : ::attn::defaultTolerance(it->second.dtype()));
+  }
   if (stats) {
-    const ::attn::tt::ProgramDescription &d = program->description;
-    stats->device = "tt:emulator (" + std::to_string(d.gridX) + "x" +
-                    std::to_string(d.gridY) + " cores, program " + d.name + ")";
+    stats->device = device;
+    // Lowering, emitting and building the kernels, not running them.
     stats->compileSeconds =
-        std::chrono::duration<double>(compiledAt - start).count();
-    stats->kernelSeconds =
-        std::chrono::duration<double>(ranAt - compiledAt).count();
-    stats->launches = 1;
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count() -
+        runSeconds;
+    stats->kernelSeconds = runSeconds;
+    stats->launches = int64_t(attnOps.size());
     // reshape_and_cache moves bits; the outputs of a bf16 program (lse too)
-    // carry the error of its bf16 tiles. f32 programs meet the defaults.
-    if (exact) {
-      stats->tolerances.assign(results.size(), ::attn::Tolerance{0.0, 0.0});
-      stats->toleranceNote = "tt: reshape_and_cache must match bit for bit";
-    } else if (computeType == ::attn::DType::BF16) {
-      ::attn::Tolerance tol = ::attn::tt::toleranceFor(computeType);
-      stats->tolerances.assign(results.size(), tol);
+    // carry the error of its bf16 tiles. f32 and f16 programs meet the
+    // defaults.
+    if (anyExact || anyBf16)
+      stats->tolerances = tolerances;
+    std::vector<std::string> notes;
+    if (anyExact)
+      notes.push_back("tt: reshape_and_cache must match bit for bit");
+    if (anyBf16) {
+      ::attn::Tolerance tol = ::attn::tt::toleranceFor(::attn::DType::BF16);
       char values[64];
       std::snprintf(values, sizeof values, "atol %g, rtol %g", tol.atol,
                     tol.rtol);
-      stats->toleranceNote =
+      notes.push_back(
           "tt: a bf16 program's outputs, lse included, within " +
           std::string(values) +
           " (P is rounded to bf16 before P.V as on the device; "
-          "runtime/executors/tt/README.md)";
+          "runtime/executors/tt/README.md)");
     }
+    stats->toleranceNote = llvm::join(notes, "; ");
   }
   return results;
 }

@@ -45,8 +45,9 @@ const StringRef kAttnRuntimeArgs[kRtUnits] = {
     "out_addr",   "lse_addr",   "sinks_addr",     "alibi_addr",
     "num_dram_banks", "num_units"};
 const StringRef kAttnUnitArgs[kNumUnitArgs] = {
-    "req",     "kv_head", "row_begin", "num_rows", "q_start",
-    "context", "seq_len", "kt_begin",  "kt_end"};
+    "req",     "kv_head",  "row_begin", "num_rows",      "q_start",
+    "context", "seq_len",  "kt_begin",  "kt_end",        "out_page_base",
+    "lse_page_base"};
 
 SmallVector<int64_t> attentionCompileTimeArgs(const AttentionConfig &c) {
   SmallVector<int64_t> v(kNumAttnCt, 0);
@@ -592,7 +593,8 @@ void buildAttentionWriter(OpBuilder &b, Location loc,
     Value lsePtr = kb.getReadPtr(kCbLse);
     kb.forLoop(0, u[kUNumRows], [&](Value row) {
       RowInfo info = rowInfo(kb, u, row, hpg);
-      Value page = kb.add(kb.mul(info.token, heads), info.head);
+      Value page = kb.add(kb.add(kb.mul(info.token, heads), info.head),
+                          u[kUOutPageBase]);
       kb.forLoop(0, dvTiles, [&](Value dt) {
         kb.forLoop(0, kb.c(2), [&](Value half) {
           Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
@@ -612,7 +614,8 @@ void buildAttentionWriter(OpBuilder &b, Location loc,
       kb.storeL1Word(slot, word,
                      kb.loadL1Word(lsePtr, kb.faceOffset(row, kb.c(0))));
       kb.nocAsyncWrite(kb.add(slot, kb.mul(word, 4)),
-                       kb.dramPageAddr(lseBase, lseStride, banks, info.token,
+                       kb.dramPageAddr(lseBase, lseStride, banks,
+                                       kb.add(info.token, u[kULsePageBase]),
                                        kb.mul(info.head, 4)),
                        kb.c(4));
     });

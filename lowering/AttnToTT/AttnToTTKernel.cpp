@@ -71,6 +71,8 @@ DictionaryAttr programParams(Builder &b, const AttentionConfig &c) {
       b.getNamedAttr("soft_cap", b.getF64FloatAttr(c.softCap)),
       b.getNamedAttr("sinks", b.getBoolAttr(c.sinks)),
       b.getNamedAttr("alibi", b.getBoolAttr(c.alibi)),
+      b.getNamedAttr("num_kv_splits", b.getI64IntegerAttr(c.numKvSplits)),
+      b.getNamedAttr("num_states", b.getI64IntegerAttr(c.numStates)),
   });
 }
 
@@ -93,13 +95,36 @@ void buildAttentionProgram(OpBuilder &b, Location loc, StringRef name,
   ModuleOp module = createProgramModule(
       b, loc, name,
       desc.build(name, cfg.op, cfg.arch, programParams(b, cfg), gridX, gridY,
-                 kAttnRuntimeArgs, kAttnUnitArgs));
+                 kAttnRuntimeArgs, kAttnUnitArgs,
+                 cfg.numKvSplits > 1 ? (name + "_merge").str() : ""));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   addKernel(b, loc, "reader", [&] { buildAttentionReader(b, loc, cfg); });
   addKernel(b, loc, "compute",
             [&] { buildAttentionCompute(b, loc, cfg, desc); });
   addKernel(b, loc, "writer", [&] { buildAttentionWriter(b, loc, cfg); });
+}
+
+/// The program that merges `cfg.numStates` partial states of rows of
+/// `cfg.numHeads` heads and `cfg.valueSize` values.
+void buildMergeProgram(OpBuilder &b, Location loc, StringRef name,
+                       const AttentionConfig &cfg, int64_t gridX,
+                       int64_t gridY) {
+  ProgramDescriptionBuilder desc(b);
+  declareMergeBuffers(desc, cfg);
+  SmallVector<int64_t> ct = mergeCompileTimeArgs(cfg);
+  desc.kernel("reader", "reader", "riscv_1", ct);
+  desc.kernel("compute", "compute", "trisc", ct);
+  desc.kernel("writer", "writer", "riscv_0", ct);
+  ModuleOp module = createProgramModule(
+      b, loc, name,
+      desc.build(name, "merge_states", cfg.arch, programParams(b, cfg), gridX,
+                 gridY, kMergeRuntimeArgs, kMergeUnitArgs));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  addKernel(b, loc, "reader", [&] { buildMergeReader(b, loc, cfg); });
+  addKernel(b, loc, "compute", [&] { buildMergeCompute(b, loc, cfg, desc); });
+  addKernel(b, loc, "writer", [&] { buildMergeWriter(b, loc, cfg); });
 }
 
 void buildCacheProgram(OpBuilder &b, Location loc, StringRef name,
@@ -227,8 +252,29 @@ FailureOr<AttentionConfig> configure(MlaDecodeOp op, const TTArch &arch) {
   cfg.kvParts = 1;
   cfg.causal = false;
   cfg.scale = op.getScale().convertToDouble();
+  cfg.numKvSplits = op.getNumKvSplits();
+  if (cfg.numKvSplits < 1)
+    return op.emitOpError() << "tt lowering needs num_kv_splits >= 1";
   if (failed(checkTileShape(op, cfg)))
     return failure();
+  return cfg;
+}
+
+FailureOr<AttentionConfig> configure(MergeStatesOp op, const TTArch &arch) {
+  AttentionConfig cfg;
+  cfg.op = "merge_states";
+  cfg.arch = arch;
+  auto out = staticDims(op, op.getOutA(), "out_a", {1, 2});
+  if (failed(out) || failed(checkElementType(op, op.getOutA(), cfg)))
+    return failure();
+  cfg.numHeads = (*out)[1];
+  cfg.numKvHeads = 1;
+  cfg.headSize = cfg.valueSize = (*out)[2];
+  cfg.numStates = 2;
+  if (cfg.valueSize % 32 != 0)
+    return op.emitOpError()
+           << "tt lowering needs head sizes that are multiples of 32, got "
+           << cfg.valueSize;
   return cfg;
 }
 
@@ -302,35 +348,35 @@ struct ConvertAttnToTTKernelPass
         if (ops.size() > 1)
           name += "_" + std::to_string(i);
         b.setInsertionPointToEnd(module.getBody());
-        if (isa<MergeStatesOp>(op)) {
-          if (failed(buildMergeProgram(cast<MergeStatesOp>(op), b, name,
-                                       *target)))
-            failedAny = true;
-          continue;
-        }
         FailureOr<AttentionConfig> cfg =
             llvm::TypeSwitch<Operation *, FailureOr<AttentionConfig>>(op)
-                .Case<PagedAttentionOp, MlaDecodeOp, ReshapeAndCacheOp>(
+                .Case<PagedAttentionOp, MlaDecodeOp, ReshapeAndCacheOp,
+                      MergeStatesOp>(
                     [&](auto typed) { return configure(typed, *target); });
         if (failed(cfg)) {
           failedAny = true;
           continue;
         }
-        if (isa<ReshapeAndCacheOp>(op))
-          buildCacheProgram(b, op->getLoc(), name, *cfg, gridX, gridY);
-        else
-          buildAttentionProgram(b, op->getLoc(), name, *cfg, gridX, gridY);
+        Location loc = op->getLoc();
+        if (isa<ReshapeAndCacheOp>(op)) {
+          buildCacheProgram(b, loc, name, *cfg, gridX, gridY);
+        } else if (isa<MergeStatesOp>(op)) {
+          buildMergeProgram(b, loc, name, *cfg, gridX, gridY);
+        } else {
+          buildAttentionProgram(b, loc, name, *cfg, gridX, gridY);
+          // Split-KV decode: the splits' partial states, then their merge.
+          if (cfg->numKvSplits > 1) {
+            AttentionConfig merge = *cfg;
+            merge.numStates = cfg->numKvSplits;
+            buildMergeProgram(b, loc, name + "_merge", merge, gridX, gridY);
+          }
+        }
       }
     }
     if (failedAny)
       return signalPassFailure();
     for (func::FuncOp fn : hosts)
       fn.erase();
-  }
-
-  LogicalResult buildMergeProgram(MergeStatesOp op, OpBuilder &, StringRef,
-                                  const TTArch &) {
-    return op.emitOpError() << "tt lowering does not lower merge_states yet";
   }
 };
 

@@ -42,6 +42,10 @@ struct AttentionConfig {
   int64_t kvLoraRank = 0;
   /// reshape_and_cache of MLA: the two source widths (key = L, value = P).
   int64_t keyWidth = 0, valueWidth = 0;
+  /// mla_decode: the key-tile ranges each request's work is split into
+  /// (1: none); merge programs: the partial states they combine.
+  int64_t numKvSplits = 1;
+  int64_t numStates = 0;
   TTArch arch;
 
   int64_t esz() const { return elementBytes(format); }
@@ -146,6 +150,10 @@ enum AttnUnit : int64_t {
   kUSeqLen,
   kUKtBegin,
   kUKtEnd,
+  /// Where the unit's rows go: page offsets into the out and lse buffers
+  /// (0, or a split's partial-state slice for split-KV decode).
+  kUOutPageBase,
+  kULsePageBase,
   kNumUnitArgs
 };
 extern const StringRef kAttnUnitArgs[kNumUnitArgs];
@@ -199,6 +207,63 @@ void declareCacheBuffers(ProgramDescriptionBuilder &desc,
                          const AttentionConfig &cfg);
 void buildCacheReader(OpBuilder &b, Location loc, const AttentionConfig &cfg);
 void buildCacheWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg);
+
+//===--- Merging attention states (merge_states, split-KV decode) --------===//
+
+enum MergeCb : int64_t {
+  kCbMergeIn = 0,
+  kCbMergeLseIn = 1,
+  kCbMergeStage = 2,
+  kCbMergeLseStage = 3,
+  kCbMergeWriterStage = 4,
+  kCbMergeZero = 5,
+  kCbMergeOut = 16,
+  kCbMergeLseOut = 17,
+  kCbMergeMaxOut = 18,
+  kCbMergeMax = 24,
+  kCbMergeWeight = 25,
+  kCbMergeSum = 26,
+  kCbMergeAcc = 27,
+  kCbMergeRecip = 28,
+};
+
+enum MergeCt : int64_t {
+  kMcHeads,
+  kMcDvTiles,
+  kMcElemSize,
+  kMcTileBytes,
+  kMcOutPageStride,
+  kMcLsePageStride,
+  kMcNumStates,
+  kMcNegBigBits,
+  kMcNegInfBits,
+  kNumMergeCt
+};
+
+/// Partial states lie in one buffer each for out and lse: state s of row r
+/// (token t = r / H, head r % H) is out page s * T * H + r and lse page
+/// s * T + t.
+enum MergeRt : int64_t {
+  kMrPartialOut,
+  kMrPartialLse,
+  kMrOut,
+  kMrLse,
+  kMrNumTokens,
+  kMrNumBanks,
+  kMrNumUnits,
+  kMrUnits
+};
+extern const StringRef kMergeRuntimeArgs[kMrUnits];
+enum MergeUnit : int64_t { kMuRowBegin, kMuNumRows, kNumMergeUnitArgs };
+extern const StringRef kMergeUnitArgs[kNumMergeUnitArgs];
+
+SmallVector<int64_t> mergeCompileTimeArgs(const AttentionConfig &c);
+void declareMergeBuffers(ProgramDescriptionBuilder &desc,
+                         const AttentionConfig &cfg);
+void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg);
+void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
+                       const ProgramDescriptionBuilder &program);
+void buildMergeWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg);
 
 } // namespace mlir::attn::tt
 

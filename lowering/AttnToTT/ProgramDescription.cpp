@@ -57,7 +57,7 @@ void ProgramDescriptionBuilder::kernel(StringRef name, StringRef kind,
 DictionaryAttr ProgramDescriptionBuilder::build(
     StringRef name, StringRef op, const TTArch &arch, DictionaryAttr params,
     int64_t gridX, int64_t gridY, ArrayRef<StringRef> runtimeArgs,
-    ArrayRef<StringRef> unitArgs) {
+    ArrayRef<StringRef> unitArgs, StringRef mergeProgram) {
   auto strings = [&](ArrayRef<StringRef> names) {
     SmallVector<Attribute> out;
     for (StringRef n : names)
@@ -73,7 +73,7 @@ DictionaryAttr ProgramDescriptionBuilder::build(
         b.getNamedAttr("page_size", b.getI64IntegerAttr(c.pageSize)),
         b.getNamedAttr("data_format", b.getStringAttr(spell(c.format))),
     }));
-  return b.getDictionaryAttr({
+  SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("name", b.getStringAttr(name)),
       b.getNamedAttr("op", b.getStringAttr(op)),
       b.getNamedAttr("arch", b.getStringAttr(arch.name)),
@@ -86,7 +86,11 @@ DictionaryAttr ProgramDescriptionBuilder::build(
       b.getNamedAttr("kernels", b.getArrayAttr(kernels)),
       b.getNamedAttr("runtime_args", strings(runtimeArgs)),
       b.getNamedAttr("unit_args", strings(unitArgs)),
-  });
+  };
+  if (!mergeProgram.empty())
+    attrs.push_back(
+        b.getNamedAttr("merge_program", b.getStringAttr(mergeProgram)));
+  return b.getDictionaryAttr(attrs);
 }
 
 } // namespace mlir::attn::tt

@@ -4,6 +4,7 @@
 #include "reference/ops/Metadata.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace attn::tt {
@@ -26,6 +27,8 @@ struct Shape {
   bool alibi = false;
   /// reshape_and_cache: widths of the key and value rows.
   int64_t keyWidth = 0, valueWidth = 0;
+  int64_t numKvSplits = 1;
+  int64_t numStates = 0;
 };
 
 Result<Shape> readShape(const ProgramDescription &d) {
@@ -57,6 +60,10 @@ Result<Shape> readShape(const ProgramDescription &d) {
     s.sinks = c->boolean();
   if (const JsonValue *c = p.get("alibi"))
     s.alibi = c->boolean();
+  if (p.get("num_kv_splits"))
+    ATTN_RETURN_IF_ERROR(num("num_kv_splits", s.numKvSplits));
+  if (p.get("num_states"))
+    ATTN_RETURN_IF_ERROR(num("num_states", s.numStates));
   s.keyWidth = s.valueWidth = s.headSize;
   if (p.get("key_width"))
     ATTN_RETURN_IF_ERROR(num("key_width", s.keyWidth));
@@ -71,7 +78,9 @@ Result<Shape> readShape(const ProgramDescription &d) {
     return errorf("TT programs compute in bf16, f16 or f32, not '", *dtype,
                   "'");
   s.dtype = *parsed;
-  if (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0))
+  // A merge program has no cache.
+  if (d.op != "merge_states" &&
+      (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0)))
     return errorf("block size ", s.blockSize,
                   " must divide 32 or be a multiple of 32");
   if (s.headSize % 32 != 0 || s.valueSize % 32 != 0)
@@ -180,6 +189,45 @@ Status checkDims(const Tensor &t, const char *name,
   return Status::ok();
 }
 
+/// Runs merge program `merge` over the `states` partial states in
+/// partialOut (pages (s * T + t) * H + h of Dv elements) and partialLse (pages
+/// s * T + t of H f32) on `device`, and reads the merged result back.
+Result<AttentionOutput> runMerge(Device &device, const Program &merge,
+                                 const Buffer &partialOut,
+                                 const Buffer &partialLse, int64_t T,
+                                 int64_t H, int64_t valueSize, DType dtype,
+                                 unsigned parallelCores) {
+  const ProgramDescription &d = merge.description;
+  if (d.op != "merge_states")
+    return errorf("program '", d.name, "' computes ", d.op,
+                  ", not merge_states");
+  uint32_t esz = uint32_t(byteWidth(dtype));
+  Buffer out = device.allocate(uint32_t(valueSize * esz),
+                               uint32_t(std::max<int64_t>(T * H, 1)));
+  Buffer lse =
+      device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+  std::vector<std::map<std::string, uint32_t>> units;
+  for (int64_t r = 0; r < T * H; r += 32)
+    units.push_back({{"row_begin", uint32_t(r)},
+                     {"num_rows", uint32_t(std::min<int64_t>(32, T * H - r))}});
+  std::map<std::string, uint32_t> named = {
+      {"partial_out_addr", partialOut.address},
+      {"partial_lse_addr", partialLse.address},
+      {"out_addr", out.address},
+      {"lse_addr", lse.address},
+      {"num_tokens", uint32_t(T)},
+      {"num_dram_banks", device.numBanks()}};
+  auto launches = layOutRuntimeArgs(merge, named, units);
+  if (!launches)
+    return launches.status();
+  ATTN_RETURN_IF_ERROR(runLaunches(device, merge, *launches, parallelCores));
+  AttentionOutput result{Tensor(dtype, {T, H, valueSize}),
+                         Tensor(DType::F32, {T, H})};
+  download(device, out, result.out.data(), uint32_t(T * H));
+  download(device, lse, result.lse.data(), uint32_t(T));
+  return result;
+}
+
 } // namespace
 
 Result<AttentionOutput>
@@ -268,10 +316,21 @@ runAttentionProgram(const Program &program, const Tensor &query,
   Result<Buffer> slopeBuf = headPage(alibiSlopes, "alibi slopes");
   if (!slopeBuf)
     return slopeBuf.status();
+  // Split-KV: every split writes its partial state to its slice of the
+  // outputs, which the merge program combines. A split without keys keeps
+  // out = 0 and lse = -inf.
+  int64_t splits = s.numKvSplits;
+  if (splits > 1 && !program.merge)
+    return errorf("program '", d.name, "' splits its work ", splits,
+                  " ways but has no merge program");
   Buffer out = device.allocate(uint32_t(s.valueSize * esz),
-                               uint32_t(std::max<int64_t>(T * H, 1)));
+                               uint32_t(std::max<int64_t>(splits * T * H, 1)));
+  std::vector<float> noKeys(size_t(H), -INFINITY);
   Buffer lse =
-      device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+      device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(splits * T, 1)));
+  if (splits > 1)
+    for (int64_t p = 0; p < splits * T; ++p)
+      device.writePage(lse, uint32_t(p), noKeys.data());
 
   // Work units: the query rows of one request and kv head, 32 per unit; a
   // row is (query token, head of the group), token-major, so a decode packs
@@ -293,15 +352,25 @@ runAttentionProgram(const Program &program, const Tensor &query,
           hi = std::min(hi, pMax);
         else if (s.windowRight >= 0)
           hi = std::min(hi, pMax + s.windowRight);
-        units.push_back({{"req", uint32_t(r)},
-                         {"kv_head", uint32_t(g)},
-                         {"row_begin", uint32_t(rowBegin)},
-                         {"num_rows", uint32_t(numRows)},
-                         {"q_start", uint32_t(md.queryStartLoc[r])},
-                         {"context", uint32_t(context)},
-                         {"seq_len", uint32_t(seqLen)},
-                         {"kt_begin", uint32_t(lo / 32)},
-                         {"kt_end", uint32_t(hi / 32 + 1)}});
+        // Key tiles [lo / 32, hi / 32] in `splits` contiguous ranges.
+        int64_t ktBegin = lo / 32, ktCount = hi / 32 + 1 - ktBegin;
+        for (int64_t split = 0; split < splits; ++split) {
+          int64_t b = ktBegin + ktCount * split / splits;
+          int64_t e = ktBegin + ktCount * (split + 1) / splits;
+          if (b == e)
+            continue;
+          units.push_back({{"req", uint32_t(r)},
+                           {"kv_head", uint32_t(g)},
+                           {"row_begin", uint32_t(rowBegin)},
+                           {"num_rows", uint32_t(numRows)},
+                           {"q_start", uint32_t(md.queryStartLoc[r])},
+                           {"context", uint32_t(context)},
+                           {"seq_len", uint32_t(seqLen)},
+                           {"kt_begin", uint32_t(b)},
+                           {"kt_end", uint32_t(e)},
+                           {"out_page_base", uint32_t(split * T * H)},
+                           {"lse_page_base", uint32_t(split * T)}});
+        }
       }
   }
   std::map<std::string, uint32_t> named = {
@@ -318,12 +387,52 @@ runAttentionProgram(const Program &program, const Tensor &query,
   if (!launches)
     return launches.status();
   ATTN_RETURN_IF_ERROR(runLaunches(device, program, *launches, parallelCores));
+  if (splits > 1)
+    return runMerge(device, *program.merge, out, lse, T, H, s.valueSize,
+                    s.dtype, parallelCores);
 
   AttentionOutput result{Tensor(s.dtype, {T, H, s.valueSize}),
                          Tensor(DType::F32, {T, H})};
   download(device, out, result.out.data(), uint32_t(T * H));
   download(device, lse, result.lse.data(), uint32_t(T));
   return result;
+}
+
+Result<AttentionOutput> runMergeStatesProgram(const Program &program,
+                                              const Tensor &outA,
+                                              const Tensor &lseA,
+                                              const Tensor &outB,
+                                              const Tensor &lseB,
+                                              unsigned parallelCores) {
+  const ProgramDescription &d = program.description;
+  auto shapeOr = readShape(d);
+  if (!shapeOr)
+    return shapeOr.status();
+  const Shape &s = *shapeOr;
+  int64_t H = s.numHeads, Dv = s.valueSize;
+  ATTN_RETURN_IF_ERROR(checkDims(outA, "out_a", {-1, H, Dv}, s.dtype));
+  int64_t T = outA.dim(0);
+  ATTN_RETURN_IF_ERROR(checkDims(outB, "out_b", {T, H, Dv}, s.dtype));
+  ATTN_RETURN_IF_ERROR(checkDims(lseA, "lse_a", {T, H}, DType::F32));
+  ATTN_RETURN_IF_ERROR(checkDims(lseB, "lse_b", {T, H}, DType::F32));
+  if (s.numStates != 2)
+    return errorf("program '", d.name, "' merges ", s.numStates,
+                  " states, merge_states has 2");
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  Device device(d.arch);
+  // Both states in one buffer each: state a then state b.
+  std::vector<uint8_t> outs(size_t(2 * T * H * Dv) * esz);
+  std::memcpy(outs.data(), outA.data(), outs.size() / 2);
+  std::memcpy(outs.data() + outs.size() / 2, outB.data(), outs.size() / 2);
+  std::vector<uint8_t> lses(size_t(2 * T * H) * 4);
+  std::memcpy(lses.data(), lseA.data(), lses.size() / 2);
+  std::memcpy(lses.data() + lses.size() / 2, lseB.data(), lses.size() / 2);
+  Buffer partialOut =
+      upload(device, outs.data(), uint32_t(Dv * esz), uint32_t(2 * T * H));
+  Buffer partialLse =
+      upload(device, lses.data(), uint32_t(H * 4), uint32_t(2 * T));
+  return runMerge(device, program, partialOut, partialLse, T, H, Dv, s.dtype,
+                  parallelCores);
 }
 
 Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,

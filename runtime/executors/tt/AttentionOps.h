@@ -39,12 +39,24 @@ namespace attn::tt {
 /// query [T, H, D], kvCache in `layout`; for MLA: query [R, H, L + P], kvCache
 /// [NB, B, L + P], queryStartLoc null (one query per request). sinks and
 /// alibiSlopes ([H] f32) may be null when the program was compiled without.
+/// A program compiled with num_kv_splits > 1 splits each request's key
+/// tiles into that many ranges and runs its merge program on the partial
+/// states.
 Result<AttentionOutput>
 runAttentionProgram(const Program &program, const Tensor &query,
                     const Tensor &kvCache, const Tensor &blockTable,
                     const Tensor &seqLens, const Tensor *queryStartLoc,
                     const Tensor *sinks, const Tensor *alibiSlopes,
                     KvLayout layout, unsigned parallelCores = 0);
+
+/// Runs a "merge_states" program on two states: out [T, H, Dv] in the
+/// program's dtype and lse [T, H] f32 each.
+Result<AttentionOutput> runMergeStatesProgram(const Program &program,
+                                              const Tensor &outA,
+                                              const Tensor &lseA,
+                                              const Tensor &outB,
+                                              const Tensor &lseB,
+                                              unsigned parallelCores = 0);
 
 /// Runs a "reshape_and_cache" program: writes key/value [T, G, D] into
 /// kvCache (in `layout`) at slotMapping [T] i64; for the MLA latent cache

@@ -3,6 +3,7 @@
 
 #include "runtime/executors/tt/AttentionOps.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace attn::tt {
@@ -27,6 +28,54 @@ static Result<bool> compareInto(std::ostringstream &os, const char *name,
        << diff->worstGot << " reference " << diff->worstWant;
   os << "\n";
   return diff->passed();
+}
+
+/// merge_states: two random states of T rows (with -inf lse, an empty side,
+/// on some rows and both sides empty on others) against the reference.
+static Status checkMerge(const Program &program, DType dtype,
+                         const CheckOptions &options, std::string &report,
+                         bool &passed) {
+  const JsonValue &p = program.description.params;
+  int64_t H = int64_t(p.getNumber("num_heads").isOk()
+                          ? *p.getNumber("num_heads")
+                          : 0);
+  int64_t Dv = int64_t(p.getNumber("value_size").isOk()
+                           ? *p.getNumber("value_size")
+                           : 0);
+  int64_t T = options.problem.numReqs * 3 + 1;
+  Random rng(options.problem.seed);
+  Tensor outA(dtype, {T, H, Dv}), outB(dtype, {T, H, Dv});
+  Tensor lseA(DType::F32, {T, H}), lseB(DType::F32, {T, H});
+  rng.fill(outA, -1, 1);
+  rng.fill(outB, -1, 1);
+  rng.fill(lseA, -8, 8);
+  rng.fill(lseB, -8, 8);
+  float *la = reinterpret_cast<float *>(lseA.data());
+  float *lb = reinterpret_cast<float *>(lseB.data());
+  for (int64_t i = 0; i < T * H; ++i) {
+    if (i % 7 == 3)
+      la[i] = -INFINITY;
+    if (i % 11 == 5 || (i % 7 == 3 && i % 2 == 0))
+      lb[i] = -INFINITY;
+  }
+  Result<AttentionOutput> expected = mergeStates(outA, lseA, outB, lseB);
+  if (!expected)
+    return expected.status();
+  Result<AttentionOutput> actual = runMergeStatesProgram(
+      program, outA, lseA, outB, lseB, options.parallelCores);
+  if (!actual)
+    return actual.status();
+  std::ostringstream os;
+  Tolerance tol = toleranceFor(dtype);
+  Result<bool> out = compareInto(os, "out", actual->out, expected->out, tol);
+  if (!out)
+    return out.status();
+  Result<bool> lse = compareInto(os, "lse", actual->lse, expected->lse, tol);
+  if (!lse)
+    return lse.status();
+  passed = *out && *lse;
+  report = os.str();
+  return Status::ok();
 }
 
 Status checkProgram(const Program &program, const CheckOptions &options,
@@ -59,6 +108,8 @@ Status checkProgram(const Program &program, const CheckOptions &options,
     shape.kvLoraRank = num("key_width");
     shape.ropeDim = num("value_width");
   }
+  if (d.op == "merge_states")
+    return checkMerge(program, shape.dtype, options, report, passed);
   auto problemOr = generateProblem(shape, options.problem);
   if (!problemOr)
     return problemOr.status();

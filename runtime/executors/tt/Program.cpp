@@ -62,6 +62,12 @@ Result<ProgramDescription> loadProgramDescription(const std::string &dir) {
   d.params = **params;
   d.runtimeArgs = *rtArgs;
   d.unitArgs = *unitArgs;
+  if (root.get("merge_program")) {
+    auto merge = root.getString("merge_program");
+    if (!merge)
+      return errorf(dir, "/program.json: ", merge.message());
+    d.mergeProgram = *merge;
+  }
   auto gx = (*grid)->getNumber("x");
   auto gy = (*grid)->getNumber("y");
   if (!gx || !gy || *gx < 1 || *gy < 1)
@@ -132,6 +138,19 @@ Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler) {
     ks.entry = *entry;
     ks.fp32DestAccEn = kd.fp32DestAccEn;
     p.spec.kernels.push_back(std::move(ks));
+  }
+  if (!p.description.mergeProgram.empty()) {
+    std::string trimmed = dir;
+    while (trimmed.size() > 1 && trimmed.back() == '/')
+      trimmed.pop_back();
+    size_t slash = trimmed.find_last_of('/');
+    std::string parent =
+        slash == std::string::npos ? "." : trimmed.substr(0, slash);
+    auto merge = loadProgram(parent + "/" + p.description.mergeProgram,
+                             compiler);
+    if (!merge)
+      return errorf(dir, ": its merge program: ", merge.message());
+    p.merge = std::make_shared<const Program>(std::move(*merge));
   }
   return p;
 }

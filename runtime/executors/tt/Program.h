@@ -14,6 +14,8 @@
 //                       kernel on a core
 //   unit_args           names of the fields of one work unit; a core's
 //                       arguments end with its units, back to back
+//   merge_program       (split-KV decode) the sibling folder of the program
+//                       that merges this one's partial states
 //
 // Every kernel of a core gets the same runtime arguments. A kernel gets at
 // most kMaxRuntimeArgs of them, so a step with more units than the cores
@@ -28,6 +30,7 @@
 #include "tt/emulator/KernelCompiler.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,7 @@ struct ProgramDescription {
   std::vector<KernelDescription> kernels;
   std::vector<std::string> runtimeArgs;
   std::vector<std::string> unitArgs;
+  std::string mergeProgram;
 
   uint32_t numCores() const { return gridX * gridY; }
 };
@@ -60,10 +64,12 @@ struct ProgramDescription {
 /// Reads `dir`/program.json.
 Result<ProgramDescription> loadProgramDescription(const std::string &dir);
 
-/// A description with its kernels compiled and loaded.
+/// A description with its kernels compiled and loaded, and the program that
+/// merges its partial states when it has one.
 struct Program {
   ProgramDescription description;
   ProgramSpec spec;
+  std::shared_ptr<const Program> merge;
 };
 
 Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler);

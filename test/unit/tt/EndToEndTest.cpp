@@ -42,6 +42,7 @@ struct Variant {
   bool alibi = false;
   int64_t kvLoraRank = 0; // MLA; with reshape_and_cache the latent form
   int64_t ropeDim = 0;
+  int64_t numKvSplits = 1; // MLA
   /// Problems to run: decode-only, prefill-only and mixed steps.
   std::vector<double> decodeFractions = {1.0, 0.0, 0.5};
 };
@@ -83,6 +84,18 @@ std::string variantMlir(const Variant &v) {
        << cache << " -> " << cache << "\n  return %r : " << cache << "\n}\n";
     return os.str();
   }
+  if (v.op == "merge_states") {
+    std::string o = tensorType({-1, H, D}, e);
+    std::string l = tensorType({-1, H}, "f32");
+    os << "func.func @" << v.name << "(%oa: " << o << ", %la: " << l
+       << ", %ob: " << o << ", %lb: " << l << ", %o: " << o << ", %l: " << l
+       << ") -> (" << o << ", " << l << ") {\n"
+       << "  %out, %lse = attn.merge_states %oa, %la, %ob, %lb outs(%o, %l) : "
+       << o << ", " << l << ", " << o << ", " << l << ", " << o << ", " << l
+       << " -> " << o << ", " << l << "\n  return %out, %lse : " << o << ", "
+       << l << "\n}\n";
+    return os.str();
+  }
   if (v.op == "mla_decode") {
     std::string q = tensorType({-1, H, D}, e);
     std::string c = tensorType({-1, B, D}, e);
@@ -92,7 +105,8 @@ std::string variantMlir(const Variant &v) {
        << ", %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: " << o
        << ", %l: " << l << ") -> (" << o << ", " << l << ") {\n"
        << "  %out, %lse = attn.mla_decode %q, %c, %bt, %lens outs(%o, %l) "
-       << "kv_lora_rank(" << v.kvLoraRank << ") scale(0.125) : " << q << ", "
+       << "kv_lora_rank(" << v.kvLoraRank << ") scale(0.125) num_kv_splits("
+       << v.numKvSplits << ") : " << q << ", "
        << c << ", tensor<?x?xi32>, tensor<?xi32>, " << o << ", " << l
        << " -> " << o << ", " << l << "\n  return %out, %lse : " << o << ", "
        << l << "\n}\n";
@@ -220,6 +234,10 @@ std::vector<Variant> variants() {
   mla.kvLoraRank = 64;
   mla.decodeFractions = {1.0};
   out.push_back(mla);
+  Variant mlaSplit = mla;
+  mlaSplit.name = "mla_split4_bf16";
+  mlaSplit.numKvSplits = 4;
+  out.push_back(mlaSplit);
   Variant mlaF16 = mla;
   mlaF16.name = "mla_b64_f16";
   mlaF16.dtype = "f16";
@@ -255,6 +273,17 @@ std::vector<Variant> variants() {
   latent.kvLoraRank = 512;
   latent.ropeDim = 64;
   out.push_back(latent);
+  for (const char *dtype : {"bf16", "f16", "f32"}) {
+    Variant merge = paged(std::string("merge_states_") + dtype, 64, 16, dtype);
+    merge.op = "merge_states";
+    merge.decodeFractions = {1.0};
+    out.push_back(merge);
+  }
+  Variant merge128 = paged("merge_states_h40_d128_bf16", 128, 16, "bf16");
+  merge128.op = "merge_states";
+  merge128.heads = 40;
+  merge128.decodeFractions = {1.0};
+  out.push_back(merge128);
   return out;
 }
 

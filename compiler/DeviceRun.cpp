@@ -15,6 +15,7 @@
 #include "dialect/AttnOps.h"
 #include "runtime/executors/tt/AttentionOps.h"
 #include "runtime/executors/tt/Check.h"
+#include "runtime/executors/tt/EmulatorDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -171,7 +172,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
       return fail("cannot write " + llvm::Twine(path) + ": " + ec.message());
     out << k.bytes;
   }
-  ::attn::tt::KernelCompiler kernelCompiler;
+  std::unique_ptr<::attn::tt::EmulatorDevice> emulator;
   double runSeconds = 0;
   std::string device = "tt:emulator";
 
@@ -199,8 +200,14 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
     std::string name = entry.str();
     if (attnOps.size() > 1)
       name += "_" + std::to_string(i);
-    ::attn::Result<::attn::tt::Program> program = ::attn::tt::loadProgram(
-        (llvm::Twine(dir) + "/" + name).str(), kernelCompiler);
+    std::string programDir = (llvm::Twine(dir) + "/" + name).str();
+    auto description = ::attn::tt::loadProgramDescription(programDir);
+    if (!description)
+      return fail(description.message());
+    if (!emulator)
+      emulator = std::make_unique<::attn::tt::EmulatorDevice>(description->arch);
+    ::attn::Result<::attn::tt::Program> program =
+        ::attn::tt::loadProgram(programDir, *emulator);
     if (!program)
       return fail(program.message());
     auto loaded = std::chrono::steady_clock::now();
@@ -236,7 +243,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
       if (!cache)
         return cache.takeError();
       if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(
-              *program, *key, *value, *cache, *slots,
+              *emulator, *program, *key, *value, *cache, *slots,
               layoutOf(op.getLayout()));
           !s)
         return fail(s.message());
@@ -276,7 +283,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
           return slopes.takeError();
         computeType = query->dtype();
         out = ::attn::tt::runAttentionProgram(
-            *program, *query, *cache, *table, *lens, &*qsl,
+            *emulator, *program, *query, *cache, *table, *lens, &*qsl,
             *sinks ? &**sinks : nullptr, *slopes ? &**slopes : nullptr,
             layoutOf(op.getLayout()));
       } else if (auto mla = dyn_cast<ops::MlaDecodeOp>(attnOp)) {
@@ -296,7 +303,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
         if (!lens)
           return lens.takeError();
         computeType = query->dtype();
-        out = ::attn::tt::runAttentionProgram(*program, *query, *cache, *table,
+        out = ::attn::tt::runAttentionProgram(*emulator, *program, *query, *cache, *table,
                                               *lens, nullptr, nullptr, nullptr,
                                               ::attn::KvLayout::NHD);
       } else {
@@ -314,7 +321,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
         if (!lseB)
           return lseB.takeError();
         computeType = outA->dtype();
-        out = ::attn::tt::runMergeStatesProgram(*program, *outA, *lseA, *outB,
+        out = ::attn::tt::runMergeStatesProgram(*emulator, *program, *outA, *lseA, *outB,
                                                 *lseB);
       }
       if (!out)

@@ -156,21 +156,6 @@ void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
           }
 }
 
-/// Uploads `bytes` as `numPages` pages of `pageSize`.
-Buffer upload(Device &device, const uint8_t *bytes, uint32_t pageSize,
-              uint32_t numPages) {
-  Buffer b = device.allocate(pageSize, std::max<uint32_t>(numPages, 1));
-  for (uint32_t p = 0; p < numPages; ++p)
-    device.writePage(b, p, bytes + size_t(p) * pageSize);
-  return b;
-}
-
-void download(const Device &device, const Buffer &b, uint8_t *bytes,
-              uint32_t numPages) {
-  for (uint32_t p = 0; p < numPages; ++p)
-    device.readPage(b, p, bytes + size_t(p) * b.pageSize);
-}
-
 Status checkDims(const Tensor &t, const char *name,
                  std::initializer_list<int64_t> dims, DType dtype) {
   if (t.dtype() != dtype)
@@ -189,23 +174,43 @@ Status checkDims(const Tensor &t, const char *name,
   return Status::ok();
 }
 
+/// Reads an attention result: out (T * H pages of valueSize elements) and
+/// lse (T pages of H f32). Buffers hold at least one page.
+Result<AttentionOutput> readOutputs(TTDevice &device, const Buffer &out,
+                                    const Buffer &lse, int64_t T, int64_t H,
+                                    int64_t valueSize, DType dtype) {
+  AttentionOutput result{Tensor(dtype, {T, H, valueSize}),
+                         Tensor(DType::F32, {T, H})};
+  std::vector<uint8_t> bytes(size_t(out.numPages) * out.pageSize);
+  ATTN_RETURN_IF_ERROR(device.read(out, bytes.data()));
+  std::memcpy(result.out.data(), bytes.data(), result.out.numBytes());
+  bytes.assign(size_t(lse.numPages) * lse.pageSize, 0);
+  ATTN_RETURN_IF_ERROR(device.read(lse, bytes.data()));
+  std::memcpy(result.lse.data(), bytes.data(), result.lse.numBytes());
+  return result;
+}
+
 /// Runs merge program `merge` over the `states` partial states in
 /// partialOut (pages (s * T + t) * H + h of Dv elements) and partialLse (pages
 /// s * T + t of H f32) on `device`, and reads the merged result back.
-Result<AttentionOutput> runMerge(Device &device, const Program &merge,
+Result<AttentionOutput> runMerge(ScopedBuffers &buffers, const Program &merge,
                                  const Buffer &partialOut,
                                  const Buffer &partialLse, int64_t T,
-                                 int64_t H, int64_t valueSize, DType dtype,
-                                 unsigned parallelCores) {
+                                 int64_t H, int64_t valueSize, DType dtype) {
+  TTDevice &device = buffers.device();
   const ProgramDescription &d = merge.description;
   if (d.op != "merge_states")
     return errorf("program '", d.name, "' computes ", d.op,
                   ", not merge_states");
   uint32_t esz = uint32_t(byteWidth(dtype));
-  Buffer out = device.allocate(uint32_t(valueSize * esz),
-                               uint32_t(std::max<int64_t>(T * H, 1)));
-  Buffer lse =
-      device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+  Result<Buffer> out = buffers.create(uint32_t(valueSize * esz),
+                                      uint32_t(std::max<int64_t>(T * H, 1)));
+  if (!out)
+    return out.status();
+  Result<Buffer> lse =
+      buffers.create(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+  if (!lse)
+    return lse.status();
   std::vector<std::map<std::string, uint32_t>> units;
   for (int64_t r = 0; r < T * H; r += 32)
     units.push_back({{"row_begin", uint32_t(r)},
@@ -213,29 +218,25 @@ Result<AttentionOutput> runMerge(Device &device, const Program &merge,
   std::map<std::string, uint32_t> named = {
       {"partial_out_addr", partialOut.address},
       {"partial_lse_addr", partialLse.address},
-      {"out_addr", out.address},
-      {"lse_addr", lse.address},
+      {"out_addr", out->address},
+      {"lse_addr", lse->address},
       {"num_tokens", uint32_t(T)},
-      {"num_dram_banks", device.numBanks()}};
+      {"num_dram_banks", device.numDramBanks()}};
   auto launches = layOutRuntimeArgs(merge, named, units);
   if (!launches)
     return launches.status();
-  ATTN_RETURN_IF_ERROR(runLaunches(device, merge, *launches, parallelCores));
-  AttentionOutput result{Tensor(dtype, {T, H, valueSize}),
-                         Tensor(DType::F32, {T, H})};
-  download(device, out, result.out.data(), uint32_t(T * H));
-  download(device, lse, result.lse.data(), uint32_t(T));
-  return result;
+  ATTN_RETURN_IF_ERROR(device.run(merge, *launches));
+  return readOutputs(device, *out, *lse, T, H, valueSize, dtype);
 }
 
 } // namespace
 
 Result<AttentionOutput>
-runAttentionProgram(const Program &program, const Tensor &query,
-                    const Tensor &kvCache, const Tensor &blockTable,
-                    const Tensor &seqLens, const Tensor *queryStartLoc,
-                    const Tensor *sinks, const Tensor *alibiSlopes,
-                    KvLayout layout, unsigned parallelCores) {
+runAttentionProgram(TTDevice &device, const Program &program,
+                    const Tensor &query, const Tensor &kvCache,
+                    const Tensor &blockTable, const Tensor &seqLens,
+                    const Tensor *queryStartLoc, const Tensor *sinks,
+                    const Tensor *alibiSlopes, KvLayout layout) {
   const ProgramDescription &d = program.description;
   if (d.op != "paged_attention" && d.op != "mla_decode")
     return errorf("program '", d.name, "' computes ", d.op,
@@ -282,15 +283,19 @@ runAttentionProgram(const Program &program, const Tensor &query,
 
   int64_t T = query.dim(0);
   uint32_t esz = uint32_t(byteWidth(s.dtype));
-  Device device(d.arch);
+  ScopedBuffers buffers(device);
   TiledCache tc{s.blockSize, G, s.headSize, s.kvParts, kvCache.dim(0)};
   std::vector<uint8_t> pages;
   convertCache(tc, const_cast<Tensor &>(kvCache), layout, pages,
                /*toDevice=*/true);
-  Buffer kv = upload(device, pages.data(), kTileElements * esz,
-                     uint32_t(tc.numPages()));
-  Buffer q = upload(device, query.data(), uint32_t(s.headSize * esz),
-                    uint32_t(T * H));
+  Result<Buffer> kv = buffers.upload(pages.data(), kTileElements * esz,
+                                     uint32_t(tc.numPages()));
+  if (!kv)
+    return kv.status();
+  Result<Buffer> q = buffers.upload(query.data(), uint32_t(s.headSize * esz),
+                                uint32_t(T * H));
+  if (!q)
+    return q.status();
   // Block-table rows are read in 256-byte chunks: pad each row's page.
   uint32_t btCols = uint32_t(blockTable.dim(1));
   uint32_t btPage = (std::max<uint32_t>(btCols, 1) * 4 + 255) / 256 * 256;
@@ -298,8 +303,10 @@ runAttentionProgram(const Program &program, const Tensor &query,
   for (int64_t r = 0; r < blockTable.dim(0); ++r)
     std::memcpy(btBytes.data() + r * btPage,
                 blockTable.data() + r * btCols * 4, btCols * 4);
-  Buffer bt = upload(device, btBytes.data(), btPage,
-                     uint32_t(blockTable.dim(0)));
+  Result<Buffer> bt =
+      buffers.upload(btBytes.data(), btPage, uint32_t(blockTable.dim(0)));
+  if (!bt)
+    return bt.status();
   // Per-head parameters: one page of H f32 each.
   auto headPage = [&](const Tensor *t, const char *what) -> Result<Buffer> {
     std::vector<uint8_t> bytes(size_t(H) * 4, 0);
@@ -308,7 +315,7 @@ runAttentionProgram(const Program &program, const Tensor &query,
         return errorf(what, " must be [", H, "] f32");
       std::memcpy(bytes.data(), t->data(), bytes.size());
     }
-    return upload(device, bytes.data(), uint32_t(H * 4), 1);
+    return buffers.upload(bytes.data(), uint32_t(H * 4), 1);
   };
   Result<Buffer> sinkBuf = headPage(sinks, "sinks");
   if (!sinkBuf)
@@ -323,14 +330,19 @@ runAttentionProgram(const Program &program, const Tensor &query,
   if (splits > 1 && !program.merge)
     return errorf("program '", d.name, "' splits its work ", splits,
                   " ways but has no merge program");
-  Buffer out = device.allocate(uint32_t(s.valueSize * esz),
-                               uint32_t(std::max<int64_t>(splits * T * H, 1)));
-  std::vector<float> noKeys(size_t(H), -INFINITY);
-  Buffer lse =
-      device.allocate(uint32_t(H * 4), uint32_t(std::max<int64_t>(splits * T, 1)));
-  if (splits > 1)
-    for (int64_t p = 0; p < splits * T; ++p)
-      device.writePage(lse, uint32_t(p), noKeys.data());
+  Result<Buffer> out =
+      buffers.create(uint32_t(s.valueSize * esz),
+                     uint32_t(std::max<int64_t>(splits * T * H, 1)));
+  if (!out)
+    return out.status();
+  Result<Buffer> lse = buffers.create(
+      uint32_t(H * 4), uint32_t(std::max<int64_t>(splits * T, 1)));
+  if (!lse)
+    return lse.status();
+  if (splits > 1) {
+    std::vector<float> noKeys(size_t(lse->numPages) * H, -INFINITY);
+    ATTN_RETURN_IF_ERROR(device.write(*lse, noKeys.data()));
+  }
 
   // Work units: the query rows of one request and kv head, 32 per unit; a
   // row is (query token, head of the group), token-major, so a decode packs
@@ -374,36 +386,31 @@ runAttentionProgram(const Program &program, const Tensor &query,
       }
   }
   std::map<std::string, uint32_t> named = {
-      {"q_addr", q.address},
-      {"kv_addr", kv.address},
-      {"bt_addr", bt.address},
-      {"bt_page_stride", bt.alignedPageSize},
-      {"out_addr", out.address},
-      {"lse_addr", lse.address},
+      {"q_addr", q->address},
+      {"kv_addr", kv->address},
+      {"bt_addr", bt->address},
+      {"bt_page_stride", bt->alignedPageSize},
+      {"out_addr", out->address},
+      {"lse_addr", lse->address},
       {"sinks_addr", sinkBuf->address},
       {"alibi_addr", slopeBuf->address},
-      {"num_dram_banks", device.numBanks()}};
+      {"num_dram_banks", device.numDramBanks()}};
   auto launches = layOutRuntimeArgs(program, named, units);
   if (!launches)
     return launches.status();
-  ATTN_RETURN_IF_ERROR(runLaunches(device, program, *launches, parallelCores));
+  ATTN_RETURN_IF_ERROR(device.run(program, *launches));
   if (splits > 1)
-    return runMerge(device, *program.merge, out, lse, T, H, s.valueSize,
-                    s.dtype, parallelCores);
-
-  AttentionOutput result{Tensor(s.dtype, {T, H, s.valueSize}),
-                         Tensor(DType::F32, {T, H})};
-  download(device, out, result.out.data(), uint32_t(T * H));
-  download(device, lse, result.lse.data(), uint32_t(T));
-  return result;
+    return runMerge(buffers, *program.merge, *out, *lse, T, H, s.valueSize,
+                    s.dtype);
+  return readOutputs(device, *out, *lse, T, H, s.valueSize, s.dtype);
 }
 
-Result<AttentionOutput> runMergeStatesProgram(const Program &program,
+Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
+                                              const Program &program,
                                               const Tensor &outA,
                                               const Tensor &lseA,
                                               const Tensor &outB,
-                                              const Tensor &lseB,
-                                              unsigned parallelCores) {
+                                              const Tensor &lseB) {
   const ProgramDescription &d = program.description;
   auto shapeOr = readShape(d);
   if (!shapeOr)
@@ -419,7 +426,7 @@ Result<AttentionOutput> runMergeStatesProgram(const Program &program,
     return errorf("program '", d.name, "' merges ", s.numStates,
                   " states, merge_states has 2");
   uint32_t esz = uint32_t(byteWidth(s.dtype));
-  Device device(d.arch);
+  ScopedBuffers buffers(device);
   // Both states in one buffer each: state a then state b.
   std::vector<uint8_t> outs(size_t(2 * T * H * Dv) * esz);
   std::memcpy(outs.data(), outA.data(), outs.size() / 2);
@@ -427,18 +434,22 @@ Result<AttentionOutput> runMergeStatesProgram(const Program &program,
   std::vector<uint8_t> lses(size_t(2 * T * H) * 4);
   std::memcpy(lses.data(), lseA.data(), lses.size() / 2);
   std::memcpy(lses.data() + lses.size() / 2, lseB.data(), lses.size() / 2);
-  Buffer partialOut =
-      upload(device, outs.data(), uint32_t(Dv * esz), uint32_t(2 * T * H));
-  Buffer partialLse =
-      upload(device, lses.data(), uint32_t(H * 4), uint32_t(2 * T));
-  return runMerge(device, program, partialOut, partialLse, T, H, Dv, s.dtype,
-                  parallelCores);
+  Result<Buffer> partialOut =
+      buffers.upload(outs.data(), uint32_t(Dv * esz), uint32_t(2 * T * H));
+  if (!partialOut)
+    return partialOut.status();
+  Result<Buffer> partialLse =
+      buffers.upload(lses.data(), uint32_t(H * 4), uint32_t(2 * T));
+  if (!partialLse)
+    return partialLse.status();
+  return runMerge(buffers, program, *partialOut, *partialLse, T, H, Dv,
+                  s.dtype);
 }
 
-Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,
-                                 const Tensor &value, Tensor &kvCache,
-                                 const Tensor &slotMapping, KvLayout layout,
-                                 unsigned parallelCores) {
+Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
+                                 const Tensor &key, const Tensor &value,
+                                 Tensor &kvCache, const Tensor &slotMapping,
+                                 KvLayout layout) {
   const ProgramDescription &d = program.description;
   if (d.op != "reshape_and_cache")
     return errorf("program '", d.name, "' computes ", d.op,
@@ -470,32 +481,40 @@ Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,
       checkSlotMapping(slotMapping, T, kvCache.dim(0), s.blockSize));
 
   uint32_t esz = uint32_t(byteWidth(s.dtype));
-  Device device(d.arch);
+  ScopedBuffers buffers(device);
   TiledCache tc{s.blockSize, G, W, s.kvParts, kvCache.dim(0)};
   std::vector<uint8_t> pages;
   convertCache(tc, kvCache, layout, pages, /*toDevice=*/true);
-  Buffer kv = upload(device, pages.data(), kTileElements * esz,
-                     uint32_t(tc.numPages()));
-  Buffer k = upload(device, key.data(), uint32_t(s.keyWidth * esz),
-                    uint32_t(T * G));
-  Buffer v = upload(device, value.data(), uint32_t(s.valueWidth * esz),
-                    uint32_t(T * G));
-  Buffer slots = upload(device, slotMapping.data(), 8, uint32_t(T));
+  Result<Buffer> kv = buffers.upload(pages.data(), kTileElements * esz,
+                                     uint32_t(tc.numPages()));
+  if (!kv)
+    return kv.status();
+  Result<Buffer> k =
+      buffers.upload(key.data(), uint32_t(s.keyWidth * esz), uint32_t(T * G));
+  if (!k)
+    return k.status();
+  Result<Buffer> v = buffers.upload(value.data(), uint32_t(s.valueWidth * esz),
+                                uint32_t(T * G));
+  if (!v)
+    return v.status();
+  Result<Buffer> slots = buffers.upload(slotMapping.data(), 8, uint32_t(T));
+  if (!slots)
+    return slots.status();
 
   std::vector<std::map<std::string, uint32_t>> units;
   for (int64_t t = 0; t < T; ++t)
     units.push_back({{"token", uint32_t(t)}});
   std::map<std::string, uint32_t> named = {
-      {"key_addr", k.address},
-      {"value_addr", v.address},
-      {"slot_addr", slots.address},
-      {"kv_addr", kv.address},
-      {"num_dram_banks", device.numBanks()}};
+      {"key_addr", k->address},
+      {"value_addr", v->address},
+      {"slot_addr", slots->address},
+      {"kv_addr", kv->address},
+      {"num_dram_banks", device.numDramBanks()}};
   auto launches = layOutRuntimeArgs(program, named, units);
   if (!launches)
     return launches.status();
-  ATTN_RETURN_IF_ERROR(runLaunches(device, program, *launches, parallelCores));
-  download(device, kv, pages.data(), uint32_t(tc.numPages()));
+  ATTN_RETURN_IF_ERROR(device.run(program, *launches));
+  ATTN_RETURN_IF_ERROR(device.read(*kv, pages.data()));
   convertCache(tc, kvCache, layout, pages, /*toDevice=*/false);
   return Status::ok();
 }

@@ -1,9 +1,10 @@
 //===- AttentionOps.h - Host side of attn's TT programs ------------------===//
 //
 // What TT-Metalium host code (a program factory) does around attn's emitted
-// kernels: put the operands in DRAM in the layout the kernels read, split the
-// work into units over the core grid, set runtime arguments, run, and read
-// the results back. Operands are reference tensors (reference/ops/Tensor.h).
+// kernels, on any TTDevice (TTDevice.h): put the operands in DRAM in the
+// layout the kernels read, split the work into units over the core grid, set
+// runtime arguments, run, and read the results back. Operands are reference tensors (reference/ops/Tensor.h);
+// every buffer an operation creates is released when it returns.
 //
 // The paged KV cache on the device is tiled. A block of B token rows maps to
 // 32-row tiles by this rule (B must divide 32 or be a multiple of 32):
@@ -31,7 +32,7 @@
 
 #include "reference/ops/KvCache.h"
 #include "reference/ops/Ops.h"
-#include "runtime/executors/tt/Program.h"
+#include "runtime/executors/tt/TTDevice.h"
 
 namespace attn::tt {
 
@@ -43,29 +44,29 @@ namespace attn::tt {
 /// tiles into that many ranges and runs its merge program on the partial
 /// states.
 Result<AttentionOutput>
-runAttentionProgram(const Program &program, const Tensor &query,
-                    const Tensor &kvCache, const Tensor &blockTable,
-                    const Tensor &seqLens, const Tensor *queryStartLoc,
-                    const Tensor *sinks, const Tensor *alibiSlopes,
-                    KvLayout layout, unsigned parallelCores = 0);
+runAttentionProgram(TTDevice &device, const Program &program,
+                    const Tensor &query, const Tensor &kvCache,
+                    const Tensor &blockTable, const Tensor &seqLens,
+                    const Tensor *queryStartLoc, const Tensor *sinks,
+                    const Tensor *alibiSlopes, KvLayout layout);
 
 /// Runs a "merge_states" program on two states: out [T, H, Dv] in the
 /// program's dtype and lse [T, H] f32 each.
-Result<AttentionOutput> runMergeStatesProgram(const Program &program,
+Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
+                                              const Program &program,
                                               const Tensor &outA,
                                               const Tensor &lseA,
                                               const Tensor &outB,
-                                              const Tensor &lseB,
-                                              unsigned parallelCores = 0);
+                                              const Tensor &lseB);
 
 /// Runs a "reshape_and_cache" program: writes key/value [T, G, D] into
 /// kvCache (in `layout`) at slotMapping [T] i64; for the MLA latent cache
 /// [NB, B, L + P], key is kv_c [T, L] and value k_pe [T, P] (layout
 /// ignored).
-Status runReshapeAndCacheProgram(const Program &program, const Tensor &key,
-                                 const Tensor &value, Tensor &kvCache,
-                                 const Tensor &slotMapping, KvLayout layout,
-                                 unsigned parallelCores = 0);
+Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
+                                 const Tensor &key, const Tensor &value,
+                                 Tensor &kvCache, const Tensor &slotMapping,
+                                 KvLayout layout);
 
 } // namespace attn::tt
 

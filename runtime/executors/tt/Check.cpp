@@ -32,9 +32,9 @@ static Result<bool> compareInto(std::ostringstream &os, const char *name,
 
 /// merge_states: two random states of T rows (with -inf lse, an empty side,
 /// on some rows and both sides empty on others) against the reference.
-static Status checkMerge(const Program &program, DType dtype,
-                         const CheckOptions &options, std::string &report,
-                         bool &passed) {
+static Status checkMerge(TTDevice &device, const Program &program,
+                         DType dtype, const CheckOptions &options,
+                         std::string &report, bool &passed) {
   const JsonValue &p = program.description.params;
   int64_t H = int64_t(p.getNumber("num_heads").isOk()
                           ? *p.getNumber("num_heads")
@@ -62,7 +62,7 @@ static Status checkMerge(const Program &program, DType dtype,
   if (!expected)
     return expected.status();
   Result<AttentionOutput> actual = runMergeStatesProgram(
-      program, outA, lseA, outB, lseB, options.parallelCores);
+      device, program, outA, lseA, outB, lseB);
   if (!actual)
     return actual.status();
   std::ostringstream os;
@@ -78,8 +78,9 @@ static Status checkMerge(const Program &program, DType dtype,
   return Status::ok();
 }
 
-Status checkProgram(const Program &program, const CheckOptions &options,
-                    std::string &report, bool &passed) {
+Status checkProgram(TTDevice &device, const Program &program,
+                    const CheckOptions &options, std::string &report,
+                    bool &passed) {
   const ProgramDescription &d = program.description;
   const JsonValue &p = d.params;
   ProblemShape shape;
@@ -109,7 +110,7 @@ Status checkProgram(const Program &program, const CheckOptions &options,
     shape.ropeDim = num("value_width");
   }
   if (d.op == "merge_states")
-    return checkMerge(program, shape.dtype, options, report, passed);
+    return checkMerge(device, program, shape.dtype, options, report, passed);
   auto problemOr = generateProblem(shape, options.problem);
   if (!problemOr)
     return problemOr.status();
@@ -128,8 +129,8 @@ Status checkProgram(const Program &program, const CheckOptions &options,
                                            pr.slotMapping, options.layout));
     Tensor actual = pr.kvCache;
     ATTN_RETURN_IF_ERROR(runReshapeAndCacheProgram(
-        program, pr.key, pr.value, actual, pr.slotMapping, options.layout,
-        options.parallelCores));
+        device, program, pr.key, pr.value, actual, pr.slotMapping,
+        options.layout));
     Result<bool> same = compareInto(os, "kv_cache", actual, expected, {0, 0});
     if (!same)
       return same.status();
@@ -148,9 +149,9 @@ Status checkProgram(const Program &program, const CheckOptions &options,
         mlaDecode(pr.query, pr.kvCache, pr.blockTable, pr.seqLens, params);
     if (!expected)
       return expected.status();
-    actual = runAttentionProgram(program, pr.query, pr.kvCache, pr.blockTable,
-                                 pr.seqLens, nullptr, nullptr, nullptr,
-                                 options.layout, options.parallelCores);
+    actual = runAttentionProgram(device, program, pr.query, pr.kvCache,
+                                 pr.blockTable, pr.seqLens, nullptr, nullptr,
+                                 nullptr, options.layout);
   } else {
     // The cache as attention sees it: the step's keys and values written.
     ATTN_RETURN_IF_ERROR(reshapeAndCache(pr.key, pr.value, pr.kvCache,
@@ -173,9 +174,9 @@ Status checkProgram(const Program &program, const CheckOptions &options,
                               pr.queryStartLoc, slopes, sinkTensor, params);
     if (!expected)
       return expected.status();
-    actual = runAttentionProgram(program, pr.query, pr.kvCache, pr.blockTable,
-                                 pr.seqLens, &pr.queryStartLoc, sinkTensor,
-                                 slopes, options.layout, options.parallelCores);
+    actual = runAttentionProgram(device, program, pr.query, pr.kvCache,
+                                 pr.blockTable, pr.seqLens, &pr.queryStartLoc,
+                                 sinkTensor, slopes, options.layout);
   }
   if (!actual)
     return actual.status();

@@ -1,8 +1,8 @@
 //===- Check.h - Emulated TT programs against the reference --------------===//
 //
 // Draws a seeded problem (reference/ops/Random.h) of the shape a program was
-// compiled for, runs the reference op and the program on the emulator, and
-// compares.
+// compiled for, runs the reference op and the program on a TT device (the
+// emulator, in attn-tt-run), and compares.
 //
 // Compares with reference/ops/Compare.h (|device - reference| <= atol +
 // rtol * |reference| per element), with tolerances by the dtype the program
@@ -21,7 +21,7 @@
 
 #include "reference/ops/Compare.h"
 #include "reference/ops/Random.h"
-#include "runtime/executors/tt/Program.h"
+#include "runtime/executors/tt/TTDevice.h"
 
 #include <string>
 
@@ -35,13 +35,14 @@ Tolerance toleranceFor(DType computeType);
 struct CheckOptions {
   ProblemOptions problem;
   KvLayout layout = KvLayout::NHD;
-  unsigned parallelCores = 0;
 };
 
-/// Runs the check; `report` gets one line per compared output. Fails when a
-/// run fails; a numeric mismatch is reported through `passed`.
-Status checkProgram(const Program &program, const CheckOptions &options,
-                    std::string &report, bool &passed);
+/// Runs the check with `program` (loaded on `device`); `report` gets one
+/// line per compared output. Fails when a run fails; a numeric mismatch is
+/// reported through `passed`.
+Status checkProgram(TTDevice &device, const Program &program,
+                    const CheckOptions &options, std::string &report,
+                    bool &passed);
 
 } // namespace attn::tt
 

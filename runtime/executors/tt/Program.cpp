@@ -120,39 +120,17 @@ Result<ProgramDescription> loadProgramDescription(const std::string &dir) {
   return d;
 }
 
-Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler) {
-  auto desc = loadProgramDescription(dir);
-  if (!desc)
-    return desc.status();
-  Program p;
-  p.description = std::move(*desc);
-  p.spec.circularBuffers = p.description.circularBuffers;
-  for (const KernelDescription &kd : p.description.kernels) {
-    auto entry = compiler.load(dir + "/" + kd.source, kd.kind, p.description.arch,
-                               kd.compileTimeArgs);
-    if (!entry)
-      return entry.status();
-    KernelSpec ks;
-    ks.name = kd.name;
-    ks.kind = kd.kind;
-    ks.entry = *entry;
-    ks.fp32DestAccEn = kd.fp32DestAccEn;
-    p.spec.kernels.push_back(std::move(ks));
-  }
-  if (!p.description.mergeProgram.empty()) {
-    std::string trimmed = dir;
-    while (trimmed.size() > 1 && trimmed.back() == '/')
-      trimmed.pop_back();
-    size_t slash = trimmed.find_last_of('/');
-    std::string parent =
-        slash == std::string::npos ? "." : trimmed.substr(0, slash);
-    auto merge = loadProgram(parent + "/" + p.description.mergeProgram,
-                             compiler);
-    if (!merge)
-      return errorf(dir, ": its merge program: ", merge.message());
-    p.merge = std::make_shared<const Program>(std::move(*merge));
-  }
-  return p;
+LoadedKernels::~LoadedKernels() = default;
+
+std::string mergeProgramDir(const std::string &dir,
+                            const ProgramDescription &description) {
+  std::string trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  size_t slash = trimmed.find_last_of('/');
+  std::string parent =
+      slash == std::string::npos ? "." : trimmed.substr(0, slash);
+  return parent + "/" + description.mergeProgram;
 }
 
 Result<std::vector<LaunchArgs>>
@@ -204,19 +182,6 @@ layOutRuntimeArgs(const Program &program,
       break;
   }
   return launches;
-}
-
-Status runLaunches(Device &device, const Program &program,
-                   const std::vector<LaunchArgs> &launches,
-                   unsigned parallelCores) {
-  if (device.arch() != program.description.arch)
-    return errorf("program '", program.description.name, "' was built for ",
-                  toString(program.description.arch), ", the device is ",
-                  toString(device.arch()));
-  for (const LaunchArgs &launch : launches)
-    ATTN_RETURN_IF_ERROR(
-        runProgram(device, program.spec, launch, parallelCores));
-  return Status::ok();
 }
 
 } // namespace attn::tt

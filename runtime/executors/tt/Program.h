@@ -27,7 +27,6 @@
 
 #include "runtime/executors/tt/Json.h"
 #include "tt/emulator/Emulator.h"
-#include "tt/emulator/KernelCompiler.h"
 
 #include <map>
 #include <memory>
@@ -64,15 +63,26 @@ struct ProgramDescription {
 /// Reads `dir`/program.json.
 Result<ProgramDescription> loadProgramDescription(const std::string &dir);
 
-/// A description with its kernels compiled and loaded, and the program that
+/// A device's form of a program's kernels (TTDevice::loadKernels).
+class LoadedKernels {
+public:
+  explicit LoadedKernels(const void *owner) : owner(owner) {}
+  virtual ~LoadedKernels();
+  /// The device that loaded them; only it can run them.
+  const void *owner;
+};
+
+/// A description with its kernels loaded on a device, and the program that
 /// merges its partial states when it has one.
 struct Program {
   ProgramDescription description;
-  ProgramSpec spec;
+  std::shared_ptr<const LoadedKernels> kernels;
   std::shared_ptr<const Program> merge;
 };
 
-Result<Program> loadProgram(const std::string &dir, KernelCompiler &compiler);
+/// The folder of the merge program of the program in `dir` (its sibling).
+std::string mergeProgramDir(const std::string &dir,
+                            const ProgramDescription &description);
 
 /// Runtime arguments of one launch: [core][kernel] -> arguments.
 using LaunchArgs = std::vector<std::vector<std::vector<uint32_t>>>;
@@ -86,11 +96,6 @@ Result<std::vector<LaunchArgs>>
 layOutRuntimeArgs(const Program &program,
                   const std::map<std::string, uint32_t> &named,
                   const std::vector<std::map<std::string, uint32_t>> &units);
-
-/// Runs every launch of `launches` in order on `device`.
-Status runLaunches(Device &device, const Program &program,
-                   const std::vector<LaunchArgs> &launches,
-                   unsigned parallelCores);
 
 } // namespace attn::tt
 

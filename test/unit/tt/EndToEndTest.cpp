@@ -10,6 +10,7 @@
 #include "dialect/AttnDialect.h"
 #include "lowering/AttnToTT/TTMetalTarget.h"
 #include "runtime/executors/tt/Check.h"
+#include "runtime/executors/tt/EmulatorDevice.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -159,8 +160,10 @@ TEST_P(TTEndToEnd, MatchesReference) {
   ASSERT_TRUE(mlir::succeeded(mlir::attn::translateAttnToTTMetal(*module, dir)))
       << text;
 
-  tt::KernelCompiler compiler;
-  auto program = tt::loadProgram(dir + "/" + v.name, compiler);
+  auto description = tt::loadProgramDescription(dir + "/" + v.name);
+  ASSERT_TRUE(description.isOk()) << description.message();
+  tt::EmulatorDevice device(description->arch);
+  auto program = tt::loadProgram(dir + "/" + v.name, device);
   ASSERT_TRUE(program.isOk()) << program.message();
 
   uint64_t seed = 1;
@@ -177,7 +180,7 @@ TEST_P(TTEndToEnd, MatchesReference) {
     options.problem.maxPrefillQueryLen = 45;
     std::string report;
     bool passed = false;
-    Status st = tt::checkProgram(*program, options, report, passed);
+    Status st = tt::checkProgram(device, *program, options, report, passed);
     ASSERT_TRUE(st.isOk()) << st.message();
     std::printf("%s, decode fraction %.1f:\n%s", v.name.c_str(), fraction,
                 report.c_str());

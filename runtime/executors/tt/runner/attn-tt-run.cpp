@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/executors/tt/Check.h"
+#include "runtime/executors/tt/EmulatorDevice.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +85,7 @@ int main(int argc, char **argv) {
     return usage();
   }
   CheckOptions options;
+  unsigned parallelCores = 0;
   options.problem.numReqs = 3;
   options.problem.maxContextLen = 100;
   options.problem.maxPrefillQueryLen = 40;
@@ -105,7 +107,7 @@ int main(int argc, char **argv) {
     else if (flag == "--max-prefill")
       options.problem.maxPrefillQueryLen = std::atoll(value);
     else if (flag == "--cores")
-      options.parallelCores = unsigned(std::atoi(value));
+      parallelCores = unsigned(std::atoi(value));
     else if (flag == "--layout") {
       auto layout = parseKvLayout(value);
       if (!layout) {
@@ -118,15 +120,20 @@ int main(int argc, char **argv) {
     }
   }
 
-  KernelCompiler compiler;
-  auto program = loadProgram(dir, compiler);
+  auto description = loadProgramDescription(dir);
+  if (!description) {
+    std::fprintf(stderr, "error: %s\n", description.message().c_str());
+    return 1;
+  }
+  EmulatorDevice device(description->arch, parallelCores);
+  auto program = loadProgram(dir, device);
   if (!program) {
     std::fprintf(stderr, "error: %s\n", program.message().c_str());
     return 1;
   }
   std::string report;
   bool passed = false;
-  Status st = checkProgram(*program, options, report, passed);
+  Status st = checkProgram(device, *program, options, report, passed);
   if (!st.isOk()) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     return 1;

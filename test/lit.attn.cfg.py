@@ -23,6 +23,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%attn_src", config.attn_src_root))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
+# The host compiler, for tests that compile C++ against attn's declarations
+# of the TT-Metalium SDK.
+config.substitutions.append(("%cxx", config.cxx_compiler))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",

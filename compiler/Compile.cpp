@@ -2,6 +2,7 @@
 
 #include "compiler/Compile.h"
 #include "compiler/PlanBuilder.h"
+#include "compiler/TTPlanBuilder.h"
 #include "dialect/AttnDialect.h"
 #include "dialect/BufferizableOpInterfaceImpl.h"
 #include "lowering/AttnToTT/TTMetalTarget.h"
@@ -32,13 +33,24 @@ void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
 }
 
 /// The Tenstorrent target lowers the attn ops itself
-/// (convert-attn-to-ttkernel) and has no plans: a program's host side is its
-/// program.json. Each program's files become kernels named after the
-/// program, program.json first so that looking a program up by symbol finds
-/// its description.
+/// (convert-attn-to-ttkernel): a program's host side is its program.json.
+/// Each program's files become kernels named after the program, program.json
+/// first so that looking a program up by symbol finds its description. The
+/// plans, built from the functions themselves (TTPlanBuilder.h), launch the
+/// programs.
 static LogicalResult
 compileTTKernels(ModuleOp input,
-                 std::vector<mlir::attn::CompiledKernel> &kernels) {
+                 std::vector<mlir::attn::CompiledKernel> &kernels,
+                 std::vector<::attn::runtime::Plan> *plans) {
+  if (plans)
+    for (auto func : input.getOps<func::FuncOp>()) {
+      if (func.isDeclaration())
+        continue;
+      FailureOr<::attn::runtime::Plan> plan = mlir::attn::buildTTPlan(func);
+      if (failed(plan))
+        return failure();
+      plans->push_back(std::move(*plan));
+    }
   OwningOpRef<ModuleOp> module = input.clone();
   FailureOr<SmallVector<mlir::attn::TTMetalProgram>> programs =
       mlir::attn::emitTTMetalPrograms(*module);
@@ -219,14 +231,18 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
     if (!llvm::is_contained(kTargetNames, target))
       return input.emitError() << "unknown target '" << target << "'";
 
+  // A bundle holds one plan per function: with other targets beside tt, the
+  // plans are theirs (GPU launches) and the TT programs sit next to them.
+  bool ttOnly = !options.targets.empty() &&
+                llvm::all_of(options.targets,
+                             [](const std::string &t) { return t == "tt"; });
   std::vector<CompiledKernel> ttKernels;
+  std::vector<::attn::runtime::Plan> ttPlans;
   if (llvm::is_contained(options.targets, "tt") &&
-      failed(compileTTKernels(input, ttKernels)))
+      failed(compileTTKernels(input, ttKernels, ttOnly ? &ttPlans : nullptr)))
     return failure();
-  if (!options.targets.empty() &&
-      llvm::all_of(options.targets,
-                   [](const std::string &t) { return t == "tt"; }))
-    return CompiledModule{{}, std::move(ttKernels)};
+  if (ttOnly)
+    return CompiledModule{std::move(ttPlans), std::move(ttKernels)};
 
   OwningOpRef<ModuleOp> module = input.clone();
   PassManager pm(module->getContext());

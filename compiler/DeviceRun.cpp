@@ -13,9 +13,9 @@
 #endif
 #ifdef ATTN_HAVE_TT
 #include "dialect/AttnOps.h"
-#include "runtime/executors/tt/AttentionOps.h"
 #include "runtime/executors/tt/Check.h"
 #include "runtime/executors/tt/EmulatorDevice.h"
+#include "runtime/executors/tt/TTPlanDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -107,13 +107,13 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
 }
 
 #ifdef ATTN_HAVE_TT
-/// The Tenstorrent backend: each attn op of the function becomes one
-/// TT-Metalium program (two for split-KV decode: the partial states and
-/// their merge; compileModule, target "tt"), written to a temporary folder
-/// as a bundle holds them, built and run on the host emulator in the
-/// function's order with the host side of runtime/executors/tt/AttentionOps.h.
-/// Values flow between the ops on the host: a cache write's result is the
-/// cache the next op reads.
+/// The Tenstorrent backend, on the Plan path as a bundle runs: the function
+/// compiled for tt (its TT programs and its plan, compiler/TTPlanBuilder.h),
+/// each program's files written to a temporary folder as a bundle holds
+/// them, and the plan run by runPlan on a TTPlanDevice over the host
+/// emulator, which builds a program's kernels when it first launches.
+/// Tolerances per result: bit-exact for a cache write's, the dtype the
+/// producing op computes in otherwise.
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
         mlir::attn::DeviceRunStats *stats) {
@@ -124,249 +124,83 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
   auto fn = module.lookupSymbol<func::FuncOp>(entry);
   if (!fn || fn.isDeclaration())
     return fail("no such function with a body");
-  Block &body = fn.getBody().front();
-  if (body.getNumArguments() != inputs.size())
-    return fail("takes " + llvm::Twine(body.getNumArguments()) +
-                " arguments, got " + llvm::Twine(inputs.size()) + " inputs");
-  SmallVector<Operation *> attnOps;
-  fn.walk([&](Operation *op) {
-    if (isa<ops::PagedAttentionOp, ops::ReshapeAndCacheOp, ops::MlaDecodeOp,
-            ops::MergeStatesOp>(op))
-      attnOps.push_back(op);
-  });
-  if (attnOps.empty())
-    return fail("holds no attn op");
-
-  // Compile the function alone, so other functions of the module (which the
-  // TT lowering may not support) do not matter.
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d << "\n";
-    return success();
-  });
-  auto start = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> single = ModuleOp::create(fn.getLoc());
-  single->push_back(fn.clone());
-  ops::CompileOptions options;
-  options.targets = {"tt"};
-  FailureOr<ops::CompiledModule> compiled =
-      ops::compileModule(*single, options);
-  if (failed(compiled))
-    return fail("compiling for tt failed:\n" + diagnostics);
 
   SmallString<128> dir;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("attn-tt-run", dir))
     return fail("cannot create a temporary folder: " + ec.message());
   llvm::scope_exit removeDir([&] { llvm::sys::fs::remove_directories(dir); });
-  for (const ops::CompiledKernel &k : compiled->kernels) {
+  ::attn::tt::EmulatorDevice emulator(::attn::tt::Arch::WormholeB0);
+  ::attn::tt::TTPlanDevice device(emulator);
+  auto addKernel = [&](const ops::CompiledKernel &k) -> ::attn::Status {
     SmallString<128> path(dir);
-    llvm::sys::path::append(path, k.symbol);
-    if (std::error_code ec = llvm::sys::fs::create_directories(path))
-      return fail("cannot create " + llvm::Twine(path) + ": " + ec.message());
-    llvm::sys::path::append(path, k.entryPoint);
+    llvm::sys::path::append(path, k.symbol, k.entryPoint);
+    if (std::error_code ec = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(path)))
+      return ::attn::errorf("cannot create the folder of ", path.str().str(),
+                            ": ", ec.message());
     std::error_code ec;
     llvm::raw_fd_ostream out(path, ec);
     if (ec)
-      return fail("cannot write " + llvm::Twine(path) + ": " + ec.message());
+      return ::attn::errorf("cannot write ", path.str().str(), ": ",
+                            ec.message());
     out << k.bytes;
-  }
-  std::unique_ptr<::attn::tt::EmulatorDevice> emulator;
-  double runSeconds = 0;
-  std::string device = "tt:emulator";
-
-  // The function's values on the host; the attn ops read them.
-  llvm::DenseMap<Value, ::attn::Tensor> values;
-  for (auto [arg, t] : llvm::zip(body.getArguments(), inputs))
-    values[arg] = t;
-  // Each result's tolerance: bit-exact for cache writes, the program
-  // dtype's otherwise.
-  llvm::DenseMap<Value, ::attn::Tolerance> tolerance;
-  bool anyBf16 = false, anyExact = false;
-  auto get = [&](Value v, StringRef what) -> llvm::Expected<::attn::Tensor> {
-    auto it = values.find(v);
-    if (it == values.end())
-      return fail(what + " must be a function argument or an attn op's "
-                         "result on the tt backend");
-    return it->second;
-  };
-  auto layoutOf = [](std::optional<ops::KVLayout> l) {
-    return l && *l == ops::KVLayout::hnd ? ::attn::KvLayout::HND
-                                         : ::attn::KvLayout::NHD;
+    if (k.entryPoint != "program.json")
+      return ::attn::Status::ok();
+    return device.addProgram(k.symbol,
+                             llvm::sys::path::parent_path(path).str(),
+                             /*loadNow=*/false);
   };
 
-  for (auto [i, attnOp] : llvm::enumerate(attnOps)) {
-    std::string name = entry.str();
-    if (attnOps.size() > 1)
-      name += "_" + std::to_string(i);
-    std::string programDir = (llvm::Twine(dir) + "/" + name).str();
-    auto description = ::attn::tt::loadProgramDescription(programDir);
-    if (!description)
-      return fail(description.message());
-    if (!emulator)
-      emulator = std::make_unique<::attn::tt::EmulatorDevice>(description->arch);
-    ::attn::Result<::attn::tt::Program> program =
-        ::attn::tt::loadProgram(programDir, *emulator);
-    if (!program)
-      return fail(program.message());
-    auto loaded = std::chrono::steady_clock::now();
-    const ::attn::tt::ProgramDescription &d = program->description;
-    device = "tt:emulator (" + std::string(::attn::tt::toString(d.arch)) +
-             ", " + std::to_string(d.gridX) + "x" + std::to_string(d.gridY) +
-             " cores)";
-    auto optional = [&](Value v, StringRef what)
-        -> llvm::Expected<std::optional<::attn::Tensor>> {
-      if (!v)
-        return std::nullopt;
-      llvm::Expected<::attn::Tensor> t = get(v, what);
-      if (!t)
-        return t.takeError();
-      return std::optional<::attn::Tensor>(std::move(*t));
-    };
+  // Compile the function alone, so other functions of the module (which the
+  // TT lowering may not support) do not matter.
+  OwningOpRef<ModuleOp> single = ModuleOp::create(fn.getLoc());
+  single->push_back(fn.clone());
+  ops::CompileOptions options;
+  options.targets = {"tt"};
+  llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
+      *single, entry, options, device, addKernel, inputs, stats);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
 
-    SmallVector<::attn::Tensor> results;
-    ::attn::DType computeType = ::attn::DType::F32;
-    bool exact = false;
-    if (auto op = dyn_cast<ops::ReshapeAndCacheOp>(attnOp)) {
-      llvm::Expected<::attn::Tensor> key = get(op.getKey(), "the key");
-      if (!key)
-        return key.takeError();
-      llvm::Expected<::attn::Tensor> value = get(op.getValue(), "the value");
-      if (!value)
-        return value.takeError();
-      llvm::Expected<::attn::Tensor> slots =
-          get(op.getSlotMapping(), "the slot mapping");
-      if (!slots)
-        return slots.takeError();
-      llvm::Expected<::attn::Tensor> cache = get(op.getKvCache(), "the cache");
-      if (!cache)
-        return cache.takeError();
-      if (::attn::Status s = ::attn::tt::runReshapeAndCacheProgram(
-              *emulator, *program, *key, *value, *cache, *slots,
-              layoutOf(op.getLayout()));
-          !s)
-        return fail(s.message());
-      computeType = key->dtype();
-      exact = true;
-      results.push_back(std::move(*cache));
-    } else {
-      ::attn::Result<::attn::AttentionOutput> out =
-          ::attn::Status::error("unset");
-      if (auto op = dyn_cast<ops::PagedAttentionOp>(attnOp)) {
-        auto md = op.getMetadata().getDefiningOp<ops::MetadataOp>();
-        if (!md)
-          return fail("the metadata must come from an attn.metadata op");
-        llvm::Expected<::attn::Tensor> query = get(op.getQuery(), "the query");
-        if (!query)
-          return query.takeError();
-        llvm::Expected<::attn::Tensor> cache =
-            get(op.getKvCache(), "the kv cache");
-        if (!cache)
-          return cache.takeError();
-        llvm::Expected<::attn::Tensor> table =
-            get(md.getBlockTable(), "the block table");
-        if (!table)
-          return table.takeError();
-        llvm::Expected<::attn::Tensor> lens = get(md.getSeqLens(), "seq_lens");
-        if (!lens)
-          return lens.takeError();
-        llvm::Expected<::attn::Tensor> qsl =
-            get(md.getQueryStartLoc(), "query_start_loc");
-        if (!qsl)
-          return qsl.takeError();
-        auto sinks = optional(op.getSinks(), "the sinks");
-        if (!sinks)
-          return sinks.takeError();
-        auto slopes = optional(op.getAlibiSlopes(), "the ALiBi slopes");
-        if (!slopes)
-          return slopes.takeError();
-        computeType = query->dtype();
-        out = ::attn::tt::runAttentionProgram(
-            *emulator, *program, *query, *cache, *table, *lens, &*qsl,
-            *sinks ? &**sinks : nullptr, *slopes ? &**slopes : nullptr,
-            layoutOf(op.getLayout()));
-      } else if (auto mla = dyn_cast<ops::MlaDecodeOp>(attnOp)) {
-        llvm::Expected<::attn::Tensor> query = get(mla.getQ(), "the query");
-        if (!query)
-          return query.takeError();
-        llvm::Expected<::attn::Tensor> cache =
-            get(mla.getKvCache(), "the latent cache");
-        if (!cache)
-          return cache.takeError();
-        llvm::Expected<::attn::Tensor> table =
-            get(mla.getBlockTable(), "the block table");
-        if (!table)
-          return table.takeError();
-        llvm::Expected<::attn::Tensor> lens =
-            get(mla.getSeqLens(), "seq_lens");
-        if (!lens)
-          return lens.takeError();
-        computeType = query->dtype();
-        out = ::attn::tt::runAttentionProgram(*emulator, *program, *query, *cache, *table,
-                                              *lens, nullptr, nullptr, nullptr,
-                                              ::attn::KvLayout::NHD);
-      } else {
-        auto merge = cast<ops::MergeStatesOp>(attnOp);
-        llvm::Expected<::attn::Tensor> outA = get(merge.getOutA(), "out_a");
-        if (!outA)
-          return outA.takeError();
-        llvm::Expected<::attn::Tensor> lseA = get(merge.getLseA(), "lse_a");
-        if (!lseA)
-          return lseA.takeError();
-        llvm::Expected<::attn::Tensor> outB = get(merge.getOutB(), "out_b");
-        if (!outB)
-          return outB.takeError();
-        llvm::Expected<::attn::Tensor> lseB = get(merge.getLseB(), "lse_b");
-        if (!lseB)
-          return lseB.takeError();
-        computeType = outA->dtype();
-        out = ::attn::tt::runMergeStatesProgram(*emulator, *program, *outA, *lseA, *outB,
-                                                *lseB);
-      }
-      if (!out)
-        return fail(out.message());
-      results.push_back(std::move(out->out));
-      results.push_back(std::move(out->lse));
-    }
-    runSeconds += std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - loaded)
-                      .count();
-    if (attnOp->getNumResults() != results.size())
-      return fail(attnOp->getName().getStringRef() +
-                  " on memrefs is not run on the tt backend");
-    ::attn::Tolerance tol = exact ? ::attn::Tolerance{0.0, 0.0}
-                                  : ::attn::tt::toleranceFor(computeType);
-    anyExact |= exact;
-    anyBf16 |= !exact && computeType == ::attn::DType::BF16;
-    for (auto [r, t] : llvm::zip(attnOp->getResults(), results)) {
-      values[r] = std::move(t);
-      tolerance[r] = tol;
-    }
-  }
-
-  std::vector<::attn::Tensor> results;
+  // Per result, the op that produced it decides its tolerance.
   std::vector<::attn::Tolerance> tolerances;
-  for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands())) {
-    auto it = values.find(v);
-    if (it == values.end())
-      return fail("result " + llvm::Twine(i) +
-                  " is not an argument or an attn op's result");
-    results.push_back(it->second);
-    auto tol = tolerance.find(v);
-    tolerances.push_back(tol != tolerance.end()
-                             ? tol->second
-                             : ::attn::defaultTolerance(it->second.dtype()));
+  bool anyExact = false, anyBf16 = false;
+  Operation *terminator = fn.getBody().front().getTerminator();
+  for (auto [v, t] : llvm::zip(terminator->getOperands(), *results)) {
+    Operation *op = v.getDefiningOp();
+    if (isa_and_nonnull<ops::ReshapeAndCacheOp>(op)) {
+      tolerances.push_back({0.0, 0.0});
+      anyExact = true;
+      continue;
+    }
+    Value source;
+    if (auto p = dyn_cast_or_null<ops::PagedAttentionOp>(op))
+      source = p.getQuery();
+    else if (auto m = dyn_cast_or_null<ops::MlaDecodeOp>(op))
+      source = m.getQ();
+    else if (auto m = dyn_cast_or_null<ops::MergeStatesOp>(op))
+      source = m.getOutA();
+    if (!source) {
+      tolerances.push_back(::attn::defaultTolerance(t.dtype()));
+      continue;
+    }
+    auto type = cast<ShapedType>(source.getType()).getElementType();
+    ::attn::DType dtype = type.isBF16()   ? ::attn::DType::BF16
+                          : type.isF16()  ? ::attn::DType::F16
+                                          : ::attn::DType::F32;
+    anyBf16 |= dtype == ::attn::DType::BF16;
+    tolerances.push_back(::attn::tt::toleranceFor(dtype));
   }
   if (stats) {
-    stats->device = device;
-    // Lowering, emitting and building the kernels, not running them.
-    stats->compileSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count() -
-        runSeconds;
-    stats->kernelSeconds = runSeconds;
-    stats->launches = int64_t(attnOps.size());
+    // The emulator and the core grid the programs spread over.
+    for (const auto &[symbol, program] : device.programs()) {
+      const ::attn::tt::ProgramDescription &d = program.description;
+      stats->device = "tt:emulator (" +
+                      std::string(::attn::tt::toString(d.arch)) + ", " +
+                      std::to_string(d.gridX) + "x" + std::to_string(d.gridY) +
+                      " cores)";
+    }
     // reshape_and_cache moves bits; the outputs of a bf16 program (lse too)
     // carry the error of its bf16 tiles. f32 and f16 programs meet the
     // defaults.

@@ -176,7 +176,9 @@ BundleExecutor::BundleExecutor(Bundle bundle, std::string target,
 
 Status BundleExecutor::load(const BundleVariant &variant,
                             const BundleKernel &kernel) {
-  auto it = loaded_.find(kernel.symbol);
+  // A TT program is several files under one symbol, one per entry point.
+  std::string key = kernel.symbol + '\0' + kernel.entryPoint;
+  auto it = loaded_.find(key);
   if (it != loaded_.end()) {
     if (it->second == kernel.hash)
       return Status::ok();
@@ -196,7 +198,7 @@ Status BundleExecutor::load(const BundleVariant &variant,
     return errorf("loading kernel ", kernel.symbol, " (", kernel.file,
                   ") of variant ", variant.name, " on ", device_.name(), ": ",
                   s.message());
-  loaded_.emplace(kernel.symbol, kernel.hash);
+  loaded_.emplace(std::move(key), kernel.hash);
   return Status::ok();
 }
 

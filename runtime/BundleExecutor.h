@@ -125,7 +125,8 @@ private:
   PlanDevice &device_;
   KernelLoader loader_;
   std::string name_;
-  /// Symbols on the device, with the hash of what was loaded under each.
+  /// Kernels on the device by symbol and entry point, with the hash of what
+  /// was loaded under each.
   std::map<std::string, uint64_t, std::less<>> loaded_;
   PlanRunStats lastStats_;
 };

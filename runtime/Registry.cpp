@@ -54,20 +54,12 @@ std::optional<DeviceType> parseDeviceType(std::string_view name) {
   return std::nullopt;
 }
 
-/// The device types with an MLA kernel for both of TRITON_MLA's ops (the
-/// latent cache write and the decode): the CPU reference and every GPU
-/// target. The TT lowering has no latent cache write.
-static bool hasMlaKernels(DeviceType device) {
-  return device != DeviceType::TENSTORRENT;
-}
-
-std::vector<std::string> defaultBackendPriority(DeviceType device) {
+std::vector<std::string> defaultBackendPriority(DeviceType) {
   // Every device family reads FLASH_ATTN's NHD cache with its own paged
-  // attention kernels; use_mla picks TRITON_MLA where it exists.
-  if (hasMlaKernels(device))
-    return {std::string(FlashAttentionBackend::kName),
-            std::string(TritonMlaBackend::kName)};
-  return {std::string(FlashAttentionBackend::kName)};
+  // attention kernels, and has both of TRITON_MLA's ops (the latent cache
+  // write and the decode); use_mla picks TRITON_MLA.
+  return {std::string(FlashAttentionBackend::kName),
+          std::string(TritonMlaBackend::kName)};
 }
 
 BackendRegistry::BackendRegistry() {
@@ -205,10 +197,9 @@ Status registerBuiltinBackends(BackendRegistry &registry) {
     ATTN_RETURN_IF_ERROR(registry.registerBackend(
         device, std::string(FlashAttentionBackend::kName), flashAttention));
     // Upstream registers TRITON_MLA for CUDA only, the one device it has an
-    // MLA kernel for; attn has one wherever hasMlaKernels says.
-    if (hasMlaKernels(device))
-      ATTN_RETURN_IF_ERROR(registry.registerBackend(
-          device, std::string(TritonMlaBackend::kName), tritonMla));
+    // MLA kernel for; attn has them on every device.
+    ATTN_RETURN_IF_ERROR(registry.registerBackend(
+        device, std::string(TritonMlaBackend::kName), tritonMla));
   }
   return Status::ok();
 }

@@ -17,6 +17,11 @@
 //
 //   attn-host-example --device cpu
 //   attn-host-example --device vulkan --bundle host.attnb
+//   attn-host-example --device tenstorrent --bundle host-tt.attnb
+//
+// tenstorrent runs the bundle's TT programs on the host emulator of
+// tt/emulator (runtime/executors/tt/TTPlanDevice.h), through the same
+// BundleExecutor and plans as Vulkan.
 //
 // examples/host/grid.json lists the variants (attn-compile --grid). Exit
 // status: 0 when every step matches, 1 on a mismatch or an error, 2 on bad
@@ -30,9 +35,13 @@
 #include "runtime/Registry.h"
 #include "runtime/executors/cpu/CpuExecutor.h"
 
-#ifdef ATTN_HAVE_VULKAN
 #include "runtime/BundleExecutor.h"
+#ifdef ATTN_HAVE_VULKAN
 #include "runtime/executors/vulkan/VulkanPlanDevice.h"
+#endif
+#ifdef ATTN_HAVE_TT
+#include "runtime/executors/tt/EmulatorDevice.h"
+#include "runtime/executors/tt/TTPlanDevice.h"
 #endif
 
 #include <algorithm>
@@ -94,7 +103,8 @@ struct Options {
 };
 
 void usage() {
-  std::fprintf(stderr, "usage: attn-host-example [--device cpu|vulkan] "
+  std::fprintf(stderr, "usage: attn-host-example "
+                       "[--device cpu|vulkan|tenstorrent] "
                        "[--bundle DIR] [--steps N] [--seed S]\n");
 }
 
@@ -154,9 +164,13 @@ public:
 
 private:
   DeviceType device_ = DeviceType::CPU;
+  std::optional<Bundle> bundle_;
 #ifdef ATTN_HAVE_VULKAN
   std::shared_ptr<VulkanPlanDevice> vulkan_;
-  std::optional<Bundle> bundle_;
+#endif
+#ifdef ATTN_HAVE_TT
+  std::shared_ptr<tt::EmulatorDevice> emulator_;
+  std::shared_ptr<tt::TTPlanDevice> tt_;
 #endif
 };
 
@@ -166,15 +180,24 @@ Result<ExecutorFactory> ExecutorFactory::create(DeviceType device,
   factory.device_ = device;
   if (device == DeviceType::CPU)
     return factory;
+  if (options.bundle.empty())
+    return errorf("--device ", toString(device),
+                  " needs --bundle DIR (a bundle attn-compile wrote with "
+                  "--targets=",
+                  device == DeviceType::TENSTORRENT ? "tt" : "spirv", ")");
+  Result<Bundle> bundle = loadBundle(options.bundle);
+  if (!bundle)
+    return bundle.status();
+  factory.bundle_ = std::move(*bundle);
+#ifdef ATTN_HAVE_TT
+  if (device == DeviceType::TENSTORRENT) {
+    factory.emulator_ = std::make_shared<tt::EmulatorDevice>();
+    factory.tt_ = std::make_shared<tt::TTPlanDevice>(*factory.emulator_);
+    return factory;
+  }
+#endif
 #ifdef ATTN_HAVE_VULKAN
   if (device == DeviceType::VULKAN) {
-    if (options.bundle.empty())
-      return Status::error("--device vulkan needs --bundle DIR (a bundle "
-                           "attn-compile wrote with --targets=spirv)");
-    Result<Bundle> bundle = loadBundle(options.bundle);
-    if (!bundle)
-      return bundle.status();
-    factory.bundle_ = std::move(*bundle);
     Result<std::unique_ptr<VulkanPlanDevice>> created =
         VulkanPlanDevice::create();
     if (!created)
@@ -190,16 +213,23 @@ Result<ExecutorFactory> ExecutorFactory::create(DeviceType device,
 Result<std::unique_ptr<KernelExecutor>> ExecutorFactory::make() {
   if (device_ == DeviceType::CPU)
     return std::unique_ptr<KernelExecutor>(std::make_unique<CpuExecutor>());
-#ifdef ATTN_HAVE_VULKAN
   // Every model's executor loads the bundle's kernels at start-up; kernels
   // another executor already put on the device are shared, not reloaded.
-  auto executor = std::make_unique<BundleExecutor>(
-      *bundle_, "spirv", *vulkan_, vulkan_->kernelLoader());
+  std::unique_ptr<BundleExecutor> executor;
+#ifdef ATTN_HAVE_TT
+  if (device_ == DeviceType::TENSTORRENT)
+    executor = std::make_unique<BundleExecutor>(*bundle_, "tt", *tt_,
+                                                tt_->kernelLoader(*bundle_));
+#endif
+#ifdef ATTN_HAVE_VULKAN
+  if (device_ == DeviceType::VULKAN)
+    executor = std::make_unique<BundleExecutor>(
+        *bundle_, "spirv", *vulkan_, vulkan_->kernelLoader());
+#endif
+  if (!executor)
+    return Status::error("no executor");
   ATTN_RETURN_IF_ERROR(executor->loadAllKernels());
   return std::unique_ptr<KernelExecutor>(std::move(executor));
-#else
-  return Status::error("no executor");
-#endif
 }
 
 /// One model on one device: its executor, impl, builder and KV cache.
@@ -471,10 +501,11 @@ Result<bool> runStep(Model &m, int64_t step, Random &random) {
 int run(const Options &options) {
   std::optional<DeviceType> device = parseDeviceType(options.device);
   if (!device ||
-      (*device != DeviceType::CPU && *device != DeviceType::VULKAN)) {
+      (*device != DeviceType::CPU && *device != DeviceType::VULKAN &&
+       *device != DeviceType::TENSTORRENT)) {
     std::fprintf(stderr,
-                 "attn-host-example: --device must be cpu or vulkan, "
-                 "got '%s'\n",
+                 "attn-host-example: --device must be cpu, vulkan or "
+                 "tenstorrent, got '%s'\n",
                  options.device.c_str());
     return 2;
   }

@@ -64,6 +64,7 @@ DictionaryAttr programParams(Builder &b, const AttentionConfig &c) {
       b.getNamedAttr("key_width", b.getI64IntegerAttr(c.keyWidth)),
       b.getNamedAttr("value_width", b.getI64IntegerAttr(c.valueWidth)),
       b.getNamedAttr("dtype", b.getStringAttr(c.dtypeName())),
+      b.getNamedAttr("layout", b.getStringAttr(c.layout)),
       b.getNamedAttr("scale", b.getF64FloatAttr(c.scale)),
       b.getNamedAttr("causal", b.getBoolAttr(c.causal)),
       b.getNamedAttr("window_left", b.getI64IntegerAttr(c.windowLeft)),
@@ -218,6 +219,7 @@ FailureOr<AttentionConfig> configure(PagedAttentionOp op, const TTArch &arch) {
   cfg.headSize = cfg.valueSize = (*q)[2];
   cfg.blockSize = nhd ? (*kv)[2] : (*kv)[3];
   cfg.numKvHeads = nhd ? (*kv)[3] : (*kv)[2];
+  cfg.layout = nhd ? "nhd" : "hnd";
   cfg.kvParts = 2;
   auto md = op.getMetadata().getDefiningOp<MetadataOp>();
   if (!md)
@@ -311,6 +313,7 @@ FailureOr<AttentionConfig> configure(ReshapeAndCacheOp op, const TTArch &arch) {
     cfg.numKvHeads = cfg.numHeads = (*key)[1];
     cfg.headSize = cfg.valueSize = cfg.keyWidth = cfg.valueWidth = (*key)[2];
     cfg.blockSize = nhd ? (*kv)[2] : (*kv)[3];
+    cfg.layout = nhd ? "nhd" : "hnd";
     cfg.kvParts = 2;
   }
   if (failed(checkTileShape(op, cfg)))

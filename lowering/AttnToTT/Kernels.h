@@ -33,6 +33,9 @@ struct AttentionConfig {
   /// Cache parts per block: 2 (key, value) paged, 1 for MLA's latent rows.
   int64_t kvParts = 2;
   TTDataFormat format = TTDataFormat::Float16_b;
+  /// The host cache's layout ("nhd" or "hnd"), which the host converts from
+  /// and to the tiled device cache; the kernels see only tiles.
+  std::string layout = "nhd";
   bool causal = true;
   int64_t windowLeft = -1, windowRight = -1;
   double softCap = 0;

@@ -57,7 +57,7 @@ public:
   /// The format of buffer `id`, which must have been declared.
   TTDataFormat formatOf(int64_t id) const;
 
-  /// `mergeProgram` names the sibling program that merges this one's
+  /// `mergeProgram` names the program (a subfolder) that merges this one's
   /// partial states (split-KV decode), or is empty.
   DictionaryAttr build(StringRef name, StringRef op, const TTArch &arch,
                        DictionaryAttr params, int64_t gridX, int64_t gridY,

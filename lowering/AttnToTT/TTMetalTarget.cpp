@@ -174,6 +174,28 @@ mlir::attn::emitTTMetalPrograms(ModuleOp module) {
     os << llvm::formatv("{0:2}", toJson(desc)) << "\n";
     out.files.push_back({"program.json", std::move(json)});
   }
+  // A merge program (split-KV decode) travels inside the program it merges
+  // for, as the subfolder program.json's merge_program names: a program is
+  // one folder, whatever copies it.
+  for (auto program : module.getOps<ModuleOp>()) {
+    auto desc = program->getAttrOfType<DictionaryAttr>("ttk.program");
+    auto merge = desc ? desc.getAs<StringAttr>("merge_program") : StringAttr();
+    if (!merge)
+      continue;
+    auto owner = llvm::find_if(programs, [&](const TTMetalProgram &p) {
+      return p.name == *program.getSymName();
+    });
+    auto merged = llvm::find_if(programs, [&](const TTMetalProgram &p) {
+      return p.name == merge.getValue();
+    });
+    if (owner == programs.end() || merged == programs.end())
+      return program.emitError() << "internal error: no merge program "
+                                 << merge;
+    for (TTMetalFile &f : merged->files)
+      owner->files.push_back(
+          {(merge.getValue() + "/" + f.name).str(), std::move(f.text)});
+    programs.erase(merged);
+  }
   return programs;
 }
 
@@ -191,6 +213,10 @@ LogicalResult mlir::attn::translateAttnToTTMetal(ModuleOp module,
     for (const TTMetalFile &f : files) {
       SmallString<256> path(dir);
       llvm::sys::path::append(path, f.name);
+      if (std::error_code ec = llvm::sys::fs::create_directories(
+              llvm::sys::path::parent_path(path)))
+        return module.emitError() << "cannot create the folder of '" << path
+                                  << "': " << ec.message();
       std::error_code ec;
       llvm::raw_fd_ostream out(path, ec);
       if (ec)

@@ -476,9 +476,14 @@ llvm::Expected<std::vector<PlannedEntry>> plannedEntries(const Job &job,
 /// the TT program of the function. Launched symbols are made unique to this
 /// compile ("<entry>@<cache key>/<module>::<kernel>") so that the kernels of
 /// several entries and bundles can share one device.
+std::string launchedSymbol(const rt::BundleVariant &entry,
+                           llvm::StringRef symbol) {
+  return entry.name + "@" + entry.cacheKey + "/" + symbol.str();
+}
+
 void takeFunction(CompiledModule &compiled, llvm::StringRef function,
                   rt::BundleVariant &entry) {
-  std::string prefix = entry.name + "@" + entry.cacheKey + "/";
+  std::string prefix = launchedSymbol(entry, "");
   std::set<std::string> launched;
   for (::attn::runtime::Plan &plan : compiled.plans) {
     if (plan.function != function)
@@ -588,7 +593,11 @@ private:
       const CompiledKernel *source = nullptr;
       std::string program; // every file of a TT program, for its folder name
       for (const CompiledKernel &k : compiled.kernels) {
-        bool sameProgram = k.target == "tt" && k.symbol == kernel.symbol;
+        // A TT program the plan launches has its symbol made unique.
+        bool sameProgram =
+            k.target == "tt" &&
+            (k.symbol == kernel.symbol ||
+             launchedSymbol(entry, k.symbol) == kernel.symbol);
         if (k.target == kernel.target && k.entryPoint == kernel.entryPoint &&
             (k.target != "tt" || sameProgram))
           source = &k;

@@ -9,30 +9,8 @@
 
 namespace attn::tt {
 
-namespace {
-
-/// The static shape a program was compiled for, from program.json's params.
-struct Shape {
-  int64_t numHeads = 0;
-  int64_t numKvHeads = 0;
-  int64_t headSize = 0;
-  int64_t valueSize = 0;
-  int64_t blockSize = 0;
-  int64_t kvParts = 2;
-  DType dtype = DType::BF16;
-  bool causal = true;
-  int64_t windowLeft = -1;
-  int64_t windowRight = -1;
-  bool sinks = false;
-  bool alibi = false;
-  /// reshape_and_cache: widths of the key and value rows.
-  int64_t keyWidth = 0, valueWidth = 0;
-  int64_t numKvSplits = 1;
-  int64_t numStates = 0;
-};
-
-Result<Shape> readShape(const ProgramDescription &d) {
-  Shape s;
+Result<ProgramShape> readProgramShape(const ProgramDescription &d) {
+  ProgramShape s;
   const JsonValue &p = d.params;
   auto num = [&](const char *key, int64_t &into) -> Status {
     auto v = p.getNumber(key);
@@ -78,6 +56,13 @@ Result<Shape> readShape(const ProgramDescription &d) {
     return errorf("TT programs compute in bf16, f16 or f32, not '", *dtype,
                   "'");
   s.dtype = *parsed;
+  if (auto layout = p.getString("layout")) {
+    auto parsedLayout = parseKvLayout(*layout);
+    if (!parsedLayout)
+      return errorf(d.dir, "/program.json: params: unknown layout '",
+                    *layout, "'");
+    s.layout = *parsedLayout;
+  }
   // A merge program has no cache.
   if (d.op != "merge_states" &&
       (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0)))
@@ -87,6 +72,8 @@ Result<Shape> readShape(const ProgramDescription &d) {
     return errorf("head sizes must be multiples of 32 (tile width)");
   return s;
 }
+
+namespace {
 
 /// Where cache rows live in the tiled device cache (see AttentionOps.h).
 struct TiledCache {
@@ -241,10 +228,10 @@ runAttentionProgram(TTDevice &device, const Program &program,
   if (d.op != "paged_attention" && d.op != "mla_decode")
     return errorf("program '", d.name, "' computes ", d.op,
                   ", not attention");
-  auto shapeOr = readShape(d);
+  auto shapeOr = readProgramShape(d);
   if (!shapeOr)
     return shapeOr.status();
-  const Shape &s = *shapeOr;
+  const ProgramShape &s = *shapeOr;
   bool mla = s.kvParts == 1;
   int64_t H = s.numHeads, G = s.numKvHeads, hpg = H / G;
 
@@ -412,10 +399,10 @@ Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
                                               const Tensor &outB,
                                               const Tensor &lseB) {
   const ProgramDescription &d = program.description;
-  auto shapeOr = readShape(d);
+  auto shapeOr = readProgramShape(d);
   if (!shapeOr)
     return shapeOr.status();
-  const Shape &s = *shapeOr;
+  const ProgramShape &s = *shapeOr;
   int64_t H = s.numHeads, Dv = s.valueSize;
   ATTN_RETURN_IF_ERROR(checkDims(outA, "out_a", {-1, H, Dv}, s.dtype));
   int64_t T = outA.dim(0);
@@ -454,10 +441,10 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
   if (d.op != "reshape_and_cache")
     return errorf("program '", d.name, "' computes ", d.op,
                   ", not reshape_and_cache");
-  auto shapeOr = readShape(d);
+  auto shapeOr = readProgramShape(d);
   if (!shapeOr)
     return shapeOr.status();
-  const Shape &s = *shapeOr;
+  const ProgramShape &s = *shapeOr;
   bool latent = s.kvParts == 1;
   int64_t G = s.numKvHeads, W = s.headSize;
   int64_t T = key.dim(0);

@@ -36,6 +36,33 @@
 
 namespace attn::tt {
 
+/// The static shape and knobs a program was compiled for (program.json's
+/// params).
+struct ProgramShape {
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headSize = 0;
+  int64_t valueSize = 0;
+  int64_t blockSize = 0;
+  /// 2 (key, value) for the paged cache, 1 for MLA's latent rows.
+  int64_t kvParts = 2;
+  DType dtype = DType::BF16;
+  KvLayout layout = KvLayout::NHD;
+  bool causal = true;
+  int64_t windowLeft = -1;
+  int64_t windowRight = -1;
+  bool sinks = false;
+  bool alibi = false;
+  /// reshape_and_cache: widths of the key and value rows.
+  int64_t keyWidth = 0, valueWidth = 0;
+  int64_t numKvSplits = 1;
+  int64_t numStates = 0;
+};
+
+/// Reads and checks the params of `description` (dtype bf16, f16 or f32;
+/// tile-sized head sizes; a block size the tiled cache takes).
+Result<ProgramShape> readProgramShape(const ProgramDescription &description);
+
 /// Runs a "paged_attention" or "mla_decode" program. For paged attention:
 /// query [T, H, D], kvCache in `layout`; for MLA: query [R, H, L + P], kvCache
 /// [NB, B, L + P], queryStartLoc null (one query per request). sinks and

@@ -124,13 +124,7 @@ LoadedKernels::~LoadedKernels() = default;
 
 std::string mergeProgramDir(const std::string &dir,
                             const ProgramDescription &description) {
-  std::string trimmed = dir;
-  while (trimmed.size() > 1 && trimmed.back() == '/')
-    trimmed.pop_back();
-  size_t slash = trimmed.find_last_of('/');
-  std::string parent =
-      slash == std::string::npos ? "." : trimmed.substr(0, slash);
-  return parent + "/" + description.mergeProgram;
+  return dir + "/" + description.mergeProgram;
 }
 
 Result<std::vector<LaunchArgs>>

@@ -14,7 +14,7 @@
 //                       kernel on a core
 //   unit_args           names of the fields of one work unit; a core's
 //                       arguments end with its units, back to back
-//   merge_program       (split-KV decode) the sibling folder of the program
+//   merge_program       (split-KV decode) the subfolder holding the program
 //                       that merges this one's partial states
 //
 // Every kernel of a core gets the same runtime arguments. A kernel gets at
@@ -80,7 +80,7 @@ struct Program {
   std::shared_ptr<const Program> merge;
 };
 
-/// The folder of the merge program of the program in `dir` (its sibling).
+/// The folder of the merge program of the program in `dir` (a subfolder).
 std::string mergeProgramDir(const std::string &dir,
                             const ProgramDescription &description);
 

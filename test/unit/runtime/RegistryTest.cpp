@@ -66,16 +66,14 @@ TEST(BackendRegistry, GlobalHoldsTheBuiltins) {
        {DeviceType::CPU, DeviceType::CUDA, DeviceType::VULKAN,
         DeviceType::METAL, DeviceType::TENSTORRENT})
     EXPECT_TRUE(global.isRegistered(device, "FLASH_ATTN")) << toString(device);
-  // TRITON_MLA wherever attn has MLA kernels: all but Tenstorrent.
-  for (DeviceType device : {DeviceType::CPU, DeviceType::CUDA,
-                            DeviceType::VULKAN, DeviceType::METAL}) {
+  // TRITON_MLA wherever attn has MLA kernels: everywhere.
+  for (DeviceType device :
+       {DeviceType::CPU, DeviceType::CUDA, DeviceType::VULKAN,
+        DeviceType::METAL, DeviceType::TENSTORRENT}) {
     EXPECT_TRUE(global.isRegistered(device, "TRITON_MLA")) << toString(device);
     EXPECT_THAT(global.priority(device),
                 ElementsAre("FLASH_ATTN", "TRITON_MLA"));
   }
-  EXPECT_FALSE(global.isRegistered(DeviceType::TENSTORRENT, "TRITON_MLA"));
-  EXPECT_THAT(global.priority(DeviceType::TENSTORRENT),
-              ElementsAre("FLASH_ATTN"));
 }
 
 TEST(BackendRegistry, SelectsByUseMla) {
@@ -109,13 +107,11 @@ TEST(BackendRegistry, ErrorListsEveryCandidateAndReason) {
                         "multiple of 16"));
 }
 
-TEST(BackendRegistry, MlaOnTenstorrentFindsNothing) {
-  auto none =
+TEST(BackendRegistry, MlaOnTenstorrent) {
+  auto mla =
       selectBackend(DeviceType::TENSTORRENT, request(576, /*useMla=*/true));
-  ASSERT_FALSE(none);
-  EXPECT_THAT(none.message(),
-              HasSubstr("FLASH_ATTN: use_mla is true but FLASH_ATTN is not an "
-                        "MLA backend"));
+  ASSERT_TRUE(mla) << mla.message();
+  EXPECT_EQ((*mla)->name(), "TRITON_MLA");
 }
 
 TEST(BackendRegistry, EachRejectionReason) {
@@ -157,8 +153,7 @@ TEST(BackendRegistry, ForcedBackendName) {
   r.backendName = "TRITON_MLA";
   auto forced = selectBackend(DeviceType::TENSTORRENT, r);
   ASSERT_FALSE(forced);
-  EXPECT_THAT(forced.message(),
-              HasSubstr("TRITON_MLA: not registered for tenstorrent"));
+  EXPECT_THAT(forced.message(), HasSubstr("TRITON_MLA: use_mla is false"));
   EXPECT_THAT(forced.message(), ::testing::Not(HasSubstr("FLASH_ATTN")));
   r.backendName = "FLASH_ATTN";
   auto fa = selectBackend(DeviceType::TENSTORRENT, r);

@@ -10,7 +10,8 @@
 // reference and the program on the host emulator, prints the errors and
 // PASS or FAIL; exits 0 only on PASS.
 //
-// --compile-only builds every kernel of every PROGRAM_DIR as TT-Metalium's
+// --compile-only builds every kernel of every PROGRAM_DIR (and of its merge
+// program) as TT-Metalium's
 // JIT build would for the device (checkDeviceBuild in
 // tt/emulator/KernelCompiler.h: the SDK's warning flags, -Werror, per RISC),
 // against attn's declarations of the pinned SDK, and prints one line per
@@ -39,26 +40,34 @@ static int usage() {
   return 2;
 }
 
+/// Builds the kernels of the program in `dir` and of its merge program;
+/// false at the first that does not build.
+static bool compileProgram(const std::string &dir, int &kernels) {
+  auto desc = loadProgramDescription(dir);
+  if (!desc) {
+    std::fprintf(stderr, "error: %s\n", desc.message().c_str());
+    return false;
+  }
+  for (const KernelDescription &k : desc->kernels) {
+    Status st = checkDeviceBuild(desc->dir + "/" + k.source, k.kind,
+                                 desc->arch, k.compileTimeArgs);
+    if (!st.isOk()) {
+      std::fprintf(stderr, "error: %s\n", st.message().c_str());
+      return false;
+    }
+    std::printf("%s/%s: compiles for %s\n", dir.c_str(), k.source.c_str(),
+                toString(desc->arch));
+    ++kernels;
+  }
+  return desc->mergeProgram.empty() ||
+         compileProgram(mergeProgramDir(dir, *desc), kernels);
+}
+
 static int compileOnly(int argc, char **argv) {
   int kernels = 0;
-  for (int i = 2; i < argc; ++i) {
-    auto desc = loadProgramDescription(argv[i]);
-    if (!desc) {
-      std::fprintf(stderr, "error: %s\n", desc.message().c_str());
+  for (int i = 2; i < argc; ++i)
+    if (!compileProgram(argv[i], kernels))
       return 1;
-    }
-    for (const KernelDescription &k : desc->kernels) {
-      Status st = checkDeviceBuild(desc->dir + "/" + k.source, k.kind,
-                                   desc->arch, k.compileTimeArgs);
-      if (!st.isOk()) {
-        std::fprintf(stderr, "error: %s\n", st.message().c_str());
-        return 1;
-      }
-      std::printf("%s/%s: compiles for %s\n", argv[i], k.source.c_str(),
-                  toString(desc->arch));
-      ++kernels;
-    }
-  }
   std::printf("attn-tt-run: %d kernel(s) compile with the SDK's JIT flags\n",
               kernels);
   return 0;

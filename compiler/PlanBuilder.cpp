@@ -16,9 +16,7 @@ using ::attn::runtime::PlanOp;
 using ::attn::runtime::PlanOpKind;
 using ::attn::runtime::PlanTensorType;
 
-namespace {
-
-std::optional<::attn::DType> toDType(Type t) {
+std::optional<::attn::DType> mlir::attn::planElementType(Type t) {
   if (t.isF32())
     return ::attn::DType::F32;
   if (t.isF16())
@@ -32,11 +30,14 @@ std::optional<::attn::DType> toDType(Type t) {
   return std::nullopt;
 }
 
+namespace {
+
 FailureOr<PlanTensorType> toPlanType(Location loc, Type type) {
   auto memref = dyn_cast<MemRefType>(type);
   if (!memref)
     return emitError(loc) << "plans pass buffers only, got " << type;
-  std::optional<::attn::DType> dtype = toDType(memref.getElementType());
+  std::optional<::attn::DType> dtype =
+      mlir::attn::planElementType(memref.getElementType());
   if (!dtype)
     return emitError(loc) << "no runtime element type for "
                           << memref.getElementType();
@@ -202,7 +203,8 @@ private:
         .Case<memref::AllocOp, memref::AllocaOp>([&](Operation *alloc)
                                                      -> LogicalResult {
           auto type = cast<MemRefType>(alloc->getResult(0).getType());
-          std::optional<::attn::DType> dtype = toDType(type.getElementType());
+          std::optional<::attn::DType> dtype =
+              mlir::attn::planElementType(type.getElementType());
           if (!dtype)
             return alloc->emitOpError()
                    << "allocates " << type.getElementType()

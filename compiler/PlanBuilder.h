@@ -11,7 +11,10 @@
 
 #include "runtime/Plan.h"
 
+#include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
+
+#include <optional>
 
 namespace mlir {
 namespace func {
@@ -19,6 +22,9 @@ class FuncOp;
 } // namespace func
 
 namespace attn {
+
+/// The runtime element type of `type` (f32, f16, bf16, i32 or i64), or none.
+std::optional<::attn::DType> planElementType(Type type);
 
 /// Builds the plan of `func`. Ops a plan cannot express are reported as
 /// errors at their location.

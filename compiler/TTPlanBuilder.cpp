@@ -1,6 +1,7 @@
 //===- TTPlanBuilder.cpp - A TT function -> runtime plan -----------------===//
 
 #include "compiler/TTPlanBuilder.h"
+#include "compiler/PlanBuilder.h"
 
 #include "dialect/AttnOps.h"
 
@@ -18,20 +19,6 @@ using ::attn::runtime::PlanOpKind;
 using ::attn::runtime::PlanTensorType;
 
 namespace {
-
-std::optional<::attn::DType> elementDType(Type t) {
-  if (t.isF32())
-    return ::attn::DType::F32;
-  if (t.isF16())
-    return ::attn::DType::F16;
-  if (t.isBF16())
-    return ::attn::DType::BF16;
-  if (t.isSignlessInteger(32))
-    return ::attn::DType::I32;
-  if (t.isSignlessInteger(64))
-    return ::attn::DType::I64;
-  return std::nullopt;
-}
 
 class TTPlanBuilder {
 public:
@@ -59,8 +46,8 @@ public:
         return failure();
     plan.numSlots = next;
     if (::attn::Status s = plan.verify(); !s)
-      return func.emitError() << "internal error, invalid tt plan: "
-                              << s.message();
+      return func.emitError()
+             << "internal error, invalid tt plan: " << s.message();
     return plan;
   }
 
@@ -68,7 +55,7 @@ private:
   FailureOr<PlanTensorType> tensorType(Location loc, Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     std::optional<::attn::DType> dtype =
-        tensor ? elementDType(tensor.getElementType()) : std::nullopt;
+        tensor ? planElementType(tensor.getElementType()) : std::nullopt;
     if (!dtype)
       return emitError(loc) << "tt plans pass ranked tensors of f32, f16, "
                                "bf16, i32 or i64, got "
@@ -165,8 +152,8 @@ private:
           auto attr = dyn_cast<IntegerAttr>(c.getValue());
           if (!attr)
             return c.emitOpError() << "only integer constants reach tt plans";
-          slots[c.getResult()] = emit(PlanOpKind::Const, {},
-                                      attr.getValue().getSExtValue());
+          slots[c.getResult()] =
+              emit(PlanOpKind::Const, {}, attr.getValue().getSExtValue());
           return success();
         })
         .Case([&](tensor::DimOp d) -> LogicalResult {
@@ -182,7 +169,7 @@ private:
         .Case([&](tensor::EmptyOp e) -> LogicalResult {
           auto type = e.getType();
           std::optional<::attn::DType> dtype =
-              elementDType(type.getElementType());
+              planElementType(type.getElementType());
           if (!dtype)
             return e.emitOpError() << "has no runtime element type";
           std::vector<int32_t> shape;
@@ -226,11 +213,10 @@ private:
                         {r.getKvCache()});
         })
         .Case([&](MlaDecodeOp m) {
-          return launch(m,
-                        {dimOf(m, m.getQ(), 0), dimOf(m, m.getBlockTable(), 1)},
-                        {m.getQ(), m.getKvCache(), m.getBlockTable(),
-                         m.getSeqLens()},
-                        {m.getOutInit(), m.getLseInit()});
+          return launch(
+              m, {dimOf(m, m.getQ(), 0), dimOf(m, m.getBlockTable(), 1)},
+              {m.getQ(), m.getKvCache(), m.getBlockTable(), m.getSeqLens()},
+              {m.getOutInit(), m.getLseInit()});
         })
         .Case([&](MergeStatesOp m) {
           return launch(m, {dimOf(m, m.getOutA(), 0)},

@@ -382,22 +382,38 @@ void buildAttentionReader(OpBuilder &b, Location loc,
 
 namespace {
 
-/// One acquire .. release section whose `math` leaves its result in DST[0],
-/// packed into one page of `outCb`.
-void packSection(ComputeBuilder &cb, int64_t outCb,
-                 llvm::function_ref<void()> math) {
-  KernelBuilder &kb = cb.base();
-  cb.acquire();
-  math();
-  cb.commit();
-  cb.wait();
-  kb.cbReserveBack(outCb, kb.c(1));
-  cb.pack(kb.c(0), outCb);
-  kb.cbPushBack(outCb, kb.c(1));
-  cb.release();
-}
-
 } // namespace
+
+void buildNormalize(ComputeBuilder &cb, const NormalizeBuffers &buffers,
+                    Value dvTiles) {
+  KernelBuilder &kb = cb.base();
+  Value c0 = kb.c(0), c1 = kb.c(1);
+  kb.cbWaitFront(buffers.sum, c1);
+  cb.section({buffers.recip}, [&] {
+    cb.copy(buffers.sum, c0, c0);
+    cb.recip(c0);
+  });
+  kb.cbWaitFront(buffers.recip, c1);
+  kb.cbWaitFront(buffers.acc, dvTiles);
+  kb.cbReserveBack(buffers.out, dvTiles);
+  cb.forLoop(0, dvTiles, [&](Value dt) {
+    cb.acquire();
+    cb.binaryBcastCols(BinaryOp::Mul, buffers.acc, buffers.recip, dt, c0, c0);
+    cb.commit();
+    cb.wait();
+    cb.pack(c0, buffers.out);
+    cb.release();
+  });
+  kb.cbPushBack(buffers.out, dvTiles);
+  kb.cbPopFront(buffers.recip, c1);
+  kb.cbPopFront(buffers.acc, dvTiles);
+  kb.cbWaitFront(buffers.max, c1);
+  cb.section({buffers.lse}, [&] {
+    cb.copy(buffers.sum, c0, c0);
+    cb.log(c0);
+    cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, buffers.max, c0, c0);
+  });
+}
 
 void buildAttentionCompute(OpBuilder &b, Location loc,
                            const AttentionConfig &cfg,
@@ -422,8 +438,8 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
 
     // Running max and sum from the reader's starting state; acc = 0.
     kb.cbWaitFront(kCbInit, c2);
-    packSection(cb, kCbM, [&] { cb.copy(kCbInit, c0, c0); });
-    packSection(cb, kCbL, [&] { cb.copy(kCbInit, c1, c0); });
+    cb.section({kCbM}, [&] { cb.copy(kCbInit, c0, c0); });
+    cb.section({kCbL}, [&] { cb.copy(kCbInit, c1, c0); });
     kb.cbPopFront(kCbInit, c2);
     cb.acquire();
     cb.commit();
@@ -439,7 +455,7 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
       kb.cbWaitFront(kCbMask, c1);
       if (cfg.alibi)
         kb.cbWaitFront(kCbBias, c1);
-      packSection(cb, kCbS, [&] {
+      cb.section({kCbS}, [&] {
         cb.forLoop(0, dkTiles, [&](Value dt) {
           cb.matmul(kCbQ, kCbK, dt, dt, c0, /*transposeIn1=*/true);
         });
@@ -462,14 +478,14 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
       // m_new = max(m_old, rowmax(S)), behind m_old in cb_m: the row
       // reduction accumulates into a face-transposed copy of m_old.
       kb.cbWaitFront(kCbM, c1);
-      packSection(cb, kCbM, [&] {
+      cb.section({kCbM}, [&] {
         cb.copy(kCbM, c0, c0, /*transposeFaces=*/true);
         cb.reduce(PoolType::Max, ReduceDim::Row, kCbS, kCbScaler, c0, c0,
                   kCbM);
       });
       kb.cbWaitFront(kCbM, c2);
       // alpha = exp(m_old - m_new).
-      packSection(cb, kCbAlpha, [&] {
+      cb.section({kCbAlpha}, [&] {
         cb.binary(BinaryOp::Sub, kCbM, kCbM, c0, c1, c0);
         cb.exp(c0);
       });
@@ -492,7 +508,7 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
 
       // rowsum(P), reduced into an empty tile.
       kb.cbWaitFront(sumCb, c1);
-      packSection(cb, kCbRowSum, [&] {
+      cb.section({kCbRowSum}, [&] {
         cb.reduce(PoolType::Sum, ReduceDim::Row, sumCb, kCbScaler, c0, c0,
                   kCbRowSum);
       });
@@ -503,7 +519,7 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
       kb.cbWaitFront(kCbAlpha, c1);
       kb.cbWaitFront(kCbL, c1);
       kb.cbWaitFront(kCbRowSum, c1);
-      packSection(cb, kCbL, [&] {
+      cb.section({kCbL}, [&] {
         cb.binary(BinaryOp::Mul, kCbL, kCbAlpha, c0, c0, c0);
         cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbRowSum, c0, c0);
       });
@@ -532,31 +548,8 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
     });
 
     // out = acc / l; lse = m + log(l).
-    kb.cbWaitFront(kCbL, c1);
-    packSection(cb, kCbAlpha, [&] {
-      cb.copy(kCbL, c0, c0);
-      cb.recip(c0);
-    });
-    kb.cbWaitFront(kCbAlpha, c1);
-    kb.cbWaitFront(kCbAcc, dvTiles);
-    kb.cbReserveBack(kCbOut, dvTiles);
-    cb.forLoop(0, dvTiles, [&](Value dt) {
-      cb.acquire();
-      cb.binaryBcastCols(BinaryOp::Mul, kCbAcc, kCbAlpha, dt, c0, c0);
-      cb.commit();
-      cb.wait();
-      cb.pack(c0, kCbOut);
-      cb.release();
-    });
-    kb.cbPushBack(kCbOut, dvTiles);
-    kb.cbPopFront(kCbAlpha, c1);
-    kb.cbPopFront(kCbAcc, dvTiles);
-    kb.cbWaitFront(kCbM, c1);
-    packSection(cb, kCbLse, [&] {
-      cb.copy(kCbL, c0, c0);
-      cb.log(c0);
-      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbM, c0, c0);
-    });
+    buildNormalize(cb, {kCbL, kCbM, kCbAcc, kCbAlpha, kCbOut, kCbLse},
+                   dvTiles);
     kb.cbPopFront(kCbL, c1);
     kb.cbPopFront(kCbM, c1);
     kb.cbPopFront(kCbQ, dkTiles);

@@ -203,6 +203,20 @@ void ComputeBuilder::pack(Value dst, int64_t cb) {
   kb.call<TTFn::PackTile>(dst, cb);
 }
 
+void ComputeBuilder::section(ArrayRef<int64_t> outs,
+                             llvm::function_ref<void()> math) {
+  acquire();
+  math();
+  commit();
+  wait();
+  for (int64_t out : outs) {
+    kb.cbReserveBack(out, kb.c(1));
+    pack(kb.c(0), out);
+    kb.cbPushBack(out, kb.c(1));
+  }
+  release();
+}
+
 void ComputeBuilder::forLoop(Value lb, Value ub,
                              llvm::function_ref<void(Value)> body) {
   forget();

@@ -36,6 +36,9 @@ public:
   void commit() { kb.call<TTFn::TileRegsCommit>(); }
   void wait() { kb.call<TTFn::TileRegsWait>(); }
   void release() { kb.call<TTFn::TileRegsRelease>(); }
+  /// One DST section computing tile 0 with `math`, then packed into one new
+  /// page of each buffer of `outs`.
+  void section(ArrayRef<int64_t> outs, llvm::function_ref<void()> math);
 
   //===--- FPU operations (tile of a buffer into DST) ----------------------===//
   /// DST[dst] = cb[tile], each 16x16 face transposed when `transposeFaces`.

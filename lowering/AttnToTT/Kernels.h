@@ -161,6 +161,17 @@ enum AttnUnit : int64_t {
 };
 extern const StringRef kAttnUnitArgs[kNumUnitArgs];
 
+class ComputeBuilder;
+
+/// The buffers of a softmax's last step (attention and merge programs).
+struct NormalizeBuffers {
+  int64_t sum, max, acc, recip, out, lse;
+};
+/// out = acc / sum, tile by tile over `dvTiles`, and lse = max + log(sum),
+/// with `recip` as scratch. Pops acc; sum and max stay at their fronts.
+void buildNormalize(ComputeBuilder &cb, const NormalizeBuffers &buffers,
+                    Value dvTiles);
+
 void buildAttentionReader(OpBuilder &b, Location loc,
                           const AttentionConfig &cfg);
 void buildAttentionCompute(OpBuilder &b, Location loc,

@@ -74,22 +74,6 @@ MergeUnitFields readMergeUnit(KernelBuilder &kb, Value unit) {
           kb.runtimeArg(kb.add(base, kMuNumRows))};
 }
 
-/// One acquire .. release section packing DST[0] into each of `outs`.
-void packSection(ComputeBuilder &cb, ArrayRef<int64_t> outs,
-                 llvm::function_ref<void()> math) {
-  KernelBuilder &kb = cb.base();
-  cb.acquire();
-  math();
-  cb.commit();
-  cb.wait();
-  for (int64_t out : outs) {
-    kb.cbReserveBack(out, kb.c(1));
-    cb.pack(kb.c(0), out);
-    kb.cbPushBack(out, kb.c(1));
-  }
-  cb.release();
-}
-
 } // namespace
 
 void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
@@ -181,7 +165,7 @@ void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
   cb.forLoop(0, numUnits, [&](Value) {
     kb.cbWaitFront(kCbMergeLseIn, states);
     // m = max_s lse_s.
-    packSection(cb, {kCbMergeMax, kCbMergeMaxOut}, [&] {
+    cb.section({kCbMergeMax, kCbMergeMaxOut}, [&] {
       cb.copy(kCbMergeLseIn, c0, c0);
       cb.forLoop(1, states, [&](Value s) {
         cb.copy(kCbMergeLseIn, s, c1);
@@ -203,13 +187,13 @@ void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
 
     cb.forLoop(0, states, [&](Value s) {
       // w_s = exp(lse_s - m); sum += w_s.
-      packSection(cb, {kCbMergeWeight}, [&] {
+      cb.section({kCbMergeWeight}, [&] {
         cb.binary(BinaryOp::Sub, kCbMergeLseIn, kCbMergeMax, s, c0, c0);
         cb.exp(c0);
       });
       kb.cbWaitFront(kCbMergeWeight, c1);
       kb.cbWaitFront(kCbMergeSum, c1);
-      packSection(cb, {kCbMergeSum}, [&] {
+      cb.section({kCbMergeSum}, [&] {
         cb.copy(kCbMergeWeight, c0, c0);
         cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMergeSum, c0, c0);
       });
@@ -235,31 +219,10 @@ void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
     });
 
     // out = acc / sum; lse = m + log(sum).
-    kb.cbWaitFront(kCbMergeSum, c1);
-    packSection(cb, {kCbMergeRecip}, [&] {
-      cb.copy(kCbMergeSum, c0, c0);
-      cb.recip(c0);
-    });
-    kb.cbWaitFront(kCbMergeRecip, c1);
-    kb.cbWaitFront(kCbMergeAcc, dvTiles);
-    kb.cbReserveBack(kCbMergeOut, dvTiles);
-    cb.forLoop(0, dvTiles, [&](Value dt) {
-      cb.acquire();
-      cb.binaryBcastCols(BinaryOp::Mul, kCbMergeAcc, kCbMergeRecip, dt, c0,
-                         c0);
-      cb.commit();
-      cb.wait();
-      cb.pack(c0, kCbMergeOut);
-      cb.release();
-    });
-    kb.cbPushBack(kCbMergeOut, dvTiles);
-    kb.cbPopFront(kCbMergeRecip, c1);
-    kb.cbPopFront(kCbMergeAcc, dvTiles);
-    packSection(cb, {kCbMergeLseOut}, [&] {
-      cb.copy(kCbMergeSum, c0, c0);
-      cb.log(c0);
-      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMergeMax, c0, c0);
-    });
+    buildNormalize(cb,
+                   {kCbMergeSum, kCbMergeMax, kCbMergeAcc, kCbMergeRecip,
+                    kCbMergeOut, kCbMergeLseOut},
+                   dvTiles);
     kb.cbPopFront(kCbMergeSum, c1);
     kb.cbPopFront(kCbMergeMax, c1);
     kb.cbPopFront(kCbMergeLseIn, states);

@@ -30,6 +30,22 @@ static Result<bool> compareInto(std::ostringstream &os, const char *name,
   return diff->passed();
 }
 
+/// Compares out and lse into `os`; `report` gets what `os` holds.
+static Status compareOutputs(std::ostringstream &os,
+                             const AttentionOutput &actual,
+                             const AttentionOutput &expected, Tolerance tol,
+                             std::string &report, bool &passed) {
+  Result<bool> out = compareInto(os, "out", actual.out, expected.out, tol);
+  if (!out)
+    return out.status();
+  Result<bool> lse = compareInto(os, "lse", actual.lse, expected.lse, tol);
+  if (!lse)
+    return lse.status();
+  passed = *out && *lse;
+  report = os.str();
+  return Status::ok();
+}
+
 /// merge_states: two random states of T rows (with -inf lse, an empty side,
 /// on some rows and both sides empty on others) against the reference.
 static Status checkMerge(TTDevice &device, const Program &program,
@@ -66,16 +82,8 @@ static Status checkMerge(TTDevice &device, const Program &program,
   if (!actual)
     return actual.status();
   std::ostringstream os;
-  Tolerance tol = toleranceFor(dtype);
-  Result<bool> out = compareInto(os, "out", actual->out, expected->out, tol);
-  if (!out)
-    return out.status();
-  Result<bool> lse = compareInto(os, "lse", actual->lse, expected->lse, tol);
-  if (!lse)
-    return lse.status();
-  passed = *out && *lse;
-  report = os.str();
-  return Status::ok();
+  return compareOutputs(os, *actual, *expected, toleranceFor(dtype), report,
+                        passed);
 }
 
 Status checkProgram(TTDevice &device, const Program &program,
@@ -180,15 +188,7 @@ Status checkProgram(TTDevice &device, const Program &program,
   }
   if (!actual)
     return actual.status();
-  Result<bool> out = compareInto(os, "out", actual->out, expected->out, tol);
-  if (!out)
-    return out.status();
-  Result<bool> lse = compareInto(os, "lse", actual->lse, expected->lse, tol);
-  if (!lse)
-    return lse.status();
-  passed = *out && *lse;
-  report = os.str();
-  return Status::ok();
+  return compareOutputs(os, *actual, *expected, tol, report, passed);
 }
 
 } // namespace attn::tt

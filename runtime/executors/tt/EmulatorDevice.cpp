@@ -64,9 +64,8 @@ EmulatorDevice::loadKernels(const ProgramDescription &d) {
   auto loaded = std::make_shared<EmulatedKernels>(this);
   loaded->spec.circularBuffers = d.circularBuffers;
   for (const KernelDescription &kd : d.kernels) {
-    auto entry =
-        compiler_.load(d.dir + "/" + kd.source, kd.kind, d.arch,
-                       kd.compileTimeArgs);
+    auto entry = compiler_.load(d.dir + "/" + kd.source, kd.kind, d.arch,
+                                kd.compileTimeArgs);
     if (!entry)
       return entry.status();
     KernelSpec ks;
@@ -82,13 +81,14 @@ EmulatorDevice::loadKernels(const ProgramDescription &d) {
 Status EmulatorDevice::run(const Program &program,
                            const std::vector<LaunchArgs> &launches) {
   if (!program.kernels || program.kernels->owner != this)
-    return errorf("program '", program.description.name,
-                  "' was not loaded on ", name());
+    return errorf("program '", program.description.name, "' was not loaded on ",
+                  name());
   if (program.description.arch != arch_)
     return errorf("program '", program.description.name, "' was built for ",
                   toString(program.description.arch), ", the device is ",
                   name());
-  const auto &spec = static_cast<const EmulatedKernels &>(*program.kernels).spec;
+  const auto &spec =
+      static_cast<const EmulatedKernels &>(*program.kernels).spec;
   for (const LaunchArgs &launch : launches)
     ATTN_RETURN_IF_ERROR(runProgram(*dram_, spec, launch, parallelCores_));
   return Status::ok();

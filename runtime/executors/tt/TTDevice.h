@@ -68,8 +68,7 @@ public:
   /// A new buffer, zero-filled.
   Result<Buffer> create(uint32_t pageSize, uint32_t numPages);
   /// A new buffer holding `numPages` pages of `pageSize` bytes from `data`.
-  Result<Buffer> upload(const void *data, uint32_t pageSize,
-                        uint32_t numPages);
+  Result<Buffer> upload(const void *data, uint32_t pageSize, uint32_t numPages);
 
 private:
   TTDevice &device_;

@@ -180,8 +180,7 @@ Status TTPlanDevice::launch(std::string_view kernel,
   }
   auto it = programs_.find(symbol);
   if (it == programs_.end())
-    return errorf(name_, ": no TT program is loaded under the symbol ",
-                  kernel);
+    return errorf(name_, ": no TT program is loaded under the symbol ", kernel);
   const Program &program = it->second;
   const ProgramDescription &d = program.description;
   Result<ProgramShape> shapeOr = readProgramShape(d);
@@ -197,9 +196,9 @@ Status TTPlanDevice::launch(std::string_view kernel,
     size_t n = 5 + (s.alibi ? 1 : 0) + (s.sinks ? 1 : 0);
     ATTN_RETURN_IF_ERROR(in.expect(n + 2));
     TRY_TENSOR(query, in.tensor(0, s.dtype, {T, H, s.headSize}, "query"));
-    TRY_TENSOR(cache, in.tensor(1, s.dtype,
-                                cacheShape(s, cacheBlocks(s, in.bytes(1))),
-                                "kv_cache"));
+    TRY_TENSOR(cache,
+               in.tensor(1, s.dtype, cacheShape(s, cacheBlocks(s, in.bytes(1))),
+                         "kv_cache"));
     TRY_TENSOR(table, in.tensor(2, DType::I32, {R, M}, "block_table"));
     TRY_TENSOR(lens, in.tensor(3, DType::I32, {R}, "seq_lens"));
     TRY_TENSOR(starts, in.tensor(4, DType::I32, {R + 1}, "query_start_loc"));
@@ -224,9 +223,9 @@ Status TTPlanDevice::launch(std::string_view kernel,
     int64_t R = grid[0], M = grid[1];
     ATTN_RETURN_IF_ERROR(in.expect(6));
     TRY_TENSOR(q, in.tensor(0, s.dtype, {R, H, s.headSize}, "q"));
-    TRY_TENSOR(cache, in.tensor(1, s.dtype,
-                                cacheShape(s, cacheBlocks(s, in.bytes(1))),
-                                "kv_cache"));
+    TRY_TENSOR(cache,
+               in.tensor(1, s.dtype, cacheShape(s, cacheBlocks(s, in.bytes(1))),
+                         "kv_cache"));
     TRY_TENSOR(table, in.tensor(2, DType::I32, {R, M}, "block_table"));
     TRY_TENSOR(lens, in.tensor(3, DType::I32, {R}, "seq_lens"));
     return storeOutput(in, 4,
@@ -239,21 +238,20 @@ Status TTPlanDevice::launch(std::string_view kernel,
     int64_t T = grid[0];
     ATTN_RETURN_IF_ERROR(in.expect(4));
     bool latent = s.kvParts == 1;
-    std::vector<int64_t> keyShape = latent
-                                        ? std::vector<int64_t>{T, s.keyWidth}
-                                        : std::vector<int64_t>{T, G, s.headSize};
+    std::vector<int64_t> keyShape =
+        latent ? std::vector<int64_t>{T, s.keyWidth}
+               : std::vector<int64_t>{T, G, s.headSize};
     std::vector<int64_t> valueShape =
         latent ? std::vector<int64_t>{T, s.valueWidth}
                : std::vector<int64_t>{T, G, s.headSize};
     TRY_TENSOR(key, in.tensor(0, s.dtype, keyShape, "key"));
     TRY_TENSOR(value, in.tensor(1, s.dtype, valueShape, "value"));
     TRY_TENSOR(slots, in.tensor(2, DType::I64, {T}, "slot_mapping"));
-    TRY_TENSOR(cache, in.tensor(3, s.dtype,
-                                cacheShape(s, cacheBlocks(s, in.bytes(3))),
-                                "kv_cache"));
-    ATTN_RETURN_IF_ERROR(runReshapeAndCacheProgram(device_, program, key,
-                                                   value, cache, slots,
-                                                   s.layout));
+    TRY_TENSOR(cache,
+               in.tensor(3, s.dtype, cacheShape(s, cacheBlocks(s, in.bytes(3))),
+                         "kv_cache"));
+    ATTN_RETURN_IF_ERROR(runReshapeAndCacheProgram(device_, program, key, value,
+                                                   cache, slots, s.layout));
     return in.store(3, cache, "kv_cache");
   }
   if (d.op == "merge_states") {

@@ -1,4 +1,4 @@
-//===- TTPlanDevice.h - TT programs behind the runtime's PlanDevice -*- C++ -*-===//
+//===- TTPlanDevice.h - TT programs behind a PlanDevice --------*- C++ -*-===//
 //
 // Runs the plans attn-compile writes for target tt (compiler/TTPlanBuilder.h)
 // on any TTDevice, so that BundleExecutor serves a TT bundle as it serves a

@@ -69,8 +69,7 @@ std::vector<CoreRange> coreRanges(size_t numCores, uint32_t gridX) {
 
 } // namespace
 
-MetalDevice::MetalDevice(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
+MetalDevice::MetalDevice(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 MetalDevice::~MetalDevice() {
   if (!impl_->mesh)
@@ -114,8 +113,7 @@ uint32_t MetalDevice::numDramBanks() const {
   return uint32_t(impl_->mesh->num_dram_channels());
 }
 
-Result<Buffer> MetalDevice::createBuffer(uint32_t pageSize,
-                                         uint32_t numPages) {
+Result<Buffer> MetalDevice::createBuffer(uint32_t pageSize, uint32_t numPages) {
   if (pageSize == 0)
     return errorf(name(), ": a DRAM buffer needs a non-zero page size");
   std::shared_ptr<dist::MeshBuffer> b;
@@ -197,14 +195,14 @@ MetalDevice::loadKernels(const ProgramDescription &description) {
 Status MetalDevice::run(const Program &program,
                         const std::vector<LaunchArgs> &launches) {
   if (!program.kernels || program.kernels->owner != this)
-    return errorf("program '", program.description.name,
-                  "' was not loaded on ", name());
+    return errorf("program '", program.description.name, "' was not loaded on ",
+                  name());
   const auto &k = static_cast<const MetalKernels &>(*program.kernels);
   const ProgramDescription &d = k.description;
   CoreCoord grid = impl_->mesh->compute_with_storage_grid_size();
   if (d.gridX > grid.x || d.gridY > grid.y)
-    return errorf("program '", d.name, "' spreads over ", d.gridX, "x",
-                  d.gridY, " cores, ", name(), " has ", grid.x, "x", grid.y);
+    return errorf("program '", d.name, "' spreads over ", d.gridX, "x", d.gridY,
+                  " cores, ", name(), " has ", grid.x, "x", grid.y);
   dist::MeshCommandQueue &queue = impl_->mesh->mesh_command_queue();
   // A workload must outlive its run: all stay alive until Finish.
   std::vector<dist::MeshWorkload> workloads;
@@ -256,8 +254,7 @@ Status MetalDevice::run(const Program &program,
       dist::EnqueueMeshWorkload(queue, workload, /*blocking=*/false);
     }));
   }
-  return guarded("waiting for the command queue",
-                 [&] { dist::Finish(queue); });
+  return guarded("waiting for the command queue", [&] { dist::Finish(queue); });
 }
 
 } // namespace attn::tt

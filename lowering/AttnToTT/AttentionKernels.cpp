@@ -395,16 +395,9 @@ void buildNormalize(ComputeBuilder &cb, const NormalizeBuffers &buffers,
   });
   kb.cbWaitFront(buffers.recip, c1);
   kb.cbWaitFront(buffers.acc, dvTiles);
-  kb.cbReserveBack(buffers.out, dvTiles);
-  cb.forLoop(0, dvTiles, [&](Value dt) {
-    cb.acquire();
+  cb.sections(dvTiles, buffers.out, [&](Value dt) {
     cb.binaryBcastCols(BinaryOp::Mul, buffers.acc, buffers.recip, dt, c0, c0);
-    cb.commit();
-    cb.wait();
-    cb.pack(c0, buffers.out);
-    cb.release();
   });
-  kb.cbPushBack(buffers.out, dvTiles);
   kb.cbPopFront(buffers.recip, c1);
   kb.cbPopFront(buffers.acc, dvTiles);
   kb.cbWaitFront(buffers.max, c1);
@@ -530,17 +523,10 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
       kb.cbWaitFront(kCbP, c1);
       kb.cbWaitFront(kCbV, dvTiles);
       kb.cbWaitFront(kCbAcc, dvTiles);
-      kb.cbReserveBack(kCbAcc, dvTiles);
-      cb.forLoop(0, dvTiles, [&](Value dt) {
-        cb.acquire();
+      cb.sections(dvTiles, kCbAcc, [&](Value dt) {
         cb.binaryBcastCols(BinaryOp::Mul, kCbAcc, kCbAlpha, dt, c0, c0);
         cb.matmul(kCbP, kCbV, c0, dt, c0, /*transposeIn1=*/false);
-        cb.commit();
-        cb.wait();
-        cb.pack(c0, kCbAcc);
-        cb.release();
       });
-      kb.cbPushBack(kCbAcc, dvTiles);
       kb.cbPopFront(kCbAcc, dvTiles);
       kb.cbPopFront(kCbV, dvTiles);
       kb.cbPopFront(kCbP, c1);

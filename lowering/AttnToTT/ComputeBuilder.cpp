@@ -217,6 +217,21 @@ void ComputeBuilder::section(ArrayRef<int64_t> outs,
   release();
 }
 
+void ComputeBuilder::sections(Value count, int64_t out,
+                              llvm::function_ref<void(Value)> math) {
+  Value c0 = kb.c(0);
+  kb.cbReserveBack(out, count);
+  forLoop(c0, count, [&](Value i) {
+    acquire();
+    math(i);
+    commit();
+    wait();
+    pack(c0, out);
+    release();
+  });
+  kb.cbPushBack(out, count);
+}
+
 void ComputeBuilder::forLoop(Value lb, Value ub,
                              llvm::function_ref<void(Value)> body) {
   forget();

@@ -39,6 +39,10 @@ public:
   /// One DST section computing tile 0 with `math`, then packed into one new
   /// page of each buffer of `outs`.
   void section(ArrayRef<int64_t> outs, llvm::function_ref<void()> math);
+  /// `count` DST sections, the i-th computing tile 0 with `math(i)` and
+  /// packing it as page i of `count` pages reserved and then pushed in `out`.
+  void sections(Value count, int64_t out,
+                llvm::function_ref<void(Value)> math);
 
   //===--- FPU operations (tile of a buffer into DST) ----------------------===//
   /// DST[dst] = cb[tile], each 16x16 face transposed when `transposeFaces`.

@@ -201,18 +201,11 @@ void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
       // acc += w_s out_s, one value tile at a time.
       kb.cbWaitFront(kCbMergeIn, dvTiles);
       kb.cbWaitFront(kCbMergeAcc, dvTiles);
-      kb.cbReserveBack(kCbMergeAcc, dvTiles);
-      cb.forLoop(0, dvTiles, [&](Value dt) {
-        cb.acquire();
+      cb.sections(dvTiles, kCbMergeAcc, [&](Value dt) {
         cb.binaryBcastCols(BinaryOp::Mul, kCbMergeIn, kCbMergeWeight, dt, c0,
                            c0);
         cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMergeAcc, dt, c0);
-        cb.commit();
-        cb.wait();
-        cb.pack(c0, kCbMergeAcc);
-        cb.release();
       });
-      kb.cbPushBack(kCbMergeAcc, dvTiles);
       kb.cbPopFront(kCbMergeAcc, dvTiles);
       kb.cbPopFront(kCbMergeIn, dvTiles);
       kb.cbPopFront(kCbMergeWeight, c1);

@@ -58,10 +58,11 @@ struct CompileOptions {
 };
 
 struct CompiledKernel {
-  /// What plans launch: "gpu_module::gpu_func". Target "tt" has no plans:
-  /// each file of a TT-Metalium program is a kernel whose symbol is the
-  /// program's name and whose entry point is the file's name in the program
-  /// folder ("program.json", "reader.cpp", "compute.cpp", "writer.cpp").
+  /// What plans launch: "gpu_module::gpu_func". For target "tt" each file
+  /// of a TT-Metalium program is a kernel whose symbol is the program's name
+  /// (what its plan's Launch names, compiler/TTPlanBuilder.h) and whose entry
+  /// point is the file's name in the program folder ("program.json",
+  /// "reader.cpp", "compute.cpp", "writer.cpp").
   std::string symbol;
   std::string target;
   std::string entryPoint;

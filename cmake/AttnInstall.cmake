@@ -1,7 +1,7 @@
 # Installs the MLIR-free runtime as a CMake package:
 #
 #   find_package(attn REQUIRED)
-#   target_link_libraries(engine PRIVATE attn::AttnRuntime attn::AttnCpuExecutor)
+#   target_link_libraries(engine PRIVATE attn::AttnSession)
 #   attn_add_bundle(TARGET kernels GRID grid.json TARGETS spirv)
 #
 # Headers go under include/attn/ keeping their repository paths, so hosts
@@ -12,7 +12,7 @@ include(CMakePackageConfigHelpers)
 set(ATTN_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/attn)
 set(ATTN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
 
-set(_attn_exported AttnReferenceOps AttnRuntime AttnCpuExecutor)
+set(_attn_exported AttnReferenceOps AttnRuntime AttnCpuExecutor AttnSession)
 if(TARGET AttnVulkanExecutor)
   list(APPEND _attn_exported AttnVulkanExecutor)
 endif()
@@ -38,6 +38,8 @@ install(FILES ${_attn_runtime_headers}
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/executors/cpu/CpuExecutor.h
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/executors/cpu)
+install(FILES ${PROJECT_SOURCE_DIR}/runtime/session/Session.h
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/session)
 if(TARGET AttnVulkanExecutor)
   install(FILES
     ${PROJECT_SOURCE_DIR}/runtime/executors/vulkan/VulkanExecutor.h

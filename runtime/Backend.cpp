@@ -24,19 +24,20 @@ template <typename Range> std::string joined(const Range &values) {
   return os.str();
 }
 
-std::string shapeOf(const Tensor &t) {
+std::string shapeOf(const OperandType &t) {
   std::ostringstream os;
-  os << "[" << joined(t.shape()) << "] " << toString(t.dtype());
+  os << "[" << joined(t.shape) << "] " << toString(t.dtype);
   return os.str();
 }
 
-/// Checks that `t` is `shape` (a negative entry matches any size) and, when
-/// given, of `dtype`.
-Status checkShape(std::string_view who, std::string_view name, const Tensor &t,
-                  std::vector<int64_t> shape, std::optional<DType> dtype) {
-  bool ok = t.rank() == static_cast<int64_t>(shape.size());
+/// Checks that `t` (a host or device tensor) is `shape` (a negative entry
+/// matches any size) and, when given, of `dtype`.
+Status checkShape(std::string_view who, std::string_view name,
+                  const OperandType &t, std::vector<int64_t> shape,
+                  std::optional<DType> dtype) {
+  bool ok = t.shape.size() == shape.size();
   for (size_t i = 0; ok && i < shape.size(); ++i)
-    ok = shape[i] < 0 || t.dim(i) == shape[i];
+    ok = shape[i] < 0 || t.shape[i] == shape[i];
   if (!ok) {
     std::ostringstream want;
     want << "[";
@@ -47,9 +48,18 @@ Status checkShape(std::string_view who, std::string_view name, const Tensor &t,
     return errorf(who, ": ", name, " must be ", want.str(), ", got ",
                   shapeOf(t));
   }
-  if (dtype && t.dtype() != *dtype)
+  if (dtype && t.dtype != *dtype)
     return errorf(who, ": ", name, " must be ", toString(*dtype), ", got ",
-                  toString(t.dtype()));
+                  toString(t.dtype));
+  return Status::ok();
+}
+
+/// A device tensor is on the executor's device, so its kernels can read it.
+Status checkOnDevice(std::string_view who, std::string_view name,
+                     const DeviceTensor &t, const PlanDevice &device) {
+  if (t.device != &device)
+    return errorf(who, ": ", name, " ", t.describe(), " is not on ",
+                  device.name(), ", the device of the layer's executor");
   return Status::ok();
 }
 
@@ -349,10 +359,13 @@ FlashAttentionImpl::FlashAttentionImpl(const AttentionLayer &layer,
 }
 
 Status FlashAttentionImpl::forward(const AttentionLayer &layer,
-                                   const Tensor &query, const Tensor &key,
-                                   const Tensor &value, Tensor &kvCache,
+                                   const DeviceTensor &query,
+                                   const DeviceTensor &key,
+                                   const DeviceTensor &value,
+                                   const DeviceTensor &kvCache,
                                    const AttentionMetadata &metadata,
-                                   Tensor &output, const Tensor *outputScale,
+                                   const DeviceTensor &output,
+                                   const Tensor *outputScale,
                                    const Tensor *outputBlockScale) {
   constexpr std::string_view who = "FLASH_ATTN";
   if (outputScale || outputBlockScale)
@@ -372,7 +385,7 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
   int64_t queryTokens = md->queryStartLoc.getInt(numReqs);
   ATTN_RETURN_IF_ERROR(
       checkShape(who, "query", query, {-1, numHeads, headSize}, std::nullopt));
-  if (query.dtype() != layer.dtype)
+  if (query.dtype != layer.dtype)
     return errorf(who, ": query is ", shapeOf(query), " but layer '",
                   layer.name, "' is ", toString(layer.dtype));
   if (query.dim(0) < queryTokens)
@@ -380,10 +393,15 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
                   " tokens but the metadata has ", queryTokens);
   ATTN_RETURN_IF_ERROR(checkShape(who, "output", output,
                                   {query.dim(0), numHeads, headSize},
-                                  query.dtype()));
+                                  query.dtype));
   ATTN_RETURN_IF_ERROR(checkShape(who, "kv cache", kvCache,
                                   {-1, 2, -1, numKvHeads, headSize},
-                                  query.dtype()));
+                                  query.dtype));
+  for (auto [name, t] : {std::pair<const char *, const DeviceTensor *>{
+                             "query", &query},
+                         {"output", &output},
+                         {"kv cache", &kvCache}})
+    ATTN_RETURN_IF_ERROR(checkOnDevice(who, name, *t, executor().device()));
   int64_t numBlocks = kvCache.dim(0);
   int64_t blockSize = kvCache.dim(2);
   if (numBlocks < 1 || blockSize < 1)
@@ -395,13 +413,16 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
   ATTN_RETURN_IF_ERROR(
       checkShape(who, "slot_mapping", md->slotMapping, {-1}, DType::I64));
 
-  bool writeCache = key.rank() != 0;
+  bool writeCache = key.defined();
   if (writeCache) {
     int64_t slots = md->slotMapping.dim(0);
     ATTN_RETURN_IF_ERROR(
-        checkShape(who, "key", key, {-1, numKvHeads, headSize}, query.dtype()));
+        checkShape(who, "key", key, {-1, numKvHeads, headSize}, query.dtype));
     ATTN_RETURN_IF_ERROR(
-        checkShape(who, "value", value, key.shape(), query.dtype()));
+        checkShape(who, "value", value, key.shape, query.dtype));
+    ATTN_RETURN_IF_ERROR(checkOnDevice(who, "key", key, executor().device()));
+    ATTN_RETURN_IF_ERROR(
+        checkOnDevice(who, "value", value, executor().device()));
     if (key.dim(0) < slots)
       return errorf(who, ": key has ", key.dim(0),
                     " tokens but slot_mapping has ", slots);
@@ -437,19 +458,19 @@ PagedAttentionParams FlashAttentionImpl::params(bool causal) const {
 std::vector<VariantQuery>
 FlashAttentionImpl::calls(const AttentionLayer &layer,
                           const KvCacheSpec &cache) const {
-  // Operands with no rows carry the shapes and dtypes the queries read.
-  Tensor query(layer.dtype, {0, numHeads, headSize});
-  Tensor key(layer.dtype, {0, numKvHeads, headSize});
-  Tensor kvCache(layer.dtype, {0, 2, cache.blockSize, numKvHeads, headSize});
+  OperandType query(layer.dtype, {0, numHeads, headSize});
+  OperandType key(layer.dtype, {0, numKvHeads, headSize});
+  OperandType kvCache(layer.dtype,
+                      {0, 2, cache.blockSize, numKvHeads, headSize});
   return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::Nhd),
           pagedAttentionQuery(query, kvCache, params(/*causal=*/true))};
 }
 
-Status FlashAttentionImpl::forwardCascade(const Tensor &query,
-                                          const Tensor &kvCache,
+Status FlashAttentionImpl::forwardCascade(const DeviceTensor &query,
+                                          const DeviceTensor &kvCache,
                                           const FlashAttentionMetadata &md,
                                           const PagedAttentionParams &params,
-                                          Tensor &output) {
+                                          const DeviceTensor &output) {
   constexpr std::string_view who = "FLASH_ATTN";
   // Each pass would see the window, bias and sink on its own, which is not
   // the attention over the whole sequence.
@@ -518,21 +539,31 @@ Status FlashAttentionImpl::forwardCascade(const Tensor &query,
       suffixTable.setInt(r * (cols - prefixBlocks) + i - prefixBlocks,
                          md.blockTable.getInt(r * cols + i));
 
-  Tensor prefixOut(query.dtype(), {tokens, numHeads, headSize});
-  Tensor prefixLse(DType::F32, {tokens, numHeads});
-  Tensor suffixOut(query.dtype(), {tokens, numHeads, headSize});
-  Tensor suffixLse(DType::F32, {tokens, numHeads});
+  // The passes' partial results live on the device, as the output does.
+  PlanDevice &device = executor().device();
+  Result<DeviceTensor> prefixOut =
+      allocateTensor(device, query.dtype, {tokens, numHeads, headSize});
+  Result<DeviceTensor> prefixLse =
+      allocateTensor(device, DType::F32, {tokens, numHeads});
+  Result<DeviceTensor> suffixOut =
+      allocateTensor(device, query.dtype, {tokens, numHeads, headSize});
+  Result<DeviceTensor> suffixLse =
+      allocateTensor(device, DType::F32, {tokens, numHeads});
+  for (const Result<DeviceTensor> *t :
+       {&prefixOut, &prefixLse, &suffixOut, &suffixLse})
+    if (!*t)
+      return errorf(who, ": ", t->message());
 
   PagedAttentionParams prefixParams = params;
   prefixParams.causal = false;
   ATTN_RETURN_IF_ERROR(executor().pagedAttention(
       query, kvCache, prefixQueryStartLoc, prefixSeqLens, prefixTable,
-      prefixParams, prefixOut, &prefixLse));
+      prefixParams, *prefixOut, &*prefixLse));
   ATTN_RETURN_IF_ERROR(executor().pagedAttention(
       query, kvCache, md.queryStartLoc, *md.suffixKvLens, suffixTable, params,
-      suffixOut, &suffixLse));
-  return executor().mergeStates(prefixOut, prefixLse, suffixOut, suffixLse,
-                                output, /*lse=*/nullptr);
+      *suffixOut, &*suffixLse));
+  return executor().mergeStates(*prefixOut, *prefixLse, *suffixOut,
+                                *suffixLse, output, /*lse=*/nullptr);
 }
 
 //===----------------------------------------------------------------------===//
@@ -608,10 +639,13 @@ TritonMlaImpl::TritonMlaImpl(const AttentionLayer &layer,
   kvLoraRank = layer.kvLoraRank;
 }
 
-Status TritonMlaImpl::forward(const AttentionLayer &layer, const Tensor &query,
-                              const Tensor &key, const Tensor &value,
-                              Tensor &kvCache,
-                              const AttentionMetadata &metadata, Tensor &output,
+Status TritonMlaImpl::forward(const AttentionLayer &layer,
+                              const DeviceTensor &query,
+                              const DeviceTensor &key,
+                              const DeviceTensor &value,
+                              const DeviceTensor &kvCache,
+                              const AttentionMetadata &metadata,
+                              const DeviceTensor &output,
                               const Tensor *outputScale,
                               const Tensor *outputBlockScale) {
   constexpr std::string_view who = "TRITON_MLA";
@@ -633,19 +667,21 @@ Status TritonMlaImpl::forward(const AttentionLayer &layer, const Tensor &query,
                   md->numPrefills, " prefills");
 
   // The new tokens' latent rows: kv_c and k_pe, or neither.
-  bool writeCache = key.rank() != 0 || value.rank() != 0;
+  bool writeCache = key.defined() || value.defined();
   if (!writeCache)
     return forwardMqa(layer, query, kvCache, *md, output, /*lse=*/nullptr);
-  if (key.rank() == 0 || value.rank() == 0)
+  if (!key.defined() || !value.defined())
     return errorf(who, ": kv_c (key) and k_pe (value) go together, got ",
                   shapeOf(key), " and ", shapeOf(value));
   ATTN_RETURN_IF_ERROR(checkMqa(layer, query, kvCache, *md, output,
                                 /*lse=*/nullptr, &md->slotMapping));
   int64_t slots = md->slotMapping.dim(0);
   ATTN_RETURN_IF_ERROR(
-      checkShape(who, "kv_c", key, {-1, kvLoraRank}, query.dtype()));
+      checkShape(who, "kv_c", key, {-1, kvLoraRank}, query.dtype));
   ATTN_RETURN_IF_ERROR(checkShape(
-      who, "k_pe", value, {key.dim(0), headSize - kvLoraRank}, query.dtype()));
+      who, "k_pe", value, {key.dim(0), headSize - kvLoraRank}, query.dtype));
+  ATTN_RETURN_IF_ERROR(checkOnDevice(who, "kv_c", key, executor().device()));
+  ATTN_RETURN_IF_ERROR(checkOnDevice(who, "k_pe", value, executor().device()));
   if (key.dim(0) < slots)
     return errorf(who, ": kv_c has ", key.dim(0),
                   " tokens but slot_mapping has ", slots);
@@ -657,10 +693,10 @@ Status TritonMlaImpl::forward(const AttentionLayer &layer, const Tensor &query,
 std::vector<VariantQuery>
 TritonMlaImpl::calls(const AttentionLayer &layer,
                      const KvCacheSpec &cache) const {
-  Tensor q(layer.dtype, {0, numHeads, headSize});
-  Tensor kvC(layer.dtype, {0, kvLoraRank});
-  Tensor kPe(layer.dtype, {0, headSize - kvLoraRank});
-  Tensor kvCache(layer.dtype, {0, cache.blockSize, headSize});
+  OperandType q(layer.dtype, {0, numHeads, headSize});
+  OperandType kvC(layer.dtype, {0, kvLoraRank});
+  OperandType kPe(layer.dtype, {0, headSize - kvLoraRank});
+  OperandType kvCache(layer.dtype, {0, cache.blockSize, headSize});
   MlaDecodeParams decode;
   decode.scale = scale;
   decode.kvLoraRank = kvLoraRank;
@@ -669,10 +705,12 @@ TritonMlaImpl::calls(const AttentionLayer &layer,
           mlaDecodeQuery(q, kvCache, decode)};
 }
 
-Status TritonMlaImpl::checkMqa(const AttentionLayer &layer, const Tensor &q,
-                               const Tensor &kvCache,
-                               const MlaMetadata &metadata, const Tensor &out,
-                               const Tensor *lse,
+Status TritonMlaImpl::checkMqa(const AttentionLayer &layer,
+                               const DeviceTensor &q,
+                               const DeviceTensor &kvCache,
+                               const MlaMetadata &metadata,
+                               const DeviceTensor &out,
+                               const DeviceTensor *lse,
                                const Tensor *slotMapping) const {
   constexpr std::string_view who = "TRITON_MLA";
   if (layer.slidingWindow)
@@ -691,13 +729,20 @@ Status TritonMlaImpl::checkMqa(const AttentionLayer &layer, const Tensor &q,
   int64_t numReqs = metadata.numReqs;
   ATTN_RETURN_IF_ERROR(
       checkShape(who, "q", q, {numReqs, numHeads, headSize}, std::nullopt));
-  if (q.dtype() != layer.dtype)
+  if (q.dtype != layer.dtype)
     return errorf(who, ": q is ", shapeOf(q), " but layer '", layer.name,
                   "' is ", toString(layer.dtype));
   ATTN_RETURN_IF_ERROR(
-      checkShape(who, "kv cache", kvCache, {-1, -1, headSize}, q.dtype()));
+      checkShape(who, "kv cache", kvCache, {-1, -1, headSize}, q.dtype));
   ATTN_RETURN_IF_ERROR(checkShape(who, "output", out,
-                                  {numReqs, numHeads, kvLoraRank}, q.dtype()));
+                                  {numReqs, numHeads, kvLoraRank}, q.dtype));
+  for (auto [name, t] :
+       {std::pair<const char *, const DeviceTensor *>{"q", &q},
+        {"output", &out},
+        {"kv cache", &kvCache},
+        {"lse", lse}})
+    if (t)
+      ATTN_RETURN_IF_ERROR(checkOnDevice(who, name, *t, executor().device()));
   if (lse)
     ATTN_RETURN_IF_ERROR(
         checkShape(who, "lse", *lse, {numReqs, numHeads}, DType::F32));
@@ -712,10 +757,12 @@ Status TritonMlaImpl::checkMqa(const AttentionLayer &layer, const Tensor &q,
                           slotMapping, kvCache.dim(0), kvCache.dim(1));
 }
 
-Status TritonMlaImpl::forwardMqa(const AttentionLayer &layer, const Tensor &q,
-                                 const Tensor &kvCache,
-                                 const MlaMetadata &metadata, Tensor &out,
-                                 Tensor *lse) {
+Status TritonMlaImpl::forwardMqa(const AttentionLayer &layer,
+                                 const DeviceTensor &q,
+                                 const DeviceTensor &kvCache,
+                                 const MlaMetadata &metadata,
+                                 const DeviceTensor &out,
+                                 const DeviceTensor *lse) {
   ATTN_RETURN_IF_ERROR(
       checkMqa(layer, q, kvCache, metadata, out, lse, /*slotMapping=*/nullptr));
   MlaDecodeParams params;

@@ -111,13 +111,19 @@ public:
 
   /// Attention of `query` ([T, H, D], T at least the metadata's tokens)
   /// into `output`, after writing the new `key` / `value` ([T, G, D]) into
-  /// `kvCache` at the metadata's slots. A default-constructed (rank-0) key
-  /// skips the cache write (KV sharing, cross-attention). Fused output
+  /// `kvCache` at the metadata's slots. The tensors are on the executor's
+  /// device; the metadata is checked on the host before anything is
+  /// enqueued, and the work is enqueued on the device's queue (the output is
+  /// complete once the device synchronizes). A default-constructed key skips
+  /// the cache write (KV sharing, cross-attention). Fused output
   /// quantization (outputScale, outputBlockScale) is not supported.
-  virtual Status forward(const AttentionLayer &layer, const Tensor &query,
-                         const Tensor &key, const Tensor &value,
-                         Tensor &kvCache, const AttentionMetadata &metadata,
-                         Tensor &output, const Tensor *outputScale = nullptr,
+  virtual Status forward(const AttentionLayer &layer,
+                         const DeviceTensor &query, const DeviceTensor &key,
+                         const DeviceTensor &value,
+                         const DeviceTensor &kvCache,
+                         const AttentionMetadata &metadata,
+                         const DeviceTensor &output,
+                         const Tensor *outputScale = nullptr,
                          const Tensor *outputBlockScale = nullptr) = 0;
 
   /// The op calls forward makes for `layer` on a kv cache of `cache` (those
@@ -274,9 +280,10 @@ class FlashAttentionImpl final : public AttentionImpl {
 public:
   FlashAttentionImpl(const AttentionLayer &layer, KernelExecutor &executor);
 
-  Status forward(const AttentionLayer &layer, const Tensor &query,
-                 const Tensor &key, const Tensor &value, Tensor &kvCache,
-                 const AttentionMetadata &metadata, Tensor &output,
+  Status forward(const AttentionLayer &layer, const DeviceTensor &query,
+                 const DeviceTensor &key, const DeviceTensor &value,
+                 const DeviceTensor &kvCache,
+                 const AttentionMetadata &metadata, const DeviceTensor &output,
                  const Tensor *outputScale = nullptr,
                  const Tensor *outputBlockScale = nullptr) override;
   /// reshape_and_cache and causal paged attention.
@@ -286,9 +293,10 @@ public:
 private:
   /// The knobs of this layer's paged attention calls.
   PagedAttentionParams params(bool causal) const;
-  Status forwardCascade(const Tensor &query, const Tensor &kvCache,
+  Status forwardCascade(const DeviceTensor &query, const DeviceTensor &kvCache,
                         const FlashAttentionMetadata &md,
-                        const PagedAttentionParams &params, Tensor &output);
+                        const PagedAttentionParams &params,
+                        const DeviceTensor &output);
 
   /// (window_left, window_right) in flash-attn's convention.
   std::pair<int64_t, int64_t> window_ = {-1, -1};
@@ -318,9 +326,10 @@ public:
   /// it); one without the other is an error. Everything, the slots included,
   /// is checked before the write, so a rejected call leaves the cache as it
   /// was.
-  Status forward(const AttentionLayer &layer, const Tensor &query,
-                 const Tensor &key, const Tensor &value, Tensor &kvCache,
-                 const AttentionMetadata &metadata, Tensor &output,
+  Status forward(const AttentionLayer &layer, const DeviceTensor &query,
+                 const DeviceTensor &key, const DeviceTensor &value,
+                 const DeviceTensor &kvCache,
+                 const AttentionMetadata &metadata, const DeviceTensor &output,
                  const Tensor *outputScale = nullptr,
                  const Tensor *outputBlockScale = nullptr) override;
   /// The latent cache write and MLA decode with the metadata builder's
@@ -330,16 +339,17 @@ public:
 
   /// MLA decode of q [R, H, L + P] against the latent cache into out
   /// [R, H, L] (and lse [R, H] when not null).
-  Status forwardMqa(const AttentionLayer &layer, const Tensor &q,
-                    const Tensor &kvCache, const MlaMetadata &metadata,
-                    Tensor &out, Tensor *lse = nullptr);
+  Status forwardMqa(const AttentionLayer &layer, const DeviceTensor &q,
+                    const DeviceTensor &kvCache, const MlaMetadata &metadata,
+                    const DeviceTensor &out,
+                    const DeviceTensor *lse = nullptr);
 
 private:
   /// forwardMqa's checks; with `slotMapping`, also that every slot is inside
   /// the cache.
-  Status checkMqa(const AttentionLayer &layer, const Tensor &q,
-                  const Tensor &kvCache, const MlaMetadata &metadata,
-                  const Tensor &out, const Tensor *lse,
+  Status checkMqa(const AttentionLayer &layer, const DeviceTensor &q,
+                  const DeviceTensor &kvCache, const MlaMetadata &metadata,
+                  const DeviceTensor &out, const DeviceTensor *lse,
                   const Tensor *slotMapping) const;
 };
 

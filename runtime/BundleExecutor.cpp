@@ -2,9 +2,7 @@
 
 #include "runtime/BundleExecutor.h"
 
-#include "reference/ops/KvCache.h"
 #include "reference/ops/Metadata.h"
-#include "runtime/TensorRows.h"
 
 #include <set>
 
@@ -12,13 +10,9 @@ namespace attn::runtime {
 
 namespace {
 
-KvLayout toReference(KvCacheLayout layout) {
-  return layout == KvCacheLayout::Nhd ? KvLayout::NHD : KvLayout::HND;
-}
-
 /// Checks the paged metadata of one call against a cache of `numBlocks`
 /// blocks of `blockSize` tokens and a query of `queryRows` rows; returns the
-/// batch's token count.
+/// batch's token count. Host tensors only: nothing is read from the device.
 Result<int64_t> checkPagedMetadata(const Tensor &queryStartLoc,
                                    const Tensor &seqLens,
                                    const Tensor &blockTable, int64_t queryRows,
@@ -34,30 +28,38 @@ Result<int64_t> checkPagedMetadata(const Tensor &queryStartLoc,
   return md->numActualTokens;
 }
 
+/// The block count and block size of a paged cache in `layout`.
+Result<std::pair<int64_t, int64_t>> pagedCacheBlocks(const DeviceTensor &cache,
+                                                     KvCacheLayout layout) {
+  if (cache.rank() != 5 || cache.dim(1) != 2)
+    return errorf("kv cache ", cache.describe(),
+                  " must be [num_blocks, 2, B, G, D] (nhd) or "
+                  "[num_blocks, 2, G, B, D] (hnd)");
+  int64_t blockSize = cache.dim(layout == KvCacheLayout::Nhd ? 2 : 3);
+  if (blockSize < 1)
+    return errorf("kv cache ", cache.describe(), " has block size 0");
+  return std::pair<int64_t, int64_t>{cache.dim(0), blockSize};
+}
+
 /// Checks that `t` is [rows, trailing...] of `dtype`.
-Status checkRows(const Tensor &t, std::string_view name, int64_t rows,
+Status checkRows(const DeviceTensor &t, std::string_view name, int64_t rows,
                  const std::vector<int64_t> &trailing, DType dtype) {
   bool ok = t.rank() == static_cast<int64_t>(trailing.size()) + 1 &&
-            t.dtype() == dtype && t.dim(0) == rows;
+            t.dtype == dtype && t.dim(0) == rows;
   for (size_t i = 0; ok && i < trailing.size(); ++i)
     ok = t.dim(i + 1) == trailing[i];
   if (ok)
     return Status::ok();
-  std::vector<int64_t> shape = {rows};
-  shape.insert(shape.end(), trailing.begin(), trailing.end());
-  return errorf(name, " is ", t.describe(), ", expected ",
-                Tensor(dtype, shape).describe());
+  std::string want = "[" + std::to_string(rows);
+  for (int64_t d : trailing)
+    want += ", " + std::to_string(d);
+  return errorf(name, " is ", t.describe(), ", expected ", want, "] ",
+                toString(dtype));
 }
 
-/// Copies an attention function's (out, lse) results into the caller's.
-Status deliver(const std::vector<Tensor> &results, Tensor &out, Tensor *lse) {
-  if (results.size() != 2)
-    return errorf("the plan returned ", results.size(),
-                  " results, expected (out, lse)");
-  ATTN_RETURN_IF_ERROR(copyIntoLeadingRows(results[0], out, "out"));
-  if (lse)
-    ATTN_RETURN_IF_ERROR(copyIntoLeadingRows(results[1], *lse, "lse"));
-  return Status::ok();
+/// The first `rows` rows of `t`, or all of it when it has no more.
+DeviceTensor firstRows(const DeviceTensor &t, int64_t rows) {
+  return t.rank() >= 1 && rows < t.dim(0) ? t.leadingRows(rows) : t;
 }
 
 } // namespace
@@ -169,9 +171,8 @@ Result<const BundleVariant *> findVariant(const Bundle &bundle,
 //===----------------------------------------------------------------------===//
 
 BundleExecutor::BundleExecutor(Bundle bundle, std::string target,
-                               PlanDevice &device, KernelLoader loader)
+                               PlanDevice &device)
     : bundle_(std::move(bundle)), target_(std::move(target)), device_(device),
-      loader_(std::move(loader)),
       name_(std::string(device.name()) + " (" + target_ + " bundle)") {}
 
 Status BundleExecutor::load(const BundleVariant &variant,
@@ -190,10 +191,7 @@ Status BundleExecutor::load(const BundleVariant &variant,
   Result<std::string> bytes = bundle_.readKernel(kernel);
   if (!bytes)
     return bytes.status();
-  if (!loader_)
-    return errorf(name_, ": no kernel loader to put ", kernel.symbol,
-                  " on the device");
-  Status s = loader_(kernel, *bytes);
+  Status s = device_.loadKernel(bundle_, kernel, *bytes);
   if (!s)
     return errorf("loading kernel ", kernel.symbol, " (", kernel.file,
                   ") of variant ", variant.name, " on ", device_.name(), ": ",
@@ -250,15 +248,22 @@ Status BundleExecutor::loadAllKernels() {
   return Status::ok();
 }
 
-Result<std::vector<Tensor>>
+Result<DeviceTensor> BundleExecutor::stage(const Tensor &host) {
+  Result<DeviceTensor> t = toDevice(device_, host);
+  if (!t)
+    return errorf(name_, ": ", t.message());
+  return t;
+}
+
+Result<std::vector<DeviceTensor>>
 BundleExecutor::run(const BundleVariant &variant, std::string_view op,
-                    std::span<const Tensor> inputs) {
+                    std::span<const DeviceTensor> args) {
   const Plan *plan = variant.plan();
   if (!plan)
     return errorf("bundle ", bundle_.directory, ": variant ", variant.name,
-                  " has no host plan (it was compiled for tt only)");
-  // Check the inputs before anything reaches the device.
-  ATTN_RETURN_IF_ERROR(checkPlanInputs(*plan, inputs));
+                  " has no host plan");
+  // Check the arguments before anything is launched.
+  ATTN_RETURN_IF_ERROR(checkPlanInputs(*plan, args));
   for (const PlanOp &planOp : plan->ops) {
     if (planOp.kind != PlanOpKind::Launch)
       continue;
@@ -267,28 +272,59 @@ BundleExecutor::run(const BundleVariant &variant, std::string_view op,
       return errorf("bundle ", bundle_.directory, ": variant ", variant.name,
                     " (", op, ") has no ", target_, " kernel for ",
                     planOp.kernel);
-    ATTN_RETURN_IF_ERROR(load(variant, *kernel));
+    for (const BundleKernel &k : variant.kernels)
+      if (k.symbol == planOp.kernel && k.target == target_)
+        ATTN_RETURN_IF_ERROR(load(variant, k));
   }
-  Result<std::vector<Tensor>> results =
-      runPlan(*plan, device_, inputs, &lastStats_);
+  Result<std::vector<DeviceTensor>> results =
+      runPlan(*plan, device_, args, &lastStats_);
   if (!results)
     return errorf(name_, ": ", results.message());
   return results;
 }
 
-Status BundleExecutor::reshapeAndCache(const Tensor &key, const Tensor &value,
+Status BundleExecutor::deliver(const DeviceTensor &result,
+                               const DeviceTensor &dst, std::string_view what) {
+  // In place already (a cache the plan wrote).
+  if (result.buffer == dst.buffer && result.offset == dst.offset)
+    return Status::ok();
+  if (result.dtype != dst.dtype || dst.rank() != result.rank() ||
+      dst.rank() < 1 || dst.dim(0) < result.dim(0))
+    return errorf(name_, ": ", what, " is ", dst.describe(),
+                  ", the plan's result ", result.describe());
+  for (int64_t i = 1; i < dst.rank(); ++i)
+    if (dst.dim(i) != result.dim(i))
+      return errorf(name_, ": ", what, " is ", dst.describe(),
+                    ", the plan's result ", result.describe());
+  return device_.copy(result.view(), dst.leadingRows(result.dim(0)).view());
+}
+
+Status BundleExecutor::deliverAttention(
+    const std::vector<DeviceTensor> &results, const DeviceTensor &out,
+    const DeviceTensor *lse) {
+  if (results.size() != 2)
+    return errorf(name_, ": the plan returned ", results.size(),
+                  " results, expected (out, lse)");
+  ATTN_RETURN_IF_ERROR(deliver(results[0], out, "out"));
+  if (lse)
+    ATTN_RETURN_IF_ERROR(deliver(results[1], *lse, "lse"));
+  return Status::ok();
+}
+
+Status BundleExecutor::reshapeAndCache(const DeviceTensor &key,
+                                       const DeviceTensor &value,
                                        const Tensor &slotMapping,
-                                       KvCacheLayout layout, Tensor &kvCache) {
-  Result<KvCacheGeometry> cache =
-      KvCacheGeometry::of(kvCache, toReference(layout));
+                                       KvCacheLayout layout,
+                                       const DeviceTensor &kvCache) {
+  Result<std::pair<int64_t, int64_t>> cache = pagedCacheBlocks(kvCache, layout);
   if (!cache)
     return cache.status();
-  if (key.rank() != 3 || value.shape() != key.shape())
+  if (key.rank() != 3 || value.shape != key.shape)
     return errorf("key ", key.describe(), " and value ", value.describe(),
                   " must both be [T, G, D]");
   int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
-  ATTN_RETURN_IF_ERROR(checkSlotMapping(slotMapping, tokens, cache->numBlocks,
-                                        cache->blockSize));
+  ATTN_RETURN_IF_ERROR(
+      checkSlotMapping(slotMapping, tokens, cache->first, cache->second));
   if (key.dim(0) < tokens)
     return errorf("key has ", key.dim(0), " tokens but slot_mapping has ",
                   tokens);
@@ -296,41 +332,40 @@ Status BundleExecutor::reshapeAndCache(const Tensor &key, const Tensor &value,
       select(reshapeAndCacheQuery(key, kvCache, layout));
   if (!variant)
     return variant.status();
-
   return runCacheWrite(**variant, key, value, tokens, slotMapping, kvCache);
 }
 
 Status BundleExecutor::runCacheWrite(const BundleVariant &variant,
-                                     const Tensor &key, const Tensor &value,
-                                     int64_t tokens, const Tensor &slotMapping,
-                                     Tensor &kvCache) {
-  std::vector<Tensor> inputs;
-  inputs.push_back(key.dim(0) > tokens ? leadingRows(key, tokens) : key);
-  inputs.push_back(value.dim(0) > tokens ? leadingRows(value, tokens) : value);
-  inputs.push_back(std::move(kvCache));
-  inputs.push_back(slotMapping);
-  Result<std::vector<Tensor>> results =
-      run(variant, "reshape_and_cache", inputs);
-  kvCache = std::move(inputs[2]);
+                                     const DeviceTensor &key,
+                                     const DeviceTensor &value, int64_t tokens,
+                                     const Tensor &slotMapping,
+                                     const DeviceTensor &kvCache) {
+  Result<DeviceTensor> slots = stage(slotMapping);
+  if (!slots)
+    return slots.status();
+  std::vector<DeviceTensor> args = {firstRows(key, tokens),
+                                    firstRows(value, tokens), kvCache, *slots};
+  Result<std::vector<DeviceTensor>> results =
+      run(variant, "reshape_and_cache", args);
   if (!results)
     return results.status();
-  if (results->size() != 1 || (*results)[0].shape() != kvCache.shape() ||
-      (*results)[0].dtype() != kvCache.dtype())
+  if (results->size() != 1 || (*results)[0].shape != kvCache.shape ||
+      (*results)[0].dtype != kvCache.dtype)
     return errorf(name_, ": @reshape_and_cache of variant ", variant.name,
                   " did not return the cache");
-  kvCache = std::move((*results)[0]);
-  return Status::ok();
+  return deliver((*results)[0], kvCache, "kv_cache");
 }
 
-Status BundleExecutor::concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+Status BundleExecutor::concatAndCacheMla(const DeviceTensor &kvC,
+                                         const DeviceTensor &kPe,
                                          const Tensor &slotMapping,
-                                         Tensor &kvCache) {
+                                         const DeviceTensor &kvCache) {
   if (kvCache.rank() != 3 || kvC.rank() != 2 || kPe.rank() != 2 ||
       kPe.dim(0) != kvC.dim(0) || kvC.dim(1) + kPe.dim(1) != kvCache.dim(2))
     return errorf("kv_c ", kvC.describe(), ", k_pe ", kPe.describe(),
                   " and kv cache ", kvCache.describe(),
                   " must be [T, L], [T, P] and [num_blocks, B, L + P]");
-  if (kvC.dtype() != kvCache.dtype() || kPe.dtype() != kvCache.dtype())
+  if (kvC.dtype != kvCache.dtype || kPe.dtype != kvCache.dtype)
     return errorf("kv_c ", kvC.describe(), " and k_pe ", kPe.describe(),
                   " must have the kv cache's dtype (", kvCache.describe(), ")");
   int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
@@ -343,23 +378,23 @@ Status BundleExecutor::concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
       select(concatAndCacheMlaQuery(kvC, kPe, kvCache));
   if (!variant)
     return variant.status();
-
   return runCacheWrite(**variant, kvC, kPe, tokens, slotMapping, kvCache);
 }
 
 Status BundleExecutor::pagedAttention(
-    const Tensor &query, const Tensor &kvCache, const Tensor &queryStartLoc,
-    const Tensor &seqLens, const Tensor &blockTable,
-    const PagedAttentionParams &params, Tensor &out, Tensor *lse) {
-  Result<KvCacheGeometry> cache =
-      KvCacheGeometry::of(kvCache, toReference(params.layout));
+    const DeviceTensor &query, const DeviceTensor &kvCache,
+    const Tensor &queryStartLoc, const Tensor &seqLens,
+    const Tensor &blockTable, const PagedAttentionParams &params,
+    const DeviceTensor &out, const DeviceTensor *lse) {
+  Result<std::pair<int64_t, int64_t>> cache =
+      pagedCacheBlocks(kvCache, params.layout);
   if (!cache)
     return cache.status();
   if (query.rank() != 3)
     return errorf("query is ", query.describe(), ", expected [T, H, D]");
   Result<int64_t> tokens =
       checkPagedMetadata(queryStartLoc, seqLens, blockTable, query.dim(0),
-                         cache->numBlocks, cache->blockSize);
+                         cache->first, cache->second);
   if (!tokens)
     return tokens.status();
   Result<const BundleVariant *> variant =
@@ -367,29 +402,31 @@ Status BundleExecutor::pagedAttention(
   if (!variant)
     return variant.status();
 
-  std::vector<Tensor> inputs;
-  inputs.push_back(*tokens < query.dim(0) ? leadingRows(query, *tokens)
-                                          : query);
-  inputs.push_back(kvCache);
-  inputs.push_back(blockTable);
-  inputs.push_back(seqLens);
-  inputs.push_back(queryStartLoc);
-  if (params.alibiSlopes)
-    inputs.push_back(*params.alibiSlopes);
-  if (params.sinks)
-    inputs.push_back(*params.sinks);
-  Result<std::vector<Tensor>> results =
-      run(**variant, "paged_attention", inputs);
+  std::vector<DeviceTensor> args = {firstRows(query, *tokens), kvCache};
+  for (const Tensor *host :
+       {&blockTable, &seqLens, &queryStartLoc, params.alibiSlopes,
+        params.sinks}) {
+    if (!host)
+      continue;
+    Result<DeviceTensor> staged = stage(*host);
+    if (!staged)
+      return staged.status();
+    args.push_back(std::move(*staged));
+  }
+  Result<std::vector<DeviceTensor>> results =
+      run(**variant, "paged_attention", args);
   if (!results)
     return results.status();
-  return deliver(*results, out, lse);
+  return deliverAttention(*results, out, lse);
 }
 
-Status BundleExecutor::mlaDecode(const Tensor &q, const Tensor &kvCache,
+Status BundleExecutor::mlaDecode(const DeviceTensor &q,
+                                 const DeviceTensor &kvCache,
                                  const Tensor &blockTable,
                                  const Tensor &seqLens,
-                                 const MlaDecodeParams &params, Tensor &out,
-                                 Tensor *lse) {
+                                 const MlaDecodeParams &params,
+                                 const DeviceTensor &out,
+                                 const DeviceTensor *lse) {
   if (kvCache.rank() != 3 || q.rank() != 3)
     return errorf("q ", q.describe(), " and kv cache ", kvCache.describe(),
                   " must be [R, H, L + P] and [num_blocks, B, L + P]");
@@ -410,33 +447,42 @@ Status BundleExecutor::mlaDecode(const Tensor &q, const Tensor &kvCache,
   if (!variant)
     return variant.status();
 
-  std::vector<Tensor> inputs = {q, kvCache, blockTable, seqLens};
-  Result<std::vector<Tensor>> results = run(**variant, "mla_decode", inputs);
+  Result<DeviceTensor> table = stage(blockTable);
+  if (!table)
+    return table.status();
+  Result<DeviceTensor> lens = stage(seqLens);
+  if (!lens)
+    return lens.status();
+  std::vector<DeviceTensor> args = {q, kvCache, *table, *lens};
+  Result<std::vector<DeviceTensor>> results = run(**variant, "mla_decode", args);
   if (!results)
     return results.status();
-  return deliver(*results, out, lse);
+  return deliverAttention(*results, out, lse);
 }
 
-Status BundleExecutor::mergeStates(const Tensor &outA, const Tensor &lseA,
-                                   const Tensor &outB, const Tensor &lseB,
-                                   Tensor &out, Tensor *lse) {
+Status BundleExecutor::mergeStates(const DeviceTensor &outA,
+                                   const DeviceTensor &lseA,
+                                   const DeviceTensor &outB,
+                                   const DeviceTensor &lseB,
+                                   const DeviceTensor &out,
+                                   const DeviceTensor *lse) {
   if (outA.rank() != 3)
     return errorf("out_a is ", outA.describe(), ", expected [N, H, D]");
   int64_t rows = outA.dim(0), heads = outA.dim(1);
   ATTN_RETURN_IF_ERROR(
-      checkRows(outB, "out_b", rows, {heads, outA.dim(2)}, outA.dtype()));
+      checkRows(outB, "out_b", rows, {heads, outA.dim(2)}, outA.dtype));
   ATTN_RETURN_IF_ERROR(checkRows(lseA, "lse_a", rows, {heads}, DType::F32));
   ATTN_RETURN_IF_ERROR(checkRows(lseB, "lse_b", rows, {heads}, DType::F32));
-  Result<const BundleVariant *> variant =
-      select(mergeStatesQuery(outA));
+  Result<const BundleVariant *> variant = select(mergeStatesQuery(outA));
   if (!variant)
     return variant.status();
 
-  std::vector<Tensor> inputs = {outA, lseA, outB, lseB};
-  Result<std::vector<Tensor>> results = run(**variant, "merge_states", inputs);
+  std::vector<DeviceTensor> args = {outA, lseA, outB, lseB};
+  Result<std::vector<DeviceTensor>> results =
+      run(**variant, "merge_states", args);
   if (!results)
     return results.status();
-  return deliver(*results, out, lse);
+  return deliverAttention(*results, out, lse);
 }
 
 } // namespace attn::runtime

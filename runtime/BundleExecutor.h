@@ -5,16 +5,18 @@
 // manifest parameters it implies (op, heads, kv heads, head size, block size,
 // dtype, layout, causal, windows, ALiBi / sinks presence; scale and soft cap
 // compared as f32 values, since the manifest prints them as text), checks
-// its metadata against the cache with the reference's checks, makes sure the
-// kernels the variant's plan launches are loaded on the device, and runs the
-// plan with runPlan.
+// its metadata (on the host) against the cache with the reference's checks,
+// makes sure the kernels the variant's plan launches are loaded on the
+// device, stages the metadata onto the device, and enqueues the plan with
+// runPlan over the caller's device tensors: the cache never leaves the
+// device, the results are copied into the caller's outputs there.
 //
 //   Result<Bundle> bundle = loadBundle("llama.attnb");
 //   VulkanPlanDevice &vk = ...;
-//   BundleExecutor executor(*bundle, "spirv", vk, vk.kernelLoader());
-//   auto impl = backend->getImpl(layer, executor);
+//   BundleExecutor executor(*bundle, "spirv", vk);
+//   auto impl = backend->getImpl(layer, executor, &cacheSpec);
 //
-// examples/host/HostExample.cpp does this in full.
+// runtime/Session.h does this for an engine; examples/host shows it.
 //
 // Nothing is launched for a call whose metadata would read or write outside
 // the cache: block tables, slots and query_start_loc are checked first.
@@ -28,20 +30,12 @@
 #include "runtime/PlanRunner.h"
 #include "runtime/VariantQuery.h"
 
-#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace attn::runtime {
-
-/// Makes one kernel of a bundle launchable on a device under kernel.symbol
-/// (what plans' Launch ops name). `bytes` is the kernel file, already checked
-/// against its hash; kernel.entryPoint and kernel.launchJson say how to
-/// enter it. VulkanPlanDevice::addKernel fits behind it.
-using KernelLoader =
-    std::function<Status(const BundleKernel &kernel, std::string_view bytes)>;
 
 /// The entry of `bundle` that serves `query` with kernels for `target`
 /// (empty: any) on a device running `subgroups`: its parameters match, it
@@ -59,36 +53,40 @@ Result<const BundleVariant *> findVariant(const Bundle &bundle,
 class BundleExecutor final : public KernelExecutor {
 public:
   /// Serves calls from `bundle`'s kernels for `target` ("spirv", "ptx",
-  /// "msl", "tt") on `device`, which must outlive the executor; `loader`
-  /// puts kernels on the device.
-  BundleExecutor(Bundle bundle, std::string target, PlanDevice &device,
-                 KernelLoader loader);
+  /// "msl", "tt") on `device`, which must outlive the executor and loads
+  /// the kernels (PlanDevice::loadKernel).
+  BundleExecutor(Bundle bundle, std::string target, PlanDevice &device);
 
   /// "<device name> (<target> bundle)".
   std::string_view name() const override { return name_; }
-
-  Status reshapeAndCache(const Tensor &key, const Tensor &value,
-                         const Tensor &slotMapping, KvCacheLayout layout,
-                         Tensor &kvCache) override;
-  /// Served by the reshape_and_cache variant compiled for the latent cache
-  /// (attn-compile's op=reshape_and_cache with kv_lora_rank and rope_dim);
-  /// shapes and every slot are checked against the cache first.
-  Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
-                           const Tensor &slotMapping, Tensor &kvCache) override;
-  Status pagedAttention(const Tensor &query, const Tensor &kvCache,
-                        const Tensor &queryStartLoc, const Tensor &seqLens,
-                        const Tensor &blockTable,
-                        const PagedAttentionParams &params, Tensor &out,
-                        Tensor *lse) override;
-  Status mlaDecode(const Tensor &q, const Tensor &kvCache,
-                   const Tensor &blockTable, const Tensor &seqLens,
-                   const MlaDecodeParams &params, Tensor &out,
-                   Tensor *lse) override;
-  Status mergeStates(const Tensor &outA, const Tensor &lseA, const Tensor &outB,
-                     const Tensor &lseB, Tensor &out, Tensor *lse) override;
+  PlanDevice &device() override { return device_; }
 
   /// Ok when the bundle has an entry serving `call` on the device.
   Status checkServes(const VariantQuery &call) const override;
+
+  Status reshapeAndCache(const DeviceTensor &key, const DeviceTensor &value,
+                         const Tensor &slotMapping, KvCacheLayout layout,
+                         const DeviceTensor &kvCache) override;
+  /// Served by the reshape_and_cache variant compiled for the latent cache
+  /// (attn-compile's op=reshape_and_cache with kv_lora_rank and rope_dim);
+  /// shapes and every slot are checked against the cache first.
+  Status concatAndCacheMla(const DeviceTensor &kvC, const DeviceTensor &kPe,
+                           const Tensor &slotMapping,
+                           const DeviceTensor &kvCache) override;
+  Status pagedAttention(const DeviceTensor &query, const DeviceTensor &kvCache,
+                        const Tensor &queryStartLoc, const Tensor &seqLens,
+                        const Tensor &blockTable,
+                        const PagedAttentionParams &params,
+                        const DeviceTensor &out,
+                        const DeviceTensor *lse) override;
+  Status mlaDecode(const DeviceTensor &q, const DeviceTensor &kvCache,
+                   const Tensor &blockTable, const Tensor &seqLens,
+                   const MlaDecodeParams &params, const DeviceTensor &out,
+                   const DeviceTensor *lse) override;
+  Status mergeStates(const DeviceTensor &outA, const DeviceTensor &lseA,
+                     const DeviceTensor &outB, const DeviceTensor &lseB,
+                     const DeviceTensor &out,
+                     const DeviceTensor *lse) override;
 
   /// Loads now (a serving engine's start-up check) instead of on first use
   /// every kernel of the target that the device would run: for each
@@ -107,23 +105,30 @@ private:
   /// The entry serving `query` on this executor's target and device.
   Result<const BundleVariant *> select(const VariantQuery &query) const;
   /// Loads what the plan of `variant` (which computes `op`) launches and
-  /// runs it on `inputs`.
-  Result<std::vector<Tensor>> run(const BundleVariant &variant,
-                                  std::string_view op,
-                                  std::span<const Tensor> inputs);
+  /// enqueues it on `args`.
+  Result<std::vector<DeviceTensor>> run(const BundleVariant &variant,
+                                        std::string_view op,
+                                        std::span<const DeviceTensor> args);
   Status load(const BundleVariant &variant, const BundleKernel &kernel);
+  /// A device copy of host metadata (the staging path: its bytes are the
+  /// metadata's).
+  Result<DeviceTensor> stage(const Tensor &host);
+  /// Puts a plan's result into the caller's tensor (a device copy of its
+  /// rows, or nothing when the plan wrote it in place).
+  Status deliver(const DeviceTensor &result, const DeviceTensor &dst,
+                 std::string_view what);
+  Status deliverAttention(const std::vector<DeviceTensor> &results,
+                          const DeviceTensor &out, const DeviceTensor *lse);
   /// Runs @reshape_and_cache of `variant` on the first `tokens` rows of
   /// `key` and `value` (paged form: key and value; latent form: kv_c and
-  /// k_pe). The cache is moved in and back, never copied, and restored
-  /// whatever happens.
-  Status runCacheWrite(const BundleVariant &variant, const Tensor &key,
-                       const Tensor &value, int64_t tokens,
-                       const Tensor &slotMapping, Tensor &kvCache);
+  /// k_pe); the plan writes the cache in place.
+  Status runCacheWrite(const BundleVariant &variant, const DeviceTensor &key,
+                       const DeviceTensor &value, int64_t tokens,
+                       const Tensor &slotMapping, const DeviceTensor &kvCache);
 
   Bundle bundle_;
   std::string target_;
   PlanDevice &device_;
-  KernelLoader loader_;
   std::string name_;
   /// Kernels on the device by symbol and entry point, with the hash of what
   /// was loaded under each.

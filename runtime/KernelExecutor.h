@@ -3,11 +3,16 @@
 // The seam between the device-independent host API (backends, impls,
 // metadata builders) and one device. An executor runs the attention ops of
 // the reference on its device; AttentionImpl::forward validates its
-// operands and metadata, then calls these. Executors for CPU (the reference
-// op functions), Vulkan, CUDA, Metal and Tenstorrent implement this class
-// under runtime/executors/.
+// operands and metadata, then calls these. Two executors implement it:
+// CpuExecutor (the reference op functions, on the CPU device's host memory)
+// and BundleExecutor (a bundle's compiled plans, on any PlanDevice: Vulkan,
+// CUDA, Metal, Tenstorrent).
 //
 // Contract shared by every method:
+//  - Activations, outputs and caches are device tensors on device(); the
+//    batch metadata (query_start_loc, seq_lens, block table, slot mapping)
+//    and the per-head ALiBi slopes and sinks are host tensors: the host
+//    checks them and the executor uploads what its kernels read (a few KB).
 //  - Operand shapes and dtypes are those of the reference (DESIGN.md,
 //    "Semantics"): T tokens, R requests, H query heads, G kv heads, D head
 //    size, B block size. The caller has already checked ranks, head counts,
@@ -17,7 +22,9 @@
 //  - Query and output rows at or beyond queryStartLoc[R] (or, for
 //    reshapeAndCache and concatAndCacheMla, beyond the slot mapping's
 //    length) are padding: they are neither read nor written.
-//  - Methods are synchronous: the outputs are complete when they return.
+//  - Methods enqueue their work on the device's queue and return; outputs
+//    are complete once the device synchronizes (a read of them waits).
+//    Nothing crosses to the host but the metadata going the other way.
 //  - An executor is used from one thread at a time.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +33,7 @@
 
 #include "reference/ops/Status.h"
 #include "reference/ops/Tensor.h"
+#include "runtime/Device.h"
 
 #include <cstdint>
 #include <string_view>
@@ -77,6 +85,8 @@ public:
 
   /// A short name for messages: "cpu", "vulkan:lavapipe", ...
   virtual std::string_view name() const = 0;
+  /// The device whose tensors the methods take.
+  virtual PlanDevice &device() = 0;
 
   /// Ok when the executor can run the op call `call` describes
   /// (runtime/VariantQuery.h); otherwise why not. Impls ask this for every
@@ -89,44 +99,52 @@ public:
   /// Writes key[t] and value[t] ([T, G, D]) into kvCache at block
   /// slot / B, offset slot % B, for every t < slotMapping.dim(0) whose
   /// slot = slotMapping[t] ([T] i64) is not negative.
-  virtual Status reshapeAndCache(const Tensor &key, const Tensor &value,
+  virtual Status reshapeAndCache(const DeviceTensor &key,
+                                 const DeviceTensor &value,
                                  const Tensor &slotMapping,
-                                 KvCacheLayout layout, Tensor &kvCache) = 0;
+                                 KvCacheLayout layout,
+                                 const DeviceTensor &kvCache) = 0;
 
   /// The MLA cache write (vLLM's concat_and_cache_mla): writes the latent
   /// row concat(kvC[t], kPe[t]) — kvC [T, L], kPe [T, P], the cache's dtype —
   /// into kvCache [num_blocks, B, L + P] at block slot / B, offset slot % B,
   /// for every t < slotMapping.dim(0) whose slot = slotMapping[t] ([T] i64)
   /// is not negative.
-  virtual Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+  virtual Status concatAndCacheMla(const DeviceTensor &kvC,
+                                   const DeviceTensor &kPe,
                                    const Tensor &slotMapping,
-                                   Tensor &kvCache) = 0;
+                                   const DeviceTensor &kvCache) = 0;
 
   /// Varlen paged attention (prefill, chunked prefill and decode in one
   /// call): query [T, H, D], kvCache in `params.layout`, queryStartLoc
   /// [R + 1] i32, seqLens [R] i32, blockTable [R, M] i32. Writes out
   /// [T, H, D] and, when lse is not null, lse [T, H] f32 (natural log).
-  virtual Status pagedAttention(const Tensor &query, const Tensor &kvCache,
+  virtual Status pagedAttention(const DeviceTensor &query,
+                                const DeviceTensor &kvCache,
                                 const Tensor &queryStartLoc,
                                 const Tensor &seqLens, const Tensor &blockTable,
-                                const PagedAttentionParams &params, Tensor &out,
-                                Tensor *lse) = 0;
+                                const PagedAttentionParams &params,
+                                const DeviceTensor &out,
+                                const DeviceTensor *lse) = 0;
 
   /// MLA decode, one query per request: q [R, H, L + P], kvCache
   /// [num_blocks, B, L + P], blockTable [R, M] i32, seqLens [R] i32. Writes
   /// out [R, H, L] and, when lse is not null, lse [R, H] f32.
-  virtual Status mlaDecode(const Tensor &q, const Tensor &kvCache,
+  virtual Status mlaDecode(const DeviceTensor &q, const DeviceTensor &kvCache,
                            const Tensor &blockTable, const Tensor &seqLens,
-                           const MlaDecodeParams &params, Tensor &out,
-                           Tensor *lse) = 0;
+                           const MlaDecodeParams &params,
+                           const DeviceTensor &out,
+                           const DeviceTensor *lse) = 0;
 
   /// Combines two partial results over disjoint key sets, (outA, lseA) and
   /// (outB, lseB), each [N, H, D] / [N, H] f32, into the attention over their
   /// union: rows [0, N) of out (and of lse, when not null). Cascade attention
   /// reduces its prefix and suffix passes with it.
-  virtual Status mergeStates(const Tensor &outA, const Tensor &lseA,
-                             const Tensor &outB, const Tensor &lseB,
-                             Tensor &out, Tensor *lse) = 0;
+  virtual Status mergeStates(const DeviceTensor &outA,
+                             const DeviceTensor &lseA,
+                             const DeviceTensor &outB,
+                             const DeviceTensor &lseB, const DeviceTensor &out,
+                             const DeviceTensor *lse) = 0;
 };
 
 } // namespace attn::runtime

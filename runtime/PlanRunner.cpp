@@ -2,6 +2,7 @@
 
 #include "runtime/PlanRunner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -10,25 +11,17 @@
 
 namespace attn::runtime {
 
-std::string SubgroupSizes::describe() const {
-  if (native == 0)
-    return "any";
-  std::string text = std::to_string(native);
-  if (min != native || max != native)
-    text += " (can pin " + std::to_string(min) + " to " + std::to_string(max) +
-            ")";
-  return text;
-}
-
-
 namespace {
 
-/// A buffer slot: a device allocation seen with an element type and shape.
-/// Views share the allocation.
+/// A buffer slot: a device allocation seen from `offset` with an element
+/// type and shape. Views share the allocation and the offset.
 struct BufferValue {
   std::shared_ptr<DeviceBuffer> buffer;
+  uint64_t offset = 0;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// The argument it came from, or -1 for a buffer the run allocated.
+  int32_t argument = -1;
 
   /// The bytes of the shape, checked: a plan computes shapes from its
   /// inputs, and a damaged one must not wrap around.
@@ -37,6 +30,7 @@ struct BufferValue {
   int64_t numElements() const {
     return static_cast<int64_t>(*numBytes() / byteWidth(dtype));
   }
+  BufferView view() const { return {buffer.get(), offset, *numBytes()}; }
 };
 
 struct Slot {
@@ -62,7 +56,7 @@ struct PendingWrites {
       return Status::ok();
     it->second = false;
     std::vector<uint8_t> &bytes = contents[b];
-    return device.write(*b, bytes.data(), bytes.size());
+    return device.write(*b, 0, bytes.data(), bytes.size());
   }
 };
 
@@ -101,7 +95,7 @@ Result<int64_t> evalBinary(PlanOpKind kind, int64_t a, int64_t b) {
   case PlanOpKind::RemU:
     return static_cast<int64_t>(ua % ub);
   case PlanOpKind::CeilDivU:
-    return static_cast<int64_t>((ua + ub - 1) / ub);
+    return static_cast<int64_t>(ua / ub + (ua % ub != 0));
   default:
     return errorf("not a binary op: ", toString(kind));
   }
@@ -115,46 +109,79 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// The type check of one argument, whatever side of the bus it is on.
+Status checkArgument(const Plan &plan, size_t i, DType dtype,
+                     const std::vector<int64_t> &shape) {
+  const PlanTensorType &want = plan.arguments[i];
+  if (dtype != want.dtype)
+    return errorf("argument #", i, " of @", plan.function, ": expected ",
+                  toString(want.dtype), ", got ", toString(dtype));
+  bool shapeOk = shape.size() == want.shape.size();
+  for (size_t d = 0; shapeOk && d < want.shape.size(); ++d)
+    shapeOk = want.shape[d] < 0 || want.shape[d] == shape[d];
+  if (!shapeOk)
+    return errorf("argument #", i, " of @", plan.function, ": expected shape ",
+                  shapeString(want.shape), ", got ", shapeString(shape));
+  return Status::ok();
+}
+
+Status checkCount(const Plan &plan, size_t count) {
+  if (count != plan.arguments.size())
+    return errorf("@", plan.function, " takes ", plan.arguments.size(),
+                  " arguments, got ", count);
+  return Status::ok();
+}
+
 } // namespace
 
 Status checkPlanInputs(const Plan &plan, std::span<const Tensor> inputs) {
-  if (inputs.size() != plan.arguments.size())
-    return errorf("@", plan.function, " takes ", plan.arguments.size(),
-                  " arguments, got ", inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const PlanTensorType &want = plan.arguments[i];
-    const Tensor &got = inputs[i];
-    if (got.dtype() != want.dtype)
-      return errorf("argument #", i, " of @", plan.function, ": expected ",
-                    toString(want.dtype), ", got ", toString(got.dtype()));
-    bool shapeOk = got.rank() == static_cast<int64_t>(want.shape.size());
-    for (size_t d = 0; shapeOk && d < want.shape.size(); ++d)
-      shapeOk = want.shape[d] < 0 || want.shape[d] == got.dim(d);
-    if (!shapeOk)
-      return errorf("argument #", i, " of @", plan.function,
-                    ": expected shape ", shapeString(want.shape), ", got ",
-                    shapeString(got.shape()));
+  ATTN_RETURN_IF_ERROR(checkCount(plan, inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ATTN_RETURN_IF_ERROR(
+        checkArgument(plan, i, inputs[i].dtype(), inputs[i].shape()));
+  return Status::ok();
+}
+
+Status checkPlanInputs(const Plan &plan, std::span<const DeviceTensor> args) {
+  ATTN_RETURN_IF_ERROR(checkCount(plan, args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    ATTN_RETURN_IF_ERROR(
+        checkArgument(plan, i, args[i].dtype, args[i].shape));
+    if (!args[i].defined() || !args[i].isContiguous())
+      return errorf("argument #", i, " of @", plan.function, " (",
+                    args[i].describe(), ") must be a contiguous device tensor");
+    Result<uint64_t> bytes = tensorBytes(args[i].dtype, args[i].shape);
+    if (!bytes)
+      return errorf("argument #", i, " of @", plan.function, ": ",
+                    bytes.message());
+    if (args[i].offset > args[i].buffer->size() ||
+        *bytes > args[i].buffer->size() - args[i].offset)
+      return errorf("argument #", i, " of @", plan.function, " (",
+                    args[i].describe(), ") reaches past its buffer of ",
+                    args[i].buffer->size(), " bytes");
   }
   return Status::ok();
 }
 
-Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
-                                    std::span<const Tensor> inputs,
-                                    PlanRunStats *stats) {
+Result<std::vector<DeviceTensor>> runPlan(const Plan &plan, PlanDevice &device,
+                                          std::span<const DeviceTensor> args,
+                                          PlanRunStats *stats) {
   ATTN_RETURN_IF_ERROR(plan.verify());
-  ATTN_RETURN_IF_ERROR(checkPlanInputs(plan, inputs));
+  ATTN_RETURN_IF_ERROR(checkPlanInputs(plan, args));
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].device != &device)
+      return args[i].device
+                 ? errorf("argument #", i, " of @", plan.function,
+                          " is on another device (", args[i].device->name(),
+                          ") than the plan runs on (", device.name(), ")")
+                 : errorf("argument #", i, " of @", plan.function,
+                          " is on no device");
 
   std::vector<Slot> slots(plan.numSlots);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    Result<std::shared_ptr<DeviceBuffer>> buffer =
-        device.allocate(std::max<uint64_t>(inputs[i].numBytes(), 4));
-    if (!buffer)
-      return errorf("allocating argument #", i, ": ", buffer.message());
-    ATTN_RETURN_IF_ERROR(
-        device.write(**buffer, inputs[i].data(), inputs[i].numBytes()));
-    slots[i].buffer = BufferValue{*buffer, inputs[i].dtype(),
-                                  inputs[i].shape()};
-  }
+  for (size_t i = 0; i < args.size(); ++i)
+    slots[i].buffer = BufferValue{args[i].buffer, args[i].offset,
+                                  args[i].dtype, args[i].shape,
+                                  static_cast<int32_t>(i)};
 
   PendingWrites pending;
   PlanRunStats local;
@@ -215,6 +242,11 @@ Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
     case PlanOpKind::Store: {
       const BufferValue &b = *slots[op.operands[0]].buffer;
       int64_t index = integer(op.operands[1]), value = integer(op.operands[2]);
+      // Stores fill the run's own params buffers, never the caller's.
+      if (b.argument >= 0 || b.offset != 0)
+        return fail("stores go to buffers the plan allocates, not to "
+                    "argument #",
+                    b.argument);
       if (index < 0 || index >= b.numElements())
         return fail("element ", index, " of a buffer of ", b.numElements());
       std::vector<uint8_t> &host = pending.hostCopy(b.buffer.get());
@@ -247,41 +279,41 @@ Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
       // A batch without tokens (or heads) has nothing to compute.
       if (empty)
         break;
-      std::vector<DeviceBuffer *> args;
+      std::vector<BufferView> launchArgs;
       for (size_t i = 3; i < op.operands.size(); ++i) {
-        DeviceBuffer *b = slots[op.operands[i]].buffer->buffer.get();
-        ATTN_RETURN_IF_ERROR(pending.flush(device, b));
-        args.push_back(b);
+        const BufferValue &b = *slots[op.operands[i]].buffer;
+        ATTN_RETURN_IF_ERROR(pending.flush(device, b.buffer.get()));
+        launchArgs.push_back(b.view());
       }
       if (!firstLaunch)
         firstLaunch = std::chrono::steady_clock::now();
-      Status launched = device.launch(op.kernel, grid, op.block, args);
+      Status launched = device.launch(op.kernel, grid, op.block, launchArgs);
       if (!launched)
         return fail(launched.message());
       ++local.launches;
       break;
     }
     case PlanOpKind::Return: {
-      ATTN_RETURN_IF_ERROR(device.finish());
-      if (firstLaunch)
-        local.kernelSeconds = std::chrono::duration<double>(
-                                  std::chrono::steady_clock::now() -
-                                  *firstLaunch)
-                                  .count();
-      std::vector<Tensor> results;
+      std::vector<DeviceTensor> results;
       for (size_t i = 0; i < op.operands.size(); ++i) {
         const BufferValue &b = *slots[op.operands[i]].buffer;
         const PlanTensorType &want = plan.results[i];
         if (b.dtype != want.dtype)
           return fail("result #", i, " is ", toString(b.dtype),
                       ", the function returns ", toString(want.dtype));
-        Result<Tensor> t = Tensor::create(b.dtype, b.shape);
-        if (!t)
-          return fail("result #", i, ": ", t.message());
-        ATTN_RETURN_IF_ERROR(
-            device.read(*b.buffer, t->data(), t->numBytes()));
-        results.push_back(std::move(*t));
+        DeviceTensor t;
+        t.device = &device;
+        t.buffer = b.buffer;
+        t.offset = b.offset;
+        t.dtype = b.dtype;
+        t.shape = b.shape;
+        results.push_back(std::move(t));
       }
+      if (firstLaunch)
+        local.kernelSeconds = std::chrono::duration<double>(
+                                  std::chrono::steady_clock::now() -
+                                  *firstLaunch)
+                                  .count();
       if (stats)
         *stats = local;
       return results;
@@ -297,6 +329,38 @@ Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
     }
   }
   return errorf("@", plan.function, ": plan ended without a return");
+}
+
+Result<std::vector<Tensor>> runPlan(const Plan &plan, PlanDevice &device,
+                                    std::span<const Tensor> inputs,
+                                    PlanRunStats *stats) {
+  ATTN_RETURN_IF_ERROR(checkPlanInputs(plan, inputs));
+  std::vector<DeviceTensor> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Result<DeviceTensor> t = toDevice(device, inputs[i]);
+    if (!t)
+      return errorf("argument #", i, " of @", plan.function, ": ",
+                    t.message());
+    args.push_back(std::move(*t));
+  }
+  Result<std::vector<DeviceTensor>> results =
+      runPlan(plan, device, args, stats);
+  if (!results)
+    return results.status();
+  auto start = std::chrono::steady_clock::now();
+  ATTN_RETURN_IF_ERROR(device.synchronize());
+  if (stats && stats->launches)
+    stats->kernelSeconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  std::vector<Tensor> host;
+  for (size_t i = 0; i < results->size(); ++i) {
+    Result<Tensor> t = toHost((*results)[i]);
+    if (!t)
+      return errorf("result #", i, " of @", plan.function, ": ", t.message());
+    host.push_back(std::move(*t));
+  }
+  return host;
 }
 
 } // namespace attn::runtime

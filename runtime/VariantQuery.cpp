@@ -87,17 +87,11 @@ std::string_view layoutName(KvCacheLayout layout) {
   return layout == KvCacheLayout::Nhd ? "nhd" : "hnd";
 }
 
-/// Dimension `i` of `t`, or -1 when it has none (the query then matches no
-/// variant, and the message shows the -1).
-int64_t dimOr(const Tensor &t, int64_t i) {
-  return i < t.rank() ? t.dim(i) : -1;
-}
-
 /// Block size and kv heads of a paged cache in `layout`.
-std::pair<int64_t, int64_t> pagedCacheDims(const Tensor &cache,
+std::pair<int64_t, int64_t> pagedCacheDims(const OperandType &cache,
                                            KvCacheLayout layout) {
   bool nhd = layout == KvCacheLayout::Nhd;
-  return {dimOr(cache, nhd ? 2 : 3), dimOr(cache, nhd ? 3 : 2)};
+  return {cache.dim(nhd ? 2 : 3), cache.dim(nhd ? 3 : 2)};
 }
 
 } // namespace
@@ -126,17 +120,18 @@ bool VariantQuery::matches(const std::map<std::string, std::string> &have) const
   return mismatches(have).empty();
 }
 
-VariantQuery pagedAttentionQuery(const Tensor &query, const Tensor &kvCache,
+VariantQuery pagedAttentionQuery(const OperandType &query,
+                                 const OperandType &kvCache,
                                  const PagedAttentionParams &params) {
   auto [blockSize, numKvHeads] = pagedCacheDims(kvCache, params.layout);
   VariantQuery q;
   q.parameters = {
       text("op", "paged_attention"),
-      integer("num_heads", dimOr(query, 1)),
+      integer("num_heads", query.dim(1)),
       integer("num_kv_heads", numKvHeads),
-      integer("head_size", dimOr(query, 2)),
+      integer("head_size", query.dim(2)),
       integer("block_size", blockSize),
-      text("dtype", toString(query.dtype())),
+      text("dtype", toString(query.dtype)),
       text("layout", layoutName(params.layout)),
       boolean("causal", params.causal),
       integer("window_left", params.windowLeft < 0 ? -1 : params.windowLeft),
@@ -154,55 +149,57 @@ VariantQuery pagedAttentionQuery(const Tensor &query, const Tensor &kvCache,
   return q;
 }
 
-VariantQuery reshapeAndCacheQuery(const Tensor &key, const Tensor &kvCache,
+VariantQuery reshapeAndCacheQuery(const OperandType &key,
+                                  const OperandType &kvCache,
                                   KvCacheLayout layout) {
   auto [blockSize, numKvHeads] = pagedCacheDims(kvCache, layout);
   VariantQuery q;
   q.parameters = {
       text("op", "reshape_and_cache"),      integer("num_kv_heads", numKvHeads),
-      integer("head_size", dimOr(key, 2)),  integer("block_size", blockSize),
-      text("dtype", toString(key.dtype())), text("layout", layoutName(layout)),
+      integer("head_size", key.dim(2)),  integer("block_size", blockSize),
+      text("dtype", toString(key.dtype)), text("layout", layoutName(layout)),
   };
   return q;
 }
 
-VariantQuery concatAndCacheMlaQuery(const Tensor &kvC, const Tensor &kPe,
-                                    const Tensor &kvCache) {
+VariantQuery concatAndCacheMlaQuery(const OperandType &kvC,
+                                    const OperandType &kPe,
+                                    const OperandType &kvCache) {
   VariantQuery q;
   q.parameters = {
       text("op", "reshape_and_cache"),
-      integer("block_size", dimOr(kvCache, 1)),
-      text("dtype", toString(kvC.dtype())),
-      integer("kv_lora_rank", dimOr(kvC, 1)),
-      integer("rope_dim", dimOr(kPe, 1)),
+      integer("block_size", kvCache.dim(1)),
+      text("dtype", toString(kvC.dtype)),
+      integer("kv_lora_rank", kvC.dim(1)),
+      integer("rope_dim", kPe.dim(1)),
   };
   return q;
 }
 
-VariantQuery mlaDecodeQuery(const Tensor &q, const Tensor &kvCache,
+VariantQuery mlaDecodeQuery(const OperandType &q, const OperandType &kvCache,
                             const MlaDecodeParams &params) {
   VariantQuery query;
   query.parameters = {
       text("op", "mla_decode"),
-      integer("num_heads", dimOr(q, 1)),
-      integer("block_size", dimOr(kvCache, 1)),
-      text("dtype", toString(q.dtype())),
+      integer("num_heads", q.dim(1)),
+      integer("block_size", kvCache.dim(1)),
+      text("dtype", toString(q.dtype)),
       f32("scale", params.scale),
       integer("kv_lora_rank", params.kvLoraRank),
-      integer("rope_dim", dimOr(q, 2) - params.kvLoraRank),
+      integer("rope_dim", q.dim(2) - params.kvLoraRank),
       // Scheduling only, but it is compiled into the plan's grid.
       integer("num_kv_splits", params.numKvSplits),
   };
   return query;
 }
 
-VariantQuery mergeStatesQuery(const Tensor &outA) {
+VariantQuery mergeStatesQuery(const OperandType &outA) {
   VariantQuery q;
   q.parameters = {
       text("op", "merge_states"),
-      integer("num_heads", dimOr(outA, 1)),
-      integer("head_size", dimOr(outA, 2)),
-      text("dtype", toString(outA.dtype())),
+      integer("num_heads", outA.dim(1)),
+      integer("head_size", outA.dim(2)),
+      text("dtype", toString(outA.dtype)),
   };
   return q;
 }

@@ -13,6 +13,7 @@
 #define ATTN_RUNTIME_VARIANTQUERY_H
 
 #include "reference/ops/Tensor.h"
+#include "runtime/Device.h"
 #include "runtime/KernelExecutor.h"
 
 #include <map>
@@ -55,19 +56,39 @@ struct VariantQuery {
   mismatches(const std::map<std::string, std::string> &have) const;
 };
 
+/// What a query reads of an operand: its dtype and shape, on either side of
+/// the bus (or of no tensor at all, for an impl that plans its calls).
+struct OperandType {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+
+  OperandType(DType dtype, std::vector<int64_t> shape)
+      : dtype(dtype), shape(std::move(shape)) {}
+  OperandType(const Tensor &t) : dtype(t.dtype()), shape(t.shape()) {}
+  OperandType(const DeviceTensor &t) : dtype(t.dtype), shape(t.shape) {}
+  /// Dimension `i`, or -1 when there is none (the query then matches no
+  /// variant, and the message shows the -1).
+  int64_t dim(int64_t i) const {
+    return i < static_cast<int64_t>(shape.size()) ? shape[i] : -1;
+  }
+};
+
 /// The queries the calls make (exposed for tests and messages).
-VariantQuery pagedAttentionQuery(const Tensor &query, const Tensor &kvCache,
+VariantQuery pagedAttentionQuery(const OperandType &query,
+                                 const OperandType &kvCache,
                                  const PagedAttentionParams &params);
-VariantQuery reshapeAndCacheQuery(const Tensor &key, const Tensor &kvCache,
+VariantQuery reshapeAndCacheQuery(const OperandType &key,
+                                  const OperandType &kvCache,
                                   KvCacheLayout layout);
 /// concatAndCacheMla's: the reshape_and_cache variant of the latent form,
 /// kv_lora_rank = kvC.dim(1), rope_dim = kPe.dim(1), block_size =
 /// kvCache.dim(1), dtype of kvC.
-VariantQuery concatAndCacheMlaQuery(const Tensor &kvC, const Tensor &kPe,
-                                    const Tensor &kvCache);
-VariantQuery mlaDecodeQuery(const Tensor &q, const Tensor &kvCache,
+VariantQuery concatAndCacheMlaQuery(const OperandType &kvC,
+                                    const OperandType &kPe,
+                                    const OperandType &kvCache);
+VariantQuery mlaDecodeQuery(const OperandType &q, const OperandType &kvCache,
                             const MlaDecodeParams &params);
-VariantQuery mergeStatesQuery(const Tensor &outA);
+VariantQuery mergeStatesQuery(const OperandType &outA);
 
 } // namespace attn::runtime
 

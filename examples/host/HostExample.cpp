@@ -1,27 +1,25 @@
 //===- HostExample.cpp - A serving loop of several models on one device ---===//
 //
 // What a vLLM-shaped engine does with the runtime, in one file. Three models
-// share one device, each with its own executor, impl, metadata builder and
-// KV cache, all served from one bundle:
+// share one device, each with its own impl, metadata builder and KV cache,
+// the caches on the device for the whole run:
 //   llama     GQA, f16: 8 query heads over 2 kv heads of 64
 //   gemma     bf16, 8 over 4 heads of 128, soft cap 30, sliding window 48
 //   deepseek  MLA, bf16: 16 heads over the 576-wide latent cache (512 + 64)
-// Each model picks its backend from the registry (FLASH_ATTN, TRITON_MLA),
-// allocates its cache in the shape the backend dictates, and has its impl
-// checked against the executor at creation, so a bundle without a variant
-// fails at start-up naming the attn-compile --variant to add. Then steps of
-// prefill, chunked prefill and decode with requests that arrive, grow and
-// finish (MLA decodes only: its prompts are written into the latent cache on
-// arrival, as an engine's prefill path would). Every step runs on the device
-// and on the CPU backend and is compared with DESIGN.md's tolerances.
+// The engine side is a Session (runtime/session/Session.h): it opens the
+// device and the bundles once, and each model's layer gets its backend from
+// the registry, its cache in the backend's shape, and an impl checked
+// against the bundles, so a missing variant fails at start-up naming the
+// attn-compile --variant to add. Then steps of prefill, chunked prefill and
+// decode with requests that arrive, grow and finish (MLA decodes only: its
+// prompts go into the latent cache on arrival, as an engine's prefill path
+// would). Every step runs on the device and on the CPU backend and is
+// compared with DESIGN.md's tolerances; forward moves only metadata to the
+// device and nothing back (checked every step).
 //
 //   attn-host-example --device cpu
-//   attn-host-example --device vulkan --bundle host.attnb
+//   attn-host-example --device vulkan --bundle host.attnb [--bundle ...]
 //   attn-host-example --device tenstorrent --bundle host-tt.attnb
-//
-// tenstorrent runs the bundle's TT programs on the host emulator of
-// tt/emulator (runtime/executors/tt/TTPlanDevice.h), through the same
-// BundleExecutor and plans as Vulkan.
 //
 // examples/host/grid.json lists the variants (attn-compile --grid). Exit
 // status: 0 when every step matches, 1 on a mismatch or an error, 2 on bad
@@ -30,24 +28,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "reference/ops/Random.h"
-#include "runtime/Backend.h"
 #include "runtime/Metadata.h"
-#include "runtime/Registry.h"
-#include "runtime/executors/cpu/CpuExecutor.h"
-
-#include "runtime/BundleExecutor.h"
-#ifdef ATTN_HAVE_VULKAN
-#include "runtime/executors/vulkan/VulkanPlanDevice.h"
-#endif
-#ifdef ATTN_HAVE_TT
-#include "runtime/executors/tt/EmulatorDevice.h"
-#include "runtime/executors/tt/TTPlanDevice.h"
-#endif
+#include "runtime/session/Devices.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,15 +83,15 @@ bool isMla(const AttentionLayer &layer) { return layer.kvLoraRank > 0; }
 
 struct Options {
   std::string device = "cpu";
-  std::string bundle;
+  std::vector<std::string> bundles;
   int64_t steps = 8;
   uint64_t seed = 1;
 };
 
 void usage() {
   std::fprintf(stderr, "usage: attn-host-example "
-                       "[--device cpu|vulkan|tenstorrent] "
-                       "[--bundle DIR] [--steps N] [--seed S]\n");
+                       "[--device cpu|vulkan|tenstorrent|cuda] "
+                       "[--bundle DIR]... [--steps N] [--seed S]\n");
 }
 
 std::optional<Options> parseOptions(int argc, char **argv) {
@@ -122,7 +108,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     if (arg == "--device") {
       o.device = value;
     } else if (arg == "--bundle") {
-      o.bundle = value;
+      o.bundles.push_back(value);
     } else if (arg == "--steps") {
       o.steps = std::atoll(value.c_str());
     } else if (arg == "--seed") {
@@ -153,130 +139,6 @@ Tolerance toleranceOf(DType dtype) {
   default:
     return {1e-3, 1e-3};
   }
-}
-
-/// Makes the executors of one device type: one per model, all on one device.
-class ExecutorFactory {
-public:
-  static Result<ExecutorFactory> create(DeviceType device,
-                                        const Options &options);
-  Result<std::unique_ptr<KernelExecutor>> make();
-
-private:
-  DeviceType device_ = DeviceType::CPU;
-  std::optional<Bundle> bundle_;
-#ifdef ATTN_HAVE_VULKAN
-  std::shared_ptr<VulkanPlanDevice> vulkan_;
-#endif
-#ifdef ATTN_HAVE_TT
-  std::shared_ptr<tt::EmulatorDevice> emulator_;
-  std::shared_ptr<tt::TTPlanDevice> tt_;
-#endif
-};
-
-Result<ExecutorFactory> ExecutorFactory::create(DeviceType device,
-                                                const Options &options) {
-  ExecutorFactory factory;
-  factory.device_ = device;
-  if (device == DeviceType::CPU)
-    return factory;
-  if (options.bundle.empty())
-    return errorf("--device ", toString(device),
-                  " needs --bundle DIR (a bundle attn-compile wrote with "
-                  "--targets=",
-                  device == DeviceType::TENSTORRENT ? "tt" : "spirv", ")");
-  Result<Bundle> bundle = loadBundle(options.bundle);
-  if (!bundle)
-    return bundle.status();
-  factory.bundle_ = std::move(*bundle);
-#ifdef ATTN_HAVE_TT
-  if (device == DeviceType::TENSTORRENT) {
-    factory.emulator_ = std::make_shared<tt::EmulatorDevice>();
-    factory.tt_ = std::make_shared<tt::TTPlanDevice>(*factory.emulator_);
-    return factory;
-  }
-#endif
-#ifdef ATTN_HAVE_VULKAN
-  if (device == DeviceType::VULKAN) {
-    Result<std::unique_ptr<VulkanPlanDevice>> created =
-        VulkanPlanDevice::create();
-    if (!created)
-      return created.status();
-    factory.vulkan_ = std::move(*created);
-    return factory;
-  }
-#endif
-  return errorf("no executor for --device ", toString(device),
-                " in this build");
-}
-
-Result<std::unique_ptr<KernelExecutor>> ExecutorFactory::make() {
-  if (device_ == DeviceType::CPU)
-    return std::unique_ptr<KernelExecutor>(std::make_unique<CpuExecutor>());
-  // Every model's executor loads the bundle's kernels at start-up; kernels
-  // another executor already put on the device are shared, not reloaded.
-  std::unique_ptr<BundleExecutor> executor;
-#ifdef ATTN_HAVE_TT
-  if (device_ == DeviceType::TENSTORRENT)
-    executor = std::make_unique<BundleExecutor>(*bundle_, "tt", *tt_,
-                                                tt_->kernelLoader(*bundle_));
-#endif
-#ifdef ATTN_HAVE_VULKAN
-  if (device_ == DeviceType::VULKAN)
-    executor = std::make_unique<BundleExecutor>(
-        *bundle_, "spirv", *vulkan_, vulkan_->kernelLoader());
-#endif
-  if (!executor)
-    return Status::error("no executor");
-  ATTN_RETURN_IF_ERROR(executor->loadAllKernels());
-  return std::unique_ptr<KernelExecutor>(std::move(executor));
-}
-
-/// One model on one device: its executor, impl, builder and KV cache.
-struct Engine {
-  std::unique_ptr<KernelExecutor> executor;
-  std::unique_ptr<AttentionBackend> backend;
-  std::unique_ptr<AttentionImpl> impl;
-  std::unique_ptr<AttentionMetadataBuilder> builder;
-  Tensor kvCache;
-};
-
-Result<Engine> makeEngine(DeviceType device, ExecutorFactory &factory,
-                          const AttentionLayer &layer) {
-  Engine e;
-  Result<std::unique_ptr<KernelExecutor>> executor = factory.make();
-  if (!executor)
-    return executor.status();
-  e.executor = std::move(*executor);
-  SelectionRequest request;
-  request.headSize = layer.headSize;
-  request.dtype = layer.dtype;
-  request.blockSize = kBlockSize;
-  request.useMla = isMla(layer);
-  request.useSlidingWindow = layer.slidingWindow.has_value();
-  Result<std::unique_ptr<AttentionBackend>> backend =
-      selectBackend(device, request);
-  if (!backend)
-    return backend.status();
-  e.backend = std::move(*backend);
-  KvCacheSpec spec{kBlockSize, layer.numKvHeads, layer.headSize, layer.dtype,
-                   "auto"};
-  Result<std::unique_ptr<AttentionImpl>> impl =
-      e.backend->getImpl(layer, *e.executor, &spec);
-  if (!impl)
-    return impl.status();
-  e.impl = std::move(*impl);
-  Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
-      e.backend->getBuilder(spec, {layer.name}, BuilderConfig{});
-  if (!builder)
-    return builder.status();
-  e.builder = std::move(*builder);
-  Result<std::vector<int64_t>> shape = e.backend->getKvCacheShape(
-      kNumBlocks, kBlockSize, layer.numKvHeads, layer.headSize);
-  if (!shape)
-    return shape.status();
-  e.kvCache = Tensor(layer.dtype, *shape);
-  return e;
 }
 
 /// A request of the simulated engine.
@@ -366,10 +228,10 @@ private:
   std::vector<int32_t> freeBlocks_;
 };
 
-/// One model served on the device and on the CPU, step by step.
+/// One model, served by the device's session and by the CPU's.
 struct Model {
-  AttentionLayer layer;
-  Engine device, reference;
+  AttentionLayer config;
+  std::unique_ptr<SessionLayer> device, reference;
   Scheduler scheduler;
 };
 
@@ -392,25 +254,33 @@ Comparison compare(const Tensor &device, const Tensor &reference,
   return c;
 }
 
+/// The step's activations (what the model computed), on the layer's device.
+Result<DeviceTensor> onDevice(SessionLayer &layer, const Tensor &host) {
+  return toDevice(layer.executor->device(), host);
+}
+
 /// Writes the prompts of newly arrived MLA requests into both latent caches
 /// (an engine's prefill path), so that every step of the model is a decode.
 Status prefillLatents(Model &m, const std::vector<size_t> &arrived,
                       Random &random) {
-  int64_t rank = m.layer.kvLoraRank, rope = m.layer.headSize - rank;
+  int64_t rank = m.config.kvLoraRank, rope = m.config.headSize - rank;
   for (size_t i : arrived) {
     Request &r = m.scheduler.running()[i];
     ATTN_RETURN_IF_ERROR(m.scheduler.reserve(i, r.promptLen));
     std::vector<int64_t> slots;
     for (int64_t p = 0; p < r.promptLen; ++p)
       slots.push_back(m.scheduler.slot(i, p));
-    Tensor kvC(m.layer.dtype, {r.promptLen, rank});
-    Tensor kPe(m.layer.dtype, {r.promptLen, rope});
+    Tensor kvC(m.config.dtype, {r.promptLen, rank});
+    Tensor kPe(m.config.dtype, {r.promptLen, rope});
     random.fill(kvC, -1.0, 1.0);
     random.fill(kPe, -1.0, 1.0);
-    Tensor slotMapping = toTensor(slots);
-    for (Engine *e : {&m.device, &m.reference})
-      ATTN_RETURN_IF_ERROR(
-          e->executor->concatAndCacheMla(kvC, kPe, slotMapping, e->kvCache));
+    for (SessionLayer *layer : {m.device.get(), m.reference.get()}) {
+      Result<DeviceTensor> c = onDevice(*layer, kvC), p = onDevice(*layer, kPe);
+      if (!c || !p)
+        return !c ? c.status() : p.status();
+      ATTN_RETURN_IF_ERROR(layer->executor->concatAndCacheMla(
+          *c, *p, toTensor(slots), layer->kvCache));
+    }
     r.computed = r.promptLen;
   }
   return Status::ok();
@@ -443,14 +313,51 @@ Result<CommonAttentionMetadata> stepMetadata(Model &m,
                                      static_cast<int32_t>(cols));
 }
 
-/// Runs one step of `m` on both engines; returns whether the outputs agree.
+/// One forward of `layer` on device tensors; returns its output read back,
+/// after checking that forward moved no cache bytes: metadata to the device
+/// only, nothing back.
+Result<Tensor> forward(SessionLayer &layer, const CommonAttentionMetadata &cam,
+                       const Tensor &query, const Tensor &key,
+                       const Tensor &value, int64_t valueWidth) {
+  const AttentionLayer &l = layer.config;
+  PlanDevice &device = layer.executor->device();
+  Result<std::unique_ptr<AttentionMetadata>> md =
+      layer.builder->build(/*commonPrefixLen=*/0, cam);
+  if (!md)
+    return md.status();
+  Result<DeviceTensor> q = onDevice(layer, query), k = onDevice(layer, key),
+                       v = onDevice(layer, value);
+  Result<DeviceTensor> out =
+      allocateTensor(device, l.dtype, {query.dim(0), l.numHeads, valueWidth});
+  for (const Result<DeviceTensor> *t : {&q, &k, &v, &out})
+    if (!*t)
+      return t->status();
+  device.resetTransfers();
+  ATTN_RETURN_IF_ERROR(
+      layer.impl->forward(l, *q, *k, *v, layer.kvCache, **md, *out));
+  // The metadata (and ALiBi slopes or sinks, if the layer had them), plus
+  // the plans' params: a few integers per launch.
+  uint64_t metadataBytes =
+      4 * (cam.queryStartLoc.size() + cam.seqLens.size() +
+           cam.blockTableTensor.size()) +
+      8 * cam.slotMapping.size() +
+      4 * (l.alibiSlopes.size() + l.sinks.size());
+  TransferStats moved = device.transfers();
+  if (moved.bytesToHost != 0 || moved.bytesToDevice > metadataBytes + 4096)
+    return errorf("forward moved ", moved.bytesToDevice, " bytes to ",
+                  device.name(), " and ", moved.bytesToHost, " back; only the ",
+                  metadataBytes, " bytes of metadata should move");
+  return toHost(*out);
+}
+
+/// Runs one step of `m` on both sessions; returns whether the outputs agree.
 Result<bool> runStep(Model &m, int64_t step, Random &random) {
   std::vector<size_t> arrived = m.scheduler.admit(step);
-  if (isMla(m.layer))
+  if (isMla(m.config))
     ATTN_RETURN_IF_ERROR(prefillLatents(m, arrived, random));
   if (m.scheduler.running().empty()) {
     std::printf("step %lld %s: idle\n", static_cast<long long>(step),
-                m.layer.name.c_str());
+                m.config.name.c_str());
     return true;
   }
   std::vector<int64_t> lens = m.scheduler.queryLens();
@@ -459,7 +366,7 @@ Result<bool> runStep(Model &m, int64_t step, Random &random) {
     return cam.status();
 
   // The new tokens: MLA's key and value are kv_c [T, L] and k_pe [T, P].
-  const AttentionLayer &l = m.layer;
+  const AttentionLayer &l = m.config;
   int64_t tokens = cam->numActualTokens;
   Tensor query(l.dtype, {tokens, l.numHeads, l.headSize});
   Tensor key = isMla(l) ? Tensor(l.dtype, {tokens, l.kvLoraRank})
@@ -470,18 +377,15 @@ Result<bool> runStep(Model &m, int64_t step, Random &random) {
   for (Tensor *t : {&query, &key, &value})
     random.fill(*t, -1.0, 1.0);
   int64_t valueWidth = isMla(l) ? l.kvLoraRank : l.headSize;
-  Tensor outputs[2] = {Tensor(l.dtype, {tokens, l.numHeads, valueWidth}),
-                       Tensor(l.dtype, {tokens, l.numHeads, valueWidth})};
-  Engine *engines[2] = {&m.device, &m.reference};
-  for (int e = 0; e < 2; ++e) {
-    Result<std::unique_ptr<AttentionMetadata>> md =
-        engines[e]->builder->build(/*commonPrefixLen=*/0, *cam);
-    if (!md)
-      return md.status();
-    ATTN_RETURN_IF_ERROR(engines[e]->impl->forward(
-        l, query, key, value, engines[e]->kvCache, **md, outputs[e]));
-  }
-  Comparison c = compare(outputs[0], outputs[1], toleranceOf(l.dtype));
+  Result<Tensor> got = forward(*m.device, *cam, query, key, value, valueWidth);
+  if (!got)
+    return got.status();
+  Result<Tensor> want =
+      forward(*m.reference, *cam, query, key, value, valueWidth);
+  if (!want)
+    return want.status();
+
+  Comparison c = compare(*got, *want, toleranceOf(l.dtype));
   int64_t prefills = 0;
   for (int64_t len : lens)
     prefills += len > 1;
@@ -493,19 +397,15 @@ Result<bool> runStep(Model &m, int64_t step, Random &random) {
   if (c.mismatches)
     std::printf("  %lld of %lld elements outside the tolerance\n",
                 static_cast<long long>(c.mismatches),
-                static_cast<long long>(outputs[0].numElements()));
+                static_cast<long long>(got->numElements()));
   m.scheduler.advance(lens);
   return c.mismatches == 0;
 }
 
 int run(const Options &options) {
   std::optional<DeviceType> device = parseDeviceType(options.device);
-  if (!device ||
-      (*device != DeviceType::CPU && *device != DeviceType::VULKAN &&
-       *device != DeviceType::TENSTORRENT)) {
-    std::fprintf(stderr,
-                 "attn-host-example: --device must be cpu, vulkan or "
-                 "tenstorrent, got '%s'\n",
+  if (!device) {
+    std::fprintf(stderr, "attn-host-example: unknown --device '%s'\n",
                  options.device.c_str());
     return 2;
   }
@@ -514,25 +414,36 @@ int run(const Options &options) {
                  s.message().c_str());
     return 1;
   };
-  Result<ExecutorFactory> factory = ExecutorFactory::create(*device, options);
-  if (!factory)
-    return fail(options.device, factory.status());
-  Result<ExecutorFactory> cpu = ExecutorFactory::create(DeviceType::CPU, {});
+  // The engine side: one session per device, a layer per model on each.
+  Result<std::unique_ptr<Session>> session =
+      openSession(*device, options.bundles);
+  if (!session)
+    return fail(options.device, session.status());
+  Result<std::unique_ptr<Session>> cpu = openSession(DeviceType::CPU);
+  if (!cpu)
+    return fail("cpu", cpu.status());
   Random random(options.seed);
   std::vector<std::unique_ptr<Model>> served;
   for (const AttentionLayer &layer : models()) {
-    Result<Engine> engine = makeEngine(*device, *factory, layer);
-    if (!engine)
-      return fail(options.device, engine.status());
-    Result<Engine> reference = makeEngine(DeviceType::CPU, *cpu, layer);
+    KvCacheSpec spec{kBlockSize, layer.numKvHeads, layer.headSize, layer.dtype,
+                     "auto"};
+    Result<std::unique_ptr<SessionLayer>> onDevice =
+        (*session)->createLayer(layer, spec, kNumBlocks);
+    if (!onDevice)
+      return fail(options.device, onDevice.status());
+    Result<std::unique_ptr<SessionLayer>> reference =
+        (*cpu)->createLayer(layer, spec, kNumBlocks);
     if (!reference)
       return fail("cpu", reference.status());
-    std::printf("%s: %s on %s, kv cache %s\n", layer.name.c_str(),
-                std::string(engine->backend->name()).c_str(),
-                std::string(engine->executor->name()).c_str(),
-                engine->kvCache.describe().c_str());
+    const Bundle *bundle = (*onDevice)->bundle;
+    std::printf(
+        "%s: %s on %s%s, kv cache %s\n", layer.name.c_str(),
+        std::string((*onDevice)->backend->name()).c_str(),
+        std::string((*onDevice)->executor->name()).c_str(),
+        bundle ? (" from " + bundle->directory).c_str() : "",
+        (*onDevice)->kvCache.describe().c_str());
     served.push_back(std::make_unique<Model>(
-        Model{layer, std::move(*engine), std::move(*reference),
+        Model{layer, std::move(*onDevice), std::move(*reference),
               Scheduler(random)}));
   }
 
@@ -541,7 +452,7 @@ int run(const Options &options) {
     for (std::unique_ptr<Model> &m : served) {
       Result<bool> ok = runStep(*m, step, random);
       if (!ok)
-        return fail(m->layer.name, ok.status());
+        return fail(m->config.name, ok.status());
       failures += !*ok;
     }
   if (failures) {
@@ -549,7 +460,8 @@ int run(const Options &options) {
                 static_cast<long long>(failures));
     return 1;
   }
-  std::printf("all %lld steps of %zu models match the cpu backend\n",
+  std::printf("all %lld steps of %zu models match the cpu backend; forward "
+              "moved only metadata\n",
               static_cast<long long>(options.steps), served.size());
   return 0;
 }

@@ -78,10 +78,42 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
   bytes_.assign(static_cast<size_t>(product(shape_)) * byteWidth(dtype_), 0);
 }
 
+Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, void *data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  Result<uint64_t> bytes = tensorBytes(dtype, t.shape_);
+  assert(bytes && "wrap() of a shape tensorBytes rejects");
+  t.externalBytes_ = static_cast<size_t>(*bytes);
+  t.external_ = static_cast<uint8_t *>(data);
+  return t;
+}
+
+Tensor::Tensor(const Tensor &other)
+    : dtype_(other.dtype_), shape_(other.shape_),
+      bytes_(other.data(), other.data() + other.numBytes()) {}
+
+Tensor &Tensor::operator=(const Tensor &other) {
+  if (this == &other)
+    return *this;
+  dtype_ = other.dtype_;
+  shape_ = other.shape_;
+  bytes_.assign(other.data(), other.data() + other.numBytes());
+  external_ = nullptr;
+  externalBytes_ = 0;
+  return *this;
+}
+
+bool Tensor::operator==(const Tensor &other) const {
+  return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+         numBytes() == other.numBytes() &&
+         std::memcmp(data(), other.data(), numBytes()) == 0;
+}
+
 // From the bytes rather than the shape, so that a default-constructed
 // (empty) Tensor has no elements, while a rank-0 tensor has one.
 int64_t Tensor::numElements() const {
-  return static_cast<int64_t>(bytes_.size() / byteWidth(dtype_));
+  return static_cast<int64_t>(numBytes() / byteWidth(dtype_));
 }
 
 int64_t Tensor::offset(std::initializer_list<int64_t> index) const {
@@ -100,11 +132,11 @@ double Tensor::getFloat(int64_t flat) const {
   assert(flat >= 0 && flat < numElements() && "element out of bounds");
   switch (dtype_) {
   case DType::F32:
-    return load<float>(bytes_.data(), flat);
+    return load<float>(data(), flat);
   case DType::F16:
-    return f16BitsToFloat(load<uint16_t>(bytes_.data(), flat));
+    return f16BitsToFloat(load<uint16_t>(data(), flat));
   case DType::BF16:
-    return bf16BitsToFloat(load<uint16_t>(bytes_.data(), flat));
+    return bf16BitsToFloat(load<uint16_t>(data(), flat));
   case DType::I32:
   case DType::I64:
     break;
@@ -116,7 +148,7 @@ double Tensor::getFloat(int64_t flat) const {
 void Tensor::getFloats(int64_t flat, int64_t count, double *out) const {
   assert(flat >= 0 && count >= 0 && flat + count <= numElements() &&
          "elements out of bounds");
-  const uint8_t *base = bytes_.data();
+  const uint8_t *base = data();
   switch (dtype_) {
   case DType::F32:
     for (int64_t i = 0; i < count; ++i)
@@ -141,13 +173,13 @@ void Tensor::setFloat(int64_t flat, double v) {
   assert(flat >= 0 && flat < numElements() && "element out of bounds");
   switch (dtype_) {
   case DType::F32:
-    store<float>(bytes_.data(), flat, doubleToF32(v));
+    store<float>(data(), flat, doubleToF32(v));
     return;
   case DType::F16:
-    store<uint16_t>(bytes_.data(), flat, doubleToF16Bits(v));
+    store<uint16_t>(data(), flat, doubleToF16Bits(v));
     return;
   case DType::BF16:
-    store<uint16_t>(bytes_.data(), flat, doubleToBF16Bits(v));
+    store<uint16_t>(data(), flat, doubleToBF16Bits(v));
     return;
   case DType::I32:
   case DType::I64:
@@ -159,20 +191,20 @@ void Tensor::setFloat(int64_t flat, double v) {
 int64_t Tensor::getInt(int64_t flat) const {
   assert(flat >= 0 && flat < numElements() && "element out of bounds");
   if (dtype_ == DType::I32)
-    return load<int32_t>(bytes_.data(), flat);
+    return load<int32_t>(data(), flat);
   assert(dtype_ == DType::I64 && "getInt on a float tensor");
-  return load<int64_t>(bytes_.data(), flat);
+  return load<int64_t>(data(), flat);
 }
 
 void Tensor::setInt(int64_t flat, int64_t v) {
   assert(flat >= 0 && flat < numElements() && "element out of bounds");
   if (dtype_ == DType::I32) {
     assert(v >= INT32_MIN && v <= INT32_MAX && "value does not fit i32");
-    store<int32_t>(bytes_.data(), flat, static_cast<int32_t>(v));
+    store<int32_t>(data(), flat, static_cast<int32_t>(v));
     return;
   }
   assert(dtype_ == DType::I64 && "setInt on a float tensor");
-  store<int64_t>(bytes_.data(), flat, v);
+  store<int64_t>(data(), flat, v);
 }
 
 std::string Tensor::describe() const {

@@ -40,16 +40,29 @@ public:
   /// A zero-filled tensor, or an error for a shape tensorBytes rejects or
   /// when the host is out of memory. For shapes that come from input.
   static Result<Tensor> create(DType dtype, std::vector<int64_t> shape);
+  /// A tensor over the elements at `data` (tensorBytes(dtype, shape) bytes),
+  /// which the caller keeps alive: reads and writes go there, nothing is
+  /// copied. This is how the CPU device hands its memory to the reference
+  /// ops. A copy of a wrapped tensor owns a copy of its elements, and so
+  /// does a wrapped tensor assigned another one.
+  static Tensor wrap(DType dtype, std::vector<int64_t> shape, void *data);
+
+  Tensor(const Tensor &other);
+  Tensor &operator=(const Tensor &other);
+  Tensor(Tensor &&) noexcept = default;
+  Tensor &operator=(Tensor &&) noexcept = default;
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t dim(int64_t i) const { return shape_[i]; }
   int64_t numElements() const;
-  size_t numBytes() const { return bytes_.size(); }
+  size_t numBytes() const { return external_ ? externalBytes_ : bytes_.size(); }
+  /// Whether the elements are someone else's memory (wrap()).
+  bool isWrapped() const { return external_ != nullptr; }
 
-  uint8_t *data() { return bytes_.data(); }
-  const uint8_t *data() const { return bytes_.data(); }
+  uint8_t *data() { return external_ ? external_ : bytes_.data(); }
+  const uint8_t *data() const { return external_ ? external_ : bytes_.data(); }
 
   /// Flat row-major offset of a multi-index (no bounds check beyond assert).
   int64_t offset(std::initializer_list<int64_t> index) const;
@@ -68,13 +81,16 @@ public:
   /// "tensor<?x32x128xbf16>"-like description for messages: "[4, 32, 128] bf16".
   std::string describe() const;
 
-  /// Bitwise equality of dtype, shape and bytes.
-  bool operator==(const Tensor &other) const = default;
+  /// Bitwise equality of dtype, shape and elements.
+  bool operator==(const Tensor &other) const;
 
 private:
   DType dtype_ = DType::F32;
   std::vector<int64_t> shape_;
   std::vector<uint8_t> bytes_;
+  /// Set by wrap(): the elements live there, not in bytes_.
+  uint8_t *external_ = nullptr;
+  size_t externalBytes_ = 0;
 };
 
 } // namespace attn

@@ -3,11 +3,25 @@
 #include "runtime/executors/cpu/CpuExecutor.h"
 
 #include "reference/ops/Ops.h"
-#include "runtime/TensorRows.h"
+#include "runtime/Bundle.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace attn::runtime {
+
+Status CpuDevice::launch(std::string_view kernel, const std::array<uint32_t, 3> &,
+                         const std::array<int64_t, 3> &,
+                         std::span<const BufferView>) {
+  return errorf("the cpu device runs no kernels (asked for ", kernel,
+                "): the cpu executor calls the reference ops");
+}
+
+Status CpuDevice::loadKernel(const Bundle &, const BundleKernel &kernel,
+                             std::string_view) {
+  return errorf("the cpu device runs no ", kernel.target,
+                " kernels: bundles are for the other devices");
+}
 
 namespace {
 
@@ -25,47 +39,87 @@ int64_t batchTokens(const Tensor &queryStartLoc, int64_t rows) {
   return tokens >= 0 && tokens < rows ? tokens : rows;
 }
 
-/// Copies an op's results into the caller's out and lse.
-Status deliver(const AttentionOutput &result, Tensor &out, Tensor *lse) {
-  ATTN_RETURN_IF_ERROR(copyIntoLeadingRows(result.out, out, "out"));
-  if (lse)
-    ATTN_RETURN_IF_ERROR(copyIntoLeadingRows(result.lse, *lse, "lse"));
+/// The host tensor over `t`'s first `rows` rows (all when rows < 0): the
+/// CPU device's memory, not a copy.
+Result<Tensor> view(const DeviceTensor &t, int64_t rows = -1) {
+  if (rows >= 0 && t.rank() >= 1 && rows < t.dim(0))
+    return hostView(t.leadingRows(rows));
+  return hostView(t);
+}
+
+/// Copies an op's result into the first rows of the caller's tensor.
+Status deliver(const Tensor &result, const DeviceTensor &dst,
+               std::string_view name) {
+  if (dst.dtype != result.dtype() || dst.rank() != result.rank() ||
+      dst.rank() < 1 || dst.dim(0) < result.dim(0))
+    return errorf(name, " is ", dst.describe(), ", the op's result ",
+                  result.describe());
+  for (int64_t i = 1; i < dst.rank(); ++i)
+    if (dst.dim(i) != result.dim(i))
+      return errorf(name, " is ", dst.describe(), ", the op's result ",
+                    result.describe());
+  Result<Tensor> target = view(dst, result.dim(0));
+  if (!target)
+    return target.status();
+  std::memcpy(target->data(), result.data(), result.numBytes());
   return Status::ok();
 }
 
+Status deliver(const Result<AttentionOutput> &result, const DeviceTensor &out,
+               const DeviceTensor *lse) {
+  if (!result)
+    return result.status();
+  ATTN_RETURN_IF_ERROR(deliver(result->out, out, "out"));
+  if (lse)
+    ATTN_RETURN_IF_ERROR(deliver(result->lse, *lse, "lse"));
+  return Status::ok();
+}
+
+#define ATTN_VIEW(name, expr)                                                  \
+  Result<Tensor> name##View = (expr);                                          \
+  if (!name##View)                                                             \
+    return name##View.status();                                                \
+  Tensor &name = *name##View;
+
 } // namespace
 
-Status CpuExecutor::reshapeAndCache(const Tensor &key, const Tensor &value,
+CpuExecutor::CpuExecutor()
+    : owned_(std::make_unique<CpuDevice>()), device_(owned_.get()) {}
+
+CpuExecutor::CpuExecutor(CpuDevice &device) : device_(&device) {}
+
+Status CpuExecutor::reshapeAndCache(const DeviceTensor &key,
+                                    const DeviceTensor &value,
                                     const Tensor &slotMapping,
-                                    KvCacheLayout layout, Tensor &kvCache) {
+                                    KvCacheLayout layout,
+                                    const DeviceTensor &kvCache) {
   // Tokens past the slot mapping are padding.
-  if (slotMapping.rank() == 1 && key.rank() >= 1 && value.rank() >= 1 &&
-      key.dim(0) > slotMapping.dim(0) && value.dim(0) == key.dim(0))
-    return attn::reshapeAndCache(leadingRows(key, slotMapping.dim(0)),
-                                 leadingRows(value, slotMapping.dim(0)),
-                                 kvCache, slotMapping, toReference(layout));
-  return attn::reshapeAndCache(key, value, kvCache, slotMapping,
-                               toReference(layout));
+  int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
+  ATTN_VIEW(k, view(key, tokens));
+  ATTN_VIEW(v, view(value, tokens));
+  ATTN_VIEW(cache, view(kvCache));
+  return attn::reshapeAndCache(k, v, cache, slotMapping, toReference(layout));
 }
 
-Status CpuExecutor::concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+Status CpuExecutor::concatAndCacheMla(const DeviceTensor &kvC,
+                                      const DeviceTensor &kPe,
                                       const Tensor &slotMapping,
-                                      Tensor &kvCache) {
-  // Tokens past the slot mapping are padding.
-  if (slotMapping.rank() == 1 && kvC.rank() >= 1 && kPe.rank() >= 1 &&
-      kvC.dim(0) > slotMapping.dim(0) && kPe.dim(0) == kvC.dim(0))
-    return attn::concatAndCacheMla(leadingRows(kvC, slotMapping.dim(0)),
-                                   leadingRows(kPe, slotMapping.dim(0)),
-                                   kvCache, slotMapping);
-  return attn::concatAndCacheMla(kvC, kPe, kvCache, slotMapping);
+                                      const DeviceTensor &kvCache) {
+  int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
+  ATTN_VIEW(c, view(kvC, tokens));
+  ATTN_VIEW(p, view(kPe, tokens));
+  ATTN_VIEW(cache, view(kvCache));
+  return attn::concatAndCacheMla(c, p, cache, slotMapping);
 }
 
-Status CpuExecutor::pagedAttention(const Tensor &query, const Tensor &kvCache,
+Status CpuExecutor::pagedAttention(const DeviceTensor &query,
+                                   const DeviceTensor &kvCache,
                                    const Tensor &queryStartLoc,
                                    const Tensor &seqLens,
                                    const Tensor &blockTable,
                                    const PagedAttentionParams &params,
-                                   Tensor &out, Tensor *lse) {
+                                   const DeviceTensor &out,
+                                   const DeviceTensor *lse) {
   attn::PagedAttentionParams ref;
   ref.layout = toReference(params.layout);
   ref.scale = params.scale;
@@ -74,42 +128,41 @@ Status CpuExecutor::pagedAttention(const Tensor &query, const Tensor &kvCache,
   ref.windowRight = params.windowRight;
   ref.softCap = params.logitsSoftCap;
   int64_t rows = query.rank() >= 1 ? query.dim(0) : 0;
-  int64_t tokens = batchTokens(queryStartLoc, rows);
-  Result<AttentionOutput> result =
-      tokens < rows
-          ? attn::pagedAttention(leadingRows(query, tokens), kvCache,
-                                 blockTable, seqLens, queryStartLoc,
-                                 params.alibiSlopes, params.sinks, ref)
-          : attn::pagedAttention(query, kvCache, blockTable, seqLens,
-                                 queryStartLoc, params.alibiSlopes,
-                                 params.sinks, ref);
-  if (!result)
-    return result.status();
-  return deliver(*result, out, lse);
+  ATTN_VIEW(q, view(query, batchTokens(queryStartLoc, rows)));
+  ATTN_VIEW(cache, view(kvCache));
+  return deliver(attn::pagedAttention(q, cache, blockTable, seqLens,
+                                      queryStartLoc, params.alibiSlopes,
+                                      params.sinks, ref),
+                 out, lse);
 }
 
-Status CpuExecutor::mlaDecode(const Tensor &q, const Tensor &kvCache,
+Status CpuExecutor::mlaDecode(const DeviceTensor &q,
+                              const DeviceTensor &kvCache,
                               const Tensor &blockTable, const Tensor &seqLens,
-                              const MlaDecodeParams &params, Tensor &out,
-                              Tensor *lse) {
+                              const MlaDecodeParams &params,
+                              const DeviceTensor &out,
+                              const DeviceTensor *lse) {
   attn::MlaDecodeParams ref;
   ref.scale = params.scale;
   ref.kvLoraRank = params.kvLoraRank;
   ref.numKvSplits = params.numKvSplits;
-  Result<AttentionOutput> result =
-      attn::mlaDecode(q, kvCache, blockTable, seqLens, ref);
-  if (!result)
-    return result.status();
-  return deliver(*result, out, lse);
+  ATTN_VIEW(query, view(q));
+  ATTN_VIEW(cache, view(kvCache));
+  return deliver(attn::mlaDecode(query, cache, blockTable, seqLens, ref), out,
+                 lse);
 }
 
-Status CpuExecutor::mergeStates(const Tensor &outA, const Tensor &lseA,
-                                const Tensor &outB, const Tensor &lseB,
-                                Tensor &out, Tensor *lse) {
-  Result<AttentionOutput> result = attn::mergeStates(outA, lseA, outB, lseB);
-  if (!result)
-    return result.status();
-  return deliver(*result, out, lse);
+Status CpuExecutor::mergeStates(const DeviceTensor &outA,
+                                const DeviceTensor &lseA,
+                                const DeviceTensor &outB,
+                                const DeviceTensor &lseB,
+                                const DeviceTensor &out,
+                                const DeviceTensor *lse) {
+  ATTN_VIEW(a, view(outA));
+  ATTN_VIEW(la, view(lseA));
+  ATTN_VIEW(b, view(outB));
+  ATTN_VIEW(lb, view(lseB));
+  return deliver(attn::mergeStates(a, la, b, lb), out, lse);
 }
 
 } // namespace attn::runtime

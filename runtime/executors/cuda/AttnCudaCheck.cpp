@@ -24,6 +24,7 @@
 #include "reference/ops/Random.h"
 #include "runtime/Bundle.h"
 #include "runtime/BundleExecutor.h"
+#include "runtime/HostCalls.h"
 #include "runtime/executors/cpu/CpuExecutor.h"
 #include "runtime/executors/cuda/CudaPlanDevice.h"
 
@@ -204,10 +205,10 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
     if (!problem)
       return problem.status();
     Tensor got = problem->kvCache, want = problem->kvCache;
-    ATTN_RETURN_IF_ERROR(device.concatAndCacheMla(
-        problem->key, problem->value, problem->slotMapping, got));
-    ATTN_RETURN_IF_ERROR(reference.concatAndCacheMla(
-        problem->key, problem->value, problem->slotMapping, want));
+    ATTN_RETURN_IF_ERROR(host::concatAndCacheMla(
+        device, problem->key, problem->value, problem->slotMapping, got));
+    ATTN_RETURN_IF_ERROR(host::concatAndCacheMla(
+        reference, problem->key, problem->value, problem->slotMapping, want));
     compare(v.name, "kv_cache", got, want, rows);
     return Status::ok();
   }
@@ -218,12 +219,12 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
       return problem.status();
     if (op == "reshape_and_cache") {
       Tensor got = problem->kvCache, want = problem->kvCache;
-      ATTN_RETURN_IF_ERROR(device.reshapeAndCache(problem->key, problem->value,
-                                                  problem->slotMapping,
-                                                  cacheLayout, got));
-      ATTN_RETURN_IF_ERROR(
-          reference.reshapeAndCache(problem->key, problem->value,
-                                    problem->slotMapping, cacheLayout, want));
+      ATTN_RETURN_IF_ERROR(host::reshapeAndCache(
+          device, problem->key, problem->value, problem->slotMapping,
+          cacheLayout, got));
+      ATTN_RETURN_IF_ERROR(host::reshapeAndCache(
+          reference, problem->key, problem->value, problem->slotMapping,
+          cacheLayout, want));
       compare(v.name, "kv_cache", got, want, rows);
       return Status::ok();
     }
@@ -244,8 +245,8 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
                      Tensor(DType::F32, {q.dim(0), q.dim(1)})};
     KernelExecutor *executors[2] = {&device, &reference};
     for (int i = 0; i < 2; ++i)
-      ATTN_RETURN_IF_ERROR(executors[i]->pagedAttention(
-          q, problem->kvCache, problem->queryStartLoc, problem->seqLens,
+      ATTN_RETURN_IF_ERROR(host::pagedAttention(
+          *executors[i], q, problem->kvCache, problem->queryStartLoc, problem->seqLens,
           problem->blockTable, params, out[i], &lse[i]));
     compare(v.name, "out", out[0], out[1], rows);
     compare(v.name, "lse", lse[0], lse[1], rows);
@@ -271,8 +272,9 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
     KernelExecutor *executors[2] = {&device, &reference};
     for (int i = 0; i < 2; ++i)
       ATTN_RETURN_IF_ERROR(
-          executors[i]->mlaDecode(q, problem->kvCache, problem->blockTable,
-                                  problem->seqLens, params, out[i], &lse[i]));
+          host::mlaDecode(*executors[i], q, problem->kvCache,
+                          problem->blockTable, problem->seqLens, params,
+                          out[i], &lse[i]));
     compare(v.name, "out", out[0], out[1], rows);
     compare(v.name, "lse", lse[0], lse[1], rows);
     return Status::ok();
@@ -299,7 +301,8 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
     KernelExecutor *executors[2] = {&device, &reference};
     for (int i = 0; i < 2; ++i)
       ATTN_RETURN_IF_ERROR(
-          executors[i]->mergeStates(outA, lseA, outB, lseB, out[i], &lse[i]));
+          host::mergeStates(*executors[i], outA, lseA, outB, lseB, out[i],
+                            &lse[i]));
     compare(v.name, "out", out[0], out[1], rows);
     compare(v.name, "lse", lse[0], lse[1], rows);
     return Status::ok();
@@ -636,7 +639,7 @@ int main(int argc, char **argv) {
               (*cuda)->info().totalMemory / double(1ull << 30));
   int failures = 0;
   if (options->check) {
-    BundleExecutor device(*bundle, "ptx", **cuda, (*cuda)->kernelLoader());
+    BundleExecutor device(*bundle, "ptx", **cuda);
     failures += runChecks(*bundle, device, *options);
   }
   if (options->bench)

@@ -51,6 +51,8 @@ namespace attn {
   X(memcpyHtoD, "cuMemcpyHtoD_v2",                                             \
     CUresult(CUdeviceptr, const void *, size_t))                               \
   X(memcpyDtoH, "cuMemcpyDtoH_v2", CUresult(void *, CUdeviceptr, size_t))      \
+  X(memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2",                                   \
+    CUresult(CUdeviceptr, CUdeviceptr, size_t, CUstream))                      \
   X(streamCreate, "cuStreamCreate", CUresult(CUstream *, unsigned int))        \
   X(streamDestroy, "cuStreamDestroy_v2", CUresult(CUstream))                   \
   X(streamSynchronize, "cuStreamSynchronize", CUresult(CUstream))              \

@@ -3,6 +3,7 @@
 #include "runtime/executors/cuda/CudaPlanDevice.h"
 #include "runtime/executors/cuda/CudaDriver.h"
 #include "runtime/executors/cuda/CudaKernelABI.h"
+#include "runtime/Bundle.h"
 #include "runtime/KernelSymbols.h"
 
 #include <algorithm>
@@ -230,14 +231,13 @@ bool CudaPlanDevice::hasKernel(std::string_view symbol) const {
   return impl_->kernels.find(symbol) != impl_->kernels.end();
 }
 
-runtime::KernelLoader CudaPlanDevice::kernelLoader() {
-  return [this](const runtime::BundleKernel &kernel, std::string_view bytes) {
-    if (kernel.target != "ptx")
-      return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
-                    ", the CUDA executor runs ptx");
-    return addKernel(kernel.symbol, bytes, kernel.entryPoint,
-                     kernel.launchJson);
-  };
+Status CudaPlanDevice::loadKernel(const runtime::Bundle &,
+                                  const runtime::BundleKernel &kernel,
+                                  std::string_view bytes) {
+  if (kernel.target != "ptx")
+    return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
+                  ", the CUDA executor runs ptx");
+  return addKernel(kernel.symbol, bytes, kernel.entryPoint, kernel.launchJson);
 }
 
 void CudaPlanDevice::setTimedRepeats(int repeats) {
@@ -268,36 +268,54 @@ CudaPlanDevice::allocate(uint64_t bytes) {
   return std::shared_ptr<runtime::DeviceBuffer>(std::move(buffer));
 }
 
-Status CudaPlanDevice::write(runtime::DeviceBuffer &buffer, const void *data,
-                             uint64_t bytes) {
+Status CudaPlanDevice::writeBytes(runtime::DeviceBuffer &buffer,
+                                  uint64_t offset, const void *data,
+                                  uint64_t bytes) {
   auto &b = static_cast<CudaBuffer &>(buffer);
-  if (bytes > b.bytes)
-    return errorf("writing ", bytes, " bytes into a buffer of ", b.bytes);
-  if (bytes == 0)
-    return Status::ok();
   const CudaDriver &cu = *impl_->ctx->driver;
   if (Status s = impl_->ctx->bind(); !s)
     return s;
-  return cu.check(cu.memcpyHtoD(b.ptr, data, bytes), "cuMemcpyHtoD");
+  return cu.check(cu.memcpyHtoD(b.ptr + offset, data, bytes), "cuMemcpyHtoD");
 }
 
-Status CudaPlanDevice::read(const runtime::DeviceBuffer &buffer, void *data,
-                            uint64_t bytes) {
+Status CudaPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
+                                 uint64_t offset, void *data, uint64_t bytes) {
   const auto &b = static_cast<const CudaBuffer &>(buffer);
-  if (bytes > b.bytes)
-    return errorf("reading ", bytes, " bytes from a buffer of ", b.bytes);
-  if (bytes == 0)
+  const CudaDriver &cu = *impl_->ctx->driver;
+  if (Status s = impl_->ctx->bind(); !s)
+    return s;
+  // The stream first: a created stream's kernels need not be done when the
+  // legacy stream's copy starts.
+  if (Status s =
+          cu.check(cu.streamSynchronize(impl_->stream), "cuStreamSynchronize");
+      !s)
+    return s;
+  return cu.check(cu.memcpyDtoH(data, b.ptr + offset, bytes), "cuMemcpyDtoH");
+}
+
+Status CudaPlanDevice::copy(const runtime::BufferView &src,
+                            const runtime::BufferView &dst) {
+  if (dst.bytes < src.bytes)
+    return errorf(impl_->name, ": a copy of ", src.bytes, " bytes into ",
+                  dst.bytes);
+  if (src.bytes == 0)
     return Status::ok();
   const CudaDriver &cu = *impl_->ctx->driver;
   if (Status s = impl_->ctx->bind(); !s)
     return s;
-  return cu.check(cu.memcpyDtoH(data, b.ptr, bytes), "cuMemcpyDtoH");
+  return cu.check(
+      cu.memcpyDtoDAsync(static_cast<CudaBuffer *>(dst.buffer)->ptr +
+                             dst.offset,
+                         static_cast<CudaBuffer *>(src.buffer)->ptr +
+                             src.offset,
+                         src.bytes, impl_->stream),
+      "cuMemcpyDtoDAsync");
 }
 
 Status CudaPlanDevice::launch(std::string_view kernel,
                               const std::array<uint32_t, 3> &grid,
                               const std::array<int64_t, 3> &block,
-                              std::span<runtime::DeviceBuffer *const> args) {
+                              std::span<const runtime::BufferView> args) {
   auto it = impl_->kernels.find(kernel);
   if (it == impl_->kernels.end())
     return errorf("no kernel '", kernel, "' is loaded on ", impl_->name);
@@ -314,9 +332,10 @@ Status CudaPlanDevice::launch(std::string_view kernel,
     return Status::ok();
 
   std::vector<uint64_t> addresses, sizes;
-  for (runtime::DeviceBuffer *b : args) {
-    addresses.push_back(static_cast<CudaBuffer *>(b)->ptr);
-    sizes.push_back(b->size());
+  for (const runtime::BufferView &view : args) {
+    addresses.push_back(static_cast<CudaBuffer *>(view.buffer)->ptr +
+                        view.offset);
+    sizes.push_back(view.bytes);
   }
   Result<std::vector<uint64_t>> words =
       packKernelParams(k.facts, addresses, sizes);
@@ -372,7 +391,7 @@ Status CudaPlanDevice::launch(std::string_view kernel,
   return Status::ok();
 }
 
-Status CudaPlanDevice::finish() {
+Status CudaPlanDevice::synchronize() {
   const CudaDriver &cu = *impl_->ctx->driver;
   if (Status s = impl_->ctx->bind(); !s)
     return s;

@@ -62,8 +62,6 @@ public:
                    const std::string &entryPoint,
                    const std::string &launchJson);
   bool hasKernel(std::string_view symbol) const;
-  /// Loads a bundle's PTX kernels (for BundleExecutor).
-  runtime::KernelLoader kernelLoader();
 
   /// Benchmarking: with `repeats` > 0 every launch runs once and then
   /// `repeats` more times between two events, and timings() gets the mean
@@ -82,20 +80,32 @@ public:
   std::string_view name() const override;
   Result<std::shared_ptr<runtime::DeviceBuffer>>
   allocate(uint64_t bytes) override;
-  Status write(runtime::DeviceBuffer &buffer, const void *data,
-               uint64_t bytes) override;
-  Status read(const runtime::DeviceBuffer &buffer, void *data,
-              uint64_t bytes) override;
+  /// On the device's stream, after the launches before it.
+  Status copy(const runtime::BufferView &src,
+              const runtime::BufferView &dst) override;
+  /// Enqueued on the device's stream.
   Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
                 const std::array<int64_t, 3> &block,
-                std::span<runtime::DeviceBuffer *const> args) override;
-  Status finish() override;
+                std::span<const runtime::BufferView> args) override;
+  Status synchronize() override;
+  /// PTX kernels of a bundle.
+  Status loadKernel(const runtime::Bundle &bundle,
+                    const runtime::BundleKernel &kernel,
+                    std::string_view bytes) override;
   /// NVIDIA GPUs run warps of 32.
   runtime::SubgroupSizes subgroupSizes() const override {
     return {32, 32, 32};
   }
 
   struct Impl;
+
+protected:
+  /// cuMemcpyHtoD / DtoH: ordered with the stream's work (a blocking
+  /// stream), and done with the host memory when they return.
+  Status writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,
+                    const void *data, uint64_t bytes) override;
+  Status readBytes(const runtime::DeviceBuffer &buffer, uint64_t offset,
+                   void *data, uint64_t bytes) override;
 
 private:
   explicit CudaPlanDevice(std::unique_ptr<Impl> impl);

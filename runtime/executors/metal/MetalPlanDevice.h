@@ -7,15 +7,14 @@
 // Objective-C++ lives in MetalPlanDevice.mm.
 //
 // Launches are encoded into one serial compute encoder (each dispatch sees
-// the writes of the ones before it) and committed by finish(), read() and
-// write().
+// the writes of the ones before it), committed by synchronize(), read(),
+// write() and copy(); a copy is a blit that runs to completion.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_METAL_METALPLANDEVICE_H
 #define ATTN_RUNTIME_EXECUTORS_METAL_METALPLANDEVICE_H
 
-#include "runtime/BundleExecutor.h"
-#include "runtime/PlanRunner.h"
+#include "runtime/Device.h"
 #include "runtime/executors/metal/MetalLaunchFacts.h"
 
 #include <memory>
@@ -37,25 +36,33 @@ public:
   Status addKernel(const std::string &symbol, std::string_view source,
                    const MetalLaunchFacts &facts);
 
-  /// Loads a bundle's MSL kernels (for BundleExecutor) with the launch facts
-  /// the bundle records.
-  runtime::KernelLoader kernelLoader();
+  /// A bundle's MSL kernels, with the launch facts the bundle records.
+  Status loadKernel(const runtime::Bundle &bundle,
+                    const runtime::BundleKernel &kernel,
+                    std::string_view bytes) override;
 
   std::string_view name() const override { return name_; }
   Result<std::shared_ptr<runtime::DeviceBuffer>>
   allocate(uint64_t bytes) override;
-  Status write(runtime::DeviceBuffer &buffer, const void *data,
-               uint64_t bytes) override;
-  Status read(const runtime::DeviceBuffer &buffer, void *data,
-              uint64_t bytes) override;
+  /// A blit after the launches encoded before it.
+  Status copy(const runtime::BufferView &src,
+              const runtime::BufferView &dst) override;
+  /// Encoded into the open command buffer, committed by synchronize().
   Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
                 const std::array<int64_t, 3> &block,
-                std::span<runtime::DeviceBuffer *const> args) override;
-  Status finish() override;
+                std::span<const runtime::BufferView> args) override;
+  Status synchronize() override;
   /// Apple GPUs run SIMD-groups of 32.
   runtime::SubgroupSizes subgroupSizes() const override {
     return {32, 32, 32};
   }
+
+protected:
+  /// Shared storage: the host copies once no launch uses the buffer.
+  Status writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,
+                    const void *data, uint64_t bytes) override;
+  Status readBytes(const runtime::DeviceBuffer &buffer, uint64_t offset,
+                   void *data, uint64_t bytes) override;
 
 private:
   struct Impl;

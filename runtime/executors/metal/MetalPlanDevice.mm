@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/executors/metal/MetalPlanDevice.h"
+#include "runtime/Bundle.h"
 #include "runtime/KernelSymbols.h"
 
 #import <Foundation/Foundation.h>
@@ -58,7 +59,7 @@ MetalPlanDevice::MetalPlanDevice(std::unique_ptr<Impl> impl)
 
 MetalPlanDevice::~MetalPlanDevice() {
   // Nothing may still run on buffers that are about to be released.
-  (void)finish();
+  (void)synchronize();
 }
 
 Result<std::unique_ptr<MetalPlanDevice>> MetalPlanDevice::create() {
@@ -139,15 +140,17 @@ Status MetalPlanDevice::addKernel(const std::string &symbol,
   return Status::ok();
 }
 
-runtime::KernelLoader MetalPlanDevice::kernelLoader() {
-  return [this](const runtime::BundleKernel &kernel,
-                std::string_view bytes) -> Status {
-    Result<MetalLaunchFacts> facts = parseMetalLaunchFacts(kernel.launchJson);
-    if (!facts)
-      return errorf("kernel ", kernel.symbol, " (", kernel.file,
-                    "): ", facts.message());
-    return addKernel(kernel.symbol, bytes, *facts);
-  };
+Status MetalPlanDevice::loadKernel(const runtime::Bundle &,
+                                   const runtime::BundleKernel &kernel,
+                                   std::string_view bytes) {
+  if (kernel.target != "msl")
+    return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
+                  "; ", name_, " runs msl");
+  Result<MetalLaunchFacts> facts = parseMetalLaunchFacts(kernel.launchJson);
+  if (!facts)
+    return errorf("kernel ", kernel.symbol, " (", kernel.file,
+                  "): ", facts.message());
+  return addKernel(kernel.symbol, bytes, *facts);
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
@@ -165,35 +168,58 @@ MetalPlanDevice::allocate(uint64_t bytes) {
       std::make_shared<MetalBuffer>(buffer, bytes));
 }
 
-Status MetalPlanDevice::write(runtime::DeviceBuffer &buffer, const void *data,
-                              uint64_t bytes) {
+Status MetalPlanDevice::writeBytes(runtime::DeviceBuffer &buffer,
+                                   uint64_t offset, const void *data,
+                                   uint64_t bytes) {
   auto &b = static_cast<MetalBuffer &>(buffer);
-  if (bytes > b.bytes)
-    return errorf("metal: writing ", bytes, " bytes into a buffer of ",
-                  b.bytes);
   // Shared storage: the host writes in place once no launch uses it.
-  if (Status s = finish(); !s)
+  if (Status s = synchronize(); !s)
     return s;
-  std::memcpy([b.buffer contents], data, bytes);
+  std::memcpy(static_cast<uint8_t *>([b.buffer contents]) + offset, data,
+              bytes);
   return Status::ok();
 }
 
-Status MetalPlanDevice::read(const runtime::DeviceBuffer &buffer, void *data,
-                             uint64_t bytes) {
+Status MetalPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
+                                  uint64_t offset, void *data,
+                                  uint64_t bytes) {
   const auto &b = static_cast<const MetalBuffer &>(buffer);
-  if (bytes > b.bytes)
-    return errorf("metal: reading ", bytes, " bytes from a buffer of ",
-                  b.bytes);
-  if (Status s = finish(); !s)
+  if (Status s = synchronize(); !s)
     return s;
-  std::memcpy(data, [b.buffer contents], bytes);
+  std::memcpy(data, static_cast<const uint8_t *>([b.buffer contents]) + offset,
+              bytes);
+  return Status::ok();
+}
+
+Status MetalPlanDevice::copy(const runtime::BufferView &src,
+                             const runtime::BufferView &dst) {
+  if (dst.bytes < src.bytes)
+    return errorf("metal: a copy of ", src.bytes, " bytes into ", dst.bytes);
+  // The launches so far first, then one blit in a command buffer of its own.
+  if (Status s = synchronize(); !s)
+    return s;
+  id<MTLCommandBuffer> commands = [impl_->queue commandBuffer];
+  id<MTLBlitCommandEncoder> blit = [commands blitCommandEncoder];
+  if (!commands || !blit)
+    return errorf("metal: cannot start a copy on ", name_);
+  [blit copyFromBuffer:static_cast<MetalBuffer *>(src.buffer)->buffer
+          sourceOffset:src.offset
+              toBuffer:static_cast<MetalBuffer *>(dst.buffer)->buffer
+     destinationOffset:dst.offset
+                  size:src.bytes];
+  [blit endEncoding];
+  [commands commit];
+  [commands waitUntilCompleted];
+  if ([commands status] == MTLCommandBufferStatusError)
+    return errorf("metal: the copy failed on ", name_, ": ",
+                  describe([commands error]));
   return Status::ok();
 }
 
 Status MetalPlanDevice::launch(std::string_view kernel,
                                const std::array<uint32_t, 3> &grid,
                                const std::array<int64_t, 3> &block,
-                               std::span<runtime::DeviceBuffer *const> args) {
+                               std::span<const runtime::BufferView> args) {
   auto it = impl_->kernels.find(kernel);
   if (it == impl_->kernels.end())
     return errorf("no kernel '", kernel, "' is loaded on ", name_);
@@ -221,8 +247,8 @@ Status MetalPlanDevice::launch(std::string_view kernel,
   id<MTLComputeCommandEncoder> encoder = impl_->encoder;
   [encoder setComputePipelineState:it->second.pipeline];
   for (size_t i = 0; i < args.size(); ++i)
-    [encoder setBuffer:static_cast<MetalBuffer *>(args[i])->buffer
-                offset:0
+    [encoder setBuffer:static_cast<MetalBuffer *>(args[i].buffer)->buffer
+                offset:args[i].offset
                atIndex:facts.bufferIndices[i]];
   [encoder dispatchThreadgroups:MTLSizeMake(grid[0], grid[1], grid[2])
           threadsPerThreadgroup:MTLSizeMake(facts.threadgroupSize[0],
@@ -231,7 +257,7 @@ Status MetalPlanDevice::launch(std::string_view kernel,
   return Status::ok();
 }
 
-Status MetalPlanDevice::finish() {
+Status MetalPlanDevice::synchronize() {
   if (!impl_->commands)
     return Status::ok();
   id<MTLCommandBuffer> commands = impl_->commands;

@@ -1,6 +1,7 @@
 //===- TTPlanDevice.cpp - TT programs behind the runtime's PlanDevice -----===//
 #include "runtime/executors/tt/TTPlanDevice.h"
 
+#include "runtime/Bundle.h"
 #include "runtime/executors/tt/AttentionOps.h"
 
 #include <cstring>
@@ -9,20 +10,11 @@ namespace attn::tt {
 
 namespace {
 
-/// Plan buffers live in host memory, in the runtime's layouts; launches
-/// move them to and from the device (see TTPlanDevice.h).
-class HostBuffer final : public runtime::DeviceBuffer {
-public:
-  explicit HostBuffer(uint64_t bytes) : bytes(bytes, 0) {}
-  uint64_t size() const override { return bytes.size(); }
-  std::vector<uint8_t> bytes;
-};
-
 /// The operands of one launch as tensors.
 class LaunchOperands {
 public:
   LaunchOperands(const std::string &program,
-                 std::span<runtime::DeviceBuffer *const> args)
+                 std::span<const runtime::BufferView> args)
       : program_(program), args_(args) {}
 
   Status expect(size_t count) const {
@@ -31,32 +23,34 @@ public:
     return errorf("program '", program_, "' takes ", count,
                   " buffers, the launch passes ", args_.size());
   }
-  uint64_t bytes(size_t i) const { return args_[i]->size(); }
+  uint64_t bytes(size_t i) const { return args_[i].bytes; }
 
   Result<Tensor> tensor(size_t i, DType dtype, std::vector<int64_t> shape,
                         const char *what) const {
-    Tensor t(dtype, std::move(shape));
-    const auto &src = static_cast<const HostBuffer &>(*args_[i]).bytes;
-    if (t.numBytes() > src.size())
-      return errorf("program '", program_, "': ", what, " ", t.describe(),
-                    " needs ", t.numBytes(), " bytes, its buffer has ",
-                    src.size());
-    std::memcpy(t.data(), src.data(), t.numBytes());
+    Result<Tensor> t = Tensor::create(dtype, std::move(shape));
+    if (!t)
+      return t;
+    if (t->numBytes() > args_[i].bytes)
+      return errorf("program '", program_, "': ", what, " ", t->describe(),
+                    " needs ", t->numBytes(), " bytes, its buffer has ",
+                    args_[i].bytes);
+    std::memcpy(t->data(), runtime::HostMemoryDevice::bytesOf(args_[i]),
+                t->numBytes());
     return t;
   }
 
   Status store(size_t i, const Tensor &t, const char *what) const {
-    auto &dst = static_cast<HostBuffer &>(*args_[i]).bytes;
-    if (t.numBytes() > dst.size())
+    if (t.numBytes() > args_[i].bytes)
       return errorf("program '", program_, "': ", what, " ", t.describe(),
-                    " does not fit its ", dst.size(), "-byte buffer");
-    std::memcpy(dst.data(), t.data(), t.numBytes());
+                    " does not fit its ", args_[i].bytes, "-byte buffer");
+    std::memcpy(runtime::HostMemoryDevice::bytesOf(args_[i]), t.data(),
+                t.numBytes());
     return Status::ok();
   }
 
 private:
   const std::string &program_;
-  std::span<runtime::DeviceBuffer *const> args_;
+  std::span<const runtime::BufferView> args_;
 };
 
 /// The cache's shape for `blocks` blocks.
@@ -96,6 +90,9 @@ Status storeOutput(const LaunchOperands &in, size_t first,
 TTPlanDevice::TTPlanDevice(TTDevice &device)
     : device_(device), name_(device.name()) {}
 
+TTPlanDevice::TTPlanDevice(std::unique_ptr<TTDevice> device)
+    : owned_(std::move(device)), device_(*owned_), name_(device_.name()) {}
+
 Status TTPlanDevice::addProgram(const std::string &symbol,
                                 const std::string &dir, bool loadNow) {
   if (programs_.count(symbol) || pending_.count(symbol))
@@ -111,10 +108,13 @@ Status TTPlanDevice::addProgram(const std::string &symbol,
   return Status::ok();
 }
 
-runtime::KernelLoader
-TTPlanDevice::kernelLoader(const runtime::Bundle &bundle) {
-  return [this, bundle](const runtime::BundleKernel &kernel,
-                        std::string_view) -> Status {
+Status TTPlanDevice::loadKernel(const runtime::Bundle &bundle,
+                                const runtime::BundleKernel &kernel,
+                                std::string_view) {
+  if (kernel.target != "tt")
+    return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
+                  "; ", name_, " runs tt");
+  {
     // A program loads through its program.json; its other files are loaded
     // with it.
     if (kernel.entryPoint != "program.json")
@@ -139,39 +139,13 @@ TTPlanDevice::kernelLoader(const runtime::Bundle &bundle) {
     ATTN_RETURN_IF_ERROR(addProgram(kernel.symbol, dir));
     symbols_.record(kernel.symbol, std::move(source));
     return Status::ok();
-  };
-}
-
-Result<std::shared_ptr<runtime::DeviceBuffer>>
-TTPlanDevice::allocate(uint64_t bytes) {
-  return std::shared_ptr<runtime::DeviceBuffer>(
-      std::make_shared<HostBuffer>(bytes));
-}
-
-Status TTPlanDevice::write(runtime::DeviceBuffer &buffer, const void *data,
-                           uint64_t bytes) {
-  auto &b = static_cast<HostBuffer &>(buffer).bytes;
-  if (bytes > b.size())
-    return errorf(name_, ": writing ", bytes, " bytes into a ", b.size(),
-                  "-byte buffer");
-  std::memcpy(b.data(), data, bytes);
-  return Status::ok();
-}
-
-Status TTPlanDevice::read(const runtime::DeviceBuffer &buffer, void *data,
-                          uint64_t bytes) {
-  const auto &b = static_cast<const HostBuffer &>(buffer).bytes;
-  if (bytes > b.size())
-    return errorf(name_, ": reading ", bytes, " bytes from a ", b.size(),
-                  "-byte buffer");
-  std::memcpy(data, b.data(), bytes);
-  return Status::ok();
+  }
 }
 
 Status TTPlanDevice::launch(std::string_view kernel,
                             const std::array<uint32_t, 3> &grid,
                             const std::array<int64_t, 3> &,
-                            std::span<runtime::DeviceBuffer *const> args) {
+                            std::span<const runtime::BufferView> args) {
   std::string symbol(kernel);
   if (auto p = pending_.find(symbol); p != pending_.end()) {
     std::string dir = p->second;

@@ -6,34 +6,36 @@
 //
 //   EmulatorDevice emu(Arch::WormholeB0);          // or MetalDevice::open(0)
 //   TTPlanDevice device(emu);
-//   BundleExecutor executor(*bundle, "tt", device,
-//                           device.kernelLoader(*bundle));
+//   BundleExecutor executor(*bundle, "tt", device);
 //
-// Plan buffers hold tensors in the runtime's layouts (the vLLM cache
-// layouts, row-major queries); a Launch names a program and passes its
-// dynamic sizes as its grid (see TTPlanBuilder.h for each op's operands).
-// The launch puts its operands in DRAM in the layouts the kernels read
-// (AttentionOps.h), runs the program and brings the results back, so the
-// tiled cache lives on the device only while a launch runs.
+// Plan buffers are host memory (runtime/HostMemory.h) holding tensors in the
+// runtime's layouts (the vLLM cache layouts, row-major queries); a Launch
+// names a program and passes its dynamic sizes as its grid (see
+// TTPlanBuilder.h for each op's operands). The launch puts its operands in
+// DRAM in the layouts the kernels read (AttentionOps.h), runs the program
+// and brings the results back, so the tiled cache lives on the device only
+// while a launch runs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_TTPLANDEVICE_H
 #define ATTN_RUNTIME_EXECUTORS_TT_TTPLANDEVICE_H
 
-#include "runtime/BundleExecutor.h"
+#include "runtime/HostMemory.h"
 #include "runtime/KernelSymbols.h"
-#include "runtime/PlanRunner.h"
 #include "runtime/executors/tt/TTDevice.h"
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace attn::tt {
 
-class TTPlanDevice final : public runtime::PlanDevice {
+class TTPlanDevice final : public runtime::HostMemoryDevice {
 public:
   /// Runs on `device`, which must outlive this.
   explicit TTPlanDevice(TTDevice &device);
+  /// Runs on `device`, which it keeps.
+  explicit TTPlanDevice(std::unique_ptr<TTDevice> device);
 
   std::string_view name() const override { return name_; }
   TTDevice &device() { return device_; }
@@ -43,29 +45,25 @@ public:
   /// (its files may still be being written).
   Status addProgram(const std::string &symbol, const std::string &dir,
                     bool loadNow = true);
-  /// A loader for BundleExecutor: given a program's program.json kernel of
-  /// `bundle`, checks every file of the program (its merge program
-  /// included) against the manifest's hashes and loads the program's folder.
-  /// Executors of several bundles may share the device: loading the same
-  /// program under a symbol again is a no-op, another one an error
+  /// Given a program's program.json kernel of `bundle`, checks every file
+  /// of the program (its merge program included) against the manifest's
+  /// hashes and loads the program's folder; the program's other files load
+  /// with it. Executors of several bundles may share the device: loading the
+  /// same program under a symbol again is a no-op, another one an error
   /// (runtime/KernelSymbols.h).
-  runtime::KernelLoader kernelLoader(const runtime::Bundle &bundle);
+  Status loadKernel(const runtime::Bundle &bundle,
+                    const runtime::BundleKernel &kernel,
+                    std::string_view bytes) override;
   /// The programs loaded so far, by symbol.
   const std::map<std::string, Program> &programs() const { return programs_; }
 
-  Result<std::shared_ptr<runtime::DeviceBuffer>>
-  allocate(uint64_t bytes) override;
-  Status write(runtime::DeviceBuffer &buffer, const void *data,
-               uint64_t bytes) override;
-  Status read(const runtime::DeviceBuffer &buffer, void *data,
-              uint64_t bytes) override;
+  /// Runs the program to completion.
   Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
                 const std::array<int64_t, 3> &block,
-                std::span<runtime::DeviceBuffer *const> args) override;
-  /// Launches run to completion; nothing to wait for.
-  Status finish() override { return Status::ok(); }
+                std::span<const runtime::BufferView> args) override;
 
 private:
+  std::unique_ptr<TTDevice> owned_;
   TTDevice &device_;
   std::string name_;
   std::map<std::string, Program> programs_;

@@ -3,7 +3,7 @@
 #include "runtime/executors/vulkan/VulkanExecutor.h"
 
 #include "runtime/executors/vulkan/SpirvReflection.h"
-#include "runtime/executors/vulkan/VulkanLoader.h"
+#include "runtime/executors/vulkan/VulkanState.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,126 +14,18 @@
 #include <utility>
 
 namespace attn {
-namespace detail {
+// The state structs are in VulkanState.h.
 
-/// Everything that outlives a single call: the instance, the device, its
-/// queue and the objects one synchronous submission reuses. Shared by the
-/// VulkanDevice and every buffer and kernel made from it, so the last of them
-/// to go destroys it.
-struct VulkanContext {
-  VulkanFunctions vk;
-  VkInstance instance = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
-  VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;
-  VkDevice device = VK_NULL_HANDLE;
-  VkQueue queue = VK_NULL_HANDLE;
-  uint32_t queueFamily = 0;
-  uint32_t timestampValidBits = 0;
-  VkPhysicalDeviceMemoryProperties memory{};
-  VulkanDeviceInfo info;
-  bool validation = false;
-  uint64_t timeoutNs = 0;
-  VkPipelineCache pipelineCache = VK_NULL_HANDLE;
-
-  /// Guards everything below: one submission at a time.
-  std::mutex submitMutex;
-  VkCommandPool commandPool = VK_NULL_HANDLE;
-  VkCommandBuffer commandBuffer = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  /// Two timestamps: before the first and after the last dispatch.
-  VkQueryPool queryPool = VK_NULL_HANDLE;
-  /// Reset before each submission; grown when a submission needs more.
-  VkDescriptorPool descriptorPool = VK_NULL_HANDLE;
-  uint32_t descriptorPoolSets = 0;
-  uint32_t descriptorPoolBuffers = 0;
-  /// Set once a submission hung or the device was lost; every later
-  /// submission fails with it.
-  std::optional<std::string> lostReason;
-
-  std::mutex messagesMutex;
-  std::vector<std::string> messages;
-
-  VulkanContext() = default;
-  VulkanContext(const VulkanContext &) = delete;
-  VulkanContext &operator=(const VulkanContext &) = delete;
-  ~VulkanContext();
-};
-
-VulkanContext::~VulkanContext() {
-  if (device) {
-    // A hung submission may still be pending; waiting is all that is left.
-    vk.vkDeviceWaitIdle(device);
-    if (descriptorPool)
-      vk.vkDestroyDescriptorPool(device, descriptorPool, nullptr);
-    if (queryPool)
-      vk.vkDestroyQueryPool(device, queryPool, nullptr);
-    if (fence)
-      vk.vkDestroyFence(device, fence, nullptr);
-    if (commandPool)
-      vk.vkDestroyCommandPool(device, commandPool, nullptr);
-    if (pipelineCache)
-      vk.vkDestroyPipelineCache(device, pipelineCache, nullptr);
-    vk.vkDestroyDevice(device, nullptr);
-  }
-  if (messenger && vk.vkDestroyDebugUtilsMessengerEXT)
-    vk.vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
-  if (instance)
-    vk.vkDestroyInstance(instance, nullptr);
-}
-
-struct VulkanBufferState {
-  std::shared_ptr<VulkanContext> context;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  uint64_t size = 0;
-  /// Persistent host mapping of host-coherent memory; null when staged.
-  void *mapped = nullptr;
-
-  ~VulkanBufferState() {
-    VkDevice device = context->device;
-    if (buffer)
-      context->vk.vkDestroyBuffer(device, buffer, nullptr);
-    // Freeing the memory also unmaps it.
-    if (memory)
-      context->vk.vkFreeMemory(device, memory, nullptr);
-  }
-};
-
-struct VulkanKernelState {
-  std::shared_ptr<VulkanContext> context;
-  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
-  VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  std::string entryPoint;
-  uint32_t numBuffers = 0;
-  uint32_t pushConstantBytes = 0;
-  std::optional<std::array<uint32_t, 3>> workgroupSize;
-
-  ~VulkanKernelState() {
-    VkDevice device = context->device;
-    if (pipeline)
-      context->vk.vkDestroyPipeline(device, pipeline, nullptr);
-    if (pipelineLayout)
-      context->vk.vkDestroyPipelineLayout(device, pipelineLayout, nullptr);
-    if (setLayout)
-      context->vk.vkDestroyDescriptorSetLayout(device, setLayout, nullptr);
-  }
-};
-
-} // namespace detail
-
+using detail::beginCommands;
+using detail::recordBarrierFromEarlierWork;
+using detail::recordBarrierToHost;
+using detail::submitAndWait;
 using detail::VulkanBufferState;
 using detail::VulkanContext;
 using detail::VulkanKernelState;
 
 namespace {
 
-/// A zero-initialised Vulkan struct with its sType set.
-template <typename T> T makeVk(VkStructureType type) {
-  T value{};
-  value.sType = type;
-  return value;
-}
 
 constexpr const char *kValidationLayer = "VK_LAYER_KHRONOS_validation";
 constexpr uint32_t kRequestedApiVersion = VK_API_VERSION_1_3;
@@ -331,6 +223,8 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
   }
   info.maxPushConstantsBytes = limits.maxPushConstantsSize;
   info.maxStorageBufferRange = limits.maxStorageBufferRange;
+  info.minStorageBufferOffsetAlignment =
+      std::max<uint64_t>(limits.minStorageBufferOffsetAlignment, 1);
   if (c.timestampValidBits > 0)
     info.timestampPeriodNs = limits.timestampPeriod;
 
@@ -687,92 +581,6 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
 }
 
 //===----------------------------------------------------------------------===//
-// Submission
-//===----------------------------------------------------------------------===//
-
-/// A global memory barrier: everything the executor orders is buffers.
-void recordBarrier(const VulkanContext &context, VkPipelineStageFlags srcStage,
-                   VkAccessFlags srcAccess, VkPipelineStageFlags dstStage,
-                   VkAccessFlags dstAccess) {
-  VkMemoryBarrier barrier =
-      makeVk<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-  barrier.srcAccessMask = srcAccess;
-  barrier.dstAccessMask = dstAccess;
-  context.vk.vkCmdPipelineBarrier(context.commandBuffer, srcStage, dstStage, 0,
-                                  1, &barrier, 0, nullptr, 0, nullptr);
-}
-
-/// Orders earlier transfers and dispatches (also from earlier submissions)
-/// before what follows in the command buffer.
-void recordBarrierFromEarlierWork(const VulkanContext &context) {
-  recordBarrier(
-      context,
-      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-      VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-}
-
-/// Makes device writes visible to the host once the fence signals.
-void recordBarrierToHost(const VulkanContext &context) {
-  recordBarrier(context,
-                VK_PIPELINE_STAGE_TRANSFER_BIT |
-                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-}
-
-/// Resets and begins the shared command buffer. Caller holds submitMutex.
-Status beginCommands(VulkanContext &context) {
-  if (context.lostReason)
-    return Status::error(*context.lostReason);
-  const VulkanFunctions &vk = context.vk;
-  ATTN_RETURN_IF_ERROR(
-      checkVk(vk.vkResetCommandBuffer(context.commandBuffer, 0),
-              "vkResetCommandBuffer"));
-  VkCommandBufferBeginInfo begin = makeVk<VkCommandBufferBeginInfo>(
-      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  return checkVk(vk.vkBeginCommandBuffer(context.commandBuffer, &begin),
-                 "vkBeginCommandBuffer");
-}
-
-/// Ends, submits and waits for the shared command buffer; returns the host
-/// time it took. Caller holds submitMutex.
-Result<double> submitAndWait(VulkanContext &context) {
-  const VulkanFunctions &vk = context.vk;
-  ATTN_RETURN_IF_ERROR(checkVk(vk.vkEndCommandBuffer(context.commandBuffer),
-                               "vkEndCommandBuffer"));
-  ATTN_RETURN_IF_ERROR(checkVk(
-      vk.vkResetFences(context.device, 1, &context.fence), "vkResetFences"));
-  VkSubmitInfo submit = makeVk<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &context.commandBuffer;
-  auto start = std::chrono::steady_clock::now();
-  VkResult result = vk.vkQueueSubmit(context.queue, 1, &submit, context.fence);
-  if (result == VK_SUCCESS)
-    result = vk.vkWaitForFences(context.device, 1, &context.fence, VK_TRUE,
-                                context.timeoutNs);
-  auto end = std::chrono::steady_clock::now();
-  if (result == VK_TIMEOUT) {
-    context.lostReason = errorf("a Vulkan submission did not finish within ",
-                                context.timeoutNs / 1e9,
-                                " s; the device is unusable from now on")
-                             .message();
-    return Status::error(*context.lostReason);
-  }
-  if (result == VK_ERROR_DEVICE_LOST) {
-    context.lostReason =
-        "the Vulkan device was lost (VK_ERROR_DEVICE_LOST); it is unusable "
-        "from now on";
-    return Status::error(*context.lostReason);
-  }
-  ATTN_RETURN_IF_ERROR(checkVk(result, "vkQueueSubmit / vkWaitForFences"));
-  return std::chrono::duration<double>(end - start).count();
-}
-
-//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
 
@@ -884,7 +692,7 @@ Status stagedCopy(VulkanBufferState &state, VulkanBufferState &staging,
   VulkanContext &context = *state.context;
   std::lock_guard<std::mutex> lock(context.submitMutex);
   ATTN_RETURN_IF_ERROR(beginCommands(context));
-  recordBarrierFromEarlierWork(context);
+  recordBarrierFromEarlierWork(context, context.commandBuffer);
   VkBufferCopy region{};
   region.size = bytes;
   if (toDevice) {
@@ -896,7 +704,7 @@ Status stagedCopy(VulkanBufferState &state, VulkanBufferState &staging,
     context.vk.vkCmdCopyBuffer(context.commandBuffer, state.buffer,
                                staging.buffer, 1, &region);
   }
-  recordBarrierToHost(context);
+  recordBarrierToHost(context, context.commandBuffer);
   return submitAndWait(context).status();
 }
 
@@ -1311,180 +1119,6 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
     return errorf("kernel '", desc.entryPoint,
                   "': ", checkVk(result, "vkCreateComputePipelines").message());
   return std::unique_ptr<VulkanKernel>(new VulkanKernel(std::move(state)));
-}
-
-Result<DispatchTiming>
-VulkanDevice::dispatch(const VulkanKernel &kernel,
-                       const std::vector<const VulkanBuffer *> &buffers,
-                       std::array<uint32_t, 3> groups,
-                       std::span<const uint8_t> pushConstants) {
-  DispatchDesc desc;
-  desc.kernel = &kernel;
-  desc.buffers = buffers;
-  desc.groups = groups;
-  desc.pushConstants.assign(pushConstants.begin(), pushConstants.end());
-  return run(std::span<const DispatchDesc>(&desc, 1));
-}
-
-Result<DispatchTiming>
-VulkanDevice::run(std::span<const DispatchDesc> dispatches) {
-  VulkanContext &context = *context_;
-  const VulkanFunctions &vk = context.vk;
-  const VulkanDeviceInfo &info = context.info;
-
-  uint32_t totalBuffers = 0;
-  for (size_t d = 0; d < dispatches.size(); ++d) {
-    const DispatchDesc &desc = dispatches[d];
-    if (!desc.kernel)
-      return errorf("dispatch ", d, " has no kernel");
-    const VulkanKernelState &kernel = *desc.kernel->state_;
-    if (kernel.context != context_)
-      return errorf("kernel '", kernel.entryPoint,
-                    "' belongs to another VulkanDevice");
-    if (desc.buffers.size() != kernel.numBuffers)
-      return errorf("kernel '", kernel.entryPoint, "' takes ",
-                    kernel.numBuffers,
-                    " buffers (set 0, one binding per kernel argument), got ",
-                    desc.buffers.size());
-    for (size_t i = 0; i < desc.buffers.size(); ++i) {
-      if (!desc.buffers[i])
-        return errorf("kernel '", kernel.entryPoint, "': buffer ", i,
-                      " is null");
-      if (desc.buffers[i]->state_->context != context_)
-        return errorf("kernel '", kernel.entryPoint, "': buffer ", i,
-                      " belongs to another VulkanDevice");
-    }
-    if (desc.pushConstants.size() != kernel.pushConstantBytes)
-      return errorf("kernel '", kernel.entryPoint, "' takes ",
-                    kernel.pushConstantBytes, " bytes of push constants, got ",
-                    desc.pushConstants.size());
-    for (int i = 0; i < 3; ++i)
-      if (desc.groups[i] > info.maxWorkgroupCount[i])
-        return errorf("kernel '", kernel.entryPoint, "': ", desc.groups[i],
-                      " workgroups in dimension ", i, " exceed the device's ",
-                      info.maxWorkgroupCount[i]);
-    totalBuffers += kernel.numBuffers;
-  }
-  if (dispatches.empty())
-    return DispatchTiming{};
-
-  std::lock_guard<std::mutex> lock(context.submitMutex);
-  if (context.lostReason)
-    return Status::error(*context.lostReason);
-
-  // One descriptor set per dispatch from a pool reset each submission.
-  uint32_t totalSets = static_cast<uint32_t>(dispatches.size());
-  if (totalSets > context.descriptorPoolSets ||
-      totalBuffers > context.descriptorPoolBuffers) {
-    uint32_t sets = std::max({totalSets, 2 * context.descriptorPoolSets, 16u});
-    uint32_t descriptors =
-        std::max({totalBuffers, 2 * context.descriptorPoolBuffers, 64u});
-    if (context.descriptorPool)
-      vk.vkDestroyDescriptorPool(context.device, context.descriptorPool,
-                                 nullptr);
-    context.descriptorPool = VK_NULL_HANDLE;
-    context.descriptorPoolSets = 0;
-    context.descriptorPoolBuffers = 0;
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
-    VkDescriptorPoolCreateInfo poolInfo = makeVk<VkDescriptorPoolCreateInfo>(
-        VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
-    poolInfo.maxSets = sets;
-    poolInfo.poolSizeCount = 1;
-    poolInfo.pPoolSizes = &size;
-    ATTN_RETURN_IF_ERROR(
-        checkVk(vk.vkCreateDescriptorPool(context.device, &poolInfo, nullptr,
-                                          &context.descriptorPool),
-                "vkCreateDescriptorPool"));
-    context.descriptorPoolSets = sets;
-    context.descriptorPoolBuffers = descriptors;
-  } else {
-    ATTN_RETURN_IF_ERROR(checkVk(
-        vk.vkResetDescriptorPool(context.device, context.descriptorPool, 0),
-        "vkResetDescriptorPool"));
-  }
-
-  std::vector<VkDescriptorSet> sets(dispatches.size(), VK_NULL_HANDLE);
-  for (size_t d = 0; d < dispatches.size(); ++d) {
-    const DispatchDesc &desc = dispatches[d];
-    const VulkanKernelState &kernel = *desc.kernel->state_;
-    if (kernel.numBuffers == 0)
-      continue;
-    VkDescriptorSetAllocateInfo allocInfo = makeVk<VkDescriptorSetAllocateInfo>(
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
-    allocInfo.descriptorPool = context.descriptorPool;
-    allocInfo.descriptorSetCount = 1;
-    allocInfo.pSetLayouts = &kernel.setLayout;
-    ATTN_RETURN_IF_ERROR(checkVk(
-        vk.vkAllocateDescriptorSets(context.device, &allocInfo, &sets[d]),
-        "vkAllocateDescriptorSets"));
-    std::vector<VkDescriptorBufferInfo> bufferInfos(kernel.numBuffers);
-    std::vector<VkWriteDescriptorSet> writes(kernel.numBuffers);
-    for (uint32_t i = 0; i < kernel.numBuffers; ++i) {
-      bufferInfos[i] = {desc.buffers[i]->state_->buffer, 0, VK_WHOLE_SIZE};
-      writes[i] =
-          makeVk<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-      writes[i].dstSet = sets[d];
-      writes[i].dstBinding = i;
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &bufferInfos[i];
-    }
-    vk.vkUpdateDescriptorSets(context.device, kernel.numBuffers, writes.data(),
-                              0, nullptr);
-  }
-
-  ATTN_RETURN_IF_ERROR(beginCommands(context));
-  VkCommandBuffer cmd = context.commandBuffer;
-  bool timestamps = context.queryPool != VK_NULL_HANDLE;
-  if (timestamps) {
-    vk.vkCmdResetQueryPool(cmd, context.queryPool, 0, 2);
-    vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                           context.queryPool, 0);
-  }
-  recordBarrierFromEarlierWork(context);
-  for (size_t d = 0; d < dispatches.size(); ++d) {
-    const DispatchDesc &desc = dispatches[d];
-    const VulkanKernelState &kernel = *desc.kernel->state_;
-    if (d > 0)
-      recordBarrier(context, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                    VK_ACCESS_SHADER_WRITE_BIT,
-                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipeline);
-    if (sets[d])
-      vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
-                                 kernel.pipelineLayout, 0, 1, &sets[d], 0,
-                                 nullptr);
-    if (kernel.pushConstantBytes)
-      vk.vkCmdPushConstants(
-          cmd, kernel.pipelineLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-          kernel.pushConstantBytes, desc.pushConstants.data());
-    vk.vkCmdDispatch(cmd, desc.groups[0], desc.groups[1], desc.groups[2]);
-  }
-  recordBarrierToHost(context);
-  if (timestamps)
-    vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                           context.queryPool, 1);
-
-  auto hostSeconds = submitAndWait(context);
-  if (!hostSeconds)
-    return hostSeconds.status();
-  DispatchTiming timing;
-  timing.hostSeconds = *hostSeconds;
-  if (timestamps) {
-    uint64_t ticks[2] = {0, 0};
-    VkResult result = vk.vkGetQueryPoolResults(
-        context.device, context.queryPool, 0, 2, sizeof(ticks), ticks,
-        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (result == VK_SUCCESS) {
-      uint64_t mask = context.timestampValidBits >= 64
-                          ? ~0ull
-                          : (1ull << context.timestampValidBits) - 1;
-      uint64_t delta = (ticks[1] - ticks[0]) & mask;
-      timing.deviceSeconds = delta * info.timestampPeriodNs * 1e-9;
-    }
-  }
-  return timing;
 }
 
 Result<std::vector<uint8_t>> VulkanDevice::pipelineCacheData() const {

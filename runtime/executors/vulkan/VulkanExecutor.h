@@ -43,6 +43,8 @@ namespace detail {
 struct VulkanContext;
 struct VulkanBufferState;
 struct VulkanKernelState;
+struct VulkanRecordingState;
+struct VulkanAccess;
 } // namespace detail
 
 enum class ValidationMode {
@@ -97,6 +99,9 @@ struct VulkanDeviceInfo {
   std::array<uint32_t, 3> maxWorkgroupCount = {0, 0, 0};
   uint32_t maxPushConstantsBytes = 0;
   uint64_t maxStorageBufferRange = 0;
+  /// A storage buffer bound at an offset needs the offset to be a multiple
+  /// of this.
+  uint64_t minStorageBufferOffsetAlignment = 1;
   /// Nanoseconds per timestamp tick; 0 when the compute queue has none.
   double timestampPeriodNs = 0;
 
@@ -157,6 +162,7 @@ public:
 
 private:
   friend class VulkanDevice;
+  friend struct detail::VulkanAccess;
   explicit VulkanBuffer(std::unique_ptr<detail::VulkanBufferState> state);
   std::unique_ptr<detail::VulkanBufferState> state_;
 };
@@ -192,19 +198,68 @@ public:
 
 private:
   friend class VulkanDevice;
+  friend struct detail::VulkanAccess;
   explicit VulkanKernel(std::unique_ptr<detail::VulkanKernelState> state);
   std::unique_ptr<detail::VulkanKernelState> state_;
+};
+
+/// The part of a buffer a binding shows.
+struct BufferRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
 };
 
 /// One kernel launch: buffers[i] is bound at set 0, binding i.
 struct DispatchDesc {
   const VulkanKernel *kernel = nullptr;
   std::vector<const VulkanBuffer *> buffers;
+  /// ranges[i]: what binding i shows of buffers[i]; empty: whole buffers.
+  /// Offsets must be multiples of minStorageBufferOffsetAlignment.
+  std::vector<BufferRange> ranges;
   /// Number of workgroups in x, y, z.
   std::array<uint32_t, 3> groups = {1, 1, 1};
   /// Exactly kernel->pushConstantBytes() bytes, or empty when that is 0.
   std::vector<uint8_t> pushConstants;
 };
+
+/// One command of a submission. Consecutive commands are ordered by a
+/// memory barrier: each sees the writes of the ones before it.
+struct VulkanCommand {
+  enum class Kind {
+    /// `dispatch`.
+    Dispatch,
+    /// `bytes` bytes of `src` at srcOffset to `dst` at dstOffset.
+    Copy,
+    /// `bytes` zero bytes into `dst` at dstOffset (both multiples of 4).
+    Zero,
+    /// `data` into `dst` at dstOffset: at most 65536 bytes, a multiple of 4
+    /// at an offset that is one. The bytes are taken when the command is
+    /// recorded (vkCmdUpdateBuffer), so a recording replays them as they
+    /// were.
+    Update,
+  };
+  Kind kind = Kind::Dispatch;
+  DispatchDesc dispatch;
+  const VulkanBuffer *src = nullptr;
+  const VulkanBuffer *dst = nullptr;
+  uint64_t srcOffset = 0;
+  uint64_t dstOffset = 0;
+  uint64_t bytes = 0;
+  std::vector<uint8_t> data;
+
+  static VulkanCommand launch(DispatchDesc desc);
+  static VulkanCommand copy(const VulkanBuffer &src, uint64_t srcOffset,
+                            const VulkanBuffer &dst, uint64_t dstOffset,
+                            uint64_t bytes);
+  static VulkanCommand zero(const VulkanBuffer &dst, uint64_t offset,
+                            uint64_t bytes);
+  static VulkanCommand update(const VulkanBuffer &dst, uint64_t offset,
+                              std::vector<uint8_t> data);
+};
+
+/// The most bytes one VulkanCommand::Update carries (vkCmdUpdateBuffer's
+/// limit).
+inline constexpr uint64_t kMaxVulkanUpdateBytes = 65536;
 
 struct DispatchTiming {
   /// Device time between timestamps written before the first and after the
@@ -214,6 +269,24 @@ struct DispatchTiming {
   double hostSeconds = 0;
   /// The device time when there is one, else the host time.
   double seconds() const { return deviceSeconds.value_or(hostSeconds); }
+};
+
+/// Commands recorded once into a command buffer of their own, which
+/// VulkanDevice::replay submits as often as asked: what a CUDA graph is to
+/// CUDA. It keeps its descriptor sets; the buffers it names must outlive it
+/// (their contents may change between replays: that is the point).
+class VulkanRecording {
+public:
+  ~VulkanRecording();
+  VulkanRecording(const VulkanRecording &) = delete;
+  VulkanRecording &operator=(const VulkanRecording &) = delete;
+  /// How many commands it replays.
+  size_t size() const;
+
+private:
+  friend class VulkanDevice;
+  explicit VulkanRecording(std::unique_ptr<detail::VulkanRecordingState> state);
+  std::unique_ptr<detail::VulkanRecordingState> state_;
 };
 
 /// A logical device with one compute queue. Buffers and kernels it creates
@@ -262,6 +335,19 @@ public:
   /// Records the dispatches in order in one command buffer, with a memory
   /// barrier between consecutive ones, submits once and waits.
   Result<DispatchTiming> run(std::span<const DispatchDesc> dispatches);
+  /// The same for any commands.
+  Result<DispatchTiming> submit(std::span<const VulkanCommand> commands);
+  /// Checks and records `commands` (as submit would run them) into a
+  /// command buffer of their own, for replay().
+  Result<std::unique_ptr<VulkanRecording>>
+  record(std::span<const VulkanCommand> commands);
+  /// Submits a recording and waits for it.
+  Result<DispatchTiming> replay(const VulkanRecording &recording);
+
+  /// Copies `bytes` bytes of `src` at `srcOffset` to `dst` at `dstOffset` on
+  /// the device, after the work submitted before; waits.
+  Status copy(const VulkanBuffer &src, uint64_t srcOffset,
+              const VulkanBuffer &dst, uint64_t dstOffset, uint64_t bytes);
 
   /// The pipeline cache's contents, to pass as
   /// VulkanOptions::pipelineCacheData next time.

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Bundle.h"
+#include "runtime/BundleExecutor.h"
 #include "runtime/executors/vulkan/VulkanExecutor.h"
 #include "runtime/executors/vulkan/VulkanPlanDevice.h"
 
@@ -83,8 +85,7 @@ int main(int argc, char **argv) {
     variants.insert(v.name);
   size_t entries = bundle->variants.size();
   attn::runtime::BundleExecutor executor(std::move(*bundle), "spirv",
-                                         **planDevice,
-                                         (*planDevice)->kernelLoader());
+                                         **planDevice);
   if (attn::Status s = executor.loadAllKernels(); !s) {
     std::fprintf(stderr, "attn-vulkan-info: %s\n", s.message().c_str());
     return 1;

@@ -81,6 +81,9 @@ namespace attn {
   X(vkCmdDispatch)                                                             \
   X(vkCmdPipelineBarrier)                                                      \
   X(vkCmdCopyBuffer)                                                           \
+  X(vkCmdFillBuffer)                                                           \
+  X(vkCmdUpdateBuffer)                                                         \
+  X(vkFreeCommandBuffers)                                                      \
   X(vkCmdResetQueryPool)                                                       \
   X(vkCmdWriteTimestamp)                                                       \
   X(vkCreateQueryPool)                                                         \

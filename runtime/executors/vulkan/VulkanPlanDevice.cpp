@@ -2,6 +2,8 @@
 
 #include "runtime/executors/vulkan/VulkanPlanDevice.h"
 
+#include "runtime/Bundle.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -86,23 +88,25 @@ runtime::SubgroupSizes VulkanPlanDevice::subgroupSizes() const {
   return sizes;
 }
 
-runtime::KernelLoader VulkanPlanDevice::kernelLoader() {
-  return [this](const runtime::BundleKernel &kernel,
-                std::string_view bytes) -> Status {
-    if (bytes.size() % 4 != 0)
-      return errorf(kernel.file, " is ", bytes.size(),
-                    " bytes, not a whole number of SPIR-V words");
-    std::vector<uint32_t> words(bytes.size() / 4);
-    std::memcpy(words.data(), bytes.data(), bytes.size());
-    nlohmann::json launch = nlohmann::json::parse(
-        kernel.launchJson, nullptr, /*allow_exceptions=*/false);
-    uint32_t subgroupSize = 0;
-    if (launch.is_object() && launch.contains("subgroup_size") &&
-        launch["subgroup_size"].is_number_unsigned())
-      subgroupSize = launch["subgroup_size"].get<uint32_t>();
-    return addKernel(kernel.symbol, std::move(words), kernel.entryPoint,
-                     subgroupSize);
-  };
+Status VulkanPlanDevice::loadKernel(const runtime::Bundle &,
+                                    const runtime::BundleKernel &kernel,
+                                    std::string_view bytes) {
+  if (kernel.target != "spirv")
+    return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
+                  "; ", name_, " runs spirv");
+  if (bytes.size() % 4 != 0)
+    return errorf(kernel.file, " is ", bytes.size(),
+                  " bytes, not a whole number of SPIR-V words");
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  nlohmann::json launch = nlohmann::json::parse(
+      kernel.launchJson, nullptr, /*allow_exceptions=*/false);
+  uint32_t subgroupSize = 0;
+  if (launch.is_object() && launch.contains("subgroup_size") &&
+      launch["subgroup_size"].is_number_unsigned())
+    subgroupSize = launch["subgroup_size"].get<uint32_t>();
+  return addKernel(kernel.symbol, std::move(words), kernel.entryPoint,
+                   subgroupSize);
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
@@ -121,20 +125,30 @@ VulkanPlanDevice::allocate(uint64_t bytes) {
       std::make_shared<VulkanPlanBuffer>(std::move(*buffer)));
 }
 
-Status VulkanPlanDevice::write(runtime::DeviceBuffer &buffer, const void *data,
-                               uint64_t bytes) {
-  return unwrap(buffer).write(data, bytes);
+Status VulkanPlanDevice::writeBytes(runtime::DeviceBuffer &buffer,
+                                    uint64_t offset, const void *data,
+                                    uint64_t bytes) {
+  return unwrap(buffer).write(data, bytes, offset);
 }
 
-Status VulkanPlanDevice::read(const runtime::DeviceBuffer &buffer, void *data,
-                              uint64_t bytes) {
-  return unwrap(buffer).read(data, bytes);
+Status VulkanPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
+                                   uint64_t offset, void *data,
+                                   uint64_t bytes) {
+  return unwrap(buffer).read(data, bytes, offset);
+}
+
+Status VulkanPlanDevice::copy(const runtime::BufferView &src,
+                              const runtime::BufferView &dst) {
+  if (dst.bytes < src.bytes)
+    return errorf(name_, ": a copy of ", src.bytes, " bytes into ", dst.bytes);
+  return device_->copy(unwrap(*src.buffer), src.offset, unwrap(*dst.buffer),
+                       dst.offset, src.bytes);
 }
 
 Status VulkanPlanDevice::launch(std::string_view kernel,
                                 const std::array<uint32_t, 3> &grid,
                                 const std::array<int64_t, 3> &block,
-                                std::span<runtime::DeviceBuffer *const> args) {
+                                std::span<const runtime::BufferView> args) {
   auto it = kernels_.find(kernel);
   if (it == kernels_.end())
     return errorf("no kernel '", kernel, "' is loaded on ", name_);
@@ -146,10 +160,17 @@ Status VulkanPlanDevice::launch(std::string_view kernel,
                       (*local)[0], "x", (*local)[1], "x", (*local)[2],
                       " but the plan launches ", block[0], "x", block[1], "x",
                       block[2]);
-  std::vector<const VulkanBuffer *> buffers;
-  for (runtime::DeviceBuffer *b : args)
-    buffers.push_back(&unwrap(*b));
-  Result<DispatchTiming> timing = device_->dispatch(*it->second, buffers, grid);
+  DispatchDesc desc;
+  desc.kernel = it->second.get();
+  desc.groups = grid;
+  for (const runtime::BufferView &view : args) {
+    desc.buffers.push_back(&unwrap(*view.buffer));
+    // Vulkan has no empty bindings; an empty tensor binds 4 bytes, which
+    // its buffer has (allocateTensor allocates at least that).
+    desc.ranges.push_back({view.offset, std::max<uint64_t>(view.bytes, 4)});
+  }
+  Result<DispatchTiming> timing =
+      device_->run(std::span<const DispatchDesc>(&desc, 1));
   if (!timing)
     return timing.status();
   return Status::ok();

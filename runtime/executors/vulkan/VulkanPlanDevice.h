@@ -1,16 +1,17 @@
 //===- VulkanPlanDevice.h - Runs plans on a Vulkan device ------*- C++ -*-===//
 //
-// Adapts VulkanDevice to the plan runner (runtime/PlanRunner.h): buffers are
-// Vulkan storage buffers, and a plan's Launch of kernel symbol S dispatches
-// the SPIR-V kernel registered under S with addKernel.
+// Adapts VulkanDevice to the runtime's device model (runtime/Device.h):
+// buffers are Vulkan storage buffers, a plan's Launch of kernel symbol S
+// dispatches the SPIR-V kernel loaded under S, with each argument bound at
+// its tensor's offset. Work is submitted as it is enqueued and waited for,
+// so the queue is trivially in order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
 #define ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
 
-#include "runtime/BundleExecutor.h"
+#include "runtime/Device.h"
 #include "runtime/KernelSymbols.h"
-#include "runtime/PlanRunner.h"
 #include "runtime/executors/vulkan/VulkanExecutor.h"
 
 #include <map>
@@ -32,10 +33,6 @@ public:
   /// under a taken symbol is an error (runtime/KernelSymbols.h).
   Status addKernel(const std::string &symbol, std::vector<uint32_t> spirv,
                    const std::string &entryPoint, uint32_t subgroupSize = 0);
-
-  /// Loads a bundle's SPIR-V kernels (for BundleExecutor): checks the file
-  /// is whole words and honours the `subgroup_size` of its launch facts.
-  runtime::KernelLoader kernelLoader();
   bool hasKernel(const std::string &symbol) const {
     return kernels_.count(symbol) != 0;
   }
@@ -43,17 +40,26 @@ public:
   VulkanDevice &device() { return *device_; }
 
   std::string_view name() const override { return name_; }
+  runtime::SubgroupSizes subgroupSizes() const override;
   Result<std::shared_ptr<runtime::DeviceBuffer>>
   allocate(uint64_t bytes) override;
-  Status write(runtime::DeviceBuffer &buffer, const void *data,
-               uint64_t bytes) override;
-  Status read(const runtime::DeviceBuffer &buffer, void *data,
-              uint64_t bytes) override;
+  Status copy(const runtime::BufferView &src,
+              const runtime::BufferView &dst) override;
   Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
                 const std::array<int64_t, 3> &block,
-                std::span<runtime::DeviceBuffer *const> args) override;
-  Status finish() override { return Status::ok(); }
-  runtime::SubgroupSizes subgroupSizes() const override;
+                std::span<const runtime::BufferView> args) override;
+  Status synchronize() override { return Status::ok(); }
+  /// SPIR-V kernels: checks the file is whole words and honours the
+  /// `subgroup_size` of its launch facts.
+  Status loadKernel(const runtime::Bundle &bundle,
+                    const runtime::BundleKernel &kernel,
+                    std::string_view bytes) override;
+
+protected:
+  Status writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,
+                    const void *data, uint64_t bytes) override;
+  Status readBytes(const runtime::DeviceBuffer &buffer, uint64_t offset,
+                   void *data, uint64_t bytes) override;
 
 private:
   explicit VulkanPlanDevice(std::unique_ptr<VulkanDevice> device);

@@ -1,20 +1,18 @@
 //===- main.cpp - One decode step through an installed attn --------------===//
 //
-// Selects the CPU backend, allocates its cache, writes a few tokens and runs
-// one decode step. With BUNDLE_DIR (WITH_BUNDLE=ON), runs the same step on
-// Vulkan from the bundle attn_add_bundle compiled and compares.
+// What an engine outside the tree writes: a Session on the CPU device, a
+// layer with its cache on the device, one decode step for two requests.
+// With BUNDLE_DIR (WITH_BUNDLE=ON), the same step in a Vulkan session over
+// the bundle attn_add_bundle compiled, compared with the CPU's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "reference/ops/Random.h"
-#include "runtime/Backend.h"
-#include "runtime/Registry.h"
 #include "runtime/executors/cpu/CpuExecutor.h"
+#include "runtime/session/Session.h"
 
 #ifdef BUNDLE_DIR
-#include "runtime/BundleExecutor.h"
 #include "runtime/executors/vulkan/VulkanPlanDevice.h"
-#include <cstring>
 #endif
 
 #include <cmath>
@@ -33,14 +31,7 @@ int fail(const char *what, const Status &s) {
 }
 
 /// One decode token for each of two requests with 5 and 20 cached tokens.
-Result<Tensor> decode(DeviceType device, KernelExecutor &executor) {
-  SelectionRequest request;
-  request.headSize = kHeadSize;
-  request.dtype = DType::F32;
-  Result<std::unique_ptr<AttentionBackend>> backend =
-      selectBackend(device, request);
-  if (!backend)
-    return backend.status();
+Result<Tensor> decode(Session &session) {
   AttentionLayer layer;
   layer.name = "layer0";
   layer.numHeads = kHeads;
@@ -48,17 +39,23 @@ Result<Tensor> decode(DeviceType device, KernelExecutor &executor) {
   layer.headSize = kHeadSize;
   layer.scale = 1.0 / std::sqrt(double(kHeadSize));
   layer.dtype = DType::F32;
-  Result<std::unique_ptr<AttentionImpl>> impl =
-      (*backend)->getImpl(layer, executor);
-  if (!impl)
-    return impl.status();
-  Result<std::vector<int64_t>> shape =
-      (*backend)->getKvCacheShape(4, kBlockSize, kHeads, kHeadSize);
-  if (!shape)
-    return shape.status();
-  Tensor cache(DType::F32, *shape);
+  KvCacheSpec spec{kBlockSize, kHeads, kHeadSize, DType::F32, "auto"};
+  Result<std::unique_ptr<SessionLayer>> l =
+      session.createLayer(layer, spec, /*numBlocks=*/4);
+  if (!l)
+    return l.status();
+
+  // Cached tokens from earlier steps, and this step's queries.
   Random random(42);
+  Tensor cache(DType::F32, (*l)->kvCache.shape);
   random.fill(cache, -1, 1);
+  ATTN_RETURN_IF_ERROR(upload(cache, (*l)->kvCache));
+  Tensor query(DType::F32, {2, kHeads, kHeadSize});
+  random.fill(query, -1, 1);
+  Result<DeviceTensor> q = toDevice(session.device(), query);
+  Result<DeviceTensor> out = session.allocate(DType::F32, query.shape());
+  if (!q || !out)
+    return q ? out.status() : q.status();
 
   FlashAttentionMetadata md;
   md.numReqs = 2;
@@ -69,34 +66,31 @@ Result<Tensor> decode(DeviceType device, KernelExecutor &executor) {
   md.seqLens = toTensor(std::vector<int32_t>{6, 21});
   md.blockTable = *toTensor(std::vector<int32_t>{2, 0, 1, 3}, {2, 2});
   md.slotMapping = toTensor(std::vector<int64_t>{2 * 16 + 5, 3 * 16 + 4});
-  Tensor query(DType::F32, {2, kHeads, kHeadSize});
-  random.fill(query, -1, 1);
-  Tensor output(DType::F32, query.shape());
   ATTN_RETURN_IF_ERROR(
-      (*impl)->forward(layer, query, Tensor(), Tensor(), cache, md, output));
-  return output;
+      (*l)->impl->forward(layer, *q, {}, {}, (*l)->kvCache, md, *out));
+  return toHost(*out);
 }
 
 } // namespace
 
 int main() {
-  CpuExecutor cpu;
-  Result<Tensor> expected = decode(DeviceType::CPU, cpu);
+  Result<std::unique_ptr<Session>> cpu =
+      Session::open(DeviceType::CPU, std::make_unique<CpuDevice>());
+  if (!cpu)
+    return fail("cpu", cpu.status());
+  Result<Tensor> expected = decode(**cpu);
   if (!expected)
     return fail("cpu", expected.status());
   std::printf("cpu decode step: ok\n");
 #ifdef BUNDLE_DIR
-  Result<Bundle> bundle = loadBundle(BUNDLE_DIR);
-  if (!bundle)
-    return fail("bundle", bundle.status());
   Result<std::unique_ptr<VulkanPlanDevice>> device = VulkanPlanDevice::create();
   if (!device)
     return fail("vulkan", device.status());
-  VulkanPlanDevice &vk = **device;
-  BundleExecutor executor(
-      std::move(*bundle), "spirv", vk,
-      vk.kernelLoader());
-  Result<Tensor> got = decode(DeviceType::VULKAN, executor);
+  Result<std::unique_ptr<Session>> vulkan =
+      Session::open(DeviceType::VULKAN, std::move(*device), {BUNDLE_DIR});
+  if (!vulkan)
+    return fail("vulkan", vulkan.status());
+  Result<Tensor> got = decode(**vulkan);
   if (!got)
     return fail("vulkan", got.status());
   for (int64_t i = 0; i < got->numElements(); ++i) {

@@ -43,15 +43,15 @@ TEST(CudaPlanDevice, DefaultDriverOrClearError) {
       (*device)->allocate(64);
   ASSERT_TRUE(buffer) << buffer.message();
   std::vector<uint8_t> zeros(64, 1), data(64), back(64);
-  ASSERT_TRUE((*device)->read(**buffer, zeros.data(), 64));
+  ASSERT_TRUE((*device)->read(**buffer, 0, zeros.data(), 64));
   EXPECT_EQ(zeros, std::vector<uint8_t>(64, 0));
   for (int i = 0; i < 64; ++i)
     data[i] = static_cast<uint8_t>(i * 7);
-  ASSERT_TRUE((*device)->write(**buffer, data.data(), 64));
-  ASSERT_TRUE((*device)->read(**buffer, back.data(), 64));
+  ASSERT_TRUE((*device)->write(**buffer, 0, data.data(), 64));
+  ASSERT_TRUE((*device)->read(**buffer, 0, back.data(), 64));
   EXPECT_EQ(data, back);
-  EXPECT_FALSE((*device)->write(**buffer, data.data(), 65));
-  EXPECT_TRUE((*device)->finish());
+  EXPECT_FALSE((*device)->write(**buffer, 0, data.data(), 65));
+  EXPECT_TRUE((*device)->synchronize());
   // A launch of a kernel that was never loaded is an error, not a crash.
   Status launched =
       (*device)->launch("nothing::here", {1, 1, 1}, {32, 1, 1}, {});

@@ -366,9 +366,15 @@ protected:
   }
 
   Status run(const Tensor *outputScale = nullptr) {
-    return impl->forward(layer, query, key, value, kvCache, md, output,
-                         outputScale);
+    return forward(md, outputScale);
   }
+  /// forward on device copies of the fixture's tensors.
+  Status forward(const AttentionMetadata &metadata,
+                 const Tensor *outputScale = nullptr) {
+    return impl->forward(layer, dev(query), dev(key), dev(value),
+                         dev(kvCache), metadata, dev(output), outputScale);
+  }
+  DeviceTensor dev(const Tensor &t) { return test::onDevice(executor, t); }
 
   FakeExecutor executor;
   AttentionLayer layer;
@@ -449,7 +455,7 @@ TEST_F(FlashForward, RejectsFusedOutputQuantization) {
 
 TEST_F(FlashForward, RejectsMetadataOfAnotherKind) {
   MlaMetadata mla;
-  Status s = impl->forward(layer, query, key, value, kvCache, mla, output);
+  Status s = forward(mla);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(),
               HasSubstr("attention metadata must be "
@@ -602,9 +608,22 @@ protected:
     md.slotMapping = toTensor(std::vector<int64_t>{4, 39, 16});
   }
 
-  Status run() {
-    return impl->forward(layer, query, Tensor(), Tensor(), kvCache, md, output);
+  Status run() { return forward(query, Tensor(), Tensor(), kvCache, output); }
+  /// forward on device copies of the tensors.
+  Status forward(const Tensor &q, const Tensor &kvC, const Tensor &kPe,
+                 const Tensor &cache, const Tensor &out,
+                 const AttentionMetadata *metadata = nullptr,
+                 const Tensor *outputBlockScale = nullptr) {
+    return impl->forward(layer, dev(q), dev(kvC), dev(kPe), dev(cache),
+                         metadata ? *metadata : md, dev(out), nullptr,
+                         outputBlockScale);
   }
+  Status forwardMqa(const Tensor &out, const Tensor *lse = nullptr) {
+    DeviceTensor l = lse ? dev(*lse) : DeviceTensor();
+    return impl->forwardMqa(layer, dev(query), dev(kvCache), md, dev(out),
+                            lse ? &l : nullptr);
+  }
+  DeviceTensor dev(const Tensor &t) { return test::onDevice(executor, t); }
 
   FakeExecutor executor;
   AttentionLayer layer;
@@ -628,7 +647,7 @@ TEST_F(MlaForward, DispatchesMlaDecode) {
 TEST_F(MlaForward, WritesTheLatentCacheThenDecodes) {
   // Five rows: the two past slot_mapping's three are padding.
   Tensor kvC(DType::BF16, {5, 512}), kPe(DType::BF16, {5, 64});
-  Status s = impl->forward(layer, query, kvC, kPe, kvCache, md, output);
+  Status s = forward(query, kvC, kPe, kvCache, output);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(executor.order,
             (std::vector<std::string>{"concat_and_cache_mla", "mla_decode"}));
@@ -642,7 +661,7 @@ TEST_F(MlaForward, RejectsABadLatentWriteBeforeWriting) {
   Tensor kvC(DType::BF16, {3, 512}), kPe(DType::BF16, {3, 64});
   auto expectRejected = [&](const Tensor &c, const Tensor &p,
                             const std::string &what) {
-    Status s = impl->forward(layer, query, c, p, kvCache, md, output);
+    Status s = forward(query, c, p, kvCache, output);
     ASSERT_FALSE(s);
     EXPECT_THAT(s.message(), HasSubstr(what));
     EXPECT_TRUE(executor.order.empty());
@@ -665,7 +684,7 @@ TEST_F(MlaForward, RejectsABadLatentWriteBeforeWriting) {
 
   // The decode's own checks also run before the write.
   Tensor wide(DType::BF16, {3, 16, 576});
-  Status out = impl->forward(layer, query, kvC, kPe, kvCache, md, wide);
+  Status out = forward(query, kvC, kPe, kvCache, wide);
   ASSERT_FALSE(out);
   EXPECT_THAT(out.message(), HasSubstr("output must be [3, 16, 512]"));
   layer.slidingWindow = 64;
@@ -673,22 +692,21 @@ TEST_F(MlaForward, RejectsABadLatentWriteBeforeWriting) {
   layer.slidingWindow.reset();
   EXPECT_TRUE(executor.order.empty());
 
-  ASSERT_TRUE(impl->forward(layer, query, kvC, kPe, kvCache, md, output));
+  ASSERT_TRUE(forward(query, kvC, kPe, kvCache, output));
   EXPECT_EQ(executor.mlaCacheWrites, 1);
 }
 
 TEST_F(MlaForward, RejectsFusedOutputQuantization) {
   Tensor scale(DType::F32, {1});
-  Status s = impl->forward(layer, query, Tensor(), Tensor(), kvCache, md,
-                           output, nullptr, &scale);
+  Status s =
+      forward(query, Tensor(), Tensor(), kvCache, output, nullptr, &scale);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("TRITON_MLA: fused output quantization"));
 }
 
 TEST_F(MlaForward, RejectsMetadataOfAnotherKind) {
   FlashAttentionMetadata fa;
-  Status s =
-      impl->forward(layer, query, Tensor(), Tensor(), kvCache, fa, output);
+  Status s = forward(query, Tensor(), Tensor(), kvCache, output, &fa);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("must be MlaMetadata, got "
                                      "FlashAttentionMetadata"));
@@ -734,17 +752,17 @@ TEST_F(MlaForward, RejectsNonMlaCache) {
 
 TEST_F(MlaForward, ForwardMqaChecksOutputAndBlocks) {
   Tensor lse(DType::F32, {3, 16});
-  Status ok = impl->forwardMqa(layer, query, kvCache, md, output, &lse);
+  Status ok = forwardMqa(output, &lse);
   ASSERT_TRUE(ok) << ok.message();
 
   Tensor wide(DType::BF16, {3, 16, 576});
-  Status out = impl->forwardMqa(layer, query, kvCache, md, wide);
+  Status out = forwardMqa(wide);
   ASSERT_FALSE(out);
   EXPECT_THAT(out.message(), HasSubstr("output must be [3, 16, 512]"));
 
   md.blockTable =
       *toTensor(std::vector<int32_t>{0, 0, 0, 1, 2, 8, 4, 5, 0}, {3, 3});
-  Status block = impl->forwardMqa(layer, query, kvCache, md, output);
+  Status block = forwardMqa(output);
   ASSERT_FALSE(block);
   EXPECT_THAT(block.message(), HasSubstr("block_table[1][2] = 8"));
 }

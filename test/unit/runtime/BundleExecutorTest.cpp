@@ -9,7 +9,7 @@
 #include "runtime/BundleExecutor.h"
 
 #include "HostDevice.h"
-#include "runtime/TensorRows.h"
+#include "runtime/HostCalls.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -138,16 +138,16 @@ protected:
     bundle.variants.push_back(cache);
 
     // What the kernel files "contain", as the device would run it.
-    library["copy"] = [](const std::array<uint32_t, 3> &grid,
-                         std::span<DeviceBuffer *const> args) {
+    device.library["copy"] = [](const std::array<uint32_t, 3> &grid,
+                         std::span<const BufferView> args) {
       copyQuery(grid, args, 1.0f);
     };
-    library["copy-lse2"] = [](const std::array<uint32_t, 3> &grid,
-                              std::span<DeviceBuffer *const> args) {
+    device.library["copy-lse2"] = [](const std::array<uint32_t, 3> &grid,
+                              std::span<const BufferView> args) {
       copyQuery(grid, args, 2.0f);
     };
-    library["cache-write"] = [](const std::array<uint32_t, 3> &grid,
-                                std::span<DeviceBuffer *const> args) {
+    device.library["cache-write"] = [](const std::array<uint32_t, 3> &grid,
+                                std::span<const BufferView> args) {
       const float *key = hostData<float>(args[0]);
       float *cache = hostData<float>(args[2]);
       const int64_t *slots = hostData<int64_t>(args[3]);
@@ -175,7 +175,7 @@ protected:
   }
 
   static void copyQuery(const std::array<uint32_t, 3> &grid,
-                        std::span<DeviceBuffer *const> args, float lseValue) {
+                        std::span<const BufferView> args, float lseValue) {
     const float *q = hostData<float>(args[0]);
     float *o = hostData<float>(args[5]);
     float *l = hostData<float>(args[6]);
@@ -211,32 +211,35 @@ protected:
     bundle.variants.push_back(std::move(v));
   }
 
-  /// An executor whose loader puts the library's kernel on the device.
   std::unique_ptr<BundleExecutor> makeExecutor(std::string target = "spirv") {
-    return std::make_unique<BundleExecutor>(
-        bundle, std::move(target), device,
-        [this](const BundleKernel &kernel, std::string_view bytes) -> Status {
-          auto it = library.find(std::string(bytes));
-          if (it == library.end())
-            return errorf("not a kernel: ", bytes);
-          loads.push_back(kernel.symbol);
-          device.kernels[kernel.symbol] = it->second;
-          return Status::ok();
-        });
+    return std::make_unique<BundleExecutor>(bundle, std::move(target), device);
   }
 
+  /// The paged call on device copies of the fixture's tensors; `out` and
+  /// `lse` get what the call wrote, callAllocations what it allocated.
   Status runPaged(BundleExecutor &executor) {
-    return executor.pagedAttention(query, kvCache, queryStartLoc, seqLens,
-                                   blockTable, params, out, &lse);
+    Result<DeviceTensor> q = toDevice(device, query);
+    Result<DeviceTensor> cache = toDevice(device, kvCache);
+    Result<DeviceTensor> o = toDevice(device, out), l = toDevice(device, lse);
+    if (!q || !cache || !o || !l)
+      return Status::error("upload failed");
+    int before = device.allocations;
+    Status s = executor.pagedAttention(*q, *cache, queryStartLoc, seqLens,
+                                       blockTable, params, *o, &*l);
+    callAllocations = device.allocations - before;
+    if (!s)
+      return s;
+    out = *toHost(*o);
+    lse = *toHost(*l);
+    return Status::ok();
   }
 
   Bundle bundle;
   HostDevice device;
-  std::map<std::string, test::HostKernel> library;
-  std::vector<std::string> loads;
 
   Tensor query, kvCache, queryStartLoc, seqLens, blockTable, out, lse;
   PagedAttentionParams params;
+  int callAllocations = 0;
 };
 
 TEST_F(BundleExecutorTest, RunsThePlanOfTheMatchingVariant) {
@@ -251,8 +254,30 @@ TEST_F(BundleExecutorTest, RunsThePlanOfTheMatchingVariant) {
 
   // A second call reuses the loaded kernel.
   ASSERT_TRUE(runPaged(*executor));
-  EXPECT_EQ(loads, std::vector<std::string>{"pa1::main"});
+  EXPECT_EQ(device.loaded, std::vector<std::string>{"pa1::main"});
   EXPECT_EQ(device.launched.size(), 2u);
+}
+
+// The cache, query and outputs stay on the device: a call moves the
+// metadata (and the plan's params) to it and nothing back.
+TEST_F(BundleExecutorTest, PagedAttentionMovesOnlyMetadata) {
+  auto executor = makeExecutor();
+  Result<DeviceTensor> q = toDevice(device, query);
+  Result<DeviceTensor> cache = toDevice(device, kvCache);
+  Result<DeviceTensor> o = toDevice(device, out), l = toDevice(device, lse);
+  ASSERT_TRUE(q && cache && o && l);
+  device.resetTransfers();
+  Status s = executor->pagedAttention(*q, *cache, queryStartLoc, seqLens,
+                                      blockTable, params, *o, &*l);
+  ASSERT_TRUE(s) << s.message();
+  uint64_t metadata =
+      queryStartLoc.numBytes() + seqLens.numBytes() + blockTable.numBytes();
+  EXPECT_EQ(device.transfers().bytesToHost, 0u);
+  EXPECT_GE(device.transfers().bytesToDevice, metadata);
+  EXPECT_LE(device.transfers().bytesToDevice, metadata + 256)
+      << "more than the metadata and a few params went to the device";
+  EXPECT_LT(device.transfers().bytesToDevice, kvCache.numBytes());
+  EXPECT_EQ(*toHost(*o), query);
 }
 
 TEST_F(BundleExecutorTest, ComparesScaleAsF32) {
@@ -314,7 +339,7 @@ TEST_F(BundleExecutorTest, NamesWhatNoVariantHas) {
                 "window_left=-1,soft_cap=0,alibi=false,sinks=true,"
                 "scale=0.353553385");
   EXPECT_TRUE(device.launched.empty());
-  EXPECT_TRUE(loads.empty());
+  EXPECT_TRUE(device.loaded.empty());
 
   Tensor q(DType::F32, {1, 2, 576}), cache(DType::F32, {2, 16, 576});
   MlaDecodeParams mla;
@@ -348,9 +373,9 @@ TEST_F(BundleExecutorTest, NamesAMissingTarget) {
 TEST_F(BundleExecutorTest, LoadsEverythingUpFront) {
   auto executor = makeExecutor();
   ASSERT_TRUE(executor->loadAllKernels());
-  EXPECT_EQ(loads.size(), 3u);
+  EXPECT_EQ(device.loaded.size(), 3u);
   ASSERT_TRUE(runPaged(*executor));
-  EXPECT_EQ(loads.size(), 3u);
+  EXPECT_EQ(device.loaded.size(), 3u);
 }
 
 TEST_F(BundleExecutorTest, ReportsAFailedLoadAndACorruptKernel) {
@@ -359,9 +384,9 @@ TEST_F(BundleExecutorTest, ReportsAFailedLoadAndACorruptKernel) {
   Status s = runPaged(*executor);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("does not match its hash"));
-  EXPECT_TRUE(loads.empty());
+  EXPECT_TRUE(device.loaded.empty());
 
-  library.erase("copy-lse2");
+  device.library.erase("copy-lse2");
   params.scale = 0.25;
   s = runPaged(*executor);
   ASSERT_FALSE(s);
@@ -377,7 +402,7 @@ TEST_F(BundleExecutorTest, RejectsBadMetadataBeforeAnyLaunch) {
     ASSERT_FALSE(s);
     EXPECT_THAT(s.message(), HasSubstr(what));
     EXPECT_TRUE(device.launched.empty());
-    EXPECT_EQ(device.allocations, 0);
+    EXPECT_EQ(callAllocations, 0);
   };
   // Request 1 reads key positions 16.. from block_table[1][1].
   blockTable = ints({0, 0, 1, 3}, {2, 2});
@@ -426,7 +451,7 @@ TEST_F(BundleExecutorTest, ReshapeAndCacheUpdatesTheCallersCache) {
   Tensor slots = ints({17, -1}, {2}, DType::I64);
   auto executor = makeExecutor();
   Status s =
-      executor->reshapeAndCache(key, value, slots, KvCacheLayout::Nhd, kvCache);
+      host::reshapeAndCache(*executor, key, value, slots, KvCacheLayout::Nhd, kvCache);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(device.launched, std::vector<std::string>{"cache::write"});
   int64_t row = kKvHeads * kHeadSize;
@@ -438,7 +463,7 @@ TEST_F(BundleExecutorTest, ReshapeAndCacheUpdatesTheCallersCache) {
   Tensor bad = ints({17, 48}, {2}, DType::I64);
   device.launched.clear();
   Status rejected =
-      executor->reshapeAndCache(key, value, bad, KvCacheLayout::Nhd, kvCache);
+      host::reshapeAndCache(*executor, key, value, bad, KvCacheLayout::Nhd, kvCache);
   ASSERT_FALSE(rejected);
   EXPECT_THAT(rejected.message(), HasSubstr("slot_mapping[1] = 48 is outside"));
   EXPECT_TRUE(device.launched.empty());
@@ -476,8 +501,8 @@ class ConcatAndCacheMlaTest : public BundleExecutorTest {
 protected:
   void SetUp() override {
     BundleExecutorTest::SetUp();
-    library["mla-write"] = [](const std::array<uint32_t, 3> &grid,
-                              std::span<DeviceBuffer *const> args) {
+    device.library["mla-write"] = [](const std::array<uint32_t, 3> &grid,
+                              std::span<const BufferView> args) {
       const float *kvC = hostData<float>(args[0]);
       const float *kPe = hostData<float>(args[1]);
       float *cache = hostData<float>(args[2]);
@@ -534,7 +559,7 @@ TEST_F(ConcatAndCacheMlaTest, RunsTheLatentVariantWithMatchingGeometry) {
   // slot mapping.
   Tensor slots = ints({17, -1}, {2}, DType::I64);
   auto executor = makeExecutor();
-  Status s = executor->concatAndCacheMla(kvC, kPe, slots, latentCache);
+  Status s = host::concatAndCacheMla(*executor, kvC, kPe, slots, latentCache);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(device.launched, std::vector<std::string>{"mla::write"});
   Tensor expected(DType::F32, {kNumBlocks, kBlockSize, kLatent});
@@ -546,7 +571,7 @@ TEST_F(ConcatAndCacheMlaTest, RunsTheLatentVariantWithMatchingGeometry) {
 
   // The paged write still finds the paged variant.
   Tensor key(DType::F32, {1, kKvHeads, kHeadSize});
-  ASSERT_TRUE(executor->reshapeAndCache(key, key, ints({0}, {1}, DType::I64),
+  ASSERT_TRUE(host::reshapeAndCache(*executor, key, key, ints({0}, {1}, DType::I64),
                                         KvCacheLayout::Nhd, kvCache));
   EXPECT_EQ(device.launched.back(), "cache::write");
 }
@@ -557,19 +582,24 @@ TEST_F(ConcatAndCacheMlaTest, RejectsBadSlotsAndShapesBeforeAnyLaunch) {
   Tensor before = latentCache;
   auto expectRejected = [&](const Tensor &c, const Tensor &p,
                             const Tensor &slots, const std::string &what) {
-    Status s = executor->concatAndCacheMla(c, p, slots, latentCache);
+    Result<DeviceTensor> dc = toDevice(device, c), dp = toDevice(device, p);
+    Result<DeviceTensor> cache = toDevice(device, latentCache);
+    ASSERT_TRUE(dc && dp && cache);
+    int allocations = device.allocations;
+    Status s = executor->concatAndCacheMla(*dc, *dp, slots, *cache);
     ASSERT_FALSE(s);
     EXPECT_THAT(s.message(), HasSubstr(what));
     EXPECT_TRUE(device.launched.empty());
-    EXPECT_EQ(device.allocations, 0);
-    EXPECT_TRUE(loads.empty());
-    EXPECT_EQ(latentCache, before);
+    EXPECT_EQ(device.allocations, allocations);
+    EXPECT_TRUE(device.loaded.empty());
+    EXPECT_EQ(*toHost(*cache), before);
   };
   // 3 blocks of 16: slot 48 is the first outside.
   expectRejected(kvC, kPe, ints({17, 48}, {2}, DType::I64),
                  "slot_mapping[1] = 48 is outside");
   expectRejected(kvC, kPe, ints({0, 1}, {2}), "slot_mapping");
-  expectRejected(leadingRows(kvC, 1), leadingRows(kPe, 1),
+  expectRejected(Tensor(DType::F32, {1, kLoraRank}),
+                 Tensor(DType::F32, {1, kRopeDim}),
                  ints({0, 1}, {2}, DType::I64),
                  "kv_c has 1 tokens but slot_mapping has 2");
   expectRejected(kvC, Tensor(DType::F32, {3, 3}), ints({0}, {1}, DType::I64),
@@ -578,13 +608,13 @@ TEST_F(ConcatAndCacheMlaTest, RejectsBadSlotsAndShapesBeforeAnyLaunch) {
   expectRejected(half, kPe, ints({0}, {1}, DType::I64),
                  "must have the kv cache's dtype");
 
-  ASSERT_TRUE(executor->concatAndCacheMla(kvC, kPe, ints({47}, {1}, DType::I64),
+  ASSERT_TRUE(host::concatAndCacheMla(*executor, kvC, kPe, ints({47}, {1}, DType::I64),
                                           latentCache));
 }
 
 TEST_F(ConcatAndCacheMlaTest, NamesAMissingLatentVariant) {
   auto executor = makeExecutor();
-  Status s = executor->concatAndCacheMla(kvC, kPe, ints({0}, {1}, DType::I64),
+  Status s = host::concatAndCacheMla(*executor, kvC, kPe, ints({0}, {1}, DType::I64),
                                          latentCache);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "bundle " + bundle.directory +
@@ -596,7 +626,7 @@ TEST_F(ConcatAndCacheMlaTest, NamesAMissingLatentVariant) {
                              "block_size=16,dtype=f32,kv_lora_rank=4,"
                              "rope_dim=2");
   EXPECT_TRUE(device.launched.empty());
-  EXPECT_TRUE(loads.empty());
+  EXPECT_TRUE(device.loaded.empty());
 }
 
 TEST_F(BundleExecutorTest, MergeStatesChecksRowsBeforeLookingUp) {
@@ -604,10 +634,10 @@ TEST_F(BundleExecutorTest, MergeStatesChecksRowsBeforeLookingUp) {
       b(DType::F32, {2, kHeads, kHeadSize});
   Tensor lseA(DType::F32, {3, kHeads}), lseB(DType::F32, {3, kHeads});
   auto executor = makeExecutor();
-  Status s = executor->mergeStates(a, lseA, b, lseB, out, &lse);
+  Status s = host::mergeStates(*executor, a, lseA, b, lseB, out, &lse);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "out_b is [2, 4, 8] f32, expected [3, 4, 8] f32");
-  Status none = executor->mergeStates(a, lseA, a, lseB, out, &lse);
+  Status none = host::mergeStates(*executor, a, lseA, a, lseB, out, &lse);
   ASSERT_FALSE(none);
   EXPECT_THAT(none.message(), HasSubstr("has no merge_states variant"));
 }

@@ -10,7 +10,10 @@
 #include "reference/ops/Compare.h"
 #include "reference/ops/Ops.h"
 #include "reference/ops/Random.h"
+#include "runtime/Backend.h"
+#include "runtime/HostCalls.h"
 #include "runtime/Metadata.h"
+#include "runtime/Registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,6 +22,11 @@ namespace attn::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+
+/// A copy of `t` on `executor`'s device; a default tensor stays undefined.
+DeviceTensor dev(CpuExecutor &executor, const Tensor &t) {
+  return t.rank() == 0 ? DeviceTensor() : *toDevice(executor.device(), t);
+}
 
 template <typename T> std::vector<T> valuesOf(const Tensor &t) {
   std::vector<T> v;
@@ -90,12 +98,14 @@ TEST(CpuExecutor, FlashAttentionForwardIsTheReference) {
       (*builder)->build(0, commonMetadata(p));
   ASSERT_TRUE(md) << md.message();
 
-  Tensor output(DType::F16, p.query.shape());
-  Status s =
-      (*impl)->forward(layer, p.query, p.key, p.value, p.kvCache, **md, output);
+  DeviceTensor cache = dev(executor, p.kvCache);
+  DeviceTensor output = dev(executor, Tensor(DType::F16, p.query.shape()));
+  Status s = (*impl)->forward(layer, dev(executor, p.query),
+                              dev(executor, p.key), dev(executor, p.value),
+                              cache, **md, output);
   ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(p.kvCache, expectedCache);
-  EXPECT_EQ(output, expected->out);
+  EXPECT_EQ(*toHost(cache), expectedCache);
+  EXPECT_EQ(*toHost(output), expected->out);
 }
 
 // Cascade attention (a prefix pass over the shared blocks, a suffix pass, a
@@ -142,11 +152,12 @@ TEST(CpuExecutor, CascadeEqualsOnePass) {
         (*builder)->build(commonPrefixLen, commonMetadata(p));
     if (!md)
       return md.status();
-    Tensor cache = p.kvCache;
-    Tensor output(DType::F32, p.query.shape());
-    ATTN_RETURN_IF_ERROR(
-        (*impl)->forward(layer, p.query, p.key, p.value, cache, **md, output));
-    return output;
+    DeviceTensor cache = dev(executor, p.kvCache);
+    DeviceTensor output = dev(executor, Tensor(DType::F32, p.query.shape()));
+    ATTN_RETURN_IF_ERROR((*impl)->forward(
+        layer, dev(executor, p.query), dev(executor, p.key),
+        dev(executor, p.value), cache, **md, output));
+    return toHost(output);
   };
   Result<Tensor> onePass = forward(0);
   ASSERT_TRUE(onePass) << onePass.message();
@@ -202,13 +213,13 @@ TEST(CpuExecutor, PaddingRowsAreNeitherReadNorWritten) {
     out.setFloat(i, -3);
 
   CpuExecutor executor;
-  ASSERT_TRUE(executor.reshapeAndCache(key, value, p.slotMapping,
-                                       KvCacheLayout::Nhd, p.kvCache));
+  ASSERT_TRUE(host::reshapeAndCache(executor, key, value, p.slotMapping,
+                                    KvCacheLayout::Nhd, p.kvCache));
   EXPECT_EQ(p.kvCache, expectedCache);
   PagedAttentionParams params;
   params.scale = p.scale;
   Status s =
-      executor.pagedAttention(query, p.kvCache, p.queryStartLoc, p.seqLens,
+      host::pagedAttention(executor, query, p.kvCache, p.queryStartLoc, p.seqLens,
                               p.blockTable, params, out, &lse);
   ASSERT_TRUE(s) << s.message();
   int64_t row = 4 * 32;
@@ -228,13 +239,14 @@ TEST(CpuExecutor, ReportsTheReferencesErrors) {
   Tensor slots(DType::I64, {2});
   slots.setInt(1, 32);
   Status s =
-      executor.reshapeAndCache(key, key, slots, KvCacheLayout::Nhd, cache);
+      host::reshapeAndCache(executor, key, key, slots, KvCacheLayout::Nhd,
+                            cache);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("slot_mapping[1] = 32 is outside"));
 
   Tensor out(DType::F32, {2, 1, 32}), lse(DType::F32, {2, 1});
   Tensor other(DType::F16, {2, 1, 32});
-  Status merged = executor.mergeStates(other, lse, other, lse, out, &lse);
+  Status merged = host::mergeStates(executor, other, lse, other, lse, out, &lse);
   ASSERT_FALSE(merged);
   EXPECT_THAT(merged.message(), HasSubstr("out is [2, 1, 32] f32"));
 }
@@ -288,11 +300,11 @@ TEST(CpuExecutor, ServesMla) {
   ASSERT_TRUE(builder) << builder.message();
   auto md = (*builder)->build(0, commonMetadata(p));
   ASSERT_TRUE(md) << md.message();
-  Tensor output(DType::BF16, {3, 4, 512});
-  Status s = (*impl)->forward(layer, p.query, Tensor(), Tensor(), p.kvCache,
-                              **md, output);
+  DeviceTensor output = dev(executor, Tensor(DType::BF16, {3, 4, 512}));
+  Status s = (*impl)->forward(layer, dev(executor, p.query), {}, {},
+                              dev(executor, p.kvCache), **md, output);
   ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(output, expected->out);
+  EXPECT_EQ(*toHost(output), expected->out);
 }
 
 TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
@@ -345,21 +357,22 @@ TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
   auto md = (*builder)->build(0, commonMetadata(p));
   ASSERT_TRUE(md) << md.message();
 
-  Tensor cache = before;
-  Tensor output(DType::BF16, {3, 4, 512});
-  Status s =
-      (*impl)->forward(layer, p.query, p.key, p.value, cache, **md, output);
+  DeviceTensor cache = dev(executor, before);
+  DeviceTensor output = dev(executor, Tensor(DType::BF16, {3, 4, 512}));
+  DeviceTensor query = dev(executor, p.query);
+  Status s = (*impl)->forward(layer, query, dev(executor, p.key),
+                              dev(executor, p.value), cache, **md, output);
   ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(cache, refCache);
-  EXPECT_EQ(output, expected->out);
+  EXPECT_EQ(*toHost(cache), refCache);
+  EXPECT_EQ(*toHost(output), expected->out);
 
   // Without kv_c / k_pe the cache is taken as written already.
-  Tensor untouched = before;
-  Tensor stale(DType::BF16, {3, 4, 512});
-  ASSERT_TRUE((*impl)->forward(layer, p.query, Tensor(), Tensor(), untouched,
-                               **md, stale));
-  EXPECT_EQ(untouched, before);
-  EXPECT_NE(stale, expected->out);
+  DeviceTensor untouched = dev(executor, before);
+  DeviceTensor stale = dev(executor, Tensor(DType::BF16, {3, 4, 512}));
+  ASSERT_TRUE(
+      (*impl)->forward(layer, query, {}, {}, untouched, **md, stale));
+  EXPECT_EQ(*toHost(untouched), before);
+  EXPECT_NE(*toHost(stale), expected->out);
 }
 
 TEST(CpuExecutor, ConcatAndCacheMlaSkipsPaddingRows) {
@@ -373,7 +386,7 @@ TEST(CpuExecutor, ConcatAndCacheMlaSkipsPaddingRows) {
   slots.setInt(1, -1);
   Tensor cache(DType::F32, {2, 4, 6});
   CpuExecutor executor;
-  ASSERT_TRUE(executor.concatAndCacheMla(kvC, kPe, slots, cache));
+  ASSERT_TRUE(host::concatAndCacheMla(executor, kvC, kPe, slots, cache));
   Tensor expected(DType::F32, {2, 4, 6});
   for (int64_t i = 0; i < 4; ++i)
     expected.setFloat(5 * 6 + i, 1 + i);
@@ -382,7 +395,7 @@ TEST(CpuExecutor, ConcatAndCacheMlaSkipsPaddingRows) {
   EXPECT_EQ(cache, expected);
 
   slots.setInt(1, 8);
-  Status s = executor.concatAndCacheMla(kvC, kPe, slots, cache);
+  Status s = host::concatAndCacheMla(executor, kvC, kPe, slots, cache);
   ASSERT_FALSE(s);
   EXPECT_EQ(cache, expected);
 }

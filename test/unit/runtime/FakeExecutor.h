@@ -1,13 +1,15 @@
 //===- FakeExecutor.h - A KernelExecutor that records its calls -----------===//
 //
 // Lets the runtime tests see what AttentionImpl::forward dispatched, without
-// any device or reference kernel.
+// running a kernel. Its tensors live on a CPU device (host memory), so a
+// test can look at what a call was given.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_TEST_UNIT_RUNTIME_FAKEEXECUTOR_H
 #define ATTN_TEST_UNIT_RUNTIME_FAKEEXECUTOR_H
 
 #include "runtime/KernelExecutor.h"
+#include "runtime/executors/cpu/CpuExecutor.h"
 
 #include <optional>
 #include <string>
@@ -26,31 +28,34 @@ struct PagedCall {
 class FakeExecutor : public KernelExecutor {
 public:
   std::string_view name() const override { return "fake"; }
+  PlanDevice &device() override { return cpu; }
 
-  Status reshapeAndCache(const Tensor &key, const Tensor &value,
+  Status reshapeAndCache(const DeviceTensor &key, const DeviceTensor &value,
                          const Tensor &slotMapping, KvCacheLayout layout,
-                         Tensor &kvCache) override {
+                         const DeviceTensor &kvCache) override {
     ++cacheWrites;
     lastSlotMapping = slotMapping;
     return Status::ok();
   }
 
-  Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
+  Status concatAndCacheMla(const DeviceTensor &kvC, const DeviceTensor &kPe,
                            const Tensor &slotMapping,
-                           Tensor &kvCache) override {
+                           const DeviceTensor &kvCache) override {
     ++mlaCacheWrites;
     order.push_back("concat_and_cache_mla");
     lastSlotMapping = slotMapping;
-    lastKvC = kvC;
-    lastKPe = kPe;
+    lastKvC = *toHost(kvC);
+    lastKPe = *toHost(kPe);
     return Status::ok();
   }
 
-  Status pagedAttention(const Tensor &query, const Tensor &kvCache,
+  Status pagedAttention(const DeviceTensor &query,
+                        const DeviceTensor &kvCache,
                         const Tensor &queryStartLoc, const Tensor &seqLens,
                         const Tensor &blockTable,
-                        const PagedAttentionParams &params, Tensor &out,
-                        Tensor *lse) override {
+                        const PagedAttentionParams &params,
+                        const DeviceTensor &out,
+                        const DeviceTensor *lse) override {
     if (failWith)
       return Status::error(*failWith);
     pagedCalls.push_back(
@@ -58,22 +63,25 @@ public:
     return Status::ok();
   }
 
-  Status mlaDecode(const Tensor &q, const Tensor &kvCache,
+  Status mlaDecode(const DeviceTensor &q, const DeviceTensor &kvCache,
                    const Tensor &blockTable, const Tensor &seqLens,
-                   const MlaDecodeParams &params, Tensor &out,
-                   Tensor *lse) override {
+                   const MlaDecodeParams &params, const DeviceTensor &out,
+                   const DeviceTensor *lse) override {
     ++mlaCalls;
     order.push_back("mla_decode");
     lastMlaParams = params;
     return Status::ok();
   }
 
-  Status mergeStates(const Tensor &outA, const Tensor &lseA, const Tensor &outB,
-                     const Tensor &lseB, Tensor &out, Tensor *lse) override {
+  Status mergeStates(const DeviceTensor &outA, const DeviceTensor &lseA,
+                     const DeviceTensor &outB, const DeviceTensor &lseB,
+                     const DeviceTensor &out,
+                     const DeviceTensor *lse) override {
     ++merges;
     return Status::ok();
   }
 
+  CpuDevice cpu;
   int cacheWrites = 0;
   int mlaCacheWrites = 0;
   /// The MLA calls (concat_and_cache_mla, mla_decode) in the order made.
@@ -86,6 +94,14 @@ public:
   int merges = 0;
   std::optional<std::string> failWith;
 };
+
+/// A copy of `t` on the CPU device of `executor`; a default-constructed
+/// tensor (rank 0, no elements) stays an undefined device tensor.
+inline DeviceTensor onDevice(FakeExecutor &executor, const Tensor &t) {
+  if (t.rank() == 0)
+    return {};
+  return *toDevice(executor.device(), t);
+}
 
 } // namespace attn::runtime::test
 

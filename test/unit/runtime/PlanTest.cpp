@@ -4,12 +4,13 @@
 #include "runtime/PlanRunner.h"
 #include "test/unit/runtime/HostDevice.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 
 using namespace attn;
 using namespace attn::runtime;
 using namespace attn::runtime::test;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -57,7 +58,7 @@ Plan doublePlan() {
 
 void addDoubleKernel(HostDevice &d) {
   d.kernels["k::double"] = [](const std::array<uint32_t, 3> &grid,
-                              std::span<DeviceBuffer *const> args) {
+                              std::span<const BufferView> args) {
     int32_t n = hostData<int32_t>(args[2])[0];
     ASSERT_EQ(static_cast<int64_t>(grid[0]), n);
     for (int32_t i = 0; i < n; ++i)
@@ -92,6 +93,38 @@ TEST(Plan, RunsOnADevice) {
   EXPECT_EQ(stats.launches, 1);
 }
 
+// On device tensors, a run moves nothing to the host and only the params
+// (here one i32) to the device; the result stays on the device.
+TEST(Plan, RunsOnDeviceTensorsMovingOnlyTheParams) {
+  HostDevice device;
+  addDoubleKernel(device);
+  Tensor x(DType::F32, {3, 4});
+  for (int64_t i = 0; i < 12; ++i)
+    x.setFloat(i, i);
+  Result<DeviceTensor> dx = toDevice(device, x);
+  ASSERT_TRUE(dx) << dx.message();
+  device.resetTransfers();
+  Result<std::vector<DeviceTensor>> out = runPlan(
+      doublePlan(), device, std::span<const DeviceTensor>(&*dx, 1));
+  ASSERT_TRUE(out) << out.message();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].device, &device);
+  EXPECT_EQ(device.transfers().bytesToHost, 0u);
+  EXPECT_EQ(device.transfers().bytesToDevice, 4u);
+  Result<Tensor> back = toHost((*out)[0]);
+  ASSERT_TRUE(back) << back.message();
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(back->getFloat(i), 2 * i);
+
+  // A tensor of another device is refused.
+  HostDevice other;
+  Result<DeviceTensor> elsewhere = toDevice(other, x);
+  Result<std::vector<DeviceTensor>> refused = runPlan(
+      doublePlan(), device, std::span<const DeviceTensor>(&*elsewhere, 1));
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.message(), HasSubstr("on another device"));
+}
+
 TEST(Plan, EmptyGridSkipsTheLaunch) {
   HostDevice device;
   addDoubleKernel(device);
@@ -117,7 +150,7 @@ TEST(Plan, RejectsWrongInputs) {
   EXPECT_EQ(r.message(),
             "argument #0 of @double: expected shape [?, 4], got [3, 5]");
 
-  r = runPlan(doublePlan(), device, {});
+  r = runPlan(doublePlan(), device, std::span<const Tensor>());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.message(), "@double takes 1 arguments, got 0");
   EXPECT_EQ(device.allocations, 0) << "nothing is allocated for bad inputs";

@@ -84,7 +84,7 @@ TEST(TTPlanDevice, LaunchesOnlyLoadedPrograms) {
   TTPlanDevice device(emulator);
   auto buffer = device.allocate(16);
   ASSERT_TRUE(buffer.isOk());
-  runtime::DeviceBuffer *args[] = {buffer->get()};
+  runtime::BufferView args[] = {{buffer->get(), 0, 16}};
   Status s = device.launch("missing", {1, 1, 1}, {1, 1, 1}, args);
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("no TT program is loaded under the symbol "
@@ -92,10 +92,10 @@ TEST(TTPlanDevice, LaunchesOnlyLoadedPrograms) {
             std::string::npos);
   // Buffers hold what was written; reads and writes stay inside them.
   uint8_t bytes[16] = {1, 2, 3};
-  EXPECT_TRUE(device.write(**buffer, bytes, 16).isOk());
-  EXPECT_FALSE(device.write(**buffer, bytes, 17).isOk());
+  EXPECT_TRUE(device.write(**buffer, 0, bytes, 16).isOk());
+  EXPECT_FALSE(device.write(**buffer, 0, bytes, 17).isOk());
   uint8_t back[16] = {};
-  EXPECT_TRUE(device.read(**buffer, back, 16).isOk());
+  EXPECT_TRUE(device.read(**buffer, 0, back, 16).isOk());
   EXPECT_EQ(std::memcmp(bytes, back, 16), 0);
   // A pending program under a symbol takes it.
   EXPECT_TRUE(device.addProgram("p", "/nonexistent", /*loadNow=*/false).isOk());

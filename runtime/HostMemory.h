@@ -1,0 +1,55 @@
+//===- HostMemory.h - Devices whose memory is the host's -------*- C++ -*-===//
+//
+// A PlanDevice over host memory: buffers are zero-filled byte arrays,
+// writes, reads and copies are memcpy, and hostAddress() hands the memory
+// out, so the CPU executor and DLPack use it without a copy. Launches run to
+// completion, so synchronize() has nothing to wait for. The CPU device, the
+// TT plan device (whose launches move their operands to the card) and the
+// tests' devices are HostMemoryDevices that say what a launch does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_HOSTMEMORY_H
+#define ATTN_RUNTIME_HOSTMEMORY_H
+
+#include "runtime/Device.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace attn::runtime {
+
+class HostBuffer final : public DeviceBuffer {
+public:
+  /// An empty buffer; create() makes one of a size.
+  HostBuffer() = default;
+  /// A zero-filled buffer, or an error when the host is out of memory.
+  static Result<std::shared_ptr<HostBuffer>> create(uint64_t bytes);
+  uint64_t size() const override { return bytes_.size(); }
+  uint8_t *data() { return bytes_.data(); }
+  const uint8_t *data() const { return bytes_.data(); }
+
+private:
+  std::vector<uint8_t> bytes_;
+};
+
+class HostMemoryDevice : public PlanDevice {
+public:
+  Result<std::shared_ptr<DeviceBuffer>> allocate(uint64_t bytes) override;
+  Status copy(const BufferView &src, const BufferView &dst) override;
+  Status synchronize() override { return Status::ok(); }
+  void *hostAddress(DeviceBuffer &buffer) override;
+
+  /// The host bytes `view` shows (of a HostBuffer).
+  static uint8_t *bytesOf(const BufferView &view);
+
+protected:
+  Status writeBytes(DeviceBuffer &buffer, uint64_t offset, const void *data,
+                    uint64_t bytes) override;
+  Status readBytes(const DeviceBuffer &buffer, uint64_t offset, void *data,
+                   uint64_t bytes) override;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_HOSTMEMORY_H

@@ -31,9 +31,10 @@ install(TARGETS ${_attn_exported} EXPORT attnTargets
 file(GLOB _attn_reference_headers ${PROJECT_SOURCE_DIR}/reference/ops/*.h)
 install(FILES ${_attn_reference_headers}
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/reference/ops)
-# PlanJson.h needs nlohmann/json and is only for the runtime's own sources.
+# PlanJson.h (nlohmann/json) and StepLog.h are for the runtime's own sources.
 file(GLOB _attn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/*.h)
-list(REMOVE_ITEM _attn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/PlanJson.h)
+list(REMOVE_ITEM _attn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/PlanJson.h
+  ${PROJECT_SOURCE_DIR}/runtime/StepLog.h)
 install(FILES ${_attn_runtime_headers}
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/executors/cpu/CpuExecutor.h

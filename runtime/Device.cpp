@@ -2,6 +2,8 @@
 
 #include "runtime/Device.h"
 
+#include "runtime/StepLog.h"
+
 #include <algorithm>
 
 namespace attn::runtime {
@@ -74,6 +76,28 @@ std::string SubgroupSizes::describe() const {
   return text;
 }
 
+PlanDevice::PlanDevice() = default;
+PlanDevice::~PlanDevice() = default;
+
+Result<std::shared_ptr<DeviceBuffer>> PlanDevice::allocate(uint64_t bytes) {
+  if (step_ && step_->mode == StepLog::Mode::Replaying) {
+    if (step_->nextAllocation == step_->allocations.size())
+      return errorf("the step allocates more buffers than the recorded one (",
+                    step_->allocations.size(), ")");
+    std::shared_ptr<DeviceBuffer> buffer =
+        step_->allocations[step_->nextAllocation++];
+    if (buffer->size() < bytes)
+      return errorf("allocation #", step_->nextAllocation - 1, " of the step ",
+                    "is ", bytes, " bytes; the recorded one was ",
+                    buffer->size());
+    return buffer;
+  }
+  Result<std::shared_ptr<DeviceBuffer>> buffer = allocateBuffer(bytes);
+  if (buffer && step_)
+    step_->allocations.push_back(*buffer);
+  return buffer;
+}
+
 Status PlanDevice::write(DeviceBuffer &buffer, uint64_t offset,
                          const void *data, uint64_t bytes) {
   ATTN_RETURN_IF_ERROR(checkRange(*this, buffer, offset, bytes, "a write"));
@@ -81,17 +105,121 @@ Status PlanDevice::write(DeviceBuffer &buffer, uint64_t offset,
     return Status::ok();
   transfers_.bytesToDevice += bytes;
   ++transfers_.writes;
+  if (step_ && step_->mode == StepLog::Mode::Recording)
+    step_->hostWritten.insert(&buffer);
+  if (step_ && step_->mode == StepLog::Mode::Replaying &&
+      !step_->hostWritten.count(&buffer))
+    for (const std::shared_ptr<DeviceBuffer> &b : step_->allocations)
+      if (b.get() == &buffer)
+        return errorf("the step writes a buffer it allocated that the host "
+                      "did not write when it was recorded (its scratch, "
+                      "which a replay zeroes)");
   return writeBytes(buffer, offset, data, bytes);
 }
 
 Status PlanDevice::read(const DeviceBuffer &buffer, uint64_t offset,
                         void *data, uint64_t bytes) {
+  if (step_)
+    return errorf(name(), ": a recorded step cannot read device memory (its "
+                  "work runs only when it is replayed)");
   ATTN_RETURN_IF_ERROR(checkRange(*this, buffer, offset, bytes, "a read"));
   if (bytes == 0)
     return synchronize();
   transfers_.bytesToHost += bytes;
   ++transfers_.reads;
   return readBytes(buffer, offset, data, bytes);
+}
+
+namespace {
+
+bool sameView(const BufferView &a, const BufferView &b) {
+  return a.buffer == b.buffer && a.offset == b.offset && a.bytes == b.bytes;
+}
+
+/// Why `got` is not `want`, the work item #index of a recorded step; ok
+/// when it is.
+Status matchWork(const StepWork &want,
+                 const StepWork &got, size_t index) {
+  std::string what = want.kernel.empty() ? "copy" : "launch of " + want.kernel;
+  if (got.kernel != want.kernel)
+    return errorf("work #", index, " of the step is ",
+                  got.kernel.empty() ? "a copy" : "a launch of " + got.kernel,
+                  "; the recorded step has a ", what, " there");
+  if (got.grid != want.grid || got.block != want.block)
+    return errorf("work #", index, " of the step (", what, ") has another ",
+                  "grid or workgroup size than when it was recorded");
+  if (got.args.size() != want.args.size())
+    return errorf("work #", index, " of the step (", what, ") has ",
+                  got.args.size(), " arguments; the recorded one had ",
+                  want.args.size());
+  for (size_t i = 0; i < got.args.size(); ++i)
+    if (!sameView(got.args[i], want.args[i]))
+      return errorf("argument #", i, " of work #", index, " of the step (",
+                    what, ") is another buffer or range than when it was "
+                    "recorded (a replayed step must run on the same tensors)");
+  return Status::ok();
+}
+
+} // namespace
+
+Status PlanDevice::logWork(StepWork work) {
+  if (step_->mode == StepLog::Mode::Recording) {
+    step_->work.push_back(std::move(work));
+    return Status::ok();
+  }
+  if (step_->nextWork == step_->work.size())
+    return errorf("the step enqueues more work than the recorded one (",
+                  step_->work.size(), " launches and copies)");
+  size_t index = step_->nextWork++;
+  return matchWork(step_->work[index], work, index);
+}
+
+Status PlanDevice::copy(const BufferView &src, const BufferView &dst) {
+  if (!src.buffer || !dst.buffer)
+    return errorf(name(), ": a copy without a buffer");
+  ATTN_RETURN_IF_ERROR(
+      checkRange(*this, *src.buffer, src.offset, src.bytes, "a copy's source"));
+  ATTN_RETURN_IF_ERROR(checkRange(*this, *dst.buffer, dst.offset, src.bytes,
+                                  "a copy's destination"));
+  if (step_) {
+    ATTN_RETURN_IF_ERROR(logWork({"", {0, 0, 0}, {0, 0, 0}, {src, dst}}));
+    if (step_->mode == StepLog::Mode::Replaying)
+      return Status::ok();
+  }
+  return enqueueCopy(src, dst);
+}
+
+Status PlanDevice::launch(std::string_view kernel,
+                          const std::array<uint32_t, 3> &grid,
+                          const std::array<int64_t, 3> &block,
+                          std::span<const BufferView> args) {
+  if (step_) {
+    ATTN_RETURN_IF_ERROR(logWork(
+        {std::string(kernel), grid, block, {args.begin(), args.end()}}));
+    if (step_->mode == StepLog::Mode::Replaying)
+      return Status::ok();
+  }
+  return enqueueLaunch(kernel, grid, block, args);
+}
+
+Status PlanDevice::synchronize() {
+  if (step_)
+    return errorf(name(), ": a recorded step cannot wait for the device (its "
+                  "work runs only when it is replayed)");
+  return finishWork();
+}
+
+Status PlanDevice::beginRecording() {
+  return errorf(name(), " does not record work for replay");
+}
+
+Result<std::unique_ptr<RecordedWork>>
+PlanDevice::endRecording(std::vector<BufferView>) {
+  return errorf(name(), " does not record work for replay");
+}
+
+Status PlanDevice::replayRecording(const RecordedWork &) {
+  return errorf(name(), " does not record work for replay");
 }
 
 Result<DeviceTensor> allocateTensor(PlanDevice &device, DType dtype,

@@ -38,6 +38,7 @@ namespace attn::runtime {
 struct Bundle;
 struct BundleKernel;
 class PlanDevice;
+struct StepWork;
 
 /// A device allocation. Devices subclass it; everything else passes it on.
 class DeviceBuffer {
@@ -106,17 +107,24 @@ struct TransferStats {
   int64_t reads = 0;
 };
 
+/// Work a device recorded to replay (RecordedStep, runtime/RecordedStep.h):
+/// a Vulkan command buffer, a CUDA graph.
+class RecordedWork {
+public:
+  virtual ~RecordedWork() = default;
+};
+
 /// A device as the runtime drives it. See the file comment for the queue.
 class PlanDevice {
 public:
-  virtual ~PlanDevice() = default;
+  PlanDevice();
+  virtual ~PlanDevice();
   virtual std::string_view name() const = 0;
   /// The subgroup sizes its kernels may be built for.
   virtual SubgroupSizes subgroupSizes() const { return {}; }
 
   /// A zero-filled buffer of at least `bytes` bytes.
-  virtual Result<std::shared_ptr<DeviceBuffer>> allocate(uint64_t bytes) = 0;
-
+  Result<std::shared_ptr<DeviceBuffer>> allocate(uint64_t bytes);
   /// Copies `bytes` bytes from host memory at `data` into `buffer` at
   /// `offset`, after the work enqueued before it.
   Status write(DeviceBuffer &buffer, uint64_t offset, const void *data,
@@ -126,16 +134,15 @@ public:
   Status read(const DeviceBuffer &buffer, uint64_t offset, void *data,
               uint64_t bytes);
   /// Enqueues a copy from `src` to `dst` (of src.bytes bytes) on the device.
-  virtual Status copy(const BufferView &src, const BufferView &dst) = 0;
+  Status copy(const BufferView &src, const BufferView &dst);
   /// Enqueues `kernel` on `grid` workgroups of `block` invocations with
   /// `args` as its arguments. Launches are ordered: a launch sees the writes
   /// of the ones before it.
-  virtual Status launch(std::string_view kernel,
-                        const std::array<uint32_t, 3> &grid,
-                        const std::array<int64_t, 3> &block,
-                        std::span<const BufferView> args) = 0;
+  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
+                const std::array<int64_t, 3> &block,
+                std::span<const BufferView> args);
   /// Waits for everything enqueued so far.
-  virtual Status synchronize() = 0;
+  Status synchronize();
 
   /// Makes `kernel` of `bundle` (its file's `bytes`, already checked against
   /// its hash) launchable under kernel.symbol. Loading the kernel a symbol
@@ -147,18 +154,52 @@ public:
   /// host's (the CPU device), else null.
   virtual void *hostAddress(DeviceBuffer &buffer) { return nullptr; }
 
+  /// Whether the device records work to replay (RecordedStep).
+  virtual bool canRecord() const { return false; }
+  /// Seconds the device spent on the work it has finished, by its own
+  /// clock (Vulkan timestamps); 0 when it keeps none. For benchmarks.
+  virtual double deviceSeconds() const { return 0; }
+
   const TransferStats &transfers() const { return transfers_; }
   void resetTransfers() { transfers_ = {}; }
 
 protected:
-  /// write() and read() without the counting and range checks.
+  /// What the public methods do once they have checked their arguments,
+  /// counted transfers and, while a step is recorded or replayed, kept or
+  /// matched its allocations and work (RecordedStep).
+  virtual Result<std::shared_ptr<DeviceBuffer>>
+  allocateBuffer(uint64_t bytes) = 0;
   virtual Status writeBytes(DeviceBuffer &buffer, uint64_t offset,
                             const void *data, uint64_t bytes) = 0;
   virtual Status readBytes(const DeviceBuffer &buffer, uint64_t offset,
                            void *data, uint64_t bytes) = 0;
+  virtual Status enqueueCopy(const BufferView &src, const BufferView &dst) = 0;
+  virtual Status finishWork() = 0;
+  virtual Status enqueueLaunch(std::string_view kernel,
+                               const std::array<uint32_t, 3> &grid,
+                               const std::array<int64_t, 3> &block,
+                               std::span<const BufferView> args) = 0;
+
+  /// Recording, on devices that canRecord(). Between beginRecording() and
+  /// endRecording(), enqueueLaunch and enqueueCopy record their work
+  /// instead of running it, while writeBytes writes at once (into buffers
+  /// no recorded work has run on yet). endRecording returns the work, to
+  /// run with replayRecording as often as asked; each replay first zeroes
+  /// `zeroFirst` (the buffers the step allocated and the host does not
+  /// write), as fresh allocations would be.
+  virtual Status beginRecording();
+  virtual Result<std::unique_ptr<RecordedWork>>
+  endRecording(std::vector<BufferView> zeroFirst);
+  virtual Status replayRecording(const RecordedWork &work);
 
 private:
+  friend class RecordedStep;
+  struct StepLog;
+  /// Logs (recording) or matches (replaying) one launch or copy of a step.
+  Status logWork(StepWork work);
   TransferStats transfers_;
+  /// Set while a RecordedStep records or replays a step on this device.
+  StepLog *step_ = nullptr;
 };
 
 /// A zero-filled tensor of `shape` on `device`.

@@ -21,7 +21,7 @@ Result<std::shared_ptr<HostBuffer>> HostBuffer::create(uint64_t bytes) {
 }
 
 Result<std::shared_ptr<DeviceBuffer>>
-HostMemoryDevice::allocate(uint64_t bytes) {
+HostMemoryDevice::allocateBuffer(uint64_t bytes) {
   Result<std::shared_ptr<HostBuffer>> buffer = HostBuffer::create(bytes);
   if (!buffer)
     return buffer.status();
@@ -36,7 +36,8 @@ void *HostMemoryDevice::hostAddress(DeviceBuffer &buffer) {
   return static_cast<HostBuffer &>(buffer).data();
 }
 
-Status HostMemoryDevice::copy(const BufferView &src, const BufferView &dst) {
+Status HostMemoryDevice::enqueueCopy(const BufferView &src,
+                                     const BufferView &dst) {
   if (dst.bytes < src.bytes)
     return errorf(name(), ": a copy of ", src.bytes, " bytes into ",
                   dst.bytes);

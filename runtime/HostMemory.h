@@ -35,15 +35,15 @@ private:
 
 class HostMemoryDevice : public PlanDevice {
 public:
-  Result<std::shared_ptr<DeviceBuffer>> allocate(uint64_t bytes) override;
-  Status copy(const BufferView &src, const BufferView &dst) override;
-  Status synchronize() override { return Status::ok(); }
   void *hostAddress(DeviceBuffer &buffer) override;
 
   /// The host bytes `view` shows (of a HostBuffer).
   static uint8_t *bytesOf(const BufferView &view);
 
 protected:
+  Result<std::shared_ptr<DeviceBuffer>> allocateBuffer(uint64_t bytes) override;
+  Status enqueueCopy(const BufferView &src, const BufferView &dst) override;
+  Status finishWork() override { return Status::ok(); }
   Status writeBytes(DeviceBuffer &buffer, uint64_t offset, const void *data,
                     uint64_t bytes) override;
   Status readBytes(const DeviceBuffer &buffer, uint64_t offset, void *data,

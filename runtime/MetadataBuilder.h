@@ -57,6 +57,11 @@ struct SpeculativeConfig {
 struct BuilderConfig {
   std::optional<SpeculativeConfig> speculativeConfig;
   int32_t decodeContextParallelSize = 1;
+  /// Whether the device the metadata serves records steps for replay
+  /// (PlanDevice::canRecord: Vulkan here). Without it no batch is
+  /// replayable and every builder's cudagraph support is NEVER. Session
+  /// sets it from its device.
+  bool deviceRecords = false;
 };
 
 /// vLLM's _init_reorder_batch_threshold: starting from `threshold` (none: the
@@ -277,8 +282,12 @@ public:
                                 std::vector<std::string> layers,
                                 BuilderConfig config);
 
+  /// On a device that records: a recorded step replays for any batch of
+  /// the recorded shapes (tokens, requests, block-table columns), but like
+  /// FlashAttention 2 it is claimed for uniform batches only.
   AttentionCGSupport getCudagraphSupport() const override {
-    return AttentionCGSupport::UNIFORM_BATCH;
+    return config().deviceRecords ? AttentionCGSupport::UNIFORM_BATCH
+                                  : AttentionCGSupport::NEVER;
   }
   bool supportsUpdateBlockTable() const override { return true; }
 
@@ -313,8 +322,12 @@ public:
   MlaMetadataBuilder(KvCacheSpec spec, std::vector<std::string> layers,
                      BuilderConfig config);
 
+  /// On a device that records: one-token decodes, the only batches the
+  /// MLA impl runs.
   AttentionCGSupport getCudagraphSupport() const override {
-    return AttentionCGSupport::UNIFORM_SINGLE_TOKEN_DECODE;
+    return config().deviceRecords
+               ? AttentionCGSupport::UNIFORM_SINGLE_TOKEN_DECODE
+               : AttentionCGSupport::NEVER;
   }
 
   /// Splits the (reordered) batch into decodes and prefills.

@@ -13,6 +13,7 @@ add_library(AttnRuntime
   ${CMAKE_CURRENT_LIST_DIR}/MetadataBuilder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PlanRunner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/RecordedStep.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/VariantQuery.cpp
 )

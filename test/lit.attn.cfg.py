@@ -30,7 +30,7 @@ config.substitutions.append(("%cxx", config.cxx_compiler))
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",
          "attn-host-example", "attn-tt-run", "attn-vulkan-info",
-         "attn-bundle-check",
+         "attn-bundle-check", "attn-serving-step",
          "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)

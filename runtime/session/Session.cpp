@@ -96,8 +96,10 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   if (!result->impl)
     return firstError;
 
+  BuilderConfig onDevice = config;
+  onDevice.deviceRecords = device_->canRecord();
   Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
-      result->backend->getBuilder(cache, {layer.name}, config);
+      result->backend->getBuilder(cache, {layer.name}, onDevice);
   if (!builder)
     return builder.status();
   result->builder = std::move(*builder);

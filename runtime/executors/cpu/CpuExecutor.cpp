@@ -10,9 +10,10 @@
 
 namespace attn::runtime {
 
-Status CpuDevice::launch(std::string_view kernel, const std::array<uint32_t, 3> &,
-                         const std::array<int64_t, 3> &,
-                         std::span<const BufferView>) {
+Status CpuDevice::enqueueLaunch(std::string_view kernel,
+                                const std::array<uint32_t, 3> &,
+                                const std::array<int64_t, 3> &,
+                                std::span<const BufferView>) {
   return errorf("the cpu device runs no kernels (asked for ", kernel,
                 "): the cpu executor calls the reference ops");
 }

@@ -28,11 +28,14 @@ namespace attn::runtime {
 class CpuDevice final : public HostMemoryDevice {
 public:
   std::string_view name() const override { return "cpu"; }
-  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &,
-                const std::array<int64_t, 3> &,
-                std::span<const BufferView>) override;
   Status loadKernel(const Bundle &, const BundleKernel &kernel,
                     std::string_view) override;
+
+protected:
+  Status enqueueLaunch(std::string_view kernel,
+                       const std::array<uint32_t, 3> &,
+                       const std::array<int64_t, 3> &,
+                       std::span<const BufferView>) override;
 };
 
 /// A KernelExecutor over the reference op functions. Padded rows are cut

@@ -250,7 +250,7 @@ CudaPlanDevice::timings() const {
 void CudaPlanDevice::clearTimings() { impl_->timings.clear(); }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
-CudaPlanDevice::allocate(uint64_t bytes) {
+CudaPlanDevice::allocateBuffer(uint64_t bytes) {
   CudaContext &ctx = *impl_->ctx;
   const CudaDriver &cu = *ctx.driver;
   if (Status s = ctx.bind(); !s)
@@ -293,7 +293,7 @@ Status CudaPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
   return cu.check(cu.memcpyDtoH(data, b.ptr + offset, bytes), "cuMemcpyDtoH");
 }
 
-Status CudaPlanDevice::copy(const runtime::BufferView &src,
+Status CudaPlanDevice::enqueueCopy(const runtime::BufferView &src,
                             const runtime::BufferView &dst) {
   if (dst.bytes < src.bytes)
     return errorf(impl_->name, ": a copy of ", src.bytes, " bytes into ",
@@ -312,7 +312,7 @@ Status CudaPlanDevice::copy(const runtime::BufferView &src,
       "cuMemcpyDtoDAsync");
 }
 
-Status CudaPlanDevice::launch(std::string_view kernel,
+Status CudaPlanDevice::enqueueLaunch(std::string_view kernel,
                               const std::array<uint32_t, 3> &grid,
                               const std::array<int64_t, 3> &block,
                               std::span<const runtime::BufferView> args) {
@@ -391,7 +391,7 @@ Status CudaPlanDevice::launch(std::string_view kernel,
   return Status::ok();
 }
 
-Status CudaPlanDevice::synchronize() {
+Status CudaPlanDevice::finishWork() {
   const CudaDriver &cu = *impl_->ctx->driver;
   if (Status s = impl_->ctx->bind(); !s)
     return s;

@@ -78,16 +78,6 @@ public:
   void clearTimings();
 
   std::string_view name() const override;
-  Result<std::shared_ptr<runtime::DeviceBuffer>>
-  allocate(uint64_t bytes) override;
-  /// On the device's stream, after the launches before it.
-  Status copy(const runtime::BufferView &src,
-              const runtime::BufferView &dst) override;
-  /// Enqueued on the device's stream.
-  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
-                const std::array<int64_t, 3> &block,
-                std::span<const runtime::BufferView> args) override;
-  Status synchronize() override;
   /// PTX kernels of a bundle.
   Status loadKernel(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
@@ -100,6 +90,17 @@ public:
   struct Impl;
 
 protected:
+  Result<std::shared_ptr<runtime::DeviceBuffer>>
+  allocateBuffer(uint64_t bytes) override;
+  /// On the device's stream, after the launches before it.
+  Status enqueueCopy(const runtime::BufferView &src,
+                     const runtime::BufferView &dst) override;
+  /// Enqueued on the device's stream.
+  Status enqueueLaunch(std::string_view kernel,
+                       const std::array<uint32_t, 3> &grid,
+                       const std::array<int64_t, 3> &block,
+                       std::span<const runtime::BufferView> args) override;
+  Status finishWork() override;
   /// cuMemcpyHtoD / DtoH: ordered with the stream's work (a blocking
   /// stream), and done with the host memory when they return.
   Status writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,

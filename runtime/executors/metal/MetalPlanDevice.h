@@ -42,22 +42,23 @@ public:
                     std::string_view bytes) override;
 
   std::string_view name() const override { return name_; }
-  Result<std::shared_ptr<runtime::DeviceBuffer>>
-  allocate(uint64_t bytes) override;
-  /// A blit after the launches encoded before it.
-  Status copy(const runtime::BufferView &src,
-              const runtime::BufferView &dst) override;
-  /// Encoded into the open command buffer, committed by synchronize().
-  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
-                const std::array<int64_t, 3> &block,
-                std::span<const runtime::BufferView> args) override;
-  Status synchronize() override;
   /// Apple GPUs run SIMD-groups of 32.
   runtime::SubgroupSizes subgroupSizes() const override {
     return {32, 32, 32};
   }
 
 protected:
+  Result<std::shared_ptr<runtime::DeviceBuffer>>
+  allocateBuffer(uint64_t bytes) override;
+  /// A blit after the launches encoded before it.
+  Status enqueueCopy(const runtime::BufferView &src,
+                     const runtime::BufferView &dst) override;
+  /// Encoded into the open command buffer, committed by finishWork().
+  Status enqueueLaunch(std::string_view kernel,
+                       const std::array<uint32_t, 3> &grid,
+                       const std::array<int64_t, 3> &block,
+                       std::span<const runtime::BufferView> args) override;
+  Status finishWork() override;
   /// Shared storage: the host copies once no launch uses the buffer.
   Status writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,
                     const void *data, uint64_t bytes) override;

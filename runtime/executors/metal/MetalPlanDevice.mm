@@ -59,7 +59,7 @@ MetalPlanDevice::MetalPlanDevice(std::unique_ptr<Impl> impl)
 
 MetalPlanDevice::~MetalPlanDevice() {
   // Nothing may still run on buffers that are about to be released.
-  (void)synchronize();
+  (void)finishWork();
 }
 
 Result<std::unique_ptr<MetalPlanDevice>> MetalPlanDevice::create() {
@@ -154,7 +154,7 @@ Status MetalPlanDevice::loadKernel(const runtime::Bundle &,
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
-MetalPlanDevice::allocate(uint64_t bytes) {
+MetalPlanDevice::allocateBuffer(uint64_t bytes) {
   // Metal has no empty buffers; plans may allocate zero elements.
   NSUInteger length = bytes == 0 ? 4 : NSUInteger(bytes);
   id<MTLBuffer> buffer =
@@ -173,7 +173,7 @@ Status MetalPlanDevice::writeBytes(runtime::DeviceBuffer &buffer,
                                    uint64_t bytes) {
   auto &b = static_cast<MetalBuffer &>(buffer);
   // Shared storage: the host writes in place once no launch uses it.
-  if (Status s = synchronize(); !s)
+  if (Status s = finishWork(); !s)
     return s;
   std::memcpy(static_cast<uint8_t *>([b.buffer contents]) + offset, data,
               bytes);
@@ -184,19 +184,19 @@ Status MetalPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
                                   uint64_t offset, void *data,
                                   uint64_t bytes) {
   const auto &b = static_cast<const MetalBuffer &>(buffer);
-  if (Status s = synchronize(); !s)
+  if (Status s = finishWork(); !s)
     return s;
   std::memcpy(data, static_cast<const uint8_t *>([b.buffer contents]) + offset,
               bytes);
   return Status::ok();
 }
 
-Status MetalPlanDevice::copy(const runtime::BufferView &src,
+Status MetalPlanDevice::enqueueCopy(const runtime::BufferView &src,
                              const runtime::BufferView &dst) {
   if (dst.bytes < src.bytes)
     return errorf("metal: a copy of ", src.bytes, " bytes into ", dst.bytes);
   // The launches so far first, then one blit in a command buffer of its own.
-  if (Status s = synchronize(); !s)
+  if (Status s = finishWork(); !s)
     return s;
   id<MTLCommandBuffer> commands = [impl_->queue commandBuffer];
   id<MTLBlitCommandEncoder> blit = [commands blitCommandEncoder];
@@ -216,7 +216,7 @@ Status MetalPlanDevice::copy(const runtime::BufferView &src,
   return Status::ok();
 }
 
-Status MetalPlanDevice::launch(std::string_view kernel,
+Status MetalPlanDevice::enqueueLaunch(std::string_view kernel,
                                const std::array<uint32_t, 3> &grid,
                                const std::array<int64_t, 3> &block,
                                std::span<const runtime::BufferView> args) {
@@ -257,7 +257,7 @@ Status MetalPlanDevice::launch(std::string_view kernel,
   return Status::ok();
 }
 
-Status MetalPlanDevice::synchronize() {
+Status MetalPlanDevice::finishWork() {
   if (!impl_->commands)
     return Status::ok();
   id<MTLCommandBuffer> commands = impl_->commands;

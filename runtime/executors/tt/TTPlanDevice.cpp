@@ -142,7 +142,7 @@ Status TTPlanDevice::loadKernel(const runtime::Bundle &bundle,
   }
 }
 
-Status TTPlanDevice::launch(std::string_view kernel,
+Status TTPlanDevice::enqueueLaunch(std::string_view kernel,
                             const std::array<uint32_t, 3> &grid,
                             const std::array<int64_t, 3> &,
                             std::span<const runtime::BufferView> args) {

@@ -57,10 +57,12 @@ public:
   /// The programs loaded so far, by symbol.
   const std::map<std::string, Program> &programs() const { return programs_; }
 
+protected:
   /// Runs the program to completion.
-  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
-                const std::array<int64_t, 3> &block,
-                std::span<const runtime::BufferView> args) override;
+  Status enqueueLaunch(std::string_view kernel,
+                       const std::array<uint32_t, 3> &grid,
+                       const std::array<int64_t, 3> &block,
+                       std::span<const runtime::BufferView> args) override;
 
 private:
   std::unique_ptr<TTDevice> owned_;

@@ -337,6 +337,9 @@ public:
   Result<DispatchTiming> run(std::span<const DispatchDesc> dispatches);
   /// The same for any commands.
   Result<DispatchTiming> submit(std::span<const VulkanCommand> commands);
+  /// What submit checks of one command (buffers of this device, ranges,
+  /// alignment, workgroup counts), to report a bad command where it is made.
+  Status check(const VulkanCommand &command) const;
   /// Checks and records `commands` (as submit would run them) into a
   /// command buffer of their own, for replay().
   Result<std::unique_ptr<VulkanRecording>>

@@ -13,7 +13,8 @@ namespace attn {
 
 namespace {
 
-class VulkanPlanBuffer : public runtime::DeviceBuffer {
+class VulkanPlanBuffer : public runtime::DeviceBuffer,
+                         public std::enable_shared_from_this<VulkanPlanBuffer> {
 public:
   explicit VulkanPlanBuffer(std::unique_ptr<VulkanBuffer> buffer)
       : buffer(std::move(buffer)) {}
@@ -110,45 +111,106 @@ Status VulkanPlanDevice::loadKernel(const runtime::Bundle &,
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
-VulkanPlanDevice::allocate(uint64_t bytes) {
-  // Plans rely on fresh buffers being zero (scratch accumulators, padding).
-  // Zeros go in chunks, so no host buffer as large as the request is made.
-  Result<std::unique_ptr<VulkanBuffer>> buffer = device_->createBuffer(bytes);
+VulkanPlanDevice::allocateBuffer(uint64_t bytes) {
+  // Plans rely on fresh buffers being zero (scratch accumulators, padding),
+  // and the host may write a fresh buffer at once, so the zeros go in now:
+  // by the host when it maps the memory (in chunks, so no host buffer as
+  // large as the request is made), else by one fill on the device.
+  uint64_t rounded = (std::max<uint64_t>(bytes, 4) + 3) / 4 * 4;
+  Result<std::unique_ptr<VulkanBuffer>> buffer =
+      device_->createBuffer(rounded);
   if (!buffer)
     return buffer.status();
-  static const std::vector<uint8_t> kZeros(1 << 20, 0);
-  for (uint64_t offset = 0; offset < bytes; offset += kZeros.size())
-    ATTN_RETURN_IF_ERROR((*buffer)->write(
-        kZeros.data(), std::min<uint64_t>(kZeros.size(), bytes - offset),
-        offset));
+  if ((*buffer)->isHostMapped()) {
+    static const std::vector<uint8_t> kZeros(1 << 20, 0);
+    for (uint64_t offset = 0; offset < rounded; offset += kZeros.size())
+      ATTN_RETURN_IF_ERROR((*buffer)->write(
+          kZeros.data(), std::min<uint64_t>(kZeros.size(), rounded - offset),
+          offset));
+  } else {
+    VulkanCommand zero = VulkanCommand::zero(**buffer, 0, rounded);
+    ATTN_RETURN_IF_ERROR(
+        device_->submit(std::span<const VulkanCommand>(&zero, 1)).status());
+  }
   return std::shared_ptr<runtime::DeviceBuffer>(
       std::make_shared<VulkanPlanBuffer>(std::move(*buffer)));
+}
+
+void VulkanPlanDevice::keepAlive(const runtime::DeviceBuffer *buffer) {
+  auto &kept = recording_ ? recordedBuffers_ : pendingBuffers_;
+  kept.push_back(
+      const_cast<VulkanPlanBuffer *>(
+          static_cast<const VulkanPlanBuffer *>(buffer))
+          ->shared_from_this());
+}
+
+Status VulkanPlanDevice::enqueue(VulkanCommand command) {
+  ATTN_RETURN_IF_ERROR(device_->check(command));
+  commands().push_back(std::move(command));
+  // A host that never waits still gets its work run, in batches.
+  constexpr size_t kMaxPending = 4096;
+  if (!recording_ && pending_.size() >= kMaxPending)
+    return finishWork();
+  return Status::ok();
+}
+
+Status VulkanPlanDevice::finishWork() {
+  if (pending_.empty())
+    return Status::ok();
+  std::vector<VulkanCommand> commands = std::move(pending_);
+  pending_.clear();
+  Result<DispatchTiming> timing = device_->submit(commands);
+  pendingBuffers_.clear();
+  if (!timing)
+    return timing.status();
+  deviceSeconds_ += timing->deviceSeconds.value_or(0);
+  return Status::ok();
 }
 
 Status VulkanPlanDevice::writeBytes(runtime::DeviceBuffer &buffer,
                                     uint64_t offset, const void *data,
                                     uint64_t bytes) {
-  return unwrap(buffer).write(data, bytes, offset);
+  // Nothing queued (or a step being recorded, whose work has not run): the
+  // buffer is the host's to write.
+  constexpr uint64_t kMaxQueuedWrite = 4 * kMaxVulkanUpdateBytes;
+  if (recording_ || pending_.empty() || bytes > kMaxQueuedWrite ||
+      offset % 4 != 0 || bytes % 4 != 0) {
+    ATTN_RETURN_IF_ERROR(finishWork());
+    return unwrap(buffer).write(data, bytes, offset);
+  }
+  const auto *bytesIn = static_cast<const uint8_t *>(data);
+  for (uint64_t done = 0; done < bytes; done += kMaxVulkanUpdateBytes) {
+    uint64_t n = std::min(kMaxVulkanUpdateBytes, bytes - done);
+    keepAlive(&buffer);
+    ATTN_RETURN_IF_ERROR(enqueue(VulkanCommand::update(
+        unwrap(buffer), offset + done,
+        std::vector<uint8_t>(bytesIn + done, bytesIn + done + n))));
+  }
+  return Status::ok();
 }
 
 Status VulkanPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
                                    uint64_t offset, void *data,
                                    uint64_t bytes) {
+  ATTN_RETURN_IF_ERROR(finishWork());
   return unwrap(buffer).read(data, bytes, offset);
 }
 
-Status VulkanPlanDevice::copy(const runtime::BufferView &src,
-                              const runtime::BufferView &dst) {
+Status VulkanPlanDevice::enqueueCopy(const runtime::BufferView &src,
+                                     const runtime::BufferView &dst) {
   if (dst.bytes < src.bytes)
     return errorf(name_, ": a copy of ", src.bytes, " bytes into ", dst.bytes);
-  return device_->copy(unwrap(*src.buffer), src.offset, unwrap(*dst.buffer),
-                       dst.offset, src.bytes);
+  keepAlive(src.buffer);
+  keepAlive(dst.buffer);
+  return enqueue(VulkanCommand::copy(unwrap(*src.buffer), src.offset,
+                                     unwrap(*dst.buffer), dst.offset,
+                                     src.bytes));
 }
 
-Status VulkanPlanDevice::launch(std::string_view kernel,
-                                const std::array<uint32_t, 3> &grid,
-                                const std::array<int64_t, 3> &block,
-                                std::span<const runtime::BufferView> args) {
+Status VulkanPlanDevice::enqueueLaunch(
+    std::string_view kernel, const std::array<uint32_t, 3> &grid,
+    const std::array<int64_t, 3> &block,
+    std::span<const runtime::BufferView> args) {
   auto it = kernels_.find(kernel);
   if (it == kernels_.end())
     return errorf("no kernel '", kernel, "' is loaded on ", name_);
@@ -168,11 +230,65 @@ Status VulkanPlanDevice::launch(std::string_view kernel,
     // Vulkan has no empty bindings; an empty tensor binds 4 bytes, which
     // its buffer has (allocateTensor allocates at least that).
     desc.ranges.push_back({view.offset, std::max<uint64_t>(view.bytes, 4)});
+    keepAlive(view.buffer);
   }
-  Result<DispatchTiming> timing =
-      device_->run(std::span<const DispatchDesc>(&desc, 1));
+  return enqueue(VulkanCommand::launch(std::move(desc)));
+}
+
+namespace {
+
+/// A recorded step: its command buffer and the buffers it names.
+struct VulkanRecordedWork final : runtime::RecordedWork {
+  std::unique_ptr<VulkanRecording> recording;
+  std::vector<std::shared_ptr<runtime::DeviceBuffer>> buffers;
+};
+
+} // namespace
+
+Status VulkanPlanDevice::beginRecording() {
+  if (recording_)
+    return errorf(name_, " is already recording a step");
+  // What was queued runs first, so the host's writes while recording touch
+  // buffers no work is using.
+  ATTN_RETURN_IF_ERROR(finishWork());
+  recording_ = true;
+  recorded_.clear();
+  recordedBuffers_.clear();
+  return Status::ok();
+}
+
+Result<std::unique_ptr<runtime::RecordedWork>>
+VulkanPlanDevice::endRecording(std::vector<runtime::BufferView> zeroFirst) {
+  recording_ = false;
+  auto work = std::make_unique<VulkanRecordedWork>();
+  std::vector<VulkanCommand> commands;
+  for (const runtime::BufferView &view : zeroFirst) {
+    commands.push_back(
+        VulkanCommand::zero(unwrap(*view.buffer), view.offset, view.bytes));
+    work->buffers.push_back(
+        static_cast<VulkanPlanBuffer *>(view.buffer)->shared_from_this());
+  }
+  for (VulkanCommand &c : recorded_)
+    commands.push_back(std::move(c));
+  recorded_.clear();
+  Result<std::unique_ptr<VulkanRecording>> recording =
+      device_->record(commands);
+  if (!recording)
+    return recording.status();
+  work->recording = std::move(*recording);
+  for (auto &b : recordedBuffers_)
+    work->buffers.push_back(std::move(b));
+  recordedBuffers_.clear();
+  return std::unique_ptr<runtime::RecordedWork>(std::move(work));
+}
+
+Status VulkanPlanDevice::replayRecording(const runtime::RecordedWork &work) {
+  ATTN_RETURN_IF_ERROR(finishWork());
+  const auto &recorded = static_cast<const VulkanRecordedWork &>(work);
+  Result<DispatchTiming> timing = device_->replay(*recorded.recording);
   if (!timing)
     return timing.status();
+  deviceSeconds_ += timing->deviceSeconds.value_or(0);
   return Status::ok();
 }
 

@@ -3,8 +3,12 @@
 // Adapts VulkanDevice to the runtime's device model (runtime/Device.h):
 // buffers are Vulkan storage buffers, a plan's Launch of kernel symbol S
 // dispatches the SPIR-V kernel loaded under S, with each argument bound at
-// its tensor's offset. Work is submitted as it is enqueued and waited for,
-// so the queue is trivially in order.
+// its tensor's offset. Launches and copies are queued and submitted
+// together, in one command buffer with a barrier between consecutive
+// commands, when the host waits (synchronize, a read) or the queue grows
+// long; a small write behind queued work is queued with it
+// (vkCmdUpdateBuffer). A recorded step (runtime/RecordedStep.h) is a command
+// buffer of its own that each replay submits again.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
@@ -41,25 +45,41 @@ public:
 
   std::string_view name() const override { return name_; }
   runtime::SubgroupSizes subgroupSizes() const override;
-  Result<std::shared_ptr<runtime::DeviceBuffer>>
-  allocate(uint64_t bytes) override;
-  Status copy(const runtime::BufferView &src,
-              const runtime::BufferView &dst) override;
-  Status launch(std::string_view kernel, const std::array<uint32_t, 3> &grid,
-                const std::array<int64_t, 3> &block,
-                std::span<const runtime::BufferView> args) override;
-  Status synchronize() override { return Status::ok(); }
   /// SPIR-V kernels: checks the file is whole words and honours the
   /// `subgroup_size` of its launch facts.
   Status loadKernel(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
+  /// Steps record into a command buffer of their own.
+  bool canRecord() const override { return true; }
+  /// Commands enqueued and not yet submitted.
+  size_t pendingCommands() const { return pending_.size(); }
+  /// The timestamps of its submissions and replays, summed.
+  double deviceSeconds() const override { return deviceSeconds_; }
 
 protected:
+  /// Zero-filled at once; sizes round up to a multiple of 4.
+  Result<std::shared_ptr<runtime::DeviceBuffer>>
+  allocateBuffer(uint64_t bytes) override;
+  Status enqueueCopy(const runtime::BufferView &src,
+                     const runtime::BufferView &dst) override;
+  Status enqueueLaunch(std::string_view kernel,
+                       const std::array<uint32_t, 3> &grid,
+                       const std::array<int64_t, 3> &block,
+                       std::span<const runtime::BufferView> args) override;
+  /// Submits what is pending, in one command buffer, and waits.
+  Status finishWork() override;
+  /// With work pending, a small write (metadata) is enqueued as update
+  /// commands after it; a large one waits for the work, then copies.
   Status writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,
                     const void *data, uint64_t bytes) override;
+  /// Waits for the pending work, then copies.
   Status readBytes(const runtime::DeviceBuffer &buffer, uint64_t offset,
                    void *data, uint64_t bytes) override;
+  Status beginRecording() override;
+  Result<std::unique_ptr<runtime::RecordedWork>>
+  endRecording(std::vector<runtime::BufferView> zeroFirst) override;
+  Status replayRecording(const runtime::RecordedWork &work) override;
 
 private:
   explicit VulkanPlanDevice(std::unique_ptr<VulkanDevice> device);
@@ -68,6 +88,22 @@ private:
   std::string name_;
   std::map<std::string, std::unique_ptr<VulkanKernel>, std::less<>> kernels_;
   runtime::KernelSymbols symbols_;
+
+  /// Where enqueued work goes: the queue, or the step being recorded.
+  std::vector<VulkanCommand> &commands() {
+    return recording_ ? recorded_ : pending_;
+  }
+  /// Keeps the buffers of enqueued work alive until it has run (a
+  /// metadata tensor may be dropped right after its launch is enqueued).
+  void keepAlive(const runtime::DeviceBuffer *buffer);
+  Status enqueue(VulkanCommand command);
+
+  std::vector<VulkanCommand> pending_;
+  std::vector<std::shared_ptr<runtime::DeviceBuffer>> pendingBuffers_;
+  bool recording_ = false;
+  std::vector<VulkanCommand> recorded_;
+  double deviceSeconds_ = 0;
+  std::vector<std::shared_ptr<runtime::DeviceBuffer>> recordedBuffers_;
 };
 
 } // namespace attn

@@ -529,6 +529,10 @@ VulkanDevice::submit(std::span<const VulkanCommand> commands) {
   return readTiming(context, *hostSeconds, /*timestamps=*/true);
 }
 
+Status VulkanDevice::check(const VulkanCommand &command) const {
+  return checkCommand(context_, command, 0);
+}
+
 Result<std::unique_ptr<VulkanRecording>>
 VulkanDevice::record(std::span<const VulkanCommand> commands) {
   ATTN_RETURN_IF_ERROR(checkCommands(context_, commands));

@@ -10,6 +10,7 @@
 
 #include "HostDevice.h"
 #include "runtime/HostCalls.h"
+#include "runtime/RecordedStep.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -278,6 +279,40 @@ TEST_F(BundleExecutorTest, PagedAttentionMovesOnlyMetadata) {
       << "more than the metadata and a few params went to the device";
   EXPECT_LT(device.transfers().bytesToDevice, kvCache.numBytes());
   EXPECT_EQ(*toHost(*o), query);
+}
+
+// A paged call recorded once replays over new metadata and a new query
+// written in place, giving what a fresh call gives; bad metadata is still
+// refused at replay, before anything runs.
+TEST_F(BundleExecutorTest, RecordedCallsReplayOverNewMetadata) {
+  auto executor = makeExecutor();
+  DeviceTensor q = *toDevice(device, query);
+  DeviceTensor cache = *toDevice(device, kvCache);
+  DeviceTensor o = *toDevice(device, out), l = *toDevice(device, lse);
+  auto call = [&] {
+    return executor->pagedAttention(q, cache, queryStartLoc, seqLens,
+                                    blockTable, params, o, &l);
+  };
+  // Loads the kernel, so that the recording has only the step's work.
+  ASSERT_TRUE(call());
+  auto recorded = RecordedStep::record(device, call);
+  ASSERT_TRUE(recorded) << recorded.message();
+
+  Tensor next = query;
+  for (int64_t i = 0; i < next.numElements(); ++i)
+    next.setFloat(i, -1.0 * i);
+  ASSERT_TRUE(upload(next, q));
+  seqLens = ints({3, 18}, {2});
+  Status s = (*recorded)->replay(call);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(*toHost(o), next);
+  EXPECT_EQ(device.replays, 1);
+
+  blockTable = ints({0, 0, 1, 3}, {2, 2});
+  Status bad = (*recorded)->replay(call);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.message(), HasSubstr("block_table[1][1] = 3 is outside"));
+  EXPECT_EQ(device.replays, 1);
 }
 
 TEST_F(BundleExecutorTest, ComparesScaleAsF32) {

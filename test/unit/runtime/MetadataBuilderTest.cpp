@@ -169,12 +169,21 @@ TEST(AttentionMetadataBuilder, Defaults) {
   EXPECT_FALSE(base.useCascadeAttention(q));
   EXPECT_THAT(base.layerNames(), ElementsAre("layer.0"));
 
-  FlashAttentionMetadataBuilder fa(spec16(), {}, {});
+  // Graph support is the backend's on a device that records steps, and
+  // NEVER on one that does not (the CPU, CUDA and Metal today).
+  BuilderConfig records;
+  records.deviceRecords = true;
+  FlashAttentionMetadataBuilder fa(spec16(), {}, records);
   EXPECT_EQ(fa.getCudagraphSupport(), AttentionCGSupport::UNIFORM_BATCH);
+  EXPECT_EQ(FlashAttentionMetadataBuilder(spec16(), {}, {})
+                .getCudagraphSupport(),
+            AttentionCGSupport::NEVER);
   EXPECT_TRUE(fa.supportsUpdateBlockTable());
-  MlaMetadataBuilder mla(spec16(), {}, {});
+  MlaMetadataBuilder mla(spec16(), {}, records);
   EXPECT_EQ(mla.getCudagraphSupport(),
             AttentionCGSupport::UNIFORM_SINGLE_TOKEN_DECODE);
+  EXPECT_EQ(MlaMetadataBuilder(spec16(), {}, {}).getCudagraphSupport(),
+            AttentionCGSupport::NEVER);
   EXPECT_FALSE(mla.supportsUpdateBlockTable());
   EXPECT_FALSE(mla.useCascadeAttention(q));
 }

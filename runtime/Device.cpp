@@ -209,6 +209,12 @@ Status PlanDevice::synchronize() {
   return finishWork();
 }
 
+Result<std::shared_ptr<DeviceBuffer>>
+PlanDevice::adopt(void *, uint64_t, std::function<void()>) {
+  return errorf(name(), "'s memory has no address another framework could "
+                "share, so it adopts none");
+}
+
 Status PlanDevice::beginRecording() {
   return errorf(name(), " does not record work for replay");
 }

@@ -15,7 +15,8 @@
 //
 // The CPU device is the same model over host memory: its buffers are the
 // host's, and hostAddress() lets the CPU executor and DLPack use them with
-// no copy.
+// no copy. Devices whose memory has addresses a framework understands (the
+// host's, CUDA's) also adopt memory allocated elsewhere (adopt()).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_DEVICE_H
@@ -26,6 +27,7 @@
 #include "reference/ops/Tensor.h"
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -99,6 +101,9 @@ struct SubgroupSizes {
   std::string describe() const;
 };
 
+/// What a device's buffer addresses are (PlanDevice::address).
+enum class MemorySpace { Host, Cuda, Opaque };
+
 /// What crossed between host and device, since the last reset.
 struct TransferStats {
   uint64_t bytesToDevice = 0;
@@ -150,9 +155,27 @@ public:
   virtual Status loadKernel(const Bundle &bundle, const BundleKernel &kernel,
                             std::string_view bytes) = 0;
 
-  /// The host address of `buffer`'s memory when the device's memory is the
-  /// host's (the CPU device), else null.
-  virtual void *hostAddress(DeviceBuffer &buffer) { return nullptr; }
+  /// What address() returns: host pointers (host-memory devices), CUDA
+  /// device pointers, or nothing a framework could use (Opaque: Vulkan,
+  /// Metal, TT). Tensors are exchanged with other frameworks by address
+  /// (runtime/DLPack.h).
+  virtual MemorySpace memorySpace() const { return MemorySpace::Opaque; }
+  /// The device's index among the devices of its memory space (CUDA's
+  /// ordinal; 0 for the host).
+  virtual int ordinal() const { return 0; }
+  /// The address of `buffer`'s first byte in memorySpace(); null when
+  /// opaque.
+  virtual void *address(DeviceBuffer &buffer) { return nullptr; }
+  /// address() when the device's memory is the host's, else null.
+  void *hostAddress(DeviceBuffer &buffer) {
+    return memorySpace() == MemorySpace::Host ? address(buffer) : nullptr;
+  }
+  /// A buffer over `bytes` bytes of memory in memorySpace() at `address`
+  /// that someone else allocated (a framework's tensor): the device never
+  /// frees it, and runs `release` when the last tensor on it is dropped.
+  /// An error on opaque devices.
+  virtual Result<std::shared_ptr<DeviceBuffer>>
+  adopt(void *address, uint64_t bytes, std::function<void()> release);
 
   /// Whether the device records work to replay (RecordedStep).
   virtual bool canRecord() const { return false; }

@@ -32,7 +32,30 @@ uint8_t *HostMemoryDevice::bytesOf(const BufferView &view) {
   return static_cast<HostBuffer *>(view.buffer)->data() + view.offset;
 }
 
-void *HostMemoryDevice::hostAddress(DeviceBuffer &buffer) {
+HostBuffer::~HostBuffer() {
+  if (release_)
+    release_();
+}
+
+std::shared_ptr<HostBuffer> HostBuffer::adopt(void *data, uint64_t bytes,
+                                              std::function<void()> release) {
+  auto buffer = std::make_shared<HostBuffer>();
+  buffer->external_ = static_cast<uint8_t *>(data);
+  buffer->externalBytes_ = bytes;
+  buffer->release_ = std::move(release);
+  return buffer;
+}
+
+Result<std::shared_ptr<DeviceBuffer>>
+HostMemoryDevice::adopt(void *address, uint64_t bytes,
+                        std::function<void()> release) {
+  if (!address && bytes)
+    return errorf(name(), ": adopting ", bytes, " bytes at a null address");
+  return std::shared_ptr<DeviceBuffer>(
+      HostBuffer::adopt(address, bytes, std::move(release)));
+}
+
+void *HostMemoryDevice::address(DeviceBuffer &buffer) {
   return static_cast<HostBuffer &>(buffer).data();
 }
 

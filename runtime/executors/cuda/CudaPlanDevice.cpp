@@ -7,6 +7,7 @@
 #include "runtime/KernelSymbols.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 namespace attn {
@@ -35,7 +36,9 @@ public:
   CudaBuffer(std::shared_ptr<CudaContext> ctx, CUdeviceptr ptr, uint64_t bytes)
       : ctx(std::move(ctx)), ptr(ptr), bytes(bytes) {}
   ~CudaBuffer() override {
-    if (ptr && ctx->bind())
+    if (release)
+      release();
+    else if (ptr && ctx->bind())
       (void)ctx->driver->memFree(ptr);
   }
   uint64_t size() const override { return bytes; }
@@ -43,6 +46,9 @@ public:
   std::shared_ptr<CudaContext> ctx;
   CUdeviceptr ptr;
   uint64_t bytes;
+  /// Set for memory adopted from another framework: run instead of
+  /// cuMemFree.
+  std::function<void()> release;
 };
 
 struct CudaKernel {
@@ -57,6 +63,7 @@ struct CudaPlanDevice::Impl {
   std::shared_ptr<CudaContext> ctx;
   CudaDeviceInfo info;
   std::string name;
+  int ordinal = 0;
   CUstream stream = nullptr;
   CUevent start = nullptr;
   CUevent stop = nullptr;
@@ -95,6 +102,7 @@ CudaPlanDevice::create(const CudaOptions &options) {
   if (!driver)
     return driver.status();
   auto impl = std::make_unique<Impl>();
+  impl->ordinal = options.device;
   impl->ctx = std::make_shared<CudaContext>();
   impl->ctx->driver = std::move(*driver);
   CudaContext &ctx = *impl->ctx;
@@ -265,6 +273,24 @@ CudaPlanDevice::allocateBuffer(uint64_t bytes) {
   // Plans rely on fresh buffers being zero (scratch accumulators, padding).
   if (Status s = cu.check(cu.memsetD8(ptr, 0, allocated), "cuMemsetD8"); !s)
     return s;
+  return std::shared_ptr<runtime::DeviceBuffer>(std::move(buffer));
+}
+
+void *CudaPlanDevice::address(runtime::DeviceBuffer &buffer) {
+  return reinterpret_cast<void *>(static_cast<CudaBuffer &>(buffer).ptr);
+}
+
+int CudaPlanDevice::ordinal() const { return impl_->ordinal; }
+
+Result<std::shared_ptr<runtime::DeviceBuffer>>
+CudaPlanDevice::adopt(void *address, uint64_t bytes,
+                      std::function<void()> release) {
+  if (!address && bytes)
+    return errorf(impl_->name, ": adopting ", bytes, " bytes at a null "
+                  "device pointer");
+  auto buffer = std::make_shared<CudaBuffer>(
+      impl_->ctx, reinterpret_cast<CUdeviceptr>(address), bytes);
+  buffer->release = release ? std::move(release) : [] {};
   return std::shared_ptr<runtime::DeviceBuffer>(std::move(buffer));
 }
 

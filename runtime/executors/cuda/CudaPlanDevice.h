@@ -82,6 +82,18 @@ public:
   Status loadKernel(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
+  /// Buffers are CUDA device pointers of the device's primary context.
+  runtime::MemorySpace memorySpace() const override {
+    return runtime::MemorySpace::Cuda;
+  }
+  int ordinal() const override;
+  /// The buffer's CUdeviceptr.
+  void *address(runtime::DeviceBuffer &buffer) override;
+  /// Memory another framework allocated on this device (a device pointer
+  /// of the same context, e.g. PyTorch's caching allocator).
+  Result<std::shared_ptr<runtime::DeviceBuffer>>
+  adopt(void *address, uint64_t bytes,
+        std::function<void()> release) override;
   /// NVIDIA GPUs run warps of 32.
   runtime::SubgroupSizes subgroupSizes() const override {
     return {32, 32, 32};

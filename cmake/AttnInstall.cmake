@@ -16,6 +16,9 @@ set(_attn_exported AttnReferenceOps AttnRuntime AttnCpuExecutor AttnSession)
 if(TARGET AttnVulkanExecutor)
   list(APPEND _attn_exported AttnVulkanExecutor)
 endif()
+if(TARGET AttnDLPack)
+  list(APPEND _attn_exported AttnDLPack)
+endif()
 
 # Every exported library reaches the headers through AttnReferenceOps.
 target_include_directories(AttnReferenceOps PUBLIC
@@ -41,6 +44,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/runtime/executors/cpu/CpuExecutor.h
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/executors/cpu)
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/session/Session.h
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/session)
+if(TARGET AttnDLPack)
+  install(FILES ${PROJECT_SOURCE_DIR}/runtime/dlpack/DLPack.h
+    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/dlpack)
+endif()
 if(TARGET AttnVulkanExecutor)
   install(FILES
     ${PROJECT_SOURCE_DIR}/runtime/executors/vulkan/VulkanExecutor.h

@@ -2,6 +2,8 @@
 
 #include "runtime/Backend.h"
 
+#include "reference/ops/Metadata.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -65,35 +67,15 @@ Status checkOnDevice(std::string_view who, std::string_view name,
 
 /// Checks that every block a request reads (those covering [0, seq_len))
 /// and every non-padding slot lies inside a cache of `numBlocks` blocks of
-/// `blockSize` tokens, so no executor reads or writes out of bounds.
+/// `blockSize` tokens, so no executor reads or writes out of bounds (the
+/// reference's rules, reference/ops/Metadata.h).
 Status checkPagedAccess(std::string_view who, const Tensor &seqLens,
                         const Tensor &blockTable, const Tensor *slotMapping,
                         int64_t numBlocks, int64_t blockSize) {
-  int64_t numReqs = seqLens.dim(0);
-  int64_t cols = blockTable.dim(1);
-  for (int64_t r = 0; r < numReqs; ++r) {
-    int64_t seqLen = seqLens.getInt(r);
-    int64_t used = (seqLen + blockSize - 1) / blockSize;
-    if (used > cols)
-      return errorf(who, ": request ", r, " needs ", used,
-                    " blocks for seq_len ", seqLen, " but the block table has ",
-                    cols, " columns");
-    for (int64_t i = 0; i < used; ++i) {
-      int64_t block = blockTable.getInt(r * cols + i);
-      if (block < 0 || block >= numBlocks)
-        return errorf(who, ": block_table[", r, "][", i, "] = ", block,
-                      " is outside the cache's blocks [0, ", numBlocks, ")");
-    }
-  }
-  if (!slotMapping)
-    return Status::ok();
-  for (int64_t t = 0; t < slotMapping->dim(0); ++t) {
-    int64_t slot = slotMapping->getInt(t);
-    if (slot >= numBlocks * blockSize)
-      return errorf(who, ": slot_mapping[", t, "] = ", slot,
-                    " is outside the cache (", numBlocks, " blocks of ",
-                    blockSize, ")");
-  }
+  Status s = checkCacheBounds(seqLens, blockTable, slotMapping, numBlocks,
+                              blockSize);
+  if (!s)
+    return errorf(who, ": ", s.message());
   return Status::ok();
 }
 

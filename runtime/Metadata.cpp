@@ -2,6 +2,8 @@
 
 #include "runtime/Metadata.h"
 
+#include "reference/ops/Metadata.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -114,16 +116,9 @@ Status CommonAttentionMetadata::validate() const {
   if (numComputedTokensCpu.size() != reqs)
     return errorf("num_computed_tokens_cpu has ", numComputedTokensCpu.size(),
                   " entries, expected num_reqs = ", reqs);
-  if (queryStartLoc[0] != 0)
-    return errorf("query_start_loc must start at 0, got ", queryStartLoc[0]);
+  ATTN_RETURN_IF_ERROR(checkBatchShape(queryStartLoc, seqLens));
   for (size_t r = 0; r < reqs; ++r) {
     int32_t qLen = queryStartLoc[r + 1] - queryStartLoc[r];
-    if (qLen < 0)
-      return errorf("query_start_loc decreases at request ", r, " (",
-                    queryStartLoc[r], " -> ", queryStartLoc[r + 1], ")");
-    if (seqLens[r] < qLen)
-      return errorf("seq_lens[", r, "] = ", seqLens[r],
-                    " is below the request's query length ", qLen);
     if (numComputedTokensCpu[r] != seqLens[r] - qLen)
       return errorf("num_computed_tokens_cpu[", r,
                     "] = ", numComputedTokensCpu[r],

@@ -16,16 +16,11 @@ std::vector<int32_t> readI32(const Tensor &t) {
   return values;
 }
 
-/// Checks that every slot is padding (negative) or inside the cache.
-Status checkSlots(const std::vector<int64_t> &slots, int64_t numBlocks,
-                  int64_t blockSize) {
-  const int64_t numSlots = numBlocks * blockSize;
-  for (size_t t = 0; t < slots.size(); ++t)
-    if (slots[t] >= numSlots)
-      return errorf("slot_mapping[", t, "] = ", slots[t],
-                    " is outside the cache (num_blocks * block_size = ",
-                    numBlocks, " * ", blockSize, " = ", numSlots, ")");
-  return Status::ok();
+std::vector<int64_t> readI64(const Tensor &t) {
+  std::vector<int64_t> values(t.numElements());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    values[i] = t.getInt(i);
+  return values;
 }
 
 } // namespace
@@ -50,24 +45,10 @@ makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
   m.causal = causal;
   m.queryStartLoc = readI32(queryStartLoc);
   m.seqLens = readI32(seqLens);
-  if (m.queryStartLoc[0] != 0)
-    return errorf("query_start_loc[0] = ", m.queryStartLoc[0],
-                  ", expected 0");
+  ATTN_RETURN_IF_ERROR(checkBatchShape(m.queryStartLoc, m.seqLens));
   for (int64_t r = 0; r < numReqs; ++r) {
-    const int32_t begin = m.queryStartLoc[r];
-    const int32_t end = m.queryStartLoc[r + 1];
-    if (end < begin)
-      return errorf("query_start_loc is decreasing: query_start_loc[", r + 1,
-                    "] = ", end, " < query_start_loc[", r, "] = ", begin);
-    const int32_t queryLen = end - begin;
+    const int32_t queryLen = m.queryStartLoc[r + 1] - m.queryStartLoc[r];
     const int32_t seqLen = m.seqLens[r];
-    if (seqLen < 0)
-      return errorf("seq_lens[", r, "] = ", seqLen, " is negative");
-    if (seqLen < queryLen)
-      return errorf("seq_lens[", r, "] = ", seqLen,
-                    " is less than the query length ", queryLen,
-                    " of request ", r, " (query_start_loc[", r + 1,
-                    "] - query_start_loc[", r, "])");
     m.queryLens.push_back(queryLen);
     m.numComputedTokens.push_back(seqLen - queryLen);
     m.maxQueryLen = std::max<int64_t>(m.maxQueryLen, queryLen);
@@ -90,8 +71,7 @@ makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
     ATTN_RETURN_IF_ERROR(checkDim(*slotMapping, "slot_mapping", 0,
                                   m.numActualTokens,
                                   "num_actual_tokens = query_start_loc[-1]"));
-    for (int64_t t = 0; t < slotMapping->numElements(); ++t)
-      m.slotMapping.push_back(slotMapping->getInt(t));
+    m.slotMapping = readI64(*slotMapping);
   }
   return m;
 }
@@ -105,31 +85,97 @@ Status checkNumTokens(const CommonAttentionMetadata &metadata,
                 " does not match the number of query tokens ", numTokens);
 }
 
-Status checkCacheBounds(const CommonAttentionMetadata &metadata,
-                        int64_t numBlocks, int64_t blockSize) {
+Status checkBatchShape(std::span<const int32_t> queryStartLoc,
+                       std::span<const int32_t> seqLens) {
+  const size_t numReqs = seqLens.size();
+  if (queryStartLoc.size() != numReqs + 1)
+    return errorf("query_start_loc has ", queryStartLoc.size(),
+                  " entries, expected num_reqs + 1 = ", numReqs + 1);
+  if (queryStartLoc[0] != 0)
+    return errorf("query_start_loc[0] = ", queryStartLoc[0], ", expected 0");
+  for (size_t r = 0; r < numReqs; ++r) {
+    const int32_t begin = queryStartLoc[r];
+    const int32_t end = queryStartLoc[r + 1];
+    if (end < begin)
+      return errorf("query_start_loc is decreasing: query_start_loc[", r + 1,
+                    "] = ", end, " < query_start_loc[", r, "] = ", begin);
+    const int32_t queryLen = end - begin;
+    const int32_t seqLen = seqLens[r];
+    if (seqLen < 0)
+      return errorf("seq_lens[", r, "] = ", seqLen, " is negative");
+    if (seqLen < queryLen)
+      return errorf("seq_lens[", r, "] = ", seqLen,
+                    " is less than the query length ", queryLen,
+                    " of request ", r, " (query_start_loc[", r + 1,
+                    "] - query_start_loc[", r, "])");
+  }
+  return Status::ok();
+}
+
+Status checkBlockTable(std::span<const int32_t> seqLens,
+                       std::span<const int32_t> blockTable, int64_t cols,
+                       int64_t numBlocks, int64_t blockSize) {
   if (blockSize <= 0)
     return errorf("block size must be positive, got ", blockSize);
-  if (metadata.hasBlockTable) {
-    for (int64_t r = 0; r < metadata.numReqs; ++r) {
-      const int64_t seqLen = metadata.seqLens[r];
-      const int64_t blocksUsed = (seqLen + blockSize - 1) / blockSize;
-      if (blocksUsed > metadata.blockTableCols)
-        return errorf("block_table has ", metadata.blockTableCols,
-                      " columns, but request ", r, " with seq_lens[", r,
-                      "] = ", seqLen, " needs ", blocksUsed, " blocks of ",
-                      blockSize);
-      for (int64_t i = 0; i < blocksUsed; ++i) {
-        const int32_t b = metadata.block(r, i);
-        if (b < 0 || b >= numBlocks)
-          return errorf("block_table[", r, "][", i, "] = ", b,
-                        " is outside [0, num_blocks = ", numBlocks,
-                        ") (it holds key positions ", i * blockSize, "..",
-                        std::min(seqLen, (i + 1) * blockSize) - 1,
-                        " of request ", r, ")");
-      }
+  for (size_t r = 0; r < seqLens.size(); ++r) {
+    const int64_t seqLen = seqLens[r];
+    const int64_t blocksUsed = (seqLen + blockSize - 1) / blockSize;
+    if (blocksUsed > cols)
+      return errorf("block_table has ", cols, " columns, but request ", r,
+                    " with seq_lens[", r, "] = ", seqLen, " needs ",
+                    blocksUsed, " blocks of ", blockSize);
+    for (int64_t i = 0; i < blocksUsed; ++i) {
+      const int32_t b = blockTable[r * cols + i];
+      if (b < 0 || b >= numBlocks)
+        return errorf("block_table[", r, "][", i, "] = ", b,
+                      " is outside [0, num_blocks = ", numBlocks,
+                      ") (it holds key positions ", i * blockSize, "..",
+                      std::min(seqLen, (i + 1) * blockSize) - 1,
+                      " of request ", r, ")");
     }
   }
+  return Status::ok();
+}
+
+Status checkSlots(std::span<const int64_t> slots, int64_t numBlocks,
+                  int64_t blockSize) {
+  const int64_t numSlots = numBlocks * blockSize;
+  for (size_t t = 0; t < slots.size(); ++t)
+    if (slots[t] >= numSlots)
+      return errorf("slot_mapping[", t, "] = ", slots[t],
+                    " is outside the cache (num_blocks * block_size = ",
+                    numBlocks, " * ", blockSize, " = ", numSlots, ")");
+  return Status::ok();
+}
+
+Status checkCacheBounds(const CommonAttentionMetadata &metadata,
+                        int64_t numBlocks, int64_t blockSize) {
+  if (metadata.hasBlockTable)
+    ATTN_RETURN_IF_ERROR(checkBlockTable(metadata.seqLens, metadata.blockTable,
+                                         metadata.blockTableCols, numBlocks,
+                                         blockSize));
+  else if (blockSize <= 0)
+    return errorf("block size must be positive, got ", blockSize);
   return checkSlots(metadata.slotMapping, numBlocks, blockSize);
+}
+
+Status checkCacheBounds(const Tensor &seqLens, const Tensor &blockTable,
+                        const Tensor *slotMapping, int64_t numBlocks,
+                        int64_t blockSize) {
+  ATTN_RETURN_IF_ERROR(
+      checkRankAndDType(seqLens, "seq_lens", 1, {DType::I32}));
+  ATTN_RETURN_IF_ERROR(
+      checkRankAndDType(blockTable, "block_table", 2, {DType::I32}));
+  ATTN_RETURN_IF_ERROR(checkDim(blockTable, "block_table", 0, seqLens.dim(0),
+                                "num_reqs"));
+  ATTN_RETURN_IF_ERROR(checkBlockTable(readI32(seqLens), readI32(blockTable),
+                                       blockTable.dim(1), numBlocks,
+                                       blockSize));
+  if (!slotMapping)
+    return Status::ok();
+  ATTN_RETURN_IF_ERROR(
+      checkRankAndDType(*slotMapping, "slot_mapping", 1, {DType::I64}));
+  return checkSlots(readI64(*slotMapping), numBlocks, blockSize);
 }
 
 Status checkSlotMapping(const Tensor &slotMapping, int64_t numTokens,
@@ -138,10 +184,7 @@ Status checkSlotMapping(const Tensor &slotMapping, int64_t numTokens,
       checkRankAndDType(slotMapping, "slot_mapping", 1, {DType::I64}));
   ATTN_RETURN_IF_ERROR(checkDim(slotMapping, "slot_mapping", 0, numTokens,
                                 "the number of tokens"));
-  std::vector<int64_t> slots(numTokens);
-  for (int64_t t = 0; t < numTokens; ++t)
-    slots[t] = slotMapping.getInt(t);
-  return checkSlots(slots, numBlocks, blockSize);
+  return checkSlots(readI64(slotMapping), numBlocks, blockSize);
 }
 
 Result<CommonAttentionMetadata>

@@ -15,6 +15,7 @@
 #include "reference/ops/Tensor.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace attn {
@@ -78,6 +79,29 @@ Status checkNumTokens(const CommonAttentionMetadata &metadata,
 /// wide enough, and every non-padding slot is inside the cache.
 Status checkCacheBounds(const CommonAttentionMetadata &metadata,
                         int64_t numBlocks, int64_t blockSize);
+
+/// The rules of every batch, on host copies of its metadata (the one copy
+/// of them: the reference, the runtime's builders and impls call these):
+
+/// query_start_loc has num_reqs + 1 entries, starts at 0 and never
+/// decreases; every seq_len is at least its request's query length.
+Status checkBatchShape(std::span<const int32_t> queryStartLoc,
+                       std::span<const int32_t> seqLens);
+/// Every block a request uses (those covering [0, seq_len)) of the
+/// row-major block table (`cols` wide) is in [0, numBlocks), and the table
+/// is wide enough.
+Status checkBlockTable(std::span<const int32_t> seqLens,
+                       std::span<const int32_t> blockTable, int64_t cols,
+                       int64_t numBlocks, int64_t blockSize);
+/// Every slot is padding (negative, as an i64) or below
+/// numBlocks * blockSize.
+Status checkSlots(std::span<const int64_t> slots, int64_t numBlocks,
+                  int64_t blockSize);
+/// checkCacheBounds on tensors: seq_lens [R] i32, block_table [R, M] i32
+/// and, when given, slot_mapping [T] i64.
+Status checkCacheBounds(const Tensor &seqLens, const Tensor &blockTable,
+                        const Tensor *slotMapping, int64_t numBlocks,
+                        int64_t blockSize);
 
 /// Checks slot_mapping: a rank-1 i64 tensor of `numTokens` slots, each
 /// negative (padding) or below numBlocks * blockSize.

@@ -501,7 +501,8 @@ TEST_F(FlashForward, RejectsOutOfRangeBlocksAndSlots) {
   Status block = run();
   ASSERT_FALSE(block);
   EXPECT_THAT(block.message(),
-              HasSubstr("block_table[1][1] = 4 is outside the cache's blocks"));
+              HasSubstr("FLASH_ATTN: block_table[1][1] = 4 is outside "
+                        "[0, num_blocks = 4)"));
   // Request 0 only reads its first block, so its second entry is ignored.
   md.blockTable = *toTensor(std::vector<int32_t>{0, 99, 1, 2}, {2, 2});
   EXPECT_TRUE(run());
@@ -516,8 +517,8 @@ TEST_F(FlashForward, RejectsOutOfRangeBlocksAndSlots) {
   Status wide = run();
   ASSERT_FALSE(wide);
   EXPECT_THAT(wide.message(),
-              HasSubstr("request 1 needs 3 blocks for seq_len 40 but the "
-                        "block table has 2 columns"));
+              HasSubstr("block_table has 2 columns, but request 1 with "
+                        "seq_lens[1] = 40 needs 3 blocks of 16"));
 }
 
 TEST_F(FlashForward, ExecutorErrorsPropagate) {

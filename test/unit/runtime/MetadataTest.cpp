@@ -85,9 +85,9 @@ TEST(CommonAttentionMetadata, MakeRejectsInvalidInputs) {
     const char *message;
   };
   const Case cases[] = {
-      {{1, 3}, {5}, {0}, 1, "must start at 0"},
-      {{0, 3, 2}, {5, 5}, {0, 1}, 1, "decreases at request 1"},
-      {{0, 3}, {2}, {0}, 1, "seq_lens[0] = 2 is below"},
+      {{1, 3}, {5}, {0}, 1, "query_start_loc[0] = 1, expected 0"},
+      {{0, 3, 2}, {5, 5}, {0, 1}, 1, "query_start_loc is decreasing: query_start_loc[2] = 2"},
+      {{0, 3}, {2}, {0}, 1, "seq_lens[0] = 2 is less than the query length 3"},
       {{0, 3}, {5}, {0, 1}, 1, "block table has 2 entries"},
       {{0, 3, 4}, {5}, {0}, 1, "query_start_loc has 3 entries"},
   };

@@ -217,7 +217,7 @@ int run(const Options &o) {
     params.scale = config.scale;
     for (int64_t l = 0; l < o.layers; ++l) {
       ATTN_RETURN_IF_ERROR(host::reshapeAndCache(
-          *layer.executor, k, v, fa.slotMapping, KvCacheLayout::Nhd,
+          *layer.executor, k, v, fa.slotMapping, KvCacheLayout::NHD,
           hostCache));
       ATTN_RETURN_IF_ERROR(host::pagedAttention(
           *layer.executor, q, hostCache, fa.queryStartLoc, fa.seqLens,

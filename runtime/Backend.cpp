@@ -414,7 +414,7 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
                                         numBlocks, blockSize));
   if (writeCache)
     ATTN_RETURN_IF_ERROR(executor().reshapeAndCache(
-        key, value, md->slotMapping, KvCacheLayout::Nhd, kvCache));
+        key, value, md->slotMapping, KvCacheLayout::NHD, kvCache));
 
   if (md->useCascade)
     return forwardCascade(query, kvCache, *md, params(md->causal), output);
@@ -433,7 +433,7 @@ PagedAttentionParams FlashAttentionImpl::params(bool causal) const {
   params.logitsSoftCap = logitsSoftCap_;
   params.alibiSlopes = alibiSlopes_ ? &*alibiSlopes_ : nullptr;
   params.sinks = sinks_ ? &*sinks_ : nullptr;
-  params.layout = KvCacheLayout::Nhd;
+  params.layout = KvCacheLayout::NHD;
   return params;
 }
 
@@ -444,7 +444,7 @@ FlashAttentionImpl::calls(const AttentionLayer &layer,
   OperandType key(layer.dtype, {0, numKvHeads, headSize});
   OperandType kvCache(layer.dtype,
                       {0, 2, cache.blockSize, numKvHeads, headSize});
-  return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::Nhd),
+  return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::NHD),
           pagedAttentionQuery(query, kvCache, params(/*causal=*/true))};
 }
 

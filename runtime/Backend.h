@@ -180,7 +180,7 @@ public:
   virtual bool supportsLogitsSoftCap() const { return false; }
   /// The impl writes into a caller-provided output tensor.
   bool acceptOutputBuffer() const { return true; }
-  virtual KvCacheLayout kvCacheLayout() const { return KvCacheLayout::Nhd; }
+  virtual KvCacheLayout kvCacheLayout() const { return KvCacheLayout::NHD; }
 
   /// Every reason this backend cannot serve `request` (without the backend
   /// name); empty when it can.

@@ -31,14 +31,11 @@ Result<int64_t> checkPagedMetadata(const Tensor &queryStartLoc,
 /// The block count and block size of a paged cache in `layout`.
 Result<std::pair<int64_t, int64_t>> pagedCacheBlocks(const DeviceTensor &cache,
                                                      KvCacheLayout layout) {
-  if (cache.rank() != 5 || cache.dim(1) != 2)
-    return errorf("kv cache ", cache.describe(),
-                  " must be [num_blocks, 2, B, G, D] (nhd) or "
-                  "[num_blocks, 2, G, B, D] (hnd)");
-  int64_t blockSize = cache.dim(layout == KvCacheLayout::Nhd ? 2 : 3);
-  if (blockSize < 1)
-    return errorf("kv cache ", cache.describe(), " has block size 0");
-  return std::pair<int64_t, int64_t>{cache.dim(0), blockSize};
+  Result<KvCacheGeometry> g =
+      KvCacheGeometry::ofShape(cache.shape, layout, cache.describe());
+  if (!g)
+    return g.status();
+  return std::pair<int64_t, int64_t>{g->numBlocks, g->blockSize};
 }
 
 /// Checks that `t` is [rows, trailing...] of `dtype`.

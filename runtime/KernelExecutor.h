@@ -31,6 +31,7 @@
 #ifndef ATTN_RUNTIME_KERNELEXECUTOR_H
 #define ATTN_RUNTIME_KERNELEXECUTOR_H
 
+#include "reference/ops/KvCache.h"
 #include "reference/ops/Status.h"
 #include "reference/ops/Tensor.h"
 #include "runtime/Device.h"
@@ -40,13 +41,11 @@
 
 namespace attn::runtime {
 
-/// Where a kv cache keeps the token axis relative to the head axis.
-enum class KvCacheLayout {
-  /// [num_blocks, 2, B, G, D]: FlashAttention's layout, the default.
-  Nhd,
-  /// [num_blocks, 2, G, B, D].
-  Hnd,
-};
+/// Where a kv cache keeps the token axis relative to the head axis: NHD
+/// [num_blocks, 2, B, G, D] (FlashAttention's, the default) or HND
+/// [num_blocks, 2, G, B, D]. The reference's enum (reference/ops/KvCache.h),
+/// under the runtime's name.
+using KvCacheLayout = KvLayout;
 
 /// The knobs of one paged attention call.
 struct PagedAttentionParams {
@@ -63,7 +62,7 @@ struct PagedAttentionParams {
   const Tensor *alibiSlopes = nullptr;
   /// [H] f32 attention sink logits, or null.
   const Tensor *sinks = nullptr;
-  KvCacheLayout layout = KvCacheLayout::Nhd;
+  KvCacheLayout layout = KvCacheLayout::NHD;
 };
 
 /// The knobs of one MLA decode call.

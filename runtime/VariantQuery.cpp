@@ -83,14 +83,10 @@ VariantParameter f32(std::string key, double value) {
   return {std::move(key), f32Text(value), Kind::F32};
 }
 
-std::string_view layoutName(KvCacheLayout layout) {
-  return layout == KvCacheLayout::Nhd ? "nhd" : "hnd";
-}
-
 /// Block size and kv heads of a paged cache in `layout`.
 std::pair<int64_t, int64_t> pagedCacheDims(const OperandType &cache,
                                            KvCacheLayout layout) {
-  bool nhd = layout == KvCacheLayout::Nhd;
+  bool nhd = layout == KvCacheLayout::NHD;
   return {cache.dim(nhd ? 2 : 3), cache.dim(nhd ? 3 : 2)};
 }
 
@@ -132,7 +128,7 @@ VariantQuery pagedAttentionQuery(const OperandType &query,
       integer("head_size", query.dim(2)),
       integer("block_size", blockSize),
       text("dtype", toString(query.dtype)),
-      text("layout", layoutName(params.layout)),
+      text("layout", toString(params.layout)),
       boolean("causal", params.causal),
       integer("window_left", params.windowLeft < 0 ? -1 : params.windowLeft),
   };
@@ -157,7 +153,7 @@ VariantQuery reshapeAndCacheQuery(const OperandType &key,
   q.parameters = {
       text("op", "reshape_and_cache"),      integer("num_kv_heads", numKvHeads),
       integer("head_size", key.dim(2)),  integer("block_size", blockSize),
-      text("dtype", toString(key.dtype)), text("layout", layoutName(layout)),
+      text("dtype", toString(key.dtype)), text("layout", toString(layout)),
   };
   return q;
 }

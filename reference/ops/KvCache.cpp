@@ -22,15 +22,25 @@ Result<KvCacheGeometry> KvCacheGeometry::of(const Tensor &cache,
   ATTN_RETURN_IF_ERROR(checkRankAndDType(cache, "kv_cache", 5,
                                          {DType::F32, DType::F16, DType::BF16}));
   ATTN_RETURN_IF_ERROR(checkDim(cache, "kv_cache", 1, 2, "key and value"));
+  return ofShape(cache.shape(), layout, cache.describe());
+}
+
+Result<KvCacheGeometry>
+KvCacheGeometry::ofShape(const std::vector<int64_t> &shape, KvLayout layout,
+                         std::string_view what) {
+  if (shape.size() != 5 || shape[1] != 2)
+    return errorf("kv cache ", what,
+                  " must be [num_blocks, 2, B, G, D] (nhd) or "
+                  "[num_blocks, 2, G, B, D] (hnd)");
   KvCacheGeometry g;
   g.layout = layout;
-  g.numBlocks = cache.dim(0);
-  g.blockSize = layout == KvLayout::NHD ? cache.dim(2) : cache.dim(3);
-  g.numKvHeads = layout == KvLayout::NHD ? cache.dim(3) : cache.dim(2);
-  g.headSize = cache.dim(4);
-  if (g.blockSize == 0)
-    return errorf("kv_cache has block size 0 (", cache.describe(), ", layout ",
-                  toString(layout), ")");
+  g.numBlocks = shape[0];
+  g.blockSize = layout == KvLayout::NHD ? shape[2] : shape[3];
+  g.numKvHeads = layout == KvLayout::NHD ? shape[3] : shape[2];
+  g.headSize = shape[4];
+  if (g.blockSize < 1)
+    return errorf("kv_cache has block size ", g.blockSize, " (", what,
+                  ", layout ", toString(layout), ")");
   return g;
 }
 

@@ -38,6 +38,11 @@ struct KvCacheGeometry {
 
   /// Reads the geometry of `cache` (a rank-5 float tensor with 2 on axis 1).
   static Result<KvCacheGeometry> of(const Tensor &cache, KvLayout layout);
+  /// The geometry of a cache of `shape`: rank 5, 2 on axis 1, a block size
+  /// of at least 1 (`what` describes the cache in messages).
+  static Result<KvCacheGeometry> ofShape(const std::vector<int64_t> &shape,
+                                         KvLayout layout,
+                                         std::string_view what);
 
   /// Flat index of element 0 of the `part` row of kv head `head` at
   /// `offset` within `block`.

@@ -26,10 +26,6 @@ Status CpuDevice::loadKernel(const Bundle &, const BundleKernel &kernel,
 
 namespace {
 
-KvLayout toReference(KvCacheLayout layout) {
-  return layout == KvCacheLayout::Nhd ? KvLayout::NHD : KvLayout::HND;
-}
-
 /// The tokens a batch really has (queryStartLoc[R]), or `rows` when the
 /// tensor cannot say (the reference op then reports what is wrong with it).
 int64_t batchTokens(const Tensor &queryStartLoc, int64_t rows) {
@@ -99,7 +95,7 @@ Status CpuExecutor::reshapeAndCache(const DeviceTensor &key,
   ATTN_VIEW(k, view(key, tokens));
   ATTN_VIEW(v, view(value, tokens));
   ATTN_VIEW(cache, view(kvCache));
-  return attn::reshapeAndCache(k, v, cache, slotMapping, toReference(layout));
+  return attn::reshapeAndCache(k, v, cache, slotMapping, layout);
 }
 
 Status CpuExecutor::concatAndCacheMla(const DeviceTensor &kvC,
@@ -122,7 +118,7 @@ Status CpuExecutor::pagedAttention(const DeviceTensor &query,
                                    const DeviceTensor &out,
                                    const DeviceTensor *lse) {
   attn::PagedAttentionParams ref;
-  ref.layout = toReference(params.layout);
+  ref.layout = params.layout;
   ref.scale = params.scale;
   ref.causal = params.causal;
   ref.windowLeft = params.windowLeft;

@@ -193,8 +193,7 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
   options.numReqs = 5;
   options.maxContextLen = 200;
   options.maxPrefillQueryLen = 24;
-  KvCacheLayout cacheLayout =
-      *layout == KvLayout::NHD ? KvCacheLayout::Nhd : KvCacheLayout::Hnd;
+  KvCacheLayout cacheLayout = *layout;
 
   if (op == "reshape_and_cache" && p.integer("kv_lora_rank", 0) > 0) {
     // The MLA form: kv_c [T, L] and k_pe [T, P] into the latent cache.

@@ -126,7 +126,7 @@ TEST(AttentionBackend, CapabilitiesOfTheBuiltins) {
   EXPECT_TRUE(fa.supportsKvCacheDtype("auto"));
   EXPECT_FALSE(fa.supportsKvCacheDtype("fp8"));
   EXPECT_TRUE(fa.acceptOutputBuffer());
-  EXPECT_EQ(fa.kvCacheLayout(), KvCacheLayout::Nhd);
+  EXPECT_EQ(fa.kvCacheLayout(), KvCacheLayout::NHD);
 }
 
 TEST(AttentionBackend, ValidateConfigurationListsEveryReason) {

@@ -486,7 +486,7 @@ TEST_F(BundleExecutorTest, ReshapeAndCacheUpdatesTheCallersCache) {
   Tensor slots = ints({17, -1}, {2}, DType::I64);
   auto executor = makeExecutor();
   Status s =
-      host::reshapeAndCache(*executor, key, value, slots, KvCacheLayout::Nhd, kvCache);
+      host::reshapeAndCache(*executor, key, value, slots, KvCacheLayout::NHD, kvCache);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(device.launched, std::vector<std::string>{"cache::write"});
   int64_t row = kKvHeads * kHeadSize;
@@ -498,7 +498,7 @@ TEST_F(BundleExecutorTest, ReshapeAndCacheUpdatesTheCallersCache) {
   Tensor bad = ints({17, 48}, {2}, DType::I64);
   device.launched.clear();
   Status rejected =
-      host::reshapeAndCache(*executor, key, value, bad, KvCacheLayout::Nhd, kvCache);
+      host::reshapeAndCache(*executor, key, value, bad, KvCacheLayout::NHD, kvCache);
   ASSERT_FALSE(rejected);
   EXPECT_THAT(rejected.message(), HasSubstr("slot_mapping[1] = 48 is outside"));
   EXPECT_TRUE(device.launched.empty());
@@ -607,7 +607,7 @@ TEST_F(ConcatAndCacheMlaTest, RunsTheLatentVariantWithMatchingGeometry) {
   // The paged write still finds the paged variant.
   Tensor key(DType::F32, {1, kKvHeads, kHeadSize});
   ASSERT_TRUE(host::reshapeAndCache(*executor, key, key, ints({0}, {1}, DType::I64),
-                                        KvCacheLayout::Nhd, kvCache));
+                                        KvCacheLayout::NHD, kvCache));
   EXPECT_EQ(device.launched.back(), "cache::write");
 }
 

@@ -214,7 +214,7 @@ TEST(CpuExecutor, PaddingRowsAreNeitherReadNorWritten) {
 
   CpuExecutor executor;
   ASSERT_TRUE(host::reshapeAndCache(executor, key, value, p.slotMapping,
-                                    KvCacheLayout::Nhd, p.kvCache));
+                                    KvCacheLayout::NHD, p.kvCache));
   EXPECT_EQ(p.kvCache, expectedCache);
   PagedAttentionParams params;
   params.scale = p.scale;
@@ -239,7 +239,7 @@ TEST(CpuExecutor, ReportsTheReferencesErrors) {
   Tensor slots(DType::I64, {2});
   slots.setInt(1, 32);
   Status s =
-      host::reshapeAndCache(executor, key, key, slots, KvCacheLayout::Nhd,
+      host::reshapeAndCache(executor, key, key, slots, KvCacheLayout::NHD,
                             cache);
   ASSERT_FALSE(s);
   EXPECT_THAT(s.message(), HasSubstr("slot_mapping[1] = 32 is outside"));

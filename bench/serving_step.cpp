@@ -22,9 +22,9 @@
 // untouched. Exit status: 0 when the checks pass, 1 otherwise, 2 on bad
 // arguments.
 //
-//   attn-compile --variant op=paged_attention,num_heads=32,num_kv_heads=8,\
-//     head_size=128,block_size=16,dtype=bf16 --variant op=reshape_and_cache,\
-//     num_kv_heads=8,head_size=128,block_size=16,dtype=bf16 -o step.attnb
+//   attn-compile -o step.attnb
+//     --variant op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,block_size=16,dtype=bf16
+//     --variant op=reshape_and_cache,num_kv_heads=8,head_size=128,block_size=16,dtype=bf16
 //   attn-serving-step --bundle step.attnb --batch 64 --context 256
 //
 //===----------------------------------------------------------------------===//

@@ -222,7 +222,7 @@ mlir::attn::variantParameters(const Variant &v) {
       {"head_size", std::to_string(v.headSize)},
       {"block_size", std::to_string(v.blockSize)},
       {"dtype", toString(v.dtype).str()},
-      {"layout", v.layout == VariantLayout::NHD ? "nhd" : "hnd"},
+      {"layout", std::string(::attn::toString(v.layout))},
       {"causal", boolText(v.causal)},
       {"window_left", std::to_string(v.windowLeft)},
       {"window_right", std::to_string(v.windowRight)},
@@ -368,10 +368,8 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
       else
         v.dtype = *dtype;
     } else if (key == "layout") {
-      if (value == "nhd")
-        v.layout = VariantLayout::NHD;
-      else if (value == "hnd")
-        v.layout = VariantLayout::HND;
+      if (std::optional<::attn::KvLayout> layout = ::attn::parseKvLayout(value))
+        v.layout = *layout;
       else
         err = badValue(key, value, "nhd or hnd");
     } else if (key == "causal") {
@@ -514,13 +512,13 @@ private:
 
   /// The paged cache: [NB, 2, B, G, D] (nhd) or [NB, 2, G, B, D] (hnd).
   RankedTensorType pagedCacheType() {
-    if (v.layout == VariantLayout::NHD)
+    if (v.layout == ::attn::KvLayout::NHD)
       return tensor({kDyn, 2, v.blockSize, v.numKvHeads, v.headSize}, act);
     return tensor({kDyn, 2, v.numKvHeads, v.blockSize, v.headSize}, act);
   }
 
   KVLayout layout() {
-    return v.layout == VariantLayout::NHD ? KVLayout::nhd : KVLayout::hnd;
+    return v.layout == ::attn::KvLayout::NHD ? KVLayout::nhd : KVLayout::hnd;
   }
 
   /// Creates the function with its entry block and sets the insertion point.
@@ -715,9 +713,9 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
     typed = pa.getQuery();
     v.numHeads = dimOf(pa.getQuery(), 1);
     v.headSize = dimOf(pa.getQuery(), 2);
-    v.layout = pa.getLayout() == KVLayout::nhd ? VariantLayout::NHD
-                                               : VariantLayout::HND;
-    bool nhd = v.layout == VariantLayout::NHD;
+    v.layout = pa.getLayout() == KVLayout::nhd ? ::attn::KvLayout::NHD
+                                               : ::attn::KvLayout::HND;
+    bool nhd = v.layout == ::attn::KvLayout::NHD;
     v.blockSize = dimOf(pa.getKvCache(), nhd ? 2 : 3);
     v.numKvHeads = dimOf(pa.getKvCache(), nhd ? 3 : 2);
     auto metadata = pa.getMetadata().getDefiningOp<MetadataOp>();
@@ -742,10 +740,10 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
     } else {
       v.numKvHeads = dimOf(rc.getKey(), 1);
       v.headSize = dimOf(rc.getKey(), 2);
-      v.layout = rc.getLayout() == KVLayout::hnd ? VariantLayout::HND
-                                                 : VariantLayout::NHD;
+      v.layout = rc.getLayout() == KVLayout::hnd ? ::attn::KvLayout::HND
+                                                 : ::attn::KvLayout::NHD;
       v.blockSize =
-          dimOf(rc.getKvCache(), v.layout == VariantLayout::NHD ? 2 : 3);
+          dimOf(rc.getKvCache(), v.layout == ::attn::KvLayout::NHD ? 2 : 3);
     }
   } else if (auto mla = dyn_cast<MlaDecodeOp>(op)) {
     v.op = VariantOp::MlaDecode;

@@ -11,6 +11,8 @@
 #ifndef ATTN_COMPILER_VARIANT_H
 #define ATTN_COMPILER_VARIANT_H
 
+#include "reference/ops/KvCache.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -33,9 +35,6 @@ enum class VariantOp { PagedAttention, ReshapeAndCache, MlaDecode, MergeStates }
 /// Element type of the activations (queries, keys, values, outputs).
 enum class VariantDType { F32, F16, BF16 };
 
-/// KV cache layout of paged_attention and reshape_and_cache.
-enum class VariantLayout { NHD, HND };
-
 /// A fully resolved variant: every key has its value, defaults filled in.
 struct Variant {
   VariantOp op = VariantOp::PagedAttention;
@@ -44,7 +43,8 @@ struct Variant {
   int64_t headSize = 128;
   int64_t blockSize = 16;
   VariantDType dtype = VariantDType::BF16;
-  VariantLayout layout = VariantLayout::NHD;
+  /// KV cache layout of paged_attention and reshape_and_cache.
+  ::attn::KvLayout layout = ::attn::KvLayout::NHD;
   bool causal = true;
   int64_t windowLeft = -1;
   int64_t windowRight = -1;

@@ -1,167 +1,53 @@
-//===- Json.cpp - A small JSON reader for program descriptions -----------===//
+//===- Json.cpp - Program descriptions as JsonValue trees -----------------===//
 #include "runtime/executors/tt/Json.h"
 
-#include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace attn::tt {
 
+/// Builds a JsonValue tree from nlohmann's (the runtime's one JSON parser).
 class JsonParser {
 public:
-  explicit JsonParser(const std::string &text) : s_(text) {}
-
-  Result<JsonValue> parseDocument() {
+  static JsonValue convert(const nlohmann::json &j) {
     JsonValue v;
-    if (!parseValue(v))
-      return Status::error(error_);
-    skipSpace();
-    if (pos_ != s_.size())
-      return errorf("json: trailing characters at offset ", pos_);
+    switch (j.type()) {
+    case nlohmann::json::value_t::object:
+      v.kind_ = JsonValue::Kind::Object;
+      for (const auto &[key, member] : j.items())
+        v.object_.emplace(key, convert(member));
+      break;
+    case nlohmann::json::value_t::array:
+      v.kind_ = JsonValue::Kind::Array;
+      for (const nlohmann::json &element : j)
+        v.array_.push_back(convert(element));
+      break;
+    case nlohmann::json::value_t::string:
+      v.kind_ = JsonValue::Kind::String;
+      v.string_ = j.get<std::string>();
+      break;
+    case nlohmann::json::value_t::boolean:
+      v.kind_ = JsonValue::Kind::Bool;
+      v.bool_ = j.get<bool>();
+      break;
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float:
+      v.kind_ = JsonValue::Kind::Number;
+      v.number_ = j.get<double>();
+      break;
+    default:
+      break;
+    }
     return v;
   }
-
-private:
-  bool failAt(const std::string &what) {
-    error_ = "json: " + what + " at offset " + std::to_string(pos_);
-    return false;
-  }
-  void skipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' ||
-                                s_[pos_] == '\t' || s_[pos_] == '\r'))
-      ++pos_;
-  }
-  bool literal(const char *word) {
-    size_t n = std::char_traits<char>::length(word);
-    if (s_.compare(pos_, n, word) != 0)
-      return false;
-    pos_ += n;
-    return true;
-  }
-  bool parseString(std::string &out) {
-    ++pos_; // opening quote
-    while (pos_ < s_.size() && s_[pos_] != '"') {
-      char c = s_[pos_++];
-      if (c == '\\') {
-        if (pos_ >= s_.size())
-          return failAt("unterminated escape");
-        char e = s_[pos_++];
-        switch (e) {
-        case 'n':
-          out += '\n';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u':
-          // Program descriptions are ASCII; keep the escape as written.
-          out += "\\u";
-          break;
-        default:
-          out += e;
-        }
-      } else {
-        out += c;
-      }
-    }
-    if (pos_ >= s_.size())
-      return failAt("unterminated string");
-    ++pos_;
-    return true;
-  }
-  bool parseValue(JsonValue &v) {
-    skipSpace();
-    if (pos_ >= s_.size())
-      return failAt("unexpected end");
-    char c = s_[pos_];
-    if (c == '{') {
-      v.kind_ = JsonValue::Kind::Object;
-      ++pos_;
-      skipSpace();
-      if (pos_ < s_.size() && s_[pos_] == '}') {
-        ++pos_;
-        return true;
-      }
-      while (true) {
-        skipSpace();
-        if (pos_ >= s_.size() || s_[pos_] != '"')
-          return failAt("expected a member name");
-        std::string key;
-        if (!parseString(key))
-          return false;
-        skipSpace();
-        if (pos_ >= s_.size() || s_[pos_] != ':')
-          return failAt("expected ':'");
-        ++pos_;
-        if (!parseValue(v.object_[key]))
-          return false;
-        skipSpace();
-        if (pos_ < s_.size() && s_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        if (pos_ < s_.size() && s_[pos_] == '}') {
-          ++pos_;
-          return true;
-        }
-        return failAt("expected ',' or '}'");
-      }
-    }
-    if (c == '[') {
-      v.kind_ = JsonValue::Kind::Array;
-      ++pos_;
-      skipSpace();
-      if (pos_ < s_.size() && s_[pos_] == ']') {
-        ++pos_;
-        return true;
-      }
-      while (true) {
-        v.array_.emplace_back();
-        if (!parseValue(v.array_.back()))
-          return false;
-        skipSpace();
-        if (pos_ < s_.size() && s_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        if (pos_ < s_.size() && s_[pos_] == ']') {
-          ++pos_;
-          return true;
-        }
-        return failAt("expected ',' or ']'");
-      }
-    }
-    if (c == '"') {
-      v.kind_ = JsonValue::Kind::String;
-      return parseString(v.string_);
-    }
-    if (literal("true")) {
-      v.kind_ = JsonValue::Kind::Bool;
-      v.bool_ = true;
-      return true;
-    }
-    if (literal("false")) {
-      v.kind_ = JsonValue::Kind::Bool;
-      return true;
-    }
-    if (literal("null"))
-      return true;
-    const char *begin = s_.c_str() + pos_;
-    char *end = nullptr;
-    double d = std::strtod(begin, &end);
-    if (end == begin)
-      return failAt("unexpected character");
-    v.kind_ = JsonValue::Kind::Number;
-    v.number_ = d;
-    pos_ += size_t(end - begin);
-    return true;
-  }
-
-  const std::string &s_;
-  size_t pos_ = 0;
-  std::string error_;
 };
 
 Result<JsonValue> JsonValue::parse(const std::string &text) {
-  return JsonParser(text).parseDocument();
+  nlohmann::json j = nlohmann::json::parse(text, /*cb=*/nullptr,
+                                           /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return Status::error("json: malformed JSON");
+  return JsonParser::convert(j);
 }
 
 const JsonValue *JsonValue::get(const std::string &key) const {

@@ -1,8 +1,9 @@
-//===- Json.h - A small JSON reader for program descriptions -------------===//
+//===- Json.h - Program descriptions as a tree of values -----*- C++ -*-===//
 //
-// Reads the program.json that attn-translate --attn-to-ttmetal writes. The
-// runtime depends on neither LLVM nor a JSON library, and the format is ours,
-// so a small reader with good error messages is enough.
+// The program.json that attn-translate --attn-to-ttmetal writes, parsed by
+// nlohmann/json (the one JSON library of the MLIR-free code) into a small
+// tree with typed member lookups whose errors name the member. Keeps
+// nlohmann out of the TT headers, which the SDK host program includes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_JSON_H

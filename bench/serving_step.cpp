@@ -213,7 +213,7 @@ int run(const Options &o) {
   };
   auto hostAll = [&]() -> Status {
     const auto &fa = static_cast<const FlashAttentionMetadata &>(*md);
-    PagedAttentionParams params;
+    runtime::PagedAttentionParams params;
     params.scale = config.scale;
     for (int64_t l = 0; l < o.layers; ++l) {
       ATTN_RETURN_IF_ERROR(host::reshapeAndCache(

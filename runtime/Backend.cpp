@@ -430,7 +430,7 @@ PagedAttentionParams FlashAttentionImpl::params(bool causal) const {
   params.causal = causal;
   params.windowLeft = window_.first;
   params.windowRight = window_.second;
-  params.logitsSoftCap = logitsSoftCap_;
+  params.softCap = logitsSoftCap_;
   params.alibiSlopes = alibiSlopes_ ? &*alibiSlopes_ : nullptr;
   params.sinks = sinks_ ? &*sinks_ : nullptr;
   params.layout = KvCacheLayout::NHD;

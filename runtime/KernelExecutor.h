@@ -32,6 +32,7 @@
 #define ATTN_RUNTIME_KERNELEXECUTOR_H
 
 #include "reference/ops/KvCache.h"
+#include "reference/ops/Ops.h"
 #include "reference/ops/Status.h"
 #include "reference/ops/Tensor.h"
 #include "runtime/Device.h"
@@ -47,33 +48,19 @@ namespace attn::runtime {
 /// under the runtime's name.
 using KvCacheLayout = KvLayout;
 
-/// The knobs of one paged attention call.
-struct PagedAttentionParams {
-  /// Softmax scale; > 0.
-  double scale = 0.0;
-  bool causal = true;
-  /// Visible keys j satisfy j >= p - windowLeft (when >= 0) and, for
-  /// non-causal attention, j <= p + windowRight (when >= 0).
-  int64_t windowLeft = -1;
-  int64_t windowRight = -1;
-  /// 0 means no soft cap (flash-attn's convention).
-  double logitsSoftCap = 0.0;
+/// The knobs of one paged attention call: the reference's
+/// (reference/ops/Ops.h: layout, scale, causal, windows, soft cap) and the
+/// per-head tensors it takes beside them. `scale` must be set (> 0).
+struct PagedAttentionParams : attn::PagedAttentionParams {
   /// [H] f32 ALiBi slopes, or null.
   const Tensor *alibiSlopes = nullptr;
   /// [H] f32 attention sink logits, or null.
   const Tensor *sinks = nullptr;
-  KvCacheLayout layout = KvCacheLayout::NHD;
 };
 
-/// The knobs of one MLA decode call.
-struct MlaDecodeParams {
-  /// Softmax scale; > 0 (carries the YaRN mscale correction where used).
-  double scale = 0.0;
-  /// L: the first L of the L + P cache dims are the value.
-  int64_t kvLoraRank = 0;
-  /// Scheduling only: the result does not depend on it beyond rounding.
-  int64_t numKvSplits = 1;
-};
+/// The knobs of one MLA decode call (the reference's): scale, kv_lora_rank
+/// and the split count, which schedules work only.
+using MlaDecodeParams = attn::MlaDecodeParams;
 
 struct VariantQuery;
 

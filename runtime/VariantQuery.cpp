@@ -138,7 +138,7 @@ VariantQuery pagedAttentionQuery(const OperandType &query,
   if (!params.causal)
     q.parameters.push_back(integer(
         "window_right", params.windowRight < 0 ? -1 : params.windowRight));
-  q.parameters.push_back(f32("soft_cap", params.logitsSoftCap));
+  q.parameters.push_back(f32("soft_cap", params.softCap));
   q.parameters.push_back(boolean("alibi", params.alibiSlopes != nullptr));
   q.parameters.push_back(boolean("sinks", params.sinks != nullptr));
   q.parameters.push_back(f32("scale", params.scale));

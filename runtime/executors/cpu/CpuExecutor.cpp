@@ -117,19 +117,12 @@ Status CpuExecutor::pagedAttention(const DeviceTensor &query,
                                    const PagedAttentionParams &params,
                                    const DeviceTensor &out,
                                    const DeviceTensor *lse) {
-  attn::PagedAttentionParams ref;
-  ref.layout = params.layout;
-  ref.scale = params.scale;
-  ref.causal = params.causal;
-  ref.windowLeft = params.windowLeft;
-  ref.windowRight = params.windowRight;
-  ref.softCap = params.logitsSoftCap;
   int64_t rows = query.rank() >= 1 ? query.dim(0) : 0;
   ATTN_VIEW(q, view(query, batchTokens(queryStartLoc, rows)));
   ATTN_VIEW(cache, view(kvCache));
   return deliver(attn::pagedAttention(q, cache, blockTable, seqLens,
                                       queryStartLoc, params.alibiSlopes,
-                                      params.sinks, ref),
+                                      params.sinks, params),
                  out, lse);
 }
 
@@ -139,13 +132,9 @@ Status CpuExecutor::mlaDecode(const DeviceTensor &q,
                               const MlaDecodeParams &params,
                               const DeviceTensor &out,
                               const DeviceTensor *lse) {
-  attn::MlaDecodeParams ref;
-  ref.scale = params.scale;
-  ref.kvLoraRank = params.kvLoraRank;
-  ref.numKvSplits = params.numKvSplits;
   ATTN_VIEW(query, view(q));
   ATTN_VIEW(cache, view(kvCache));
-  return deliver(attn::mlaDecode(query, cache, blockTable, seqLens, ref), out,
+  return deliver(attn::mlaDecode(query, cache, blockTable, seqLens, params), out,
                  lse);
 }
 

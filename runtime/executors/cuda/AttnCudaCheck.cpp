@@ -227,12 +227,12 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
       compare(v.name, "kv_cache", got, want, rows);
       return Status::ok();
     }
-    PagedAttentionParams params;
+    runtime::PagedAttentionParams params;
     params.scale = p.real("scale", problem->scale);
     params.causal = p.boolean("causal", true);
     params.windowLeft = p.integer("window_left", -1);
     params.windowRight = p.integer("window_right", -1);
-    params.logitsSoftCap = p.real("soft_cap", 0.0);
+    params.softCap = p.real("soft_cap", 0.0);
     params.alibiSlopes =
         p.boolean("alibi", false) ? &problem->alibiSlopes : nullptr;
     params.sinks = p.boolean("sinks", false) ? &problem->sinks : nullptr;
@@ -430,7 +430,7 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
   std::vector<int64_t> contexts = options.quick
                                       ? std::vector<int64_t>{256}
                                       : std::vector<int64_t>{1024, 4096, 16384};
-  PagedAttentionParams llama;
+  runtime::PagedAttentionParams llama;
   llama.scale = 1.0 / std::sqrt(static_cast<double>(d));
   for (int64_t reqs : batches)
     for (int64_t ctx : contexts) {

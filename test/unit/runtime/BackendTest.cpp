@@ -408,7 +408,7 @@ TEST_F(FlashForward, WritesTheCacheThenRunsPagedAttention) {
   EXPECT_EQ(call.params.scale, 0.125);
   EXPECT_TRUE(call.params.causal);
   EXPECT_EQ(call.params.windowLeft, -1);
-  EXPECT_EQ(call.params.logitsSoftCap, 0.0);
+  EXPECT_EQ(call.params.softCap, 0.0);
   EXPECT_EQ(call.params.sinks, nullptr);
   EXPECT_FALSE(call.wantsLse);
   EXPECT_EQ(executor.merges, 0);
@@ -423,7 +423,7 @@ TEST_F(FlashForward, PassesWindowSoftCapAndSinks) {
   const PagedAttentionParams &p = executor.pagedCalls.at(0).params;
   EXPECT_EQ(p.windowLeft, 7);
   EXPECT_EQ(p.windowRight, 0);
-  EXPECT_EQ(p.logitsSoftCap, 30.0);
+  EXPECT_EQ(p.softCap, 30.0);
   ASSERT_NE(p.sinks, nullptr);
   EXPECT_EQ(p.sinks->dim(0), 8);
 }

@@ -101,20 +101,6 @@ struct TiledCache {
   }
 };
 
-/// Flat element index of (block, part, offset, head, d) in the host cache.
-int64_t hostCacheIndex(const Tensor &cache, KvLayout layout, int64_t parts,
-                       int64_t block, int64_t part, int64_t offset,
-                       int64_t head, int64_t d) {
-  if (parts == 1) // MLA: [NB, B, row]
-    return (block * cache.dim(1) + offset) * cache.dim(2) + d;
-  int64_t B = layout == KvLayout::NHD ? cache.dim(2) : cache.dim(3);
-  int64_t G = layout == KvLayout::NHD ? cache.dim(3) : cache.dim(2);
-  int64_t D = cache.dim(4);
-  if (layout == KvLayout::NHD)
-    return (((block * 2 + part) * B + offset) * G + head) * D + d;
-  return (((block * 2 + part) * G + head) * B + offset) * D + d;
-}
-
 /// Copies the host cache into (toDevice) or out of the tiled device pages.
 void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
                   std::vector<uint8_t> &pages, bool toDevice) {
@@ -122,6 +108,18 @@ void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
   size_t tileBytes = kTileElements * esz;
   if (toDevice)
     pages.assign(size_t(tc.numPages()) * tileBytes, 0);
+  // Where a row of the host cache starts: the paged cache's geometry
+  // (reference/ops/KvCache.h), or the MLA cache's [NB, B, row].
+  KvCacheGeometry paged;
+  if (tc.parts == 2)
+    paged = KvCacheGeometry::ofShape(cache.shape(), layout, cache.describe())
+                .value();
+  auto rowStart = [&](int64_t block, int64_t part, int64_t offset,
+                      int64_t head) {
+    if (tc.parts == 1)
+      return (block * cache.dim(1) + offset) * cache.dim(2);
+    return paged.rowOffset(static_cast<KvPart>(part), block, offset, head);
+  };
   for (int64_t b = 0; b < tc.numBlocks; ++b)
     for (int64_t part = 0; part < tc.parts; ++part)
       for (int64_t g = 0; g < tc.numKvHeads; ++g)
@@ -129,9 +127,9 @@ void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
           for (int64_t dt = 0; dt < tc.dTiles(); ++dt) {
             int64_t page, row;
             tc.locate(b, o, part, g, dt, page, row);
+            const int64_t rowBase = rowStart(b, part, o, g);
             for (int64_t c = 0; c < 32; ++c) {
-              int64_t host = hostCacheIndex(cache, layout, tc.parts, b, part,
-                                            o, g, dt * 32 + c);
+              int64_t host = rowBase + dt * 32 + c;
               uint8_t *dev = pages.data() + page * tileBytes +
                              faceOffset(uint32_t(row), uint32_t(c)) * esz;
               uint8_t *h = cache.data() + host * esz;

@@ -6,11 +6,12 @@
 //   llama     GQA, f16: 8 query heads over 2 kv heads of 64
 //   gemma     bf16, 8 over 4 heads of 128, soft cap 30, sliding window 48
 //   deepseek  MLA, bf16: 16 heads over the 576-wide latent cache (512 + 64)
-// The engine side is a Session (runtime/session/Session.h): it opens the
-// device and the bundles once, and each model's layer gets its backend from
-// the registry, its cache in the backend's shape, and an impl checked
-// against the bundles, so a missing variant fails at start-up naming the
-// attn-compile --variant to add. Then steps of prefill, chunked prefill and
+// The engine side is Engine.h / Engine.cpp (under 150 lines): a Session
+// (runtime/session/Session.h) opens the device and the bundles once, and
+// each model's layer gets its backend from the registry, its cache in the
+// backend's shape, and an impl checked against the bundles, so a missing
+// variant fails at start-up naming the attn-compile --variant to add. This
+// file is the harness around it: steps of prefill, chunked prefill and
 // decode with requests that arrive, grow and finish (MLA decodes only: its
 // prompts go into the latent cache on arrival, as an engine's prefill path
 // would). Every step runs on the device and on the CPU backend and is
@@ -27,9 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "examples/host/Engine.h"
 #include "reference/ops/Random.h"
-#include "runtime/Metadata.h"
-#include "runtime/session/Devices.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +40,7 @@
 #include <vector>
 
 using namespace attn;
+using namespace attn::example;
 using namespace attn::runtime;
 
 namespace {
@@ -199,6 +200,21 @@ public:
     return Status::ok();
   }
 
+  /// This step's batch for `lens`, with the blocks it needs reserved.
+  Result<Batch> batch(const std::vector<int64_t> &lens) {
+    Batch b;
+    for (size_t i = 0; i < running_.size(); ++i) {
+      Request &r = running_[i];
+      ATTN_RETURN_IF_ERROR(reserve(i, r.computed + lens[i]));
+      b.queryLens.push_back(lens[i]);
+      b.computed.push_back(r.computed);
+      b.blocks.push_back(r.blocks);
+      for (int64_t p = r.computed; p < r.computed + lens[i]; ++p)
+        b.slots.push_back(slot(i, p));
+    }
+    return b;
+  }
+
   int64_t slot(size_t i, int64_t position) const {
     const Request &r = running_[i];
     return r.blocks[position / kBlockSize] * kBlockSize + position % kBlockSize;
@@ -228,11 +244,17 @@ private:
   std::vector<int32_t> freeBlocks_;
 };
 
-/// One model, served by the device's session and by the CPU's.
+/// One model, served by the device's engine and by the CPU's.
 struct Model {
   AttentionLayer config;
-  std::unique_ptr<SessionLayer> device, reference;
+  /// Its index in both engines.
+  size_t index;
   Scheduler scheduler;
+};
+
+/// The engine under test and the CPU engine it is compared with.
+struct Engines {
+  std::unique_ptr<Engine> device, reference;
 };
 
 /// Elements outside atol + rtol * |reference|, and the largest error.
@@ -254,15 +276,15 @@ Comparison compare(const Tensor &device, const Tensor &reference,
   return c;
 }
 
-/// The step's activations (what the model computed), on the layer's device.
-Result<DeviceTensor> onDevice(SessionLayer &layer, const Tensor &host) {
-  return toDevice(layer.executor->device(), host);
+/// The step's activations (what the model computed), on `engine`'s device.
+Result<DeviceTensor> onDevice(Engine &engine, const Tensor &host) {
+  return toDevice(engine.device(), host);
 }
 
 /// Writes the prompts of newly arrived MLA requests into both latent caches
 /// (an engine's prefill path), so that every step of the model is a decode.
-Status prefillLatents(Model &m, const std::vector<size_t> &arrived,
-                      Random &random) {
+Status prefillLatents(Engines &engines, Model &m,
+                      const std::vector<size_t> &arrived, Random &random) {
   int64_t rank = m.config.kvLoraRank, rope = m.config.headSize - rank;
   for (size_t i : arrived) {
     Request &r = m.scheduler.running()[i];
@@ -274,67 +296,36 @@ Status prefillLatents(Model &m, const std::vector<size_t> &arrived,
     Tensor kPe(m.config.dtype, {r.promptLen, rope});
     random.fill(kvC, -1.0, 1.0);
     random.fill(kPe, -1.0, 1.0);
-    for (SessionLayer *layer : {m.device.get(), m.reference.get()}) {
-      Result<DeviceTensor> c = onDevice(*layer, kvC), p = onDevice(*layer, kPe);
+    for (Engine *engine : {engines.device.get(), engines.reference.get()}) {
+      Result<DeviceTensor> c = onDevice(*engine, kvC),
+                           p = onDevice(*engine, kPe);
       if (!c || !p)
         return !c ? c.status() : p.status();
-      ATTN_RETURN_IF_ERROR(layer->executor->concatAndCacheMla(
-          *c, *p, toTensor(slots), layer->kvCache));
+      ATTN_RETURN_IF_ERROR(engine->writeLatents(m.index, *c, *p, slots));
     }
     r.computed = r.promptLen;
   }
   return Status::ok();
 }
 
-/// The step's metadata, as the engine's model runner fills it.
-Result<CommonAttentionMetadata> stepMetadata(Model &m,
-                                             const std::vector<int64_t> &lens) {
-  std::vector<Request> &reqs = m.scheduler.running();
-  StepInputs inputs;
-  inputs.queryStartLoc = {0};
-  std::vector<int64_t> slots;
-  int64_t cols = 0;
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    Request &r = reqs[i];
-    ATTN_RETURN_IF_ERROR(m.scheduler.reserve(i, r.computed + lens[i]));
-    inputs.queryStartLoc.push_back(
-        static_cast<int32_t>(inputs.queryStartLoc.back() + lens[i]));
-    inputs.seqLens.push_back(static_cast<int32_t>(r.computed + lens[i]));
-    for (int64_t p = r.computed; p < r.computed + lens[i]; ++p)
-      slots.push_back(m.scheduler.slot(i, p));
-    cols = std::max<int64_t>(cols, r.blocks.size());
-  }
-  inputs.slotMapping = {slots};
-  std::vector<int32_t> blockTable(reqs.size() * cols, 0);
-  for (size_t i = 0; i < reqs.size(); ++i)
-    std::copy(reqs[i].blocks.begin(), reqs[i].blocks.end(),
-              blockTable.begin() + i * cols);
-  return makeCommonAttentionMetadata(inputs, blockTable,
-                                     static_cast<int32_t>(cols));
-}
-
-/// One forward of `layer` on device tensors; returns its output read back,
-/// after checking that forward moved no cache bytes: metadata to the device
-/// only, nothing back.
-Result<Tensor> forward(SessionLayer &layer, const CommonAttentionMetadata &cam,
-                       const Tensor &query, const Tensor &key,
-                       const Tensor &value, int64_t valueWidth) {
-  const AttentionLayer &l = layer.config;
-  PlanDevice &device = layer.executor->device();
-  Result<std::unique_ptr<AttentionMetadata>> md =
-      layer.builder->build(/*commonPrefixLen=*/0, cam);
-  if (!md)
-    return md.status();
-  Result<DeviceTensor> q = onDevice(layer, query), k = onDevice(layer, key),
-                       v = onDevice(layer, value);
+/// One forward of `model` on `engine` over device tensors; returns its
+/// output read back, after checking that forward moved no cache bytes:
+/// metadata to the device only, nothing back.
+Result<Tensor> forward(Engine &engine, size_t model,
+                       const CommonAttentionMetadata &cam, const Tensor &query,
+                       const Tensor &key, const Tensor &value,
+                       int64_t valueWidth) {
+  const AttentionLayer &l = engine.layer(model).config;
+  PlanDevice &device = engine.device();
+  Result<DeviceTensor> q = onDevice(engine, query), k = onDevice(engine, key),
+                       v = onDevice(engine, value);
   Result<DeviceTensor> out =
       allocateTensor(device, l.dtype, {query.dim(0), l.numHeads, valueWidth});
   for (const Result<DeviceTensor> *t : {&q, &k, &v, &out})
     if (!*t)
       return t->status();
   device.resetTransfers();
-  ATTN_RETURN_IF_ERROR(
-      layer.impl->forward(l, *q, *k, *v, layer.kvCache, **md, *out));
+  ATTN_RETURN_IF_ERROR(engine.forward(model, cam, *q, *k, *v, *out));
   // The metadata (and ALiBi slopes or sinks, if the layer had them), plus
   // the plans' params: a few integers per launch.
   uint64_t metadataBytes =
@@ -350,18 +341,22 @@ Result<Tensor> forward(SessionLayer &layer, const CommonAttentionMetadata &cam,
   return toHost(*out);
 }
 
-/// Runs one step of `m` on both sessions; returns whether the outputs agree.
-Result<bool> runStep(Model &m, int64_t step, Random &random) {
+/// Runs one step of `m` on both engines; returns whether the outputs agree.
+Result<bool> runStep(Engines &engines, Model &m, int64_t step,
+                     Random &random) {
   std::vector<size_t> arrived = m.scheduler.admit(step);
   if (isMla(m.config))
-    ATTN_RETURN_IF_ERROR(prefillLatents(m, arrived, random));
+    ATTN_RETURN_IF_ERROR(prefillLatents(engines, m, arrived, random));
   if (m.scheduler.running().empty()) {
     std::printf("step %lld %s: idle\n", static_cast<long long>(step),
                 m.config.name.c_str());
     return true;
   }
   std::vector<int64_t> lens = m.scheduler.queryLens();
-  Result<CommonAttentionMetadata> cam = stepMetadata(m, lens);
+  Result<Batch> batch = m.scheduler.batch(lens);
+  if (!batch)
+    return batch.status();
+  Result<CommonAttentionMetadata> cam = Engine::metadata(*batch);
   if (!cam)
     return cam.status();
 
@@ -377,11 +372,12 @@ Result<bool> runStep(Model &m, int64_t step, Random &random) {
   for (Tensor *t : {&query, &key, &value})
     random.fill(*t, -1.0, 1.0);
   int64_t valueWidth = isMla(l) ? l.kvLoraRank : l.headSize;
-  Result<Tensor> got = forward(*m.device, *cam, query, key, value, valueWidth);
+  Result<Tensor> got =
+      forward(*engines.device, m.index, *cam, query, key, value, valueWidth);
   if (!got)
     return got.status();
-  Result<Tensor> want =
-      forward(*m.reference, *cam, query, key, value, valueWidth);
+  Result<Tensor> want = forward(*engines.reference, m.index, *cam, query, key,
+                                value, valueWidth);
   if (!want)
     return want.status();
 
@@ -414,43 +410,35 @@ int run(const Options &options) {
                  s.message().c_str());
     return 1;
   };
-  // The engine side: one session per device, a layer per model on each.
-  Result<std::unique_ptr<Session>> session =
-      openSession(*device, options.bundles);
-  if (!session)
-    return fail(options.device, session.status());
-  Result<std::unique_ptr<Session>> cpu = openSession(DeviceType::CPU);
+  // The engine under test and the CPU engine, each with a layer per model.
+  Engines engines;
+  Result<std::unique_ptr<Engine>> onDevice =
+      Engine::open(*device, options.bundles, models(), kNumBlocks, kBlockSize);
+  if (!onDevice)
+    return fail(options.device, onDevice.status());
+  engines.device = std::move(*onDevice);
+  Result<std::unique_ptr<Engine>> cpu =
+      Engine::open(DeviceType::CPU, {}, models(), kNumBlocks, kBlockSize);
   if (!cpu)
     return fail("cpu", cpu.status());
+  engines.reference = std::move(*cpu);
   Random random(options.seed);
   std::vector<std::unique_ptr<Model>> served;
   for (const AttentionLayer &layer : models()) {
-    KvCacheSpec spec{kBlockSize, layer.numKvHeads, layer.headSize, layer.dtype,
-                     "auto"};
-    Result<std::unique_ptr<SessionLayer>> onDevice =
-        (*session)->createLayer(layer, spec, kNumBlocks);
-    if (!onDevice)
-      return fail(options.device, onDevice.status());
-    Result<std::unique_ptr<SessionLayer>> reference =
-        (*cpu)->createLayer(layer, spec, kNumBlocks);
-    if (!reference)
-      return fail("cpu", reference.status());
-    const Bundle *bundle = (*onDevice)->bundle;
-    std::printf(
-        "%s: %s on %s%s, kv cache %s\n", layer.name.c_str(),
-        std::string((*onDevice)->backend->name()).c_str(),
-        std::string((*onDevice)->executor->name()).c_str(),
-        bundle ? (" from " + bundle->directory).c_str() : "",
-        (*onDevice)->kvCache.describe().c_str());
+    SessionLayer &l = engines.device->layer(served.size());
+    std::printf("%s: %s on %s%s, kv cache %s\n", layer.name.c_str(),
+                std::string(l.backend->name()).c_str(),
+                std::string(l.executor->name()).c_str(),
+                l.bundle ? (" from " + l.bundle->directory).c_str() : "",
+                l.kvCache.describe().c_str());
     served.push_back(std::make_unique<Model>(
-        Model{layer, std::move(*onDevice), std::move(*reference),
-              Scheduler(random)}));
+        Model{layer, served.size(), Scheduler(random)}));
   }
 
   int64_t failures = 0;
   for (int64_t step = 0; step < options.steps; ++step)
     for (std::unique_ptr<Model> &m : served) {
-      Result<bool> ok = runStep(*m, step, random);
+      Result<bool> ok = runStep(engines, *m, step, random);
       if (!ok)
         return fail(m->config.name, ok.status());
       failures += !*ok;

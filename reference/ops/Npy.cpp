@@ -261,7 +261,10 @@ Result<Tensor> parseNpy(std::string_view bytes, std::string_view name,
                   " bytes, the file has ", dataBytes);
   }
   Tensor fileTensor(*stored, header.shape);
-  std::memcpy(fileTensor.data(), bytes.data() + dataStart, dataBytes);
+  // A zero-size tensor has no buffer: data() may be null, and memcpy must
+  // not see a null pointer even for 0 bytes.
+  if (dataBytes)
+    std::memcpy(fileTensor.data(), bytes.data() + dataStart, dataBytes);
   if (dtype == *stored)
     return fileTensor;
 

@@ -2,6 +2,7 @@
 #include "reference/ops/Tensor.h"
 
 #include <cassert>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <sstream>
@@ -15,13 +16,6 @@ std::string describeShape(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     os << (i ? ", " : "") << shape[i];
   return os.str();
-}
-
-int64_t product(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
 }
 
 template <typename T>
@@ -73,9 +67,13 @@ Result<Tensor> Tensor::create(DType dtype, std::vector<int64_t> shape) {
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
-  for ([[maybe_unused]] int64_t d : shape_)
-    assert(d >= 0 && "negative dimension");
-  bytes_.assign(static_cast<size_t>(product(shape_)) * byteWidth(dtype_), 0);
+  // The size comes from tensorBytes, never from a product that could
+  // overflow: a shape it rejects (a caller's bug; shapes from input go
+  // through create()) asks for SIZE_MAX bytes, which vector refuses with
+  // std::length_error instead of wrapping to a small buffer.
+  Result<uint64_t> bytes = tensorBytes(dtype_, shape_);
+  assert(bytes && "invalid shape: check shapes from input with create()");
+  bytes_.assign(bytes ? static_cast<size_t>(*bytes) : SIZE_MAX, 0);
 }
 
 Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, void *data) {

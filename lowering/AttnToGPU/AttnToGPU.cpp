@@ -146,8 +146,14 @@ struct ConvertAttnToGPUPass
     // The builders emit index arithmetic naively (a constant per use, one
     // expression per lane element); fold and share it so that the kernels
     // read well and every target starts from the same clean IR.
+    // Upstream's RemoveDuplicateSuccessorInputUses compares every pair of a
+    // loop's iter_args on each visit: with the hundreds a wide head group
+    // carries (H / G = 128: 768) it took most of a minute, for no change to
+    // these kernels.
     OpPassManager cleanup(gpu::GPUModuleOp::getOperationName());
-    cleanup.addPass(createCanonicalizerPass());
+    cleanup.addPass(createCanonicalizerPass(
+        GreedyRewriteConfig(),
+        {"(anonymous namespace)::RemoveDuplicateSuccessorInputUses"}));
     cleanup.addPass(createCSEPass());
     for (auto kernels : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
       if (kernels->hasAttr("attn.kernels") && failed(runPipeline(cleanup, kernels)))

@@ -65,6 +65,12 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
   if (cache.headSize != headSize)
     return errorf("kv_cache head size ", cache.headSize,
                   " does not match the query head size ", headSize);
+  // As the verifier: at least one head of at least one element (query rows
+  // are read from head 0, element 0 on).
+  if (numHeads == 0 || headSize == 0)
+    return errorf("num_heads and the head size must be at least 1, got a "
+                  "query of ",
+                  query.describe());
   ATTN_RETURN_IF_ERROR(checkPerHead(alibiSlopes, "alibi_slopes", numHeads));
   ATTN_RETURN_IF_ERROR(checkPerHead(sinks, "sinks", numHeads));
   if (!std::isfinite(params.scale))

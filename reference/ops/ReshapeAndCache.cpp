@@ -33,6 +33,9 @@ Status reshapeAndCache(const Tensor &key, const Tensor &value, Tensor &kvCache,
 
   // The cache has the key's dtype, so rows are copied bit for bit.
   const size_t rowBytes = cache.headSize * byteWidth(key.dtype());
+  // Rows of head size 0 have nothing to copy (and no element 0 to index).
+  if (rowBytes == 0)
+    return Status::ok();
   for (int64_t t = 0; t < numTokens; ++t) {
     const int64_t slot = slotMapping.getInt(t);
     if (slot < 0)
@@ -73,19 +76,20 @@ Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
   ATTN_RETURN_IF_ERROR(
       checkSlotMapping(slotMapping, numTokens, numBlocks, blockSize));
 
+  // Rows of zero width (L or P is 0) have nothing to copy, and no element
+  // whose offset could be taken.
   const int64_t width = byteWidth(kvC.dtype());
+  const int64_t latentBytes = latentSize * width, ropeBytes = ropeSize * width;
   for (int64_t t = 0; t < numTokens; ++t) {
     const int64_t slot = slotMapping.getInt(t);
     if (slot < 0)
       continue;
     // Row `slot` of the cache viewed as [NB * B, L + P].
-    uint8_t *row =
-        latentCache.data() +
-        latentCache.offset({slot / blockSize, slot % blockSize, 0}) * width;
-    std::memcpy(row, kvC.data() + kvC.offset({t, 0}) * width,
-                latentSize * width);
-    std::memcpy(row + latentSize * width,
-                kPe.data() + kPe.offset({t, 0}) * width, ropeSize * width);
+    uint8_t *row = latentCache.data() + slot * (latentBytes + ropeBytes);
+    if (latentBytes)
+      std::memcpy(row, kvC.data() + t * latentBytes, latentBytes);
+    if (ropeBytes)
+      std::memcpy(row + latentBytes, kPe.data() + t * ropeBytes, ropeBytes);
   }
   return Status::ok();
 }

@@ -352,6 +352,19 @@ TEST(PagedAttentionErrors, Operands) {
   EXPECT_ERROR(headSize.run(),
                "kv_cache head size 2 does not match the query head size 4");
 
+  // Found by test/fuzz (metadata): a query without heads, or with heads of
+  // no element, once read row 0 of an empty axis (Tensor::offset's assert).
+  ValidOperands noHeads = v;
+  noHeads.p.query = Tensor(DType::F32, {1, 0, 2});
+  EXPECT_ERROR(noHeads.run(),
+               "num_heads and the head size must be at least 1, got a query "
+               "of [1, 0, 2] f32");
+  ValidOperands emptyHeads = v;
+  emptyHeads.p.query = Tensor(DType::F32, {1, 4, 0});
+  emptyHeads.p.kvCache = Tensor(DType::F32, {4, 2, 2, 2, 0});
+  EXPECT_ERROR(emptyHeads.run(), "num_heads and the head size must be at "
+                                 "least 1");
+
   ValidOperands cacheRank = v;
   cacheRank.p.kvCache = Tensor(DType::F32, {4, 2, 2, 2});
   EXPECT_ERROR(cacheRank.run(), "kv_cache must be a rank-5 tensor");

@@ -142,6 +142,31 @@ TEST(ConcatAndCacheMla, WritesConcatenatedRowsAndSkipsPadding) {
   }
 }
 
+// Found by test/fuzz (metadata): rows of zero width once took the offset
+// of element 0 of an empty axis (Tensor::offset's assert). They write
+// nothing and touch no other part of the row.
+TEST(ConcatAndCacheMla, ZeroWidthPartsWriteNothing) {
+  Tensor cache(DType::F32, {2, 4, 2});
+  Tensor kvC(DType::F32, {2, 0}), kPe(DType::F32, {2, 2});
+  fillLatentTokens(kvC, kPe);
+  const Tensor slots = ints(DType::I64, {2}, {1, 6});
+  ASSERT_TRUE(concatAndCacheMla(kvC, kPe, cache, slots).isOk());
+  EXPECT_EQ(cache.getFloat(cache.offset({1, 2, 1})),
+            kPe.getFloat(kPe.offset({1, 1})));
+  Tensor empty(DType::F32, {2, 4, 0});
+  EXPECT_TRUE(concatAndCacheMla(Tensor(DType::F32, {2, 0}),
+                                Tensor(DType::F32, {2, 0}), empty, slots)
+                  .isOk());
+}
+
+TEST(ReshapeAndCache, HeadSizeZeroWritesNothing) {
+  Tensor cache(DType::F16, {2, 2, 4, 1, 0});
+  const Tensor key(DType::F16, {2, 1, 0}), value(DType::F16, {2, 1, 0});
+  EXPECT_TRUE(reshapeAndCache(key, value, cache,
+                              ints(DType::I64, {2}, {0, 7}), KvLayout::NHD)
+                  .isOk());
+}
+
 TEST(ConcatAndCacheMlaErrors, BadSlotWritesNothing) {
   Tensor cache(DType::BF16, {2, 4, 6});
   Tensor kvC(DType::BF16, {3, 4}), kPe(DType::BF16, {3, 2});

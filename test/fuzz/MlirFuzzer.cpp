@@ -22,11 +22,15 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 
+#include <string>
+
 using namespace mlir;
 using namespace mlir::attn;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer reads up to a terminating NUL, which files read through
+  // llvm::MemoryBuffer have and libFuzzer's bytes do not.
+  const std::string text(reinterpret_cast<const char *>(data), size);
   // Parse with attn's own dialects only: the upstream dialects' parsers are
   // not what this target tests. The pipeline's dialects come after.
   DialectRegistry parseDialects;

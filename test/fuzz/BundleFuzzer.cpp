@@ -187,9 +187,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const fs::path dir = scratchDir() / "b.attnb";
   std::string_view inputBytes = writeBundle(
       std::string_view(reinterpret_cast<const char *>(data), size), dir);
+  // ATTN_FUZZ_VERBOSE=1: say how far each input got (to check the seeds).
+  static const bool verbose = std::getenv("ATTN_FUZZ_VERBOSE");
   Result<Bundle> bundle = loadBundle(dir.string());
-  if (!bundle)
+  if (!bundle) {
+    if (verbose)
+      std::fprintf(stderr, "bundle: not loaded: %s\n",
+                   bundle.message().c_str());
     return 0;
+  }
   FuzzInput in(reinterpret_cast<const uint8_t *>(inputBytes.data()),
                inputBytes.size());
   FuzzDevice device;
@@ -207,6 +213,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (inputs.size() != plan->arguments.size())
       continue;
     Result<std::vector<Tensor>> results = runPlan(*plan, device, inputs);
+    if (verbose)
+      std::fprintf(stderr, "bundle: plan %s: %s\n", plan->function.c_str(),
+                   results ? "ran" : results.message().c_str());
     if (results && results->size() != plan->results.size()) {
       std::fprintf(stderr, "bundle: plan %s returned %zu results, not %zu\n",
                    plan->function.c_str(), results->size(),

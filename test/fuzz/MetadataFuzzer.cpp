@@ -108,6 +108,12 @@ Batch drawBatch(FuzzInput &in) {
   return b;
 }
 
+std::vector<int64_t> pagedCacheShape(const Batch &b, KvLayout layout) {
+  if (layout == KvLayout::NHD)
+    return {b.numBlocks, 2, b.blockSize, b.numKvHeads, b.headSize};
+  return {b.numBlocks, 2, b.numKvHeads, b.blockSize, b.headSize};
+}
+
 void checkMetadata(FuzzInput &in, const Batch &b) {
   Result<CommonAttentionMetadata> m = makeCommonAttentionMetadata(
       b.qsl, b.seqLens, in.flag() ? &b.blockTable : nullptr,
@@ -125,15 +131,9 @@ void checkMetadata(FuzzInput &in, const Batch &b) {
 void runPagedAttention(FuzzInput &in, const Batch &b) {
   PagedAttentionParams p;
   p.layout = in.flag() ? KvLayout::HND : KvLayout::NHD;
-  std::vector<int64_t> cacheShape =
-      p.layout == KvLayout::NHD
-          ? std::vector<int64_t>{b.numBlocks, 2, b.blockSize, b.numKvHeads,
-                                 b.headSize}
-          : std::vector<int64_t>{b.numBlocks, 2, b.numKvHeads, b.blockSize,
-                                 b.headSize};
   Tensor query =
       drawTensor(in, b.dtype, {b.numTokens, b.numHeads, b.headSize});
-  Tensor cache = drawTensor(in, b.dtype, cacheShape);
+  Tensor cache = drawTensor(in, b.dtype, pagedCacheShape(b, p.layout));
   std::optional<Tensor> alibi, sinks;
   if (in.flag())
     alibi = drawTensor(in, DType::F32, {b.numHeads});
@@ -152,16 +152,10 @@ void runPagedAttention(FuzzInput &in, const Batch &b) {
 
 void runReshapeAndCache(FuzzInput &in, const Batch &b) {
   KvLayout layout = in.flag() ? KvLayout::HND : KvLayout::NHD;
-  std::vector<int64_t> cacheShape =
-      layout == KvLayout::NHD
-          ? std::vector<int64_t>{b.numBlocks, 2, b.blockSize, b.numKvHeads,
-                                 b.headSize}
-          : std::vector<int64_t>{b.numBlocks, 2, b.numKvHeads, b.blockSize,
-                                 b.headSize};
   Tensor key = drawTensor(in, b.dtype, {b.numTokens, b.numKvHeads, b.headSize});
   Tensor value =
       drawTensor(in, b.dtype, {b.numTokens, b.numKvHeads, b.headSize});
-  Tensor cache = drawTensor(in, b.dtype, cacheShape);
+  Tensor cache = drawTensor(in, b.dtype, pagedCacheShape(b, layout));
   (void)reshapeAndCache(key, value, cache, b.slotMapping, layout);
 }
 

@@ -102,11 +102,15 @@ Result<AttentionOutput> mlaDecode(const Tensor &q, const Tensor &cache,
       return;
     }
 
-    const int64_t chunk = (seqLen + params.numKvSplits - 1) / params.numKvSplits;
+    // Split s takes keys [s * chunk, (s + 1) * chunk). Splits past the last
+    // key are empty and merge as the identity, so only the others are
+    // visited: num_kv_splits may be any count >= 1 (2^62 once looped for
+    // ever, and overflowed computing the chunk).
+    const int64_t chunk =
+        seqLen == 0 ? 1 : (seqLen - 1) / params.numKvSplits + 1;
     AttentionState merged;
     merged.out.assign(latentSize, 0.0);
-    for (int64_t split = 0; split < params.numKvSplits; ++split) {
-      const int64_t begin = std::min(seqLen, split * chunk);
+    for (int64_t begin = 0; begin < seqLen; begin += chunk) {
       const int64_t end = std::min(seqLen, begin + chunk);
       std::vector<double> scores;
       std::vector<const double *> values;

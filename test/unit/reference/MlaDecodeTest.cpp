@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace attn {
 namespace {
@@ -121,6 +123,26 @@ TEST(MlaDecode, SplitCountChangesOnlyRounding) {
         ASSERT_LE(std::fabs(lse[i] - lse1[i]), 0x1p-23 * std::fabs(lse1[i]))
             << i;
     }
+  }
+}
+
+// Found by test/fuzz (metadata, a timeout): every split was visited, so
+// num_kv_splits = 2^62 looped for ever. Splits beyond the keys are empty;
+// any count past seq_len computes what seq_len splits do, bit for bit.
+TEST(MlaDecode, HugeSplitCountsCostNoMoreThanOneSplitPerKey) {
+  const Problem p = mlaProblem(DType::F32);
+  int64_t maxSeqLen = 0;
+  for (int64_t r = 0; r < p.seqLens.numElements(); ++r)
+    maxSeqLen = std::max(maxSeqLen, p.seqLens.getInt(r));
+  Result<AttentionOutput> perKey = mlaDecode(
+      p.query, p.kvCache, p.blockTable, p.seqLens, {p.scale, 32, maxSeqLen});
+  ASSERT_TRUE(perKey.isOk()) << perKey.message();
+  for (int64_t splits : {int64_t{1} << 62, INT64_MAX}) {
+    Result<AttentionOutput> huge = mlaDecode(
+        p.query, p.kvCache, p.blockTable, p.seqLens, {p.scale, 32, splits});
+    ASSERT_TRUE(huge.isOk()) << huge.message();
+    EXPECT_TRUE(huge->out == perKey->out);
+    EXPECT_TRUE(huge->lse == perKey->lse);
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -24,7 +25,8 @@ public:
   template <typename T> T take() {
     T v{};
     const size_t n = std::min(sizeof(T), bytes_.size());
-    std::memcpy(&v, bytes_.data(), n);
+    if (n) // an empty view may have a null data()
+      std::memcpy(&v, bytes_.data(), n);
     bytes_.remove_prefix(n);
     return v;
   }

@@ -103,9 +103,11 @@ Tensor &Tensor::operator=(const Tensor &other) {
 }
 
 bool Tensor::operator==(const Tensor &other) const {
+  // An empty tensor's data() may be null, which memcmp must not get.
   return dtype_ == other.dtype_ && shape_ == other.shape_ &&
          numBytes() == other.numBytes() &&
-         std::memcmp(data(), other.data(), numBytes()) == 0;
+         (numBytes() == 0 ||
+          std::memcmp(data(), other.data(), numBytes()) == 0);
 }
 
 // From the bytes rather than the shape, so that a default-constructed

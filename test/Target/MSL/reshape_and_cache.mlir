@@ -5,6 +5,10 @@
 // CHECK-LABEL: // kernel f16_reshape_and_cache launch {"buffer_indices":[0,1,2,3,4],"entry_point":"f16_reshape_and_cache","msl_version":"2.3","subgroup_size":32,"workgroup_size":[32,1,1]}
 // CHECK: ulong _m0[1];
 // CHECK: kernel void f16_reshape_and_cache(device {{.*}} {{\[\[}}buffer(0)]], device {{.*}} {{\[\[}}buffer(1)]], device {{.*}} {{\[\[}}buffer(2)]], device {{.*}} {{\[\[}}buffer(3)]], device {{.*}} {{\[\[}}buffer(4)]],
+// The slot stays a ulong until it is compared with the cache's slot count,
+// so every negative slot (-2^32 + 5 too) is padding.
+// CHECK: ulong [[SLOT:_[0-9]+]] = f16_reshape_and_cache_arg_2._m0[gl_WorkGroupID.x];
+// CHECK: if ([[SLOT]] < ulong(
 // CHECK-NOT: simd_
 
 // CHECK-LABEL: // kernel bf16_hnd_reshape_and_cache launch {"buffer_indices":[0,1,2,3,4],"entry_point":"bf16_hnd_reshape_and_cache","msl_version":"2.3"

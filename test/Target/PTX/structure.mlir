@@ -13,6 +13,10 @@
 // CHECK: .param .u64 .ptr .align 1 cache_reshape_and_cache_param_0,
 // CHECK: .param .u64 cache_reshape_and_cache_param_24
 // CHECK-NEXT: )
+// The i64 slot is compared unsigned against the cache's slot count before
+// it becomes an index, so every negative slot (-2^32 + 5 too) is padding.
+// CHECK: or.b64 [[SLOT:%rd[0-9]+]], {{%rd[0-9]+}}, {{%rd[0-9]+}};
+// CHECK: setp.ge.u64 {{%p[0-9]+}}, [[SLOT]], {{%rd[0-9]+}};
 // CHECK-NOT: .entry
 // CHECK: // kernel paged_paged_attention
 // CHECK: .target sm_80

@@ -4,6 +4,7 @@
 // names one kernel for the life of the device: the same kernel again is a
 // no-op, another kernel under a taken symbol is refused (it once silently
 // replaced the first, and a Llama layer then ran a Gemma kernel).
+// Allocations are zero-filled without a host buffer as large as the request.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +14,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 using namespace attn;
 using ::testing::HasSubstr;
@@ -68,6 +71,34 @@ TEST_F(VulkanPlanDeviceTest, SubgroupSizesComeFromTheDevice) {
   EXPECT_LE(sizes.min, sizes.native);
   EXPECT_GE(sizes.max, sizes.native);
   EXPECT_FALSE(sizes.canRun(sizes.max * 2));
+}
+
+// A request larger than the device can bind is an error value: it once made
+// a host zero buffer as large as the request first (std::bad_alloc, abort).
+TEST_F(VulkanPlanDeviceTest, HugeAllocationIsAnError) {
+  auto huge = device->allocate(uint64_t{1} << 50);
+  ASSERT_FALSE(huge);
+  EXPECT_THAT(huge.message(),
+              HasSubstr("exceeds the device's storage buffer range"));
+}
+
+// Fresh buffers are zero across the fill's 1 MiB chunks, also where a
+// dropped buffer held other bytes before.
+TEST_F(VulkanPlanDeviceTest, FreshBuffersAreZeroAcrossChunks) {
+  const uint64_t bytes = (uint64_t{3} << 20) + 6;
+  for (int round = 0; round < 2; ++round) {
+    auto buffer = device->allocate(bytes);
+    ASSERT_TRUE(buffer) << buffer.message();
+    ASSERT_GE((*buffer)->size(), bytes);
+    std::vector<uint8_t> got(bytes, 0xab);
+    ASSERT_TRUE(device->read(**buffer, 0, got.data(), bytes));
+    EXPECT_TRUE(std::all_of(got.begin(), got.end(),
+                            [](uint8_t b) { return b == 0; }))
+        << "round " << round;
+    std::vector<uint8_t> junk(bytes, 0xab);
+    ASSERT_TRUE(device->write(**buffer, 0, junk.data(), bytes));
+    ASSERT_TRUE(device->synchronize());
+  }
 }
 
 } // namespace

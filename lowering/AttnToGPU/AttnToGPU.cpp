@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -34,6 +35,12 @@ namespace {
 /// The most invocations a workgroup of these kernels may have (CUDA's
 /// limit; Vulkan devices may allow fewer, down to 128).
 constexpr int64_t kMaxWorkgroupSize = 1024;
+
+/// Upstream's RegionBranchOpInterface canonicalizations, by debug name.
+const std::string kQuadraticCanonicalizations[] = {
+    "(anonymous namespace)::MakeRegionBranchOpSuccessorInputsDead",
+    "(anonymous namespace)::RemoveDeadRegionBranchOpSuccessorInputs",
+};
 
 /// Operands must be memrefs with an identity layout: the host flattens them
 /// with one collapse_shape and the kernel indexes them row-major.
@@ -145,9 +152,14 @@ struct ConvertAttnToGPUPass
 
     // The builders emit index arithmetic naively (a constant per use, one
     // expression per lane element); fold and share it so that the kernels
-    // read well and every target starts from the same clean IR.
+    // read well and every target starts from the same clean IR. The
+    // region-branch patterns that look for dead loop-carried values take
+    // time quadratic in the number of values a loop carries (thousands in
+    // the attention kernels, one per lane register of their state) and find
+    // none: the builders carry only live state.
     OpPassManager cleanup(gpu::GPUModuleOp::getOperationName());
-    cleanup.addPass(createCanonicalizerPass());
+    cleanup.addPass(createCanonicalizerPass(
+        GreedyRewriteConfig(), kQuadraticCanonicalizations));
     cleanup.addPass(createCSEPass());
     for (auto kernels : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
       if (kernels->hasAttr("attn.kernels") && failed(runPipeline(cleanup, kernels)))

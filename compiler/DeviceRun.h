@@ -56,10 +56,18 @@ struct KernelKnobs {
   int64_t vectorWidth = 1;
   /// Subgroups per paged_attention workgroup.
   int64_t attentionSubgroups = 4;
+  /// Values a lane may keep live; 0: what the device suggests
+  /// (CompileOptions::laneRegistersFor).
+  int64_t laneRegisters = 0;
+  /// paged_attention: the tiled prefill kernel for requests longer than
+  /// `decodeThreshold` query tokens (-1: the backend's threshold, or 1).
+  bool tiledPrefill = true;
+  int64_t decodeThreshold = -1;
 };
 
 /// The command-line flags of KernelKnobs (--split-kv, --vector-width,
-/// --attention-subgroups), shared by attn-run and attn-diff.
+/// --attention-subgroups, --lane-registers, --tiled-prefill,
+/// --decode-threshold), shared by attn-run and attn-diff.
 struct KernelKnobFlags {
   explicit KernelKnobFlags(llvm::cl::OptionCategory &category);
   KernelKnobs knobs() const;
@@ -67,6 +75,9 @@ struct KernelKnobFlags {
   llvm::cl::opt<int64_t> splitKv;
   llvm::cl::opt<int64_t> vectorWidth;
   llvm::cl::opt<int64_t> attentionSubgroups;
+  llvm::cl::opt<int64_t> laneRegisters;
+  llvm::cl::opt<bool> tiledPrefill;
+  llvm::cl::opt<int64_t> decodeThreshold;
 };
 
 /// Compiles `module` for `backend` with `knobs`, runs function `entry` on

@@ -89,6 +89,11 @@ struct ConvertAttnToGPUPass
       return bad("vector-load-bytes", vectorLoadBytes, ">= 0 (0: scalar)");
     if (splitKv < 0)
       return bad("split-kv", splitKv, ">= 0 (0: choose)");
+    if (laneRegisters <= 0)
+      return bad("lane-registers", laneRegisters, "a positive number");
+    if (decodeThreshold < -1)
+      return bad("decode-threshold", decodeThreshold,
+                 ">= -1 (-1: the backend's threshold)");
     // Vulkan guarantees 128 invocations per workgroup, CUDA allows 1024.
     if (attentionSubgroups * subgroupSize > kMaxWorkgroupSize) {
       mlir::emitError(loc) << "convert-attn-to-gpu: attention-subgroups x "
@@ -123,6 +128,9 @@ struct ConvertAttnToGPUPass
     ctx.options.attentionSubgroups = attentionSubgroups;
     ctx.options.bf16AsI16 = bf16AsI16;
     ctx.options.splitKv = splitKv;
+    ctx.options.laneRegisters = laneRegisters;
+    ctx.options.tiledPrefill = tiledPrefill;
+    ctx.options.decodeThreshold = decodeThreshold;
 
     ctx.module = module;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),

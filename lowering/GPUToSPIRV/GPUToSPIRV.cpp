@@ -159,6 +159,7 @@ void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
                                    const GPUToSPIRVPipelineOptions &options) {
   pm.addPass(createAttnSPIRVAttachTarget({options.subgroupSize}));
   pm.addPass(createAttnSPIRVWorkgroupMemory());
+  pm.addPass(createAttnSPIRVVectorLoads({options.aliasWideLoads}));
   pm.addPass(createConvertAttnMathToSPIRV());
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &spv = pm.nest<spirv::ModuleOp>();
@@ -167,9 +168,10 @@ void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
 }
 
 FailureOr<SmallVector<SPIRVKernel>>
-attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize) {
+attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
+                              bool aliasWideLoads) {
   PassManager pm(module.getContext());
-  buildGPUToSPIRVPipeline(pm, {subgroupSize});
+  buildGPUToSPIRVPipeline(pm, {subgroupSize, aliasWideLoads});
   if (failed(pm.run(module)))
     return failure();
   SmallVector<SPIRVKernel> kernels;

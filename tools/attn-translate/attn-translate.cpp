@@ -234,14 +234,17 @@ attn::ConvertAttnToGPUOptions loweringOptions(StringRef target) {
 }
 
 /// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
-/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`.
-FailureOr<SmallVector<attn::SPIRVKernel>> lowerToSPIRV(ModuleOp module) {
+/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`. SPIR-V for
+/// SPIRV-Cross (MSL) reads wide loads element by element, as SPIRVToMSL
+/// maps each binding to one Metal buffer.
+FailureOr<SmallVector<attn::SPIRVKernel>>
+lowerToSPIRV(ModuleOp module, bool aliasWideLoads = true) {
   attn::ConvertAttnToGPUOptions options = loweringOptions("spirv");
   PassManager pm(module.getContext());
   attn::buildAttnToGPUPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
-  return attn::translateKernelsToSPIRV(module, subgroupSize);
+  return attn::translateKernelsToSPIRV(module, subgroupSize, aliasWideLoads);
 }
 
 LogicalResult translateToSPIRV(ModuleOp module) {
@@ -301,7 +304,8 @@ LogicalResult translateToMSL(ModuleOp module) {
     }
     options.version = attn::makeMSLVersion(major, minor);
   }
-  FailureOr<SmallVector<attn::SPIRVKernel>> spirv = lowerToSPIRV(module);
+  FailureOr<SmallVector<attn::SPIRVKernel>> spirv =
+      lowerToSPIRV(module, /*aliasWideLoads=*/false);
   if (failed(spirv))
     return failure();
   if (listKernels)

@@ -173,6 +173,27 @@ Value KernelBuilder::fma(Value a, Value b, Value c) {
   return create<math::FmaOp>(a, b, c);
 }
 
+Value KernelBuilder::tanhF32(Value x) {
+  Value ax = create<math::AbsFOp>(x);
+  // |x| < 1/4: x (1 - x^2/3 + 2 x^4/15 - 17 x^6/315 + 62 x^8/2835), the
+  // Taylor series to the term whose successor is below 1e-8 relative there.
+  Value x2 = mulf(x, x);
+  Value poly = f32(62.0 / 2835.0);
+  for (double c : {-17.0 / 315.0, 2.0 / 15.0, -1.0 / 3.0, 1.0})
+    poly = fma(poly, x2, f32(c));
+  Value small = mulf(x, poly);
+  // Elsewhere from t = e^-2|x| in (0, e^-1/2]: no cancellation in 1 - t.
+  Value t = create<math::Exp2Op>(mulf(ax, f32(-2.0 / 0.6931471805599453)));
+  Value large = divf(subf(f32(1.0), t), addf(f32(1.0), t));
+  Value negative =
+      create<arith::CmpFOp>(arith::CmpFPredicate::OLT, x, f32(0.0));
+  large = select(negative, create<arith::NegFOp>(large), large);
+  Value isSmall = create<arith::CmpFOp>(arith::CmpFPredicate::OLT, ax,
+                                        f32(0.25));
+  // NaN compares false and takes the exp form, which keeps it NaN.
+  return select(isSmall, small, large);
+}
+
 Value KernelBuilder::loadF32(Value buffer, Value i) {
   return toF32(create<memref::LoadOp>(buffer, i));
 }

@@ -201,6 +201,11 @@ public:
   Value maxnumf(Value a, Value b) { return create<arith::MaxNumFOp>(a, b); }
   /// a * b + c, rounded once.
   Value fma(Value a, Value b, Value c);
+  /// tanh of an f32 to a few ulp on every target: an odd polynomial near 0,
+  /// (1 - e^-2|x|) / (1 + e^-2|x|) with the sign of x elsewhere. Vulkan
+  /// lets a device's tanh err far more (lavapipe's is off by about 1e-4
+  /// relative), which a soft cap multiplies into every score.
+  Value tanhF32(Value x);
   /// ceil(a / b) for non-negative a and positive b.
   Value ceilDiv(Value a, Value b) {
     return divui(addi(a, subi(b, idx(1))), b);

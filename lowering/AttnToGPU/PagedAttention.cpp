@@ -141,7 +141,7 @@ Value ScoreMath::score(KernelBuilder &b, Value dot, Value slope,
     s = b.fma(slope, dist, s);
   if (capped())
     s = b.mulf(b.f32(c.softCap * kLog2E),
-               b.create<math::TanhOp>(b.mulf(s, b.f32(1.0 / c.softCap))));
+               b.tanhF32(b.mulf(s, b.f32(1.0 / c.softCap))));
   return s;
 }
 

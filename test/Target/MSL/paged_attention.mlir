@@ -36,7 +36,9 @@
 // CHECK: kernel void bf16_knobs_paged_attention(
 // CHECK-SAME: {{\[\[}}buffer(9)]]
 // CHECK: as_type<float>(uint({{.*}}) << 16u)
-// CHECK: precise::tanh(
+// The soft cap's tanh is computed from exp2 (KernelBuilder::tanhF32).
+// CHECK: abs(
+// CHECK: exp2(
 
 // Split-KV: the partial kernel writes f32 partials, the reduce kernel
 // merges the decodes' rows (so it also reads query_start_loc, buffer 5).

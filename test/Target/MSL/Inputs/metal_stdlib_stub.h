@@ -75,6 +75,7 @@ template <typename T, typename U> T as_type(U value) {
 
 bool isnan(float x);
 bool isnan(half x);
+float abs(float x);
 float exp(float x);
 float exp2(float x);
 float fma(float a, float b, float c);

@@ -91,6 +91,10 @@ loweringOptions(StringRef target, const mlir::attn::CompileOptions &options) {
     lowering.vectorLoadBytes = options.vectorLoadBytes;
   lowering.tiledPrefill = options.tiledPrefill;
   lowering.decodeThreshold = options.decodeThreshold;
+  if (!options.prefillMatrix.empty())
+    lowering.prefillMatrix = options.prefillMatrix;
+  if (options.maxWorkgroupMemory > 0)
+    lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
   if (target != "ptx")
     lowering.bf16AsI16 = options.bf16AsI16;
   return lowering;

@@ -56,6 +56,10 @@ struct CompileOptions {
   /// (convert-attn-to-gpu's tiled-prefill and decode-threshold).
   bool tiledPrefill = true;
   int64_t decodeThreshold = -1;
+  /// convert-attn-to-gpu's prefill-matrix; empty: the target's.
+  std::string prefillMatrix;
+  /// convert-attn-to-gpu's max-workgroup-memory; 0: its default.
+  int64_t maxWorkgroupMemory = 0;
 
   /// lane-registers for a device: a GPU keeps about half of a thread's 255
   /// registers for the tiles; a CPU device (lavapipe) runs each lane value

@@ -280,11 +280,23 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                                      "tokens go to the per-token kernel "
                                      "(default -1: the backend's "
                                      "reorder_batch_threshold, or 1)"),
-                      llvm::cl::init(-1), llvm::cl::cat(category)) {}
+                      llvm::cl::init(-1), llvm::cl::cat(category)),
+      prefillMatrix("prefill-matrix",
+                    llvm::cl::desc("GPU backends: products of the tiled "
+                                   "prefill kernel, none, subgroup-mma or "
+                                   "emulate (the matrix kernel with SIMT "
+                                   "products; default: the target's)"),
+                    llvm::cl::init(""), llvm::cl::cat(category)),
+      maxWorkgroupMemory("max-workgroup-memory",
+                         llvm::cl::desc("GPU backends: workgroup memory in "
+                                        "bytes a kernel may use (default "
+                                        "0: 16 KiB)"),
+                         llvm::cl::init(0), llvm::cl::cat(category)) {}
 
 mlir::attn::KernelKnobs mlir::attn::KernelKnobFlags::knobs() const {
-  return {splitKv,       vectorWidth,  attentionSubgroups,
-          laneRegisters, tiledPrefill, decodeThreshold};
+  return {splitKv,       vectorWidth,     attentionSubgroups,
+          laneRegisters, tiledPrefill,    decodeThreshold,
+          prefillMatrix, maxWorkgroupMemory};
 }
 
 /// The compile options of `knobs` for a device of subgroup size
@@ -305,6 +317,8 @@ knobOptions(const mlir::attn::KernelKnobs &knobs, int64_t subgroupSize,
       mlir::attn::CompileOptions::vectorLoadBytesFor(cpu);
   options.tiledPrefill = knobs.tiledPrefill;
   options.decodeThreshold = knobs.decodeThreshold;
+  options.prefillMatrix = knobs.prefillMatrix;
+  options.maxWorkgroupMemory = knobs.maxWorkgroupMemory;
   return options;
 }
 

@@ -63,11 +63,16 @@ struct KernelKnobs {
   /// `decodeThreshold` query tokens (-1: the backend's threshold, or 1).
   bool tiledPrefill = true;
   int64_t decodeThreshold = -1;
+  /// Products of the tiled prefill kernel: "" (the target's), "none",
+  /// "subgroup-mma" or "emulate".
+  std::string prefillMatrix;
+  /// Workgroup memory a kernel may use; 0: the lowering's default.
+  int64_t maxWorkgroupMemory = 0;
 };
 
 /// The command-line flags of KernelKnobs (--split-kv, --vector-width,
 /// --attention-subgroups, --lane-registers, --tiled-prefill,
-/// --decode-threshold), shared by attn-run and attn-diff.
+/// --decode-threshold, --prefill-matrix), shared by attn-run and attn-diff.
 struct KernelKnobFlags {
   explicit KernelKnobFlags(llvm::cl::OptionCategory &category);
   KernelKnobs knobs() const;
@@ -78,6 +83,8 @@ struct KernelKnobFlags {
   llvm::cl::opt<int64_t> laneRegisters;
   llvm::cl::opt<bool> tiledPrefill;
   llvm::cl::opt<int64_t> decodeThreshold;
+  llvm::cl::opt<std::string> prefillMatrix;
+  llvm::cl::opt<int64_t> maxWorkgroupMemory;
 };
 
 /// Compiles `module` for `backend` with `knobs`, runs function `entry` on

@@ -21,6 +21,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Wide loads read aliased bindings of 32-bit words "
                      "(false: scalar loads)"),
       llvm::cl::init(true)};
+  Option<bool> cooperativeMatrix{
+      *this, "cooperative-matrix",
+      llvm::cl::desc("A target environment with SPV_KHR_cooperative_matrix"),
+      llvm::cl::init(false)};
 };
 
 struct PTXPipelineOptions : public PassPipelineOptions<PTXPipelineOptions> {
@@ -65,8 +69,9 @@ void attn::registerLoweringPasses() {
       "Converts the gpu.module kernels of convert-attn-to-gpu to SPIR-V "
       "modules for Vulkan (target env, math, gpu/arith/scf/memref, ABI, VCE)",
       [](OpPassManager &pm, const PipelineOptions &options) {
-        buildGPUToSPIRVPipeline(pm,
-                                {options.subgroupSize, options.aliasWideLoads});
+        buildGPUToSPIRVPipeline(pm, {options.subgroupSize,
+                                     options.aliasWideLoads,
+                                     options.cooperativeMatrix});
       });
   for (bool emitBinary : {false, true})
     PassPipelineRegistration<PTXPipelineOptions>(

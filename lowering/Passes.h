@@ -23,6 +23,8 @@ struct GPUToSPIRVPipelineOptions {
   int64_t subgroupSize = 32;
   /// attn-spirv-vector-loads' `alias`.
   bool aliasWideLoads = true;
+  /// attn-spirv-attach-target's `cooperative-matrix`.
+  bool cooperativeMatrix = false;
 };
 
 /// Adds attn-spirv-attach-target, attn-spirv-workgroup-memory,

@@ -99,6 +99,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "paged_attention: a tiled FlashAttention-2 kernel takes the "
            "requests longer than the decode threshold, the per-token kernel "
            "the others (false: the per-token kernel takes every request)">,
+    Option<"prefillMatrix", "prefill-matrix", "std::string",
+           /*default=*/"\"none\"",
+           "Products of the tiled prefill kernel: none (SIMT lanes), "
+           "subgroup-mma (a subgroup's matrix unit through gpu.subgroup_mma_*, "
+           "for f16 caches with head sizes a multiple of 16), or emulate "
+           "(that kernel with SIMT products, to test it on any device)">,
     Option<"decodeThreshold", "decode-threshold", "int64_t",
            /*default=*/"-1",
            "paged_attention with tiled-prefill: requests with at most this "
@@ -123,6 +129,11 @@ def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
   let options = [
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
            "Subgroup size the kernels were built for">,
+    Option<"cooperativeMatrix", "cooperative-matrix", "bool",
+           /*default=*/"false",
+           "SPIR-V 1.6 with SPV_KHR_cooperative_matrix (16x16x16 f16 "
+           "products into f32) and the Vulkan memory model, for kernels "
+           "with gpu.subgroup_mma_* ops">,
   ];
 }
 
@@ -208,6 +219,21 @@ def AttnLowerSubgroupReduce : Pass<"attn-lower-subgroup-reduce",
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
            "Lanes of a subgroup (NVIDIA: a warp of 32)">,
   ];
+}
+
+def AttnNVVMRegisterBudget : Pass<"attn-nvvm-register-budget",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Lets kernels of small workgroups use a thread's 255 "
+                "registers";
+  let description = [{
+    Sets `nvvm.maxnreg = 255` on every kernel `gpu.func` whose
+    `known_block_size` has at most 256 invocations (so one workgroup still
+    fits the 64 K registers of an SM). Without it ptxas for sm_90 caps such
+    kernels below what they need and spills (the tiled prefill kernel on
+    matrix units: 168 registers and 40 bytes of spills at 64 invocations,
+    196 registers and none with the budget). Kernels of larger or unknown
+    workgroups are left alone.
+  }];
 }
 
 #endif // ATTN_LOWERING_PASSES_TD

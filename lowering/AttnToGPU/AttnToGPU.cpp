@@ -18,6 +18,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
@@ -131,6 +132,19 @@ struct ConvertAttnToGPUPass
     ctx.options.laneRegisters = laneRegisters;
     ctx.options.tiledPrefill = tiledPrefill;
     ctx.options.decodeThreshold = decodeThreshold;
+    std::optional<PrefillMatrix> matrix =
+        llvm::StringSwitch<std::optional<PrefillMatrix>>(prefillMatrix)
+            .Case("none", PrefillMatrix::None)
+            .Case("subgroup-mma", PrefillMatrix::SubgroupMma)
+            .Case("emulate", PrefillMatrix::Emulate)
+            .Default(std::nullopt);
+    if (!matrix) {
+      module.emitError() << "convert-attn-to-gpu: prefill-matrix must be "
+                            "none, subgroup-mma or emulate, got '"
+                         << prefillMatrix << "'";
+      return signalPassFailure();
+    }
+    ctx.options.prefillMatrix = *matrix;
 
     ctx.module = module;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),

@@ -24,6 +24,13 @@
 namespace mlir {
 namespace attn {
 
+/// Where the tiled prefill kernel computes its products (prefill-matrix).
+enum class PrefillMatrix {
+  None,        ///< SIMT lanes
+  SubgroupMma, ///< gpu.subgroup_mma_* (f16 caches)
+  Emulate,     ///< the matrix kernel with SIMT products, to test it anywhere
+};
+
 /// The options of convert-attn-to-gpu, as the kernel builders read them.
 struct LoweringOptions {
   int64_t subgroupSize = 32;
@@ -45,6 +52,7 @@ struct LoweringOptions {
   /// backend's reorder_batch_threshold, else 1).
   bool tiledPrefill = true;
   int64_t decodeThreshold = -1;
+  PrefillMatrix prefillMatrix = PrefillMatrix::None;
 
   /// Invocations per workgroup of the element-wise kernels.
   int64_t elementwiseWorkgroupSize() const {

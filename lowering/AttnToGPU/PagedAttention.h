@@ -13,6 +13,10 @@
 #include "dialect/AttnOps.h"
 #include "lowering/AttnToGPU/KernelBuilder.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <optional>
+
 #include <utility>
 
 namespace mlir {
@@ -75,6 +79,59 @@ struct ScoreMath {
 
 /// An index value as f32 (positions for ALiBi).
 Value indexToF32(KernelBuilder &b, Value v);
+
+/// What one workgroup of a tiled prefill kernel takes (PagedPrefill.cpp
+/// says how): its request, its tokens [tStart, tStart + numRowTokens) and
+/// kv head, the first of its query heads. beginTileWork emits the
+/// assignment and opens `if` the workgroup has work (a prefill, by the
+/// decode threshold); end() closes it.
+struct TileWork {
+  const PagedConfig *c;
+  Value request, qStart, seqLen, context, tStart, numRowTokens, lastToken;
+  Value kvHead, headBase;
+  /// The request's block-table row and the clamps of lookupBlock.
+  Value tableRow, lastColumn, lastBlock;
+  scf::IfOp guard;
+
+  /// The absolute position of query token `token`.
+  Value positionOf(KernelBuilder &b, Value token) const;
+  /// The first key the first token sees, and one past the last key the
+  /// last token sees: the keys of the workgroup.
+  Value firstVisible(KernelBuilder &b) const;
+  Value lastVisibleEnd(KernelBuilder &b) const;
+  /// Moves the insertion point past the work's `if`.
+  void end(KernelBuilder &b) const;
+};
+TileWork beginTileWork(KernelBuilder &b, const PagedConfig &c, Value qsl,
+                       Value seqLens, Value params, int64_t tokensPerTile,
+                       int64_t headsPerTile);
+
+/// Row `row` of a tile, token-major: token row / Hq (clamped to the
+/// workgroup's last; inactive past it) and query head headBase + row % Hq.
+struct RowPlace {
+  Value active, token, head;
+};
+RowPlace placeRow(KernelBuilder &b, const TileWork &work, Value row,
+                  int64_t headsPerTile, Value headBase);
+
+/// The shape of the tiled prefill kernel on matrix units
+/// (PagedPrefillMatrix.cpp): `subgroups` of 16 rows each, `keysPerTile`
+/// keys a tile, and the tile's rows as tokens x heads.
+struct MatrixPlan {
+  int64_t subgroups, keysPerTile, headsPerTile, tokensPerTile;
+};
+/// The matrix plan for tiles of `tileRows` rows (the SIMT kernel's, so the
+/// two share a grid), or none: prefill-matrix off, a cache other than f16,
+/// a head size or tile not a multiple of 16, or too little workgroup
+/// memory.
+std::optional<MatrixPlan> chooseMatrixPlan(const PagedConfig &c,
+                                           Type cacheElement,
+                                           int64_t tileRows,
+                                           const LoweringOptions &options);
+/// Builds the body of `fn`, the tiled prefill kernel on matrix units (or
+/// their emulation, with prefill-matrix=emulate).
+void buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
+                              const PagedConfig &c, const MatrixPlan &plan);
 
 /// Builds the tiled prefill kernel of `op` (PagedPrefill.cpp) and emits its
 /// launch before `op` with `builder`. Returns failure (with a diagnostic)

@@ -309,8 +309,6 @@ void PrefillBuilder::build() {
 
   int64_t S = t.subgroupSize, L = t.lanesPerRow, Bq = t.tokensPerTile;
   int64_t Hq = t.headsPerTile, R = t.rowsPerLane;
-  Value x = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
-  Value y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
   tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
   // The shuffles of a row group need lanes as the device numbers them; with
   // one lane per row the kernel has no subgroup operation, and numbering
@@ -330,57 +328,16 @@ void PrefillBuilder::build() {
   Value rowGroup = L == S ? b.idx(0) : b.divui(lane, b.idx(L));
   laneBase = b.muli(laneInRow, b.idx(t.layout.vectorWidth));
 
-  Value numTokens = b.loadIndex(params, b.idx(::attn::abi::kPagedNumTokens));
-  Value numReqs = b.loadIndex(params, b.idx(::attn::abi::kPagedNumReqs));
-  Value maxBlocks =
-      b.loadIndex(params, b.idx(::attn::abi::kPagedMaxBlocksPerReq));
-  Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kPagedNumBlocks));
-
-  // The request and tokens [tStart, tEnd) of this workgroup (see the file
-  // comment).
-  Value numChunks = b.ceilDiv(numTokens, b.idx(Bq));
-  Value isChunk = b.cmpi(arith::CmpIPredicate::ult, x, numChunks);
-  Value chunkStart = b.muli(x, b.idx(Bq));
-  auto which = b.create<scf::IfOp>(
-      isChunk,
-      [&](OpBuilder &nested, Location loc) {
-        KernelBuilder ib(loc, nested, b.options);
-        ib.create<scf::YieldOp>(
-            findRequest(ib, qsl, chunkStart, numReqs));
-      },
-      [&](OpBuilder &nested, Location loc) {
-        KernelBuilder ib(loc, nested, b.options);
-        ib.create<scf::YieldOp>(ib.subi(x, numChunks));
-      });
-  Value r = which.getResult(0);
-  Value qStart = b.loadIndex(qsl, r);
-  Value qEnd = b.loadIndex(qsl, b.addi(r, b.idx(1)));
-  Value seqLen = b.loadIndex(seqLens, r);
-  Value qLen = b.subi(qEnd, qStart);
-  Value tStart = b.select(isChunk, chunkStart, qStart);
-  Value tEnd = b.minsi(
-      qEnd, b.select(isChunk, b.addi(chunkStart, b.idx(Bq)),
-                     b.muli(b.ceilDiv(qStart, b.idx(Bq)), b.idx(Bq))));
-  Value mine = b.create<arith::AndIOp>(
-      b.cmpi(arith::CmpIPredicate::slt, tStart, tEnd),
-      b.cmpi(arith::CmpIPredicate::sgt, qLen,
-             b.idx(c.decodeMaxQueryLen.value_or(0))));
-  // The condition is the same for the whole workgroup, so the barriers
-  // inside stay in uniform control flow.
-  emitIf(b, mine, [&](KernelBuilder &kb) {
-    Value context = kb.subi(seqLen, qLen);
-    Value numRowTokens = kb.subi(tEnd, tStart);
-    Value lastToken = kb.subi(tEnd, kb.idx(1));
-    auto posOf = [&](Value token) {
-      return kb.addi(context, kb.subi(token, qStart));
-    };
-    int64_t slices = c.group() / Hq;
-    g = kb.divui(y, kb.idx(slices));
-    Value headBase = kb.addi(kb.muli(g, kb.idx(c.group())),
-                             kb.muli(kb.remui(y, kb.idx(slices)), kb.idx(Hq)));
-    tableRow = kb.muli(r, maxBlocks);
-    lastColumn = kb.subi(maxBlocks, kb.idx(1));
-    lastBlock = kb.subi(numBlocks, kb.idx(1));
+  TileWork work = beginTileWork(b, c, qsl, seqLens, params, Bq, Hq);
+  {
+    KernelBuilder &kb = b;
+    Value seqLen = work.seqLen, tStart = work.tStart;
+    Value numRowTokens = work.numRowTokens, lastToken = work.lastToken;
+    auto posOf = [&](Value token) { return work.positionOf(kb, token); };
+    g = work.kvHead;
+    tableRow = work.tableRow;
+    lastColumn = work.lastColumn;
+    lastBlock = work.lastBlock;
 
     // The lane's rows: row (sg * R + i) * (S / L) + rowGroup of the tile,
     // token-major.
@@ -391,10 +348,10 @@ void PrefillBuilder::build() {
           kb.muli(kb.addi(kb.muli(sg, kb.idx(R)), kb.idx(i)),
                   kb.idx(t.rowGroups())),
           rowGroup);
-      Value tokenOff = kb.divui(index, kb.idx(Hq));
-      row.active = kb.cmpi(arith::CmpIPredicate::ult, tokenOff, numRowTokens);
-      row.token = kb.minsi(kb.addi(tStart, tokenOff), lastToken);
-      row.head = kb.addi(headBase, kb.remui(index, kb.idx(Hq)));
+      RowPlace place = placeRow(kb, work, index, Hq, work.headBase);
+      row.active = place.active;
+      row.token = place.token;
+      row.head = place.head;
       Value pos = posOf(row.token);
       auto [lo, hi] = visibleKeys(kb, c, pos, seqLen);
       row.lo = lo;
@@ -414,8 +371,7 @@ void PrefillBuilder::build() {
 
     // Keys the workgroup's rows see, and the ones this subgroup's rows see
     // (its rows are consecutive, so its first and last tokens bound them).
-    Value wgLo = visibleKeys(kb, c, posOf(tStart), seqLen).first;
-    Value wgHi = visibleKeys(kb, c, posOf(lastToken), seqLen).second;
+    Value wgLo = work.firstVisible(kb), wgHi = work.lastVisibleEnd(kb);
     int64_t sgRows = t.rowsPerSubgroup();
     auto sgToken = [&](int64_t rowInSg) {
       Value index = kb.addi(kb.muli(sg, kb.idx(sgRows)), kb.idx(rowInSg));
@@ -476,10 +432,98 @@ void PrefillBuilder::build() {
                [&](KernelBuilder &jb) { jb.storeF32(res.lse, lse, lseAt); });
       });
     }
-  });
+  }
+  work.end(b);
 }
 
 } // namespace
+
+TileWork mlir::attn::beginTileWork(KernelBuilder &b, const PagedConfig &c,
+                                   Value qsl, Value seqLens, Value params,
+                                   int64_t tokensPerTile,
+                                   int64_t headsPerTile) {
+  int64_t Bq = tokensPerTile, Hq = headsPerTile;
+  Value x = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+  Value y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+  Value numTokens = b.loadIndex(params, b.idx(::attn::abi::kPagedNumTokens));
+  Value numReqs = b.loadIndex(params, b.idx(::attn::abi::kPagedNumReqs));
+  Value maxBlocks =
+      b.loadIndex(params, b.idx(::attn::abi::kPagedMaxBlocksPerReq));
+  Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kPagedNumBlocks));
+
+  // The request and tokens [tStart, tEnd) of this workgroup (see the file
+  // comment).
+  Value numChunks = b.ceilDiv(numTokens, b.idx(Bq));
+  Value isChunk = b.cmpi(arith::CmpIPredicate::ult, x, numChunks);
+  Value chunkStart = b.muli(x, b.idx(Bq));
+  auto which = b.create<scf::IfOp>(
+      isChunk,
+      [&](OpBuilder &nested, Location loc) {
+        KernelBuilder ib(loc, nested, b.options);
+        ib.create<scf::YieldOp>(findRequest(ib, qsl, chunkStart, numReqs));
+      },
+      [&](OpBuilder &nested, Location loc) {
+        KernelBuilder ib(loc, nested, b.options);
+        ib.create<scf::YieldOp>(ib.subi(x, numChunks));
+      });
+  TileWork w;
+  w.c = &c;
+  w.request = which.getResult(0);
+  w.qStart = b.loadIndex(qsl, w.request);
+  Value qEnd = b.loadIndex(qsl, b.addi(w.request, b.idx(1)));
+  w.seqLen = b.loadIndex(seqLens, w.request);
+  Value qLen = b.subi(qEnd, w.qStart);
+  w.tStart = b.select(isChunk, chunkStart, w.qStart);
+  Value tEnd = b.minsi(
+      qEnd, b.select(isChunk, b.addi(chunkStart, b.idx(Bq)),
+                     b.muli(b.ceilDiv(w.qStart, b.idx(Bq)), b.idx(Bq))));
+  Value mine = b.create<arith::AndIOp>(
+      b.cmpi(arith::CmpIPredicate::slt, w.tStart, tEnd),
+      b.cmpi(arith::CmpIPredicate::sgt, qLen,
+             b.idx(c.decodeMaxQueryLen.value_or(0))));
+  // The condition is the same for the whole workgroup, so the barriers
+  // inside stay in uniform control flow.
+  w.guard = b.create<scf::IfOp>(mine, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(w.guard.thenBlock());
+  w.context = b.subi(w.seqLen, qLen);
+  w.numRowTokens = b.subi(tEnd, w.tStart);
+  w.lastToken = b.subi(tEnd, b.idx(1));
+  int64_t slices = c.group() / Hq;
+  w.kvHead = b.divui(y, b.idx(slices));
+  w.headBase = b.addi(b.muli(w.kvHead, b.idx(c.group())),
+                      b.muli(b.remui(y, b.idx(slices)), b.idx(Hq)));
+  w.tableRow = b.muli(w.request, maxBlocks);
+  w.lastColumn = b.subi(maxBlocks, b.idx(1));
+  w.lastBlock = b.subi(numBlocks, b.idx(1));
+  return w;
+}
+
+Value TileWork::positionOf(KernelBuilder &b, Value token) const {
+  return b.addi(context, b.subi(token, qStart));
+}
+
+Value TileWork::firstVisible(KernelBuilder &b) const {
+  return visibleKeys(b, *c, positionOf(b, tStart), seqLen).first;
+}
+
+Value TileWork::lastVisibleEnd(KernelBuilder &b) const {
+  return visibleKeys(b, *c, positionOf(b, lastToken), seqLen).second;
+}
+
+void TileWork::end(KernelBuilder &b) const {
+  b.setInsertionPointAfter(guard);
+}
+
+RowPlace mlir::attn::placeRow(KernelBuilder &b, const TileWork &work,
+                              Value row, int64_t headsPerTile,
+                              Value headBase) {
+  Value tokenOff = b.divui(row, b.idx(headsPerTile));
+  RowPlace p;
+  p.active = b.cmpi(arith::CmpIPredicate::ult, tokenOff, work.numRowTokens);
+  p.token = b.minsi(b.addi(work.tStart, tokenOff), work.lastToken);
+  p.head = b.addi(headBase, b.remui(row, b.idx(headsPerTile)));
+  return p;
+}
 
 bool mlir::attn::canTilePrefill(const PagedConfig &c, Type cacheElement,
                                 const LoweringOptions &options) {
@@ -520,28 +564,47 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
                   launch.dim(metadata.getBlockTable(), 1));
   launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
 
+  // On matrix units when the target has them and the cache suits them,
+  // with the SIMT tile's rows, so both kernels of any target share a grid
+  // (and a host plan).
+  std::optional<MatrixPlan> matrix =
+      chooseMatrixPlan(c, cacheElement, tiling.rows(), ctx.options);
+  int64_t workgroupSize =
+      matrix ? matrix->subgroups * ctx.options.subgroupSize
+             : tiling.workgroupSize();
+  int64_t tokensPerTile =
+      matrix ? matrix->tokensPerTile : tiling.tokensPerTile;
+  int64_t headsPerTile = matrix ? matrix->headsPerTile : tiling.headsPerTile;
   gpu::GPUFuncOp fn = createKernel(
       ctx.module, loc, kernelName(op, "paged_attention_prefill"),
-      launch.getKernelArgTypes(), tiling.workgroupSize(),
-      launch.getParamNames(), "paged_attention");
-  fn->setAttr("attn.tile",
-              builder.getDenseI64ArrayAttr(
-                  {tiling.tokensPerTile, tiling.headsPerTile,
-                   tiling.keysPerTile, tiling.lanesPerRow,
-                   tiling.rowsPerLane, tiling.keysPerStep}));
+      launch.getKernelArgTypes(), workgroupSize, launch.getParamNames(),
+      "paged_attention");
+  if (matrix)
+    fn->setAttr("attn.matrix_tile",
+                builder.getDenseI64ArrayAttr(
+                    {matrix->tokensPerTile, matrix->headsPerTile,
+                     matrix->keysPerTile, matrix->subgroups}));
+  else
+    fn->setAttr("attn.tile",
+                builder.getDenseI64ArrayAttr(
+                    {tiling.tokensPerTile, tiling.headsPerTile,
+                     tiling.keysPerTile, tiling.lanesPerRow,
+                     tiling.rowsPerLane, tiling.keysPerStep}));
   {
     OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
     KernelBuilder b(loc, kernelBuilder, ctx.options);
-    PrefillBuilder(b, fn, c, tiling, cacheElement).build();
+    if (matrix)
+      buildMatrixPrefillKernel(b, fn, c, *matrix);
+    else
+      PrefillBuilder(b, fn, c, tiling, cacheElement).build();
   }
   // ceil(T / Bq) aligned chunks plus one head piece per request.
-  Value bq = arith::ConstantIndexOp::create(builder, loc,
-                                            tiling.tokensPerTile);
+  Value bq = arith::ConstantIndexOp::create(builder, loc, tokensPerTile);
   Value chunks = arith::CeilDivUIOp::create(builder, loc, numTokens, bq);
   Value grid = arith::AddIOp::create(builder, loc, chunks, numReqs);
   Value slices = arith::ConstantIndexOp::create(
-      builder, loc, c.numKvHeads * (c.group() / tiling.headsPerTile));
+      builder, loc, c.numKvHeads * (c.group() / headsPerTile));
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-  launch.launch(fn, {grid, slices, one}, tiling.workgroupSize());
+  launch.launch(fn, {grid, slices, one}, workgroupSize);
   return success();
 }

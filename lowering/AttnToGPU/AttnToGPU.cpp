@@ -139,9 +139,9 @@ struct ConvertAttnToGPUPass
             .Case("emulate", PrefillMatrix::Emulate)
             .Default(std::nullopt);
     if (!matrix) {
-      module.emitError() << "convert-attn-to-gpu: prefill-matrix must be "
-                            "none, subgroup-mma or emulate, got '"
-                         << prefillMatrix << "'";
+      mlir::emitError(module.getLoc())
+          << "convert-attn-to-gpu: option prefill-matrix=" << prefillMatrix
+          << " is invalid: expected none, subgroup-mma or emulate";
       return signalPassFailure();
     }
     ctx.options.prefillMatrix = *matrix;

@@ -5,6 +5,7 @@
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="vector-width=0" 2>&1 | FileCheck %s --check-prefix=OPTSW
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="lane-registers=0" 2>&1 | FileCheck %s --check-prefix=OPTSL
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="decode-threshold=-2" 2>&1 | FileCheck %s --check-prefix=OPTSD
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="prefill-matrix=wmma" 2>&1 | FileCheck %s --check-prefix=OPTSM
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=64" 2>&1 | FileCheck %s --check-prefix=BIG
 // RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16 attention-subgroups=3" | FileCheck %s --check-prefix=THREE
 
@@ -59,6 +60,8 @@
 // OPTSW-NOT: builtin.module
 // OPTSL: error: convert-attn-to-gpu: option lane-registers=0 is invalid: expected a positive number
 // OPTSD: error: convert-attn-to-gpu: option decode-threshold=-2 is invalid: expected >= -1 (-1: the backend's threshold)
+// OPTSM: error: convert-attn-to-gpu: option prefill-matrix=wmma is invalid: expected none, subgroup-mma or emulate
+// OPTSM-NOT: builtin.module
 func.func @llama(%q: memref<?x32x128xbf16>, %c: memref<?x2x16x8x128xbf16>,
                  %qsl: memref<?xi32>, %lens: memref<?xi32>,
                  %bt: memref<?x?xi32>, %o: memref<?x32x128xbf16>,

@@ -4,7 +4,9 @@
 // start-up, bundle writing or spirv-val: buildVariant (the attn function of a
 // variant) followed by compileModule for the spirv target, one iteration per
 // variant. The variants are the example models' ops plus the extremes of the
-// grid (head size 256 with every knob, 128-head MLA with split-KV).
+// grid (head size 256 with every knob, 128-head MLA with split-KV) and MQA
+// at 64, 512 and 4096 query heads on one kv head. paged_attention compiles
+// to its per-token and its tiled prefill kernel.
 //
 // BM_CompileSpirv/<variant> reuses one MLIRContext, as attn-compile's
 // workers reuse their thread's context for the dialects; the
@@ -44,6 +46,16 @@ const char *const kVariants[] = {
     "op=paged_attention,num_heads=8,num_kv_heads=1,head_size=256,"
     "block_size=32,dtype=f32,causal=false,window_left=7,window_right=5,"
     "soft_cap=2,alibi=true,sinks=true",
+    // MQA with ever more query heads per kv head: compile time must not
+    // grow with the group (issue 12: 512 heads took 188 s, 4096 never
+    // finished), since a workgroup takes only the heads its lanes' registers
+    // hold.
+    "op=paged_attention,num_heads=64,num_kv_heads=1,head_size=128,"
+    "block_size=16,dtype=bf16",
+    "op=paged_attention,num_heads=512,num_kv_heads=1,head_size=128,"
+    "block_size=16,dtype=bf16",
+    "op=paged_attention,num_heads=4096,num_kv_heads=1,head_size=128,"
+    "block_size=16,dtype=bf16",
     // DeepSeek-V3 MLA, split-KV (partial + reduce kernels).
     "op=mla_decode,num_heads=128,block_size=64,dtype=bf16,num_kv_splits=4",
     "op=merge_states,num_heads=32,head_size=128,dtype=bf16",

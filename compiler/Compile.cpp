@@ -86,6 +86,15 @@ loweringOptions(StringRef target, const mlir::attn::CompileOptions &options) {
   lowering.splitKv = options.splitKv;
   lowering.vectorWidth = options.vectorWidth;
   lowering.attentionSubgroups = options.attentionSubgroups;
+  lowering.laneRegisters = options.laneRegisters;
+  if (options.vectorLoadBytes >= 0)
+    lowering.vectorLoadBytes = options.vectorLoadBytes;
+  lowering.tiledPrefill = options.tiledPrefill;
+  lowering.decodeThreshold = options.decodeThreshold;
+  if (!options.prefillMatrix.empty())
+    lowering.prefillMatrix = options.prefillMatrix;
+  if (options.maxWorkgroupMemory > 0)
+    lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
   if (target != "ptx")
     lowering.bf16AsI16 = options.bf16AsI16;
   return lowering;
@@ -190,8 +199,11 @@ static LogicalResult compileMSLKernels(
     const llvm::StringMap<std::array<int64_t, 3>> &workgroupOfEntry,
     std::vector<mlir::attn::CompiledKernel> &kernels) {
   OwningOpRef<ModuleOp> copy = module.clone();
+  // SPIRVToMSL maps each binding to one Metal buffer: the MSL kernels read
+  // wide loads element by element instead of through aliased bindings.
   FailureOr<SmallVector<mlir::attn::SPIRVKernel>> spirv =
-      mlir::attn::translateKernelsToSPIRV(*copy, options.subgroupSize);
+      mlir::attn::translateKernelsToSPIRV(*copy, options.subgroupSize,
+                                          /*aliasWideLoads=*/false);
   if (failed(spirv))
     return failure();
   for (const mlir::attn::SPIRVKernel &k : *spirv) {

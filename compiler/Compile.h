@@ -47,6 +47,35 @@ struct CompileOptions {
   /// Subgroups per paged_attention workgroup (convert-attn-to-gpu's
   /// attention-subgroups).
   int64_t attentionSubgroups = 4;
+  /// Values a lane may keep live (convert-attn-to-gpu's lane-registers).
+  int64_t laneRegisters = 128;
+  /// Widest load of a lane in bytes (convert-attn-to-gpu's
+  /// vector-load-bytes); -1: the target's (16), 0: scalar loads.
+  int64_t vectorLoadBytes = -1;
+  /// paged_attention's tiled prefill kernel and the decode threshold
+  /// (convert-attn-to-gpu's tiled-prefill and decode-threshold).
+  bool tiledPrefill = true;
+  int64_t decodeThreshold = -1;
+  /// convert-attn-to-gpu's prefill-matrix; empty: the target's.
+  std::string prefillMatrix;
+  /// convert-attn-to-gpu's max-workgroup-memory; 0: its default.
+  int64_t maxWorkgroupMemory = 0;
+
+  /// lane-registers for a device: a GPU keeps about half of a thread's 255
+  /// registers for the tiles; a CPU device (lavapipe) runs each lane value
+  /// as a SIMD register spilled to cache at small cost, and gains from
+  /// tiles that reuse each load more, but its JIT compile time grows about
+  /// quadratically with the values a lane keeps (lavapipe here: 512 values
+  /// about 3 s per kernel, 2048 over 30 s).
+  static int64_t laneRegistersFor(bool cpuDevice) {
+    return cpuDevice ? 512 : 128;
+  }
+  /// vector-load-bytes for a device: a CPU device serves a lane's load one
+  /// lane at a time, so a wider load (32 bytes, four 64-bit words) halves
+  /// the accesses; GPUs keep the target's 16 bytes.
+  static int64_t vectorLoadBytesFor(bool cpuDevice) {
+    return cpuDevice ? 32 : -1;
+  }
   /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
   /// bf16 type).
   bool bf16AsI16 = true;

@@ -261,10 +261,65 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                                         "paged_attention workgroup (default "
                                         "4, fewer when workgroup memory is "
                                         "short)"),
-                         llvm::cl::init(4), llvm::cl::cat(category)) {}
+                         llvm::cl::init(4), llvm::cl::cat(category)),
+      laneRegisters("lane-registers",
+                    llvm::cl::desc("GPU backends: values one lane may keep "
+                                   "live, which sizes the attention tiles "
+                                   "(default 0: the device's suggestion, "
+                                   "more on a CPU device)"),
+                    llvm::cl::init(0), llvm::cl::cat(category)),
+      tiledPrefill("tiled-prefill",
+                   llvm::cl::desc("GPU backends: paged_attention's tiled "
+                                  "prefill kernel takes the requests longer "
+                                  "than the decode threshold (default true; "
+                                  "false: the per-token kernel takes all)"),
+                   llvm::cl::init(true), llvm::cl::cat(category)),
+      decodeThreshold("decode-threshold",
+                      llvm::cl::desc("GPU backends with --tiled-prefill: "
+                                     "requests with at most this many query "
+                                     "tokens go to the per-token kernel "
+                                     "(default -1: the backend's "
+                                     "reorder_batch_threshold, or 1)"),
+                      llvm::cl::init(-1), llvm::cl::cat(category)),
+      prefillMatrix("prefill-matrix",
+                    llvm::cl::desc("GPU backends: products of the tiled "
+                                   "prefill kernel, none, subgroup-mma or "
+                                   "emulate (the matrix kernel with SIMT "
+                                   "products; default: the target's)"),
+                    llvm::cl::init(""), llvm::cl::cat(category)),
+      maxWorkgroupMemory("max-workgroup-memory",
+                         llvm::cl::desc("GPU backends: workgroup memory in "
+                                        "bytes a kernel may use (default "
+                                        "0: 16 KiB)"),
+                         llvm::cl::init(0), llvm::cl::cat(category)) {}
 
 mlir::attn::KernelKnobs mlir::attn::KernelKnobFlags::knobs() const {
-  return {splitKv, vectorWidth, attentionSubgroups};
+  return {splitKv,       vectorWidth,     attentionSubgroups,
+          laneRegisters, tiledPrefill,    decodeThreshold,
+          prefillMatrix, maxWorkgroupMemory};
+}
+
+/// The compile options of `knobs` for a device of subgroup size
+/// `subgroupSize`; `cpu` for a device that runs kernels on a CPU.
+static mlir::attn::CompileOptions
+knobOptions(const mlir::attn::KernelKnobs &knobs, int64_t subgroupSize,
+            bool cpu) {
+  mlir::attn::CompileOptions options;
+  options.subgroupSize = subgroupSize;
+  options.splitKv = knobs.splitKv;
+  options.vectorWidth = knobs.vectorWidth;
+  options.attentionSubgroups = knobs.attentionSubgroups;
+  options.laneRegisters = knobs.laneRegisters > 0
+                              ? knobs.laneRegisters
+                              : mlir::attn::CompileOptions::laneRegistersFor(
+                                    cpu);
+  options.vectorLoadBytes =
+      mlir::attn::CompileOptions::vectorLoadBytesFor(cpu);
+  options.tiledPrefill = knobs.tiledPrefill;
+  options.decodeThreshold = knobs.decodeThreshold;
+  options.prefillMatrix = knobs.prefillMatrix;
+  options.maxWorkgroupMemory = knobs.maxWorkgroupMemory;
+  return options;
 }
 
 llvm::Expected<std::vector<::attn::Tensor>>
@@ -283,12 +338,10 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         ::attn::VulkanPlanDevice::create(vkOptions);
     if (!device)
       return llvm::createStringError("backend vulkan: " + device.message());
-    CompileOptions options;
+    const ::attn::VulkanDeviceInfo &info = (*device)->device().info();
+    CompileOptions options =
+        knobOptions(knobs, info.subgroupSize, info.type == "cpu");
     options.targets = {"spirv"};
-    options.subgroupSize = (*device)->device().info().subgroupSize;
-    options.splitKv = knobs.splitKv;
-    options.vectorWidth = knobs.vectorWidth;
-    options.attentionSubgroups = knobs.attentionSubgroups;
     auto addKernel = [&](const CompiledKernel &k) {
       std::vector<uint32_t> words(k.bytes.size() / sizeof(uint32_t));
       std::memcpy(words.data(), k.bytes.data(), words.size() * 4);
@@ -316,12 +369,9 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         ::attn::CudaPlanDevice::create();
     if (!device)
       return llvm::createStringError("backend cuda: " + device.message());
-    CompileOptions options;
+    CompileOptions options =
+        knobOptions(knobs, kNVIDIAWarpSize, /*cpu=*/false);
     options.targets = {"ptx"};
-    options.subgroupSize = kNVIDIAWarpSize;
-    options.splitKv = knobs.splitKv;
-    options.vectorWidth = knobs.vectorWidth;
-    options.attentionSubgroups = knobs.attentionSubgroups;
     options.chip = (*device)->info().chip();
     options.ptxFeatures = ptxFeaturesForChip(options.chip);
     auto addKernel = [&](const CompiledKernel &k) {

@@ -56,10 +56,23 @@ struct KernelKnobs {
   int64_t vectorWidth = 1;
   /// Subgroups per paged_attention workgroup.
   int64_t attentionSubgroups = 4;
+  /// Values a lane may keep live; 0: what the device suggests
+  /// (CompileOptions::laneRegistersFor).
+  int64_t laneRegisters = 0;
+  /// paged_attention: the tiled prefill kernel for requests longer than
+  /// `decodeThreshold` query tokens (-1: the backend's threshold, or 1).
+  bool tiledPrefill = true;
+  int64_t decodeThreshold = -1;
+  /// Products of the tiled prefill kernel: "" (the target's), "none",
+  /// "subgroup-mma" or "emulate".
+  std::string prefillMatrix;
+  /// Workgroup memory a kernel may use; 0: the lowering's default.
+  int64_t maxWorkgroupMemory = 0;
 };
 
 /// The command-line flags of KernelKnobs (--split-kv, --vector-width,
-/// --attention-subgroups), shared by attn-run and attn-diff.
+/// --attention-subgroups, --lane-registers, --tiled-prefill,
+/// --decode-threshold, --prefill-matrix), shared by attn-run and attn-diff.
 struct KernelKnobFlags {
   explicit KernelKnobFlags(llvm::cl::OptionCategory &category);
   KernelKnobs knobs() const;
@@ -67,6 +80,11 @@ struct KernelKnobFlags {
   llvm::cl::opt<int64_t> splitKv;
   llvm::cl::opt<int64_t> vectorWidth;
   llvm::cl::opt<int64_t> attentionSubgroups;
+  llvm::cl::opt<int64_t> laneRegisters;
+  llvm::cl::opt<bool> tiledPrefill;
+  llvm::cl::opt<int64_t> decodeThreshold;
+  llvm::cl::opt<std::string> prefillMatrix;
+  llvm::cl::opt<int64_t> maxWorkgroupMemory;
 };
 
 /// Compiles `module` for `backend` with `knobs`, runs function `entry` on

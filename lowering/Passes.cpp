@@ -16,6 +16,15 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "subgroup-size",
       llvm::cl::desc("Subgroup size the kernels were built for"),
       llvm::cl::init(32)};
+  Option<bool> aliasWideLoads{
+      *this, "alias-wide-loads",
+      llvm::cl::desc("Wide loads read aliased bindings of 32-bit words "
+                     "(false: scalar loads)"),
+      llvm::cl::init(true)};
+  Option<bool> cooperativeMatrix{
+      *this, "cooperative-matrix",
+      llvm::cl::desc("A target environment with SPV_KHR_cooperative_matrix"),
+      llvm::cl::init(false)};
 };
 
 struct PTXPipelineOptions : public PassPipelineOptions<PTXPipelineOptions> {
@@ -45,7 +54,11 @@ attn::getTargetLoweringOptions(StringRef target, int64_t subgroupSize) {
   options.subgroupSize = subgroupSize;
   bool nvidia = target == "ptx";
   options.bf16AsI16 = !nvidia;
-  options.vectorLoadBytes = nvidia ? 16 : 0;
+  // 16-byte loads on every target: NVIDIA's 128-bit loads, and on SPIR-V
+  // vec4 loads of 32-bit words (attn-spirv-vector-loads), which Vulkan
+  // devices serve in one access (lavapipe: one per lane instead of one per
+  // element).
+  options.vectorLoadBytes = 16;
   return options;
 }
 
@@ -56,7 +69,9 @@ void attn::registerLoweringPasses() {
       "Converts the gpu.module kernels of convert-attn-to-gpu to SPIR-V "
       "modules for Vulkan (target env, math, gpu/arith/scf/memref, ABI, VCE)",
       [](OpPassManager &pm, const PipelineOptions &options) {
-        buildGPUToSPIRVPipeline(pm, {options.subgroupSize});
+        buildGPUToSPIRVPipeline(pm, {options.subgroupSize,
+                                     options.aliasWideLoads,
+                                     options.cooperativeMatrix});
       });
   for (bool emitBinary : {false, true})
     PassPipelineRegistration<PTXPipelineOptions>(

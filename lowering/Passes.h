@@ -21,9 +21,14 @@ namespace attn {
 /// Options of the `attn-gpu-to-spirv` pipeline.
 struct GPUToSPIRVPipelineOptions {
   int64_t subgroupSize = 32;
+  /// attn-spirv-vector-loads' `alias`.
+  bool aliasWideLoads = true;
+  /// attn-spirv-attach-target's `cooperative-matrix`.
+  bool cooperativeMatrix = false;
 };
 
-/// Adds attn-spirv-attach-target, convert-attn-math-to-spirv, upstream
+/// Adds attn-spirv-attach-target, attn-spirv-workgroup-memory,
+/// attn-spirv-vector-loads, convert-attn-math-to-spirv, upstream
 /// convert-gpu-to-spirv, and spirv-lower-abi-attrs + spirv-update-vce on
 /// every spirv.module.
 void buildGPUToSPIRVPipeline(OpPassManager &pm,
@@ -36,9 +41,9 @@ void buildAttnToGPUPipeline(OpPassManager &pm,
                             const ConvertAttnToGPUOptions &options);
 
 /// What convert-attn-to-gpu assumes of a device family, by compile target:
-/// "ptx" (NVIDIA: warps of `subgroupSize` = 32, native bf16, 128-bit loads)
-/// or "spirv" / "msl" (bf16 as i16 words, since upstream's SPIR-V has no
-/// bf16 buffers, and scalar loads). Every other option keeps its default.
+/// "ptx" (NVIDIA: warps of `subgroupSize` = 32, native bf16) or "spirv" /
+/// "msl" (bf16 as i16 words, since upstream's SPIR-V has no bf16 buffers);
+/// 16-byte loads on both. Every other option keeps its default.
 ConvertAttnToGPUOptions getTargetLoweringOptions(StringRef target,
                                                  int64_t subgroupSize);
 

@@ -39,7 +39,13 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     `vector-load-bytes`, or `vector-width` elements), several rows per
     subgroup, keys dealt round-robin to the row groups a few per step, and
     the partial states merged by shuffles and through workgroup memory (see
-    lowering/AttnToGPU/PagedAttention.cpp); reshape_and_cache,
+    lowering/AttnToGPU/PagedAttention.cpp). With `tiled-prefill`, that
+    kernel takes the decodes of a batch and a tiled FlashAttention-2 kernel
+    the longer requests: a workgroup takes a tile of query tokens times
+    query heads of one kv head and walks the keys they see in tiles staged
+    in workgroup memory (lowering/AttnToGPU/PagedPrefill.cpp); the host
+    launches both over grids bounded by the shapes, and each kernel skips
+    the requests that are not its own. Then reshape_and_cache,
     merge_states, mla_decode, and split-KV decode (a partial kernel writing
     per-split outputs and log-sum-exps, then a reduce kernel).
   }];
@@ -84,6 +90,26 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Split-KV decode: 0 chooses (num_kv_splits for mla_decode, one "
            "pass for paged_attention), N forces N splits followed by a reduce "
            "kernel">,
+    Option<"laneRegisters", "lane-registers", "int64_t", /*default=*/"128",
+           "Values (32-bit registers) one lane may keep live; the attention "
+           "kernels size their tiles by it (a GPU: about half its registers "
+           "per thread; a CPU device spills to cache cheaply and can take "
+           "thousands)">,
+    Option<"tiledPrefill", "tiled-prefill", "bool", /*default=*/"true",
+           "paged_attention: a tiled FlashAttention-2 kernel takes the "
+           "requests longer than the decode threshold, the per-token kernel "
+           "the others (false: the per-token kernel takes every request)">,
+    Option<"prefillMatrix", "prefill-matrix", "std::string",
+           /*default=*/"\"none\"",
+           "Products of the tiled prefill kernel: none (SIMT lanes), "
+           "subgroup-mma (a subgroup's matrix unit through gpu.subgroup_mma_*, "
+           "for f16 caches with head sizes a multiple of 16), or emulate "
+           "(that kernel with SIMT products, to test it on any device)">,
+    Option<"decodeThreshold", "decode-threshold", "int64_t",
+           /*default=*/"-1",
+           "paged_attention with tiled-prefill: requests with at most this "
+           "many query tokens go to the per-token kernel; -1: the backend's "
+           "reorder_batch_threshold, or 1 without one">,
   ];
 }
 
@@ -103,6 +129,11 @@ def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
   let options = [
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
            "Subgroup size the kernels were built for">,
+    Option<"cooperativeMatrix", "cooperative-matrix", "bool",
+           /*default=*/"false",
+           "SPIR-V 1.6 with SPV_KHR_cooperative_matrix (16x16x16 f16 "
+           "products into f32) and the Vulkan memory model, for kernels "
+           "with gpu.subgroup_mma_* ops">,
   ];
 }
 
@@ -119,6 +150,39 @@ def AttnSPIRVWorkgroupMemory : Pass<"attn-spirv-workgroup-memory",
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::spirv::SPIRVDialect"];
+}
+
+def AttnSPIRVVectorLoads : Pass<"attn-spirv-vector-loads",
+                                "::mlir::ModuleOp"> {
+  let summary = "Turns the vector loads of attn's kernels from their buffer "
+                "arguments into loads of 32-bit words";
+  let description = [{
+    SPIR-V's logical addressing has no pointer casts, so upstream's
+    conversion of a `vector.load` of 16-bit elements (or of a vector wider
+    than SPIR-V allows) from a storage buffer has no valid form. The kernels
+    of convert-attn-to-gpu read 4, 8, 16 or 32 bytes at a time from their
+    1-D buffer arguments, aligned to the load's size, and use the result only
+    through `vector.extract` (static positions) and `vector.bitcast` to
+    words. With `alias`, each such load becomes one load of an i32,
+    vector<2xi32>, vector<4xi32> or vector<4xi64> from a second argument
+    that views the
+    same binding with that element type (its `spirv.interface_var_abi`
+    names the original binding; Vulkan lets storage buffers alias), and the
+    extracts take their bits from the words: the device sees one wide load.
+    Without it (for SPIRV-Cross to MSL), the load becomes scalar loads of its
+    elements. The kernels' launches get the aliased operands through an
+    `unrealized_conversion_cast`: the host side of a module this pass ran on
+    only describes the kernels' interface, it is not meant to run.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::spirv::SPIRVDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"alias", "alias", "bool", /*default=*/"true",
+           "Read through an aliased binding of 32-bit words (false: scalar "
+           "loads)">,
+  ];
 }
 
 def ConvertAttnMathToSPIRV : Pass<"convert-attn-math-to-spirv",
@@ -155,6 +219,21 @@ def AttnLowerSubgroupReduce : Pass<"attn-lower-subgroup-reduce",
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
            "Lanes of a subgroup (NVIDIA: a warp of 32)">,
   ];
+}
+
+def AttnNVVMRegisterBudget : Pass<"attn-nvvm-register-budget",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Lets kernels of small workgroups use a thread's 255 "
+                "registers";
+  let description = [{
+    Sets `nvvm.maxnreg = 255` on every kernel `gpu.func` whose
+    `known_block_size` has at most 256 invocations (so one workgroup still
+    fits the 64 K registers of an SM). Without it ptxas for sm_90 caps such
+    kernels below what they need and spills (the tiled prefill kernel on
+    matrix units: 168 registers and 40 bytes of spills at 64 invocations,
+    196 registers and none with the budget). Kernels of larger or unknown
+    workgroups are left alone.
+  }];
 }
 
 #endif // ATTN_LOWERING_PASSES_TD

@@ -16,7 +16,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
@@ -34,6 +36,13 @@ namespace {
 /// The most invocations a workgroup of these kernels may have (CUDA's
 /// limit; Vulkan devices may allow fewer, down to 128).
 constexpr int64_t kMaxWorkgroupSize = 1024;
+
+/// Upstream's RegionBranchOpInterface canonicalizations, by debug name.
+const std::string kQuadraticCanonicalizations[] = {
+    "(anonymous namespace)::MakeRegionBranchOpSuccessorInputsDead",
+    "(anonymous namespace)::RemoveDeadRegionBranchOpSuccessorInputs",
+    "(anonymous namespace)::RemoveDuplicateSuccessorInputUses",
+};
 
 /// Operands must be memrefs with an identity layout: the host flattens them
 /// with one collapse_shape and the kernel indexes them row-major.
@@ -82,6 +91,11 @@ struct ConvertAttnToGPUPass
       return bad("vector-load-bytes", vectorLoadBytes, ">= 0 (0: scalar)");
     if (splitKv < 0)
       return bad("split-kv", splitKv, ">= 0 (0: choose)");
+    if (laneRegisters <= 0)
+      return bad("lane-registers", laneRegisters, "a positive number");
+    if (decodeThreshold < -1)
+      return bad("decode-threshold", decodeThreshold,
+                 ">= -1 (-1: the backend's threshold)");
     // Vulkan guarantees 128 invocations per workgroup, CUDA allows 1024.
     if (attentionSubgroups * subgroupSize > kMaxWorkgroupSize) {
       mlir::emitError(loc) << "convert-attn-to-gpu: attention-subgroups x "
@@ -116,6 +130,22 @@ struct ConvertAttnToGPUPass
     ctx.options.attentionSubgroups = attentionSubgroups;
     ctx.options.bf16AsI16 = bf16AsI16;
     ctx.options.splitKv = splitKv;
+    ctx.options.laneRegisters = laneRegisters;
+    ctx.options.tiledPrefill = tiledPrefill;
+    ctx.options.decodeThreshold = decodeThreshold;
+    std::optional<PrefillMatrix> matrix =
+        llvm::StringSwitch<std::optional<PrefillMatrix>>(prefillMatrix)
+            .Case("none", PrefillMatrix::None)
+            .Case("subgroup-mma", PrefillMatrix::SubgroupMma)
+            .Case("emulate", PrefillMatrix::Emulate)
+            .Default(std::nullopt);
+    if (!matrix) {
+      mlir::emitError(module.getLoc())
+          << "convert-attn-to-gpu: option prefill-matrix=" << prefillMatrix
+          << " is invalid: expected none, subgroup-mma or emulate";
+      return signalPassFailure();
+    }
+    ctx.options.prefillMatrix = *matrix;
 
     ctx.module = module;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
@@ -145,15 +175,15 @@ struct ConvertAttnToGPUPass
 
     // The builders emit index arithmetic naively (a constant per use, one
     // expression per lane element); fold and share it so that the kernels
-    // read well and every target starts from the same clean IR.
-    // Upstream's RemoveDuplicateSuccessorInputUses compares every pair of a
-    // loop's iter_args on each visit: with the hundreds a wide head group
-    // carries (H / G = 128: 768) it took most of a minute, for no change to
-    // these kernels.
+    // read well and every target starts from the same clean IR. The
+    // region-branch patterns that look for dead or duplicate loop-carried
+    // values take time quadratic in the number of values a loop carries
+    // (thousands in the attention kernels, one per lane register of their
+    // state; RemoveDuplicateSuccessorInputUses took most of a minute for
+    // H / G = 128) and find none: the builders carry only live state.
     OpPassManager cleanup(gpu::GPUModuleOp::getOperationName());
     cleanup.addPass(createCanonicalizerPass(
-        GreedyRewriteConfig(),
-        {"(anonymous namespace)::RemoveDuplicateSuccessorInputUses"}));
+        GreedyRewriteConfig(), kQuadraticCanonicalizations));
     cleanup.addPass(createCSEPass());
     for (auto kernels : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
       if (kernels->hasAttr("attn.kernels") && failed(runPipeline(cleanup, kernels)))

@@ -24,8 +24,9 @@
 // kernel.
 //
 // Kernels and grids (workgroup = `known_block_size` of the gpu.func):
-//  - paged_attention (`*_paged_attention`): grid (T, G, 1), one workgroup per
-//    query token and kv head, all H/G query heads of that kv head together;
+//  - paged_attention (`*_paged_attention`): grid (T, G * H / (G * Hw), 1),
+//    one workgroup per query token and Hw of the H/G query heads of a kv
+//    head (all of them unless the lanes' register budget is short);
 //    workgroup = W subgroups (attention-subgroups, fewer when the merge
 //    buffer would pass max-workgroup-memory), so the runtime must run the
 //    kernel with the subgroup size it was built for and full subgroups.
@@ -34,6 +35,15 @@
 //    cuMemAlloc's do. With split-KV: `*_paged_attention_partial`,
 //    grid (T, G, S), writing f32 partial out [S, T, H, D] and lse [S, T, H]
 //    to host-allocated buffers, then `*_paged_attention_reduce`, grid (T, H).
+//    With the tiled prefill kernel these take only the tokens of requests
+//    with at most the decode threshold of query tokens (the reduce then also
+//    gets query_start_loc, after lse); their other workgroups return.
+//  - paged_attention prefill (`*_paged_attention_prefill`): grid
+//    (ceil(T / Bq) + R, G * H / (G * Hq), 1), a tile of Bq query tokens of
+//    one request and Hq query heads of one kv head per workgroup (the tile
+//    sizes are in the kernel's `attn.tile` attribute: Bq, Hq, Bc, L, R, U),
+//    for the requests longer than the decode threshold; same arguments as
+//    `*_paged_attention` with sinks always, never split.
 //  - reshape_and_cache: grid (T, G), one workgroup per token and kv head.
 //  - merge_states: grid (T, H).
 //  - mla_decode: `*_mla_decode_partial`, grid (R, H / heads_per_workgroup, S)
@@ -62,10 +72,13 @@ enum ReshapeAndCacheParam {
   kCacheNumParams = 2,
 };
 
-/// Params of merge_states and of the split-KV reduce kernels.
+/// Params of merge_states and of the split-KV reduce kernels. The reduce of
+/// paged_attention beside a tiled prefill kernel also takes num_reqs.
 enum MergeParam {
   kMergeNumTokens = 0, ///< rows: T for attention, R for MLA
   kMergeNumParams = 1,
+  /// R, seq_lens dim 0: the reduce of paged_attention with prefill only.
+  kMergeNumReqs = 1,
 };
 
 /// Params of mla_decode partial kernels.

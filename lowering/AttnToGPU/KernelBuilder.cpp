@@ -2,6 +2,7 @@
 
 #include "lowering/AttnToGPU/KernelBuilder.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -146,8 +147,9 @@ gpu::GPUFuncOp mlir::attn::createKernel(ModuleOp module, Location loc,
 
 LaneChunks mlir::attn::chooseLaneChunks(const LoweringOptions &options,
                                         Type element, int64_t dim) {
-  bool vectorLoads = options.vectorLoadBytes > 0 && isa<FloatType>(element);
-  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t bits = element.getIntOrFloatBitWidth();
+  bool vectorLoads = options.vectorLoadBytes > 0 && (bits == 16 || bits == 32);
+  int64_t bytes = bits / 8;
   int64_t want =
       vectorLoads ? std::max<int64_t>(options.vectorLoadBytes / bytes, 1)
                   : options.vectorWidth;
@@ -167,8 +169,36 @@ Value KernelBuilder::loadIndex(Value buffer, Value i) {
   return create<arith::IndexCastOp>(getIndexType(), v);
 }
 
+Value KernelBuilder::fma(Value a, Value b, Value c) {
+  return create<math::FmaOp>(a, b, c);
+}
+
+Value KernelBuilder::tanhF32(Value x) {
+  Value ax = create<math::AbsFOp>(x);
+  // |x| < 1/4: x (1 - x^2/3 + 2 x^4/15 - 17 x^6/315 + 62 x^8/2835), the
+  // Taylor series to the term whose successor is below 1e-8 relative there.
+  Value x2 = mulf(x, x);
+  Value poly = f32(62.0 / 2835.0);
+  for (double c : {-17.0 / 315.0, 2.0 / 15.0, -1.0 / 3.0, 1.0})
+    poly = fma(poly, x2, f32(c));
+  Value small = mulf(x, poly);
+  // Elsewhere from t = e^-2|x| in (0, e^-1/2]: no cancellation in 1 - t.
+  Value t = create<math::Exp2Op>(mulf(ax, f32(-2.0 / 0.6931471805599453)));
+  Value large = divf(subf(f32(1.0), t), addf(f32(1.0), t));
+  Value negative =
+      create<arith::CmpFOp>(arith::CmpFPredicate::OLT, x, f32(0.0));
+  large = select(negative, create<arith::NegFOp>(large), large);
+  Value isSmall = create<arith::CmpFOp>(arith::CmpFPredicate::OLT, ax,
+                                        f32(0.25));
+  // NaN compares false and takes the exp form, which keeps it NaN.
+  return select(isSmall, small, large);
+}
+
 Value KernelBuilder::loadF32(Value buffer, Value i) {
-  Value v = create<memref::LoadOp>(buffer, i);
+  return toF32(create<memref::LoadOp>(buffer, i));
+}
+
+Value KernelBuilder::toF32(Value v) {
   Type t = v.getType();
   if (t.isF32())
     return v;
@@ -239,12 +269,13 @@ SmallVector<Value> KernelBuilder::loadLaneRowVectors(
     Value scale) {
   int64_t w = layout.vectorWidth;
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
-  assert(isa<FloatType>(element) && layout.dim % w == 0 &&
-         "vector loads need float elements and whole chunks");
+  int64_t bits = element.getIntOrFloatBitWidth();
+  assert((bits == 16 || bits == 32) && layout.dim % w == 0 &&
+         "vector loads need 16- or 32-bit elements and whole chunks");
   auto vectorType = VectorType::get({w}, element);
   // The row starts at a multiple of dim elements and the chunk at a
   // multiple of w, so with w | dim the load is aligned to its own size.
-  llvm::MaybeAlign align(w * element.getIntOrFloatBitWidth() / 8);
+  llvm::MaybeAlign align(w * bits / 8);
   SmallVector<Value> values;
   for (int64_t c = 0; c < layout.perLane() / w; ++c) {
     Value e = addi(laneBase, idx(layout.offset(c * w)));
@@ -257,16 +288,90 @@ SmallVector<Value> KernelBuilder::loadLaneRowVectors(
     Value chunk = vector::LoadOp::create(*this, vectorType, buffer,
                                          ValueRange{addi(rowBase, e)},
                                          /*nontemporal=*/false, align);
-    if (!element.isF32())
-      chunk = create<arith::ExtFOp>(VectorType::get({w}, getF32Type()),
-                                    chunk);
+    // Element by element: targets without wide vector types (SPIR-V) turn
+    // such a load and its extracts into 32-bit words (GPUToSPIRV/).
     for (int64_t i = 0; i < w; ++i) {
-      Value v = create<vector::ExtractOp>(chunk, i);
+      Value v = toF32(create<vector::ExtractOp>(chunk, i));
       if (scale)
         v = mulf(v, scale);
       if (inRow)
         v = select(inRow, v, f32(0.0));
       values.push_back(v);
+    }
+  }
+  return values;
+}
+
+Type mlir::attn::getWordsType(MLIRContext *ctx, int64_t bytes) {
+  assert((bytes == 4 || bytes == 8 || bytes == 16 || bytes == 32) &&
+         "4, 8, 16 or 32 bytes");
+  Type i32 = IntegerType::get(ctx, 32);
+  if (bytes == 4)
+    return i32;
+  // SPIR-V vectors have at most 4 elements: 32 bytes are 4 x i64.
+  if (bytes == 32)
+    return VectorType::get({4}, IntegerType::get(ctx, 64));
+  return VectorType::get({bytes / 4}, i32);
+}
+
+Value KernelBuilder::loadWords(Value buffer, Value i, int64_t bytes) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  int64_t bits = element.getIntOrFloatBitWidth();
+  int64_t n = bytes * 8 / bits;
+  Type words = getWordsType(getContext(), bytes);
+  if (n == 1 && bits == 32) {
+    Value v = create<memref::LoadOp>(buffer, i);
+    return v.getType() == words ? v : create<arith::BitcastOp>(words, v);
+  }
+  Value chunk = vector::LoadOp::create(
+      *this, VectorType::get({n}, element), buffer, ValueRange{i},
+      /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+  if (isa<VectorType>(words))
+    return create<vector::BitCastOp>(words, chunk);
+  return create<vector::ExtractOp>(
+      create<vector::BitCastOp>(VectorType::get({1}, getI32Type()), chunk),
+      0);
+}
+
+SmallVector<Value> KernelBuilder::unpackWords(Value words, Type element) {
+  SmallVector<Value> w;
+  Type i32 = getI32Type();
+  auto addWord = [&](Value word) {
+    if (word.getType().isInteger(32)) {
+      w.push_back(word);
+      return;
+    }
+    // A 64-bit word: its low half first.
+    Value c32 = create<arith::ConstantIntOp>(getI64Type(), 32);
+    w.push_back(create<arith::TruncIOp>(i32, word));
+    w.push_back(create<arith::TruncIOp>(i32, create<arith::ShRUIOp>(word, c32)));
+  };
+  if (auto vt = dyn_cast<VectorType>(words.getType())) {
+    for (int64_t i = 0; i < vt.getNumElements(); ++i)
+      addWord(create<vector::ExtractOp>(words, i));
+  } else {
+    addWord(words);
+  }
+  SmallVector<Value> values;
+  int64_t bits = element.getIntOrFloatBitWidth();
+  for (Value word : w) {
+    if (bits == 32) {
+      values.push_back(create<arith::BitcastOp>(getF32Type(), word));
+      continue;
+    }
+    // Two 16-bit elements, the lower address in the low half.
+    Value c16 = create<arith::ConstantIntOp>(i32, 16);
+    Value hi = create<arith::ShRUIOp>(word, c16);
+    for (Value half : {word, hi}) {
+      if (element.isF16()) {
+        Value h = create<arith::TruncIOp>(getI16Type(), half);
+        Value half16 = create<arith::BitcastOp>(getF16Type(), h);
+        values.push_back(create<arith::ExtFOp>(getF32Type(), half16));
+        continue;
+      }
+      // bf16 (or bf16 as i16 words): its bits are the high half of an f32.
+      Value bitsF32 = create<arith::ShLIOp>(half, c16);
+      values.push_back(create<arith::BitcastOp>(getF32Type(), bitsF32));
     }
   }
   return values;
@@ -287,6 +392,15 @@ void KernelBuilder::storeLaneRow(ArrayRef<Value> values, Value buffer,
     setInsertionPointToStart(ifOp.thenBlock());
     storeF32(values[i], buffer, addi(rowBase, e));
   }
+}
+
+SmallVector<Value> KernelBuilder::partialDots(ArrayRef<SmallVector<Value>> rows,
+                                              ArrayRef<Value> key) {
+  SmallVector<Value> dots(rows.size(), f32(0.0));
+  for (auto [i, k] : llvm::enumerate(key))
+    for (auto [dot, row] : llvm::zip_equal(dots, rows))
+      dot = fma(row[i], k, dot);
+  return dots;
 }
 
 Value KernelBuilder::subgroupSum(Value v) {
@@ -313,11 +427,12 @@ Value KernelBuilder::clusterSum(Value v, int64_t lanes) {
 }
 
 Value mlir::attn::addWorkgroupBuffer(gpu::GPUFuncOp kernel,
-                                     int64_t numElements) {
+                                     int64_t numElements, Type element) {
   MLIRContext *ctx = kernel.getContext();
   auto space =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto type = MemRefType::get({numElements}, Float32Type::get(ctx),
+  auto type = MemRefType::get({numElements},
+                              element ? element : Float32Type::get(ctx),
                               MemRefLayoutAttrInterface(), space);
   return kernel.addWorkgroupAttribution(type, kernel.getLoc());
 }

@@ -24,6 +24,13 @@
 namespace mlir {
 namespace attn {
 
+/// Where the tiled prefill kernel computes its products (prefill-matrix).
+enum class PrefillMatrix {
+  None,        ///< SIMT lanes
+  SubgroupMma, ///< gpu.subgroup_mma_* (f16 caches)
+  Emulate,     ///< the matrix kernel with SIMT products, to test it anywhere
+};
+
 /// The options of convert-attn-to-gpu, as the kernel builders read them.
 struct LoweringOptions {
   int64_t subgroupSize = 32;
@@ -38,6 +45,14 @@ struct LoweringOptions {
   int64_t attentionSubgroups = 4;
   bool bf16AsI16 = false;
   int64_t splitKv = 0;
+  /// Values a lane may keep live (lane-registers); tiles are sized by it.
+  int64_t laneRegisters = 128;
+  /// paged_attention: the tiled prefill kernel beside the per-token one,
+  /// and the query length up to which requests are decodes (-1: the
+  /// backend's reorder_batch_threshold, else 1).
+  bool tiledPrefill = true;
+  int64_t decodeThreshold = -1;
+  PrefillMatrix prefillMatrix = PrefillMatrix::None;
 
   /// Invocations per workgroup of the element-wise kernels.
   int64_t elementwiseWorkgroupSize() const {
@@ -106,9 +121,16 @@ gpu::GPUFuncOp createKernel(ModuleOp module, Location loc,
                             int64_t blockSize, ArrayRef<std::string> params,
                             StringRef opName);
 
-/// Adds a workgroup-memory buffer of `numElements` f32 to `kernel` (a
-/// workgroup attribution) and returns it.
-Value addWorkgroupBuffer(gpu::GPUFuncOp kernel, int64_t numElements);
+/// Adds a workgroup-memory buffer of `numElements` elements of `element`
+/// (f32 unless given) to `kernel` (a workgroup attribution) and returns it.
+Value addWorkgroupBuffer(gpu::GPUFuncOp kernel, int64_t numElements,
+                         Type element = Type());
+
+/// The type that holds `bytes` (4, 8, 16 or 32) bytes as words: i32,
+/// vector<(bytes / 4) x i32>, or for 32 bytes vector<4 x i64>. Tiles of a
+/// cache are staged in workgroup memory as such words, whatever the element
+/// type.
+Type getWordsType(MLIRContext *ctx, int64_t bytes);
 
 /// The element type a kernel sees for a host element type.
 Type getKernelElementType(Type hostElementType, const LoweringOptions &options);
@@ -141,8 +163,9 @@ struct LaneLayout {
   }
 };
 
-/// How wide a lane's chunks of a row are: with `vector-load-bytes` and float
-/// elements, as many elements as one such load holds (vector loads); else
+/// How wide a lane's chunks of a row are: with `vector-load-bytes` and
+/// 16- or 32-bit elements, as many elements as one such load holds (vector
+/// loads); else
 /// `vector-width` (scalar loads). Either way the widest power of two not
 /// above that which divides `dim`, so that chunks never straddle rows.
 struct LaneChunks {
@@ -180,7 +203,17 @@ public:
   Value subf(Value a, Value b) { return create<arith::SubFOp>(a, b); }
   Value mulf(Value a, Value b) { return create<arith::MulFOp>(a, b); }
   Value divf(Value a, Value b) { return create<arith::DivFOp>(a, b); }
+  /// max, NaN if either is NaN.
   Value maxf(Value a, Value b) { return create<arith::MaximumFOp>(a, b); }
+  /// max, the other operand if one is NaN: one instruction on most targets.
+  Value maxnumf(Value a, Value b) { return create<arith::MaxNumFOp>(a, b); }
+  /// a * b + c, rounded once.
+  Value fma(Value a, Value b, Value c);
+  /// tanh of an f32 to a few ulp on every target: an odd polynomial near 0,
+  /// (1 - e^-2|x|) / (1 + e^-2|x|) with the sign of x elsewhere. Vulkan
+  /// lets a device's tanh err far more (lavapipe's is off by about 1e-4
+  /// relative), which a soft cap multiplies into every score.
+  Value tanhF32(Value x);
   /// ceil(a / b) for non-negative a and positive b.
   Value ceilDiv(Value a, Value b) {
     return divui(addi(a, subi(b, idx(1))), b);
@@ -191,6 +224,15 @@ public:
   /// Loads element `i` of a float buffer (f32, f16, bf16 or bf16 as i16) and
   /// extends it to f32.
   Value loadF32(Value buffer, Value i);
+  /// Extends a loaded element (f32, f16, bf16 or bf16 as i16) to f32.
+  Value toF32(Value element);
+  /// The f32 values of the elements of type `element` packed in `words` (as
+  /// getWordsType makes them), lowest address first.
+  SmallVector<Value> unpackWords(Value words, Type element);
+  /// Reads `bytes` bytes (4, 8, 16 or 32) of `buffer` starting at element `i`
+  /// with one vector load aligned to its size, as 32-bit words
+  /// (getWordsType). `i` must be a multiple of the elements it reads.
+  Value loadWords(Value buffer, Value i, int64_t bytes);
   /// Rounds `value` to the element type of `buffer` (to nearest even) and
   /// stores it at `i`.
   void storeF32(Value value, Value buffer, Value i);
@@ -210,6 +252,11 @@ public:
   void storeLaneRow(ArrayRef<Value> values, Value buffer, Value rowBase,
                     Value laneBase, const LaneLayout &layout);
 
+  /// The lane-local partial dot products of every row of `rows` with `key`
+  /// (same lane share), element-major with the rows inside, so each key
+  /// element is read once for all rows.
+  SmallVector<Value> partialDots(ArrayRef<SmallVector<Value>> rows,
+                                 ArrayRef<Value> key);
   /// A subgroup-wide sum: every lane gets the total.
   Value subgroupSum(Value v);
   /// The value of `v` in lane `lane ^ mask` of the subgroup.

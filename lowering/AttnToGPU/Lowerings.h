@@ -11,6 +11,8 @@
 #include "dialect/AttnOps.h"
 #include "lowering/AttnToGPU/KernelBuilder.h"
 
+#include <optional>
+
 namespace mlir {
 namespace attn {
 
@@ -20,14 +22,26 @@ LogicalResult lowerReshapeAndCache(ReshapeAndCacheOp op,
 LogicalResult lowerMergeStates(MergeStatesOp op, LoweringContext &ctx);
 LogicalResult lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx);
 
+/// The rows a split-KV reduce of paged_attention merges when another kernel
+/// writes the rest: the tokens of requests (by `queryStartLoc`, over
+/// `numReqs` requests, a host index) with at most `maxQueryLen` query
+/// tokens.
+struct DecodeRows {
+  Value queryStartLoc;
+  Value numReqs;
+  int64_t maxQueryLen;
+};
+
 /// Launches the reduce kernel of split-KV decode: merges the `numSplits`
 /// f32 partial outputs [S, rows, H, Dv] and lses [S, rows, H] (1-D scratch
 /// buffers) into `out` [rows, H, Dv] and `lse` [rows, H], adding `sinks`
-/// [H] to the denominator when given. `numRows` is a host index value.
+/// [H] to the denominator when given. `numRows` is a host index value. With
+/// `decodeRows`, only those rows are written.
 void launchSplitReduce(LoweringContext &ctx, OpBuilder &builder, Location loc,
                        StringRef name, Value partialOut, Value partialLse,
                        Value sinks, Value out, Value lse, Value numRows,
-                       int64_t numSplits, int64_t numHeads, int64_t headDim);
+                       int64_t numSplits, int64_t numHeads, int64_t headDim,
+                       std::optional<DecodeRows> decodeRows = std::nullopt);
 
 /// `<host function>_<suffix>`: the base name of a kernel of `op`.
 std::string kernelName(Operation *op, StringRef suffix);

@@ -10,8 +10,10 @@
 #include "lowering/AttnToGPU/KernelABI.h"
 #include "lowering/AttnToGPU/Lowerings.h"
 #include "lowering/AttnToGPU/OnlineSoftmax.h"
+#include "lowering/AttnToGPU/PagedAttention.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -83,7 +85,8 @@ void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
                              Location loc, StringRef name, Value partialOut,
                              Value partialLse, Value sinks, Value out,
                              Value lse, Value numRows, int64_t numSplits,
-                             int64_t numHeads, int64_t headDim) {
+                             int64_t numHeads, int64_t headDim,
+                             std::optional<DecodeRows> decodeRows) {
   int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
   HostLaunch launch(builder, loc, ctx.options);
   launch.addBuffer(partialOut);
@@ -92,7 +95,11 @@ void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
     launch.addBuffer(sinks);
   launch.addBuffer(out);
   launch.addBuffer(lse);
+  if (decodeRows)
+    launch.addBuffer(decodeRows->queryStartLoc);
   launch.addParam("num_rows", numRows);
+  if (decodeRows)
+    launch.addParam("num_reqs", decodeRows->numReqs);
   gpu::GPUFuncOp fn =
       createKernel(ctx.module, loc, name, launch.getKernelArgTypes(), wgSize,
                    launch.getParamNames(), "split_kv_reduce");
@@ -103,10 +110,24 @@ void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
     Value pOut = fn.getArgument(a++), pLse = fn.getArgument(a++);
     Value sinkBuf = sinks ? fn.getArgument(a++) : Value();
     Value outBuf = fn.getArgument(a++), lseBuf = fn.getArgument(a++);
+    Value qsl = decodeRows ? fn.getArgument(a++) : Value();
     Value params = fn.getArgument(a++);
     Value rows = b.loadIndex(params, b.idx(::attn::abi::kMergeNumTokens));
     Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
     Value h = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+    if (decodeRows) {
+      // The other requests' rows are another kernel's to write.
+      Value numReqs =
+          b.loadIndex(params, b.idx(::attn::abi::kMergeNumReqs));
+      Value r = findRequest(b, qsl, t, numReqs);
+      Value qLen = b.subi(b.loadIndex(qsl, b.addi(r, b.idx(1))),
+                          b.loadIndex(qsl, r));
+      auto mine = b.create<scf::IfOp>(
+          b.cmpi(arith::CmpIPredicate::sle, qLen,
+                 b.idx(decodeRows->maxQueryLen)),
+          /*withElseRegion=*/false);
+      b.setInsertionPointToStart(mine.thenBlock());
+    }
     Value row = b.addi(b.muli(t, b.idx(numHeads)), h);
     // Partial state s of this row sits at row s * rows * H + row.
     auto partialRow = [&](KernelBuilder &kb, int64_t s) {

@@ -23,10 +23,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Per-lane values (query and accumulator) one head of a tile may keep in
-/// registers; bounds the heads per workgroup.
-constexpr int64_t kLaneValueBudget = 128;
-
 struct MlaConfig {
   int64_t numHeads, rowSize, rank, blockSize, headsPerGroup, numSplits;
   double scale;
@@ -74,12 +70,8 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn, const MlaConfig &c) {
                         kb.idx(c.rowSize));
     SmallVector<Value> k = kb.loadLaneRow(cache, row, laneBase, rowLayout);
     SmallVector<Value> scores;
-    for (const SmallVector<Value> &qh : qs) {
-      Value partial = kb.f32(0.0);
-      for (auto [qv, kv] : llvm::zip_equal(qh, k))
-        partial = kb.addf(partial, kb.mulf(qv, kv));
+    for (Value partial : kb.partialDots(qs, k))
       scores.push_back(kb.subgroupSum(partial));
-    }
     // A lane's latent elements are the first ones of its row elements.
     ArrayRef<Value> v = ArrayRef<Value>(k).take_front(latentLayout.perLane());
     return updateSoftmax(kb, state, scores, v);
@@ -124,7 +116,7 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
   c.numSplits = ctx.options.splitKv > 0 ? ctx.options.splitKv
                                         : op.getNumKvSplits();
   // The largest tile of heads dividing H whose queries and accumulators fit
-  // the lanes' register budget (at least one head).
+  // the lanes' register budget (lane-registers; at least one head).
   LaneChunks chunks = chooseLaneChunks(
       ctx.options,
       getKernelElementType(
@@ -138,7 +130,7 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
   int64_t perHead = c.rowLayout.perLane() + c.latentLayout.perLane();
   c.headsPerGroup = 1;
   for (int64_t t = 1; t <= c.numHeads; ++t)
-    if (c.numHeads % t == 0 && t * perHead <= kLaneValueBudget)
+    if (c.numHeads % t == 0 && t * perHead <= ctx.options.laneRegisters)
       c.headsPerGroup = t;
 
   OpBuilder builder(op);

@@ -61,27 +61,38 @@ SoftmaxState mlir::attn::updateSoftmax(KernelBuilder &b,
                                        const SoftmaxState &state,
                                        ArrayRef<SmallVector<Value>> scores,
                                        ArrayRef<SmallVector<Value>> values) {
+  size_t numHeads = state.m.size();
   SoftmaxState next;
-  for (size_t h = 0; h < state.m.size(); ++h) {
+  SmallVector<Value> alpha;
+  SmallVector<SmallVector<Value>> p(numHeads);
+  for (size_t h = 0; h < numHeads; ++h) {
+    // A NaN score stays out of the running max but not out of l and the
+    // accumulator (exp2(NaN - m) is NaN), so the row still ends NaN.
     Value mNew = state.m[h];
     for (const SmallVector<Value> &key : scores)
-      mNew = b.maxf(mNew, key[h]);
+      mNew = b.maxnumf(mNew, key[h]);
     Value base = finiteOrZero(b, mNew);
-    Value alpha = b.create<math::Exp2Op>(b.subf(state.m[h], base));
-    Value l = b.mulf(state.l[h], alpha);
-    SmallVector<Value> acc;
-    for (Value a : state.acc[h])
-      acc.push_back(b.mulf(a, alpha));
-    for (auto [key, v] : llvm::zip_equal(scores, values)) {
-      Value p = b.create<math::Exp2Op>(b.subf(key[h], base));
-      l = b.addf(l, p);
-      for (auto [a, x] : llvm::zip_equal(acc, v))
-        a = b.addf(a, b.mulf(p, x));
+    alpha.push_back(b.create<math::Exp2Op>(b.subf(state.m[h], base)));
+    Value l = b.mulf(state.l[h], alpha[h]);
+    for (const SmallVector<Value> &key : scores) {
+      p[h].push_back(b.create<math::Exp2Op>(b.subf(key[h], base)));
+      l = b.addf(l, p[h].back());
     }
     next.m.push_back(mNew);
     next.l.push_back(l);
-    next.acc.push_back(std::move(acc));
+    next.acc.emplace_back();
   }
+  // Element-major, heads inside: each value element is read once for all
+  // heads, and a lane's few accumulators of one element stay in registers
+  // (on a CPU device the state lives in memory, one access per element).
+  size_t perLane = numHeads ? state.acc.front().size() : 0;
+  for (size_t i = 0; i < perLane; ++i)
+    for (size_t h = 0; h < numHeads; ++h) {
+      Value a = b.mulf(state.acc[h][i], alpha[h]);
+      for (auto [ph, v] : llvm::zip_equal(p[h], values))
+        a = b.fma(ph, v[i], a);
+      next.acc[h].push_back(a);
+    }
   return next;
 }
 
@@ -98,7 +109,7 @@ SoftmaxState mlir::attn::mergeSoftmax(KernelBuilder &b, const SoftmaxState &x,
                                       const SoftmaxState &y) {
   SoftmaxState merged;
   for (size_t h = 0; h < x.m.size(); ++h) {
-    Value m = b.maxf(x.m[h], y.m[h]);
+    Value m = b.maxnumf(x.m[h], y.m[h]);
     Value base = finiteOrZero(b, m);
     Value wx = b.create<math::Exp2Op>(b.subf(x.m[h], base));
     Value wy = b.create<math::Exp2Op>(b.subf(y.m[h], base));
@@ -153,7 +164,7 @@ HeadResult mlir::attn::finalizeSoftmax(KernelBuilder &b, const SoftmaxState &sta
   Value m = state.m[h], l = state.l[h];
   SmallVector<Value> acc(state.acc[h]);
   if (sinkLog2) {
-    Value mF = b.maxf(m, sinkLog2);
+    Value mF = b.maxnumf(m, sinkLog2);
     // A sink of -inf on an empty row leaves mF -inf: keep exp2 off
     // -inf - -inf.
     Value base = finiteOrZero(b, mF);
@@ -199,6 +210,7 @@ void mlir::attn::emitMerge(
     lse.push_back(loadLse(b, s));
     isEmpty.push_back(
         b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, lse.back(), ninf));
+    // A NaN lse must reach the result: no max that drops NaN here.
     maxLse = b.maxf(maxLse, lse.back());
   }
   Value allEmpty =

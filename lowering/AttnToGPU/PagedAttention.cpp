@@ -24,36 +24,42 @@
 // instead of masking scores: no compare is emitted for a knob that is off.
 // Keys past the interval's end in the last step are masked (score -inf).
 //
+// A workgroup takes Hw of the H/G query heads of its kv head: all of them
+// unless their state would not fit the lanes' register budget (MQA with
+// hundreds of heads), so the kernel's size is bounded by the budget, not by
+// the group.
+//
+// With the tiled prefill kernel (PagedPrefill.cpp, on by default), a batch
+// is split at run time: this kernel takes the tokens of requests with at
+// most the decode threshold of query tokens (vLLM's
+// reorder_batch_threshold) and its workgroups for other tokens return at
+// once; the tiled kernel takes the rest. Both grids are bounded by shapes,
+// so the host plan launches both whatever the batch holds.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/AttnToGPU/KernelABI.h"
 #include "lowering/AttnToGPU/Lowerings.h"
 #include "lowering/AttnToGPU/OnlineSoftmax.h"
+#include "lowering/AttnToGPU/PagedAttention.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <algorithm>
-#include <tuple>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
 
-/// What the kernel builder needs of the op, all static.
-struct PagedConfig {
-  int64_t numHeads, numKvHeads, headSize, blockSize;
-  bool nhd, causal, hasAlibi, hasSinks;
-  double scale, softCap;
-  int64_t windowLeft, windowRight;
-  int64_t numSplits;
-};
+} // namespace
 
-/// Finds the request of token `t`: the last r with query_start_loc[r] <= t,
-/// by binary search over [0, R).
-Value findRequest(KernelBuilder &b, Value qsl, Value t, Value numReqs) {
+Value mlir::attn::findRequest(KernelBuilder &b, Value qsl, Value t,
+                              Value numReqs) {
   Type idx = b.getIndexType();
   auto loop = b.create<scf::WhileOp>(
       TypeRange{idx, idx}, ValueRange{b.idx(0), numReqs},
@@ -75,60 +81,135 @@ Value findRequest(KernelBuilder &b, Value qsl, Value t, Value numReqs) {
   return loop.getResult(0);
 }
 
+Value mlir::attn::cacheRowStart(KernelBuilder &b, const PagedConfig &c,
+                                int64_t part, Value block, Value offset,
+                                Value g) {
+  Value blockPart = b.addi(b.muli(block, b.idx(2)), b.idx(part));
+  Value row =
+      c.nhd ? b.addi(b.muli(b.addi(b.muli(blockPart, b.idx(c.blockSize)),
+                                   offset),
+                            b.idx(c.numKvHeads)),
+                     g)
+            : b.addi(b.muli(b.addi(b.muli(blockPart, b.idx(c.numKvHeads)), g),
+                            b.idx(c.blockSize)),
+                     offset);
+  return b.muli(row, b.idx(c.headSize));
+}
+
+Value mlir::attn::lookupBlock(KernelBuilder &b, const PagedConfig &c,
+                              Value blockTable, Value tableRow,
+                              Value lastColumn, Value lastBlock, Value j) {
+  // seq_len beyond M * B is rejected before launch; the clamps keep every
+  // read inside the table and the cache regardless.
+  Value column =
+      b.create<arith::MinUIOp>(b.divui(j, b.idx(c.blockSize)), lastColumn);
+  Value raw = b.loadIndex(blockTable, b.addi(tableRow, column));
+  return b.create<arith::MinUIOp>(raw, lastBlock);
+}
+
+std::pair<Value, Value> mlir::attn::visibleKeys(KernelBuilder &b,
+                                                const PagedConfig &c,
+                                                Value pos, Value seqLen) {
+  Value lo = b.idx(0), hi = seqLen;
+  if (c.causal)
+    hi = b.minsi(hi, b.addi(pos, b.idx(1)));
+  if (c.windowLeft >= 0)
+    lo = b.maxsi(lo, b.subi(pos, b.idx(c.windowLeft)));
+  if (!c.causal && c.windowRight >= 0)
+    hi = b.minsi(hi, b.addi(pos, b.idx(c.windowRight + 1)));
+  return {lo, hi};
+}
+
+Value mlir::attn::indexToF32(KernelBuilder &b, Value v) {
+  return b.create<arith::SIToFPOp>(
+      b.getF32Type(), b.create<arith::IndexCastOp>(b.getI32Type(), v));
+}
+
+Value ScoreMath::queryScale(KernelBuilder &b) const {
+  return b.f32(capped() ? c.scale : c.scale * kLog2E);
+}
+
+Value ScoreMath::slope(KernelBuilder &b, Value alibi, Value h) const {
+  Value slope = b.loadF32(alibi, h);
+  return capped() ? slope : b.mulf(slope, b.f32(kLog2E));
+}
+
+Value ScoreMath::score(KernelBuilder &b, Value dot, Value slope,
+                       Value dist) const {
+  Value s = dot;
+  if (slope)
+    s = b.fma(slope, dist, s);
+  if (capped())
+    s = b.mulf(b.f32(c.softCap * kLog2E),
+               b.tanhF32(b.mulf(s, b.f32(1.0 / c.softCap))));
+  return s;
+}
+
+namespace {
+
 /// How one workgroup covers the keys and the head dimension.
 struct Tiling {
   int64_t subgroups;    ///< W
   int64_t lanesPerRow;  ///< L
   int64_t rowsPerGroup; ///< R = S / L
   int64_t keysPerStep;  ///< U, per row group
+  int64_t heads;        ///< Hw, query heads per workgroup
   LaneLayout layout;    ///< a lane's share of a row
 
   int64_t rowGroups() const { return subgroups * rowsPerGroup; }
 };
 
-/// Values (query, accumulator, key and value rows) a lane may keep in
-/// registers; bounds U.
-constexpr int64_t kLaneValueBudget = 128;
 /// Most keys per row group and step.
 constexpr int64_t kMaxKeysPerStep = 4;
-
-int64_t floorPowerOf2(int64_t v) {
-  int64_t p = 1;
-  while (p * 2 <= v)
-    p *= 2;
-  return p;
-}
 
 Tiling chooseTiling(const PagedConfig &c, const LoweringOptions &o,
                     Type cacheElement) {
   LaneChunks chunks = chooseLaneChunks(o, cacheElement, c.headSize);
-  int64_t group = c.numHeads / c.numKvHeads;
-  Tiling t;
-  auto layOut = [&](int64_t w) {
-    t.lanesPerRow =
-        std::min(o.subgroupSize,
-                 floorPowerOf2(std::max<int64_t>(c.headSize / w, 1)));
-    t.rowsPerGroup = o.subgroupSize / t.lanesPerRow;
-    t.layout = LaneLayout{c.headSize, t.lanesPerRow, w,
-                          chunks.vectorLoads && w > 1};
+  int64_t budget = o.laneRegisters;
+  int64_t S = o.subgroupSize;
+  // A lane keeps a query row and an accumulator per head and the key and
+  // value rows of up to kMaxKeysPerStep keys. The spread of a row: the
+  // fewest lanes (the fewest shuffles per dot product), then the widest
+  // chunks, with which `heads` heads fit the budget; where none does, the
+  // one with the fewest values per lane.
+  struct Spread {
+    int64_t lanes, width, perLane;
   };
-  // Many query heads per kv head (MQA, wide GQA) keep a query row and an
-  // accumulator per head in every lane: narrower chunks spread a row over
-  // more lanes, so fewer values per lane, until the budget holds or a row
-  // takes the whole subgroup.
-  int64_t w = chunks.width;
-  layOut(w);
-  while (w > 1 && 2 * group * t.layout.perLane() > kLaneValueBudget &&
-         t.lanesPerRow < o.subgroupSize)
-    layOut(w /= 2);
-  int64_t perLane = t.layout.perLane();
-  int64_t spare = kLaneValueBudget - 2 * group * perLane;
+  auto spreadFor = [&](int64_t heads) {
+    std::optional<Spread> fitting, smallest;
+    for (int64_t lanes = 1; lanes <= S; lanes *= 2)
+      for (int64_t w = chunks.width; w >= 1; w /= 2) {
+        int64_t p = LaneLayout{c.headSize, lanes, w}.perLane();
+        Spread sp{lanes, w, p};
+        if (!fitting && 2 * (heads + kMaxKeysPerStep) * p <= budget)
+          fitting = sp;
+        if (!smallest || p < smallest->perLane)
+          smallest = sp;
+      }
+    return fitting ? *fitting : *smallest;
+  };
+  Tiling t;
+  // All query heads of the kv head share each key row, unless their state
+  // alone passes the budget (MQA with hundreds of heads): then the largest
+  // divisor of the group that fits, so that the kernel stays bounded.
+  int64_t group = c.group();
+  int64_t leastPerLane = spreadFor(1).perLane;
+  t.heads = 1;
+  for (int64_t h = 1; h <= group; ++h)
+    if (group % h == 0 && (h == 1 || 2 * h * leastPerLane <= budget))
+      t.heads = h;
+  Spread sp = spreadFor(t.heads);
+  t.lanesPerRow = sp.lanes;
+  t.rowsPerGroup = S / sp.lanes;
+  t.layout = LaneLayout{c.headSize, sp.lanes, sp.width,
+                        chunks.vectorLoads && sp.width > 1};
+  int64_t spare = budget - 2 * t.heads * sp.perLane;
   t.keysPerStep =
-      std::clamp<int64_t>(spare / (2 * perLane), 1, kMaxKeysPerStep);
+      std::clamp<int64_t>(spare / (2 * sp.perLane), 1, kMaxKeysPerStep);
   // The subgroups' normalized rows and lses, in workgroup memory.
   t.subgroups = o.attentionSubgroups;
   while (t.subgroups > 1 &&
-         t.subgroups * group * (c.headSize + 1) * 4 > o.maxWorkgroupMemory)
+         t.subgroups * t.heads * (c.headSize + 1) * 4 > o.maxWorkgroupMemory)
     --t.subgroups;
   return t;
 }
@@ -144,17 +225,17 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   Value sinks = c.hasSinks && c.numSplits == 1 ? fn.getArgument(a++) : Value();
   Value out = fn.getArgument(a++), lse = fn.getArgument(a++);
   Value params = fn.getArgument(a++);
+  int64_t group = tiling.heads;
   Value shared;
   if (tiling.subgroups > 1)
-    shared = addWorkgroupBuffer(fn, tiling.subgroups *
-                                        (c.numHeads / c.numKvHeads) *
+    shared = addWorkgroupBuffer(fn, tiling.subgroups * group *
                                         (c.headSize + 1));
 
   int64_t S = b.options.subgroupSize, L = tiling.lanesPerRow;
   int64_t R = tiling.rowsPerGroup, U = tiling.keysPerStep;
   const LaneLayout &layout = tiling.layout;
   Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
-  Value g = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+  Value y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
   // Lanes and subgroups as the device numbers them: the shuffles of a row
   // group need lanes that are neighbours in the subgroup.
   Value lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
@@ -176,17 +257,20 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   Value qStart = b.loadIndex(qsl, r);
   Value qEnd = b.loadIndex(qsl, b.addi(r, b.idx(1)));
   Value seqLen = b.loadIndex(seqLens, r);
-  Value context = b.subi(seqLen, b.subi(qEnd, qStart));
+  Value qLen = b.subi(qEnd, qStart);
+  if (c.decodeMaxQueryLen) {
+    // Longer requests are the tiled kernel's: the whole workgroup returns.
+    auto mine = b.create<scf::IfOp>(
+        b.cmpi(arith::CmpIPredicate::sle, qLen,
+               b.idx(*c.decodeMaxQueryLen)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(mine.thenBlock());
+  }
+  Value context = b.subi(seqLen, qLen);
   Value pos = b.addi(context, b.subi(t, qStart));
 
   // The visible keys [jlo, jhi).
-  Value jlo = b.idx(0), jhi = seqLen;
-  if (c.causal)
-    jhi = b.minsi(jhi, b.addi(pos, b.idx(1)));
-  if (c.windowLeft >= 0)
-    jlo = b.maxsi(jlo, b.subi(pos, b.idx(c.windowLeft)));
-  if (!c.causal && c.windowRight >= 0)
-    jhi = b.minsi(jhi, b.addi(pos, b.idx(c.windowRight + 1)));
+  auto [jlo, jhi] = visibleKeys(b, c, pos, seqLen);
   Value split;
   if (c.numSplits > 1) {
     // Split s takes the s-th of numSplits equal chunks of the interval.
@@ -198,12 +282,15 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
     jlo = lo;
   }
 
-  int64_t group = c.numHeads / c.numKvHeads;
-  // log2(e) folds into the query scale and the ALiBi slopes, except under a
-  // soft cap, whose tanh needs the score in natural units first.
-  bool capped = c.softCap > 0;
-  Value qScale = b.f32(capped ? c.scale : c.scale * kLog2E);
-  Value firstHead = b.muli(g, b.idx(group));
+  // Workgroup y takes heads [firstHead, firstHead + Hw) of kv head g.
+  int64_t slices = c.group() / group;
+  Value g = slices == 1 ? y : b.divui(y, b.idx(slices));
+  Value firstHead = b.muli(g, b.idx(c.group()));
+  if (slices > 1)
+    firstHead = b.addi(firstHead,
+                       b.muli(b.remui(y, b.idx(slices)), b.idx(group)));
+  ScoreMath math{c};
+  Value qScale = math.queryScale(b);
   SmallVector<SmallVector<Value>> q;
   SmallVector<Value> slopes;
   for (int64_t i = 0; i < group; ++i) {
@@ -211,36 +298,13 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
     Value row = b.muli(b.addi(b.muli(t, b.idx(c.numHeads)), h),
                        b.idx(c.headSize));
     q.push_back(b.loadLaneRow(query, row, laneBase, layout, qScale));
-    if (alibi) {
-      Value slope = b.loadF32(alibi, h);
-      if (!capped)
-        slope = b.mulf(slope, b.f32(kLog2E));
-      slopes.push_back(slope);
-    }
+    if (alibi)
+      slopes.push_back(math.slope(b, alibi, h));
   }
-
-  // Start of row (part, block, offset) of kv head g in the flat cache.
-  auto rowStart = [&](KernelBuilder &kb, int64_t part, Value block,
-                      Value offset) {
-    Value blockPart = kb.addi(kb.muli(block, kb.idx(2)), kb.idx(part));
-    Value row =
-        c.nhd ? kb.addi(kb.muli(kb.addi(kb.muli(blockPart,
-                                                kb.idx(c.blockSize)),
-                                        offset),
-                                kb.idx(c.numKvHeads)),
-                        g)
-              : kb.addi(kb.muli(kb.addi(kb.muli(blockPart,
-                                                kb.idx(c.numKvHeads)),
-                                        g),
-                                kb.idx(c.blockSize)),
-                        offset);
-    return kb.muli(row, kb.idx(c.headSize));
-  };
 
   Value posF32;
   if (alibi)
-    posF32 = b.create<arith::SIToFPOp>(
-        b.getF32Type(), b.create<arith::IndexCastOp>(b.getI32Type(), pos));
+    posF32 = indexToF32(b, pos);
 
   // The step at key j0 covers keys j0 + u * P + rowGroup, u < U, for the P
   // row groups; a key at or past jhi reads key jhi - 1 and is masked.
@@ -265,41 +329,26 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
           Value j = kb.addi(first, kb.idx(u * P));
           valid.push_back(kb.cmpi(arith::CmpIPredicate::slt, j, jhi));
           Value jc = kb.minsi(j, last);
-          // The table column is clamped to the row (seq_len beyond M * B is
-          // rejected before launch; this keeps the read inside the table
-          // regardless), and the entry to the cache: unsigned min also sends
-          // negative entries to the last block.
-          Value column = kb.create<arith::MinUIOp>(
-              kb.divui(jc, kb.idx(c.blockSize)), lastColumn);
-          Value raw = kb.loadIndex(blockTable, kb.addi(tableRow, column));
-          Value block = kb.create<arith::MinUIOp>(raw, lastBlock);
+          Value block = lookupBlock(kb, c, blockTable, tableRow, lastColumn,
+                                    lastBlock, jc);
           Value offset = kb.remui(jc, kb.idx(c.blockSize));
           keys.push_back(jc);
-          k.push_back(kb.loadLaneRow(cache, rowStart(kb, 0, block, offset),
-                                     laneBase, layout));
-          v.push_back(kb.loadLaneRow(cache, rowStart(kb, 1, block, offset),
-                                     laneBase, layout));
+          k.push_back(kb.loadLaneRow(
+              cache, cacheRowStart(kb, c, 0, block, offset, g), laneBase,
+              layout));
+          v.push_back(kb.loadLaneRow(
+              cache, cacheRowStart(kb, c, 1, block, offset, g), laneBase,
+              layout));
         }
         SmallVector<SmallVector<Value>> scores(U);
         for (int64_t u = 0; u < U; ++u) {
           Value dist;
           if (alibi)
-            dist = kb.subf(kb.create<arith::SIToFPOp>(
-                               kb.getF32Type(),
-                               kb.create<arith::IndexCastOp>(kb.getI32Type(),
-                                                             keys[u])),
-                           posF32);
+            dist = kb.subf(indexToF32(kb, keys[u]), posF32);
+          SmallVector<Value> partials = kb.partialDots(q, k[u]);
           for (int64_t i = 0; i < group; ++i) {
-            Value partial = kb.f32(0.0);
-            for (auto [qv, kv] : llvm::zip_equal(q[i], k[u]))
-              partial = kb.addf(partial, kb.mulf(qv, kv));
-            Value s = kb.clusterSum(partial, L);
-            if (alibi)
-              s = kb.addf(s, kb.mulf(slopes[i], dist));
-            if (capped)
-              s = kb.mulf(kb.f32(c.softCap * kLog2E),
-                          kb.create<math::TanhOp>(
-                              kb.mulf(s, kb.f32(1.0 / c.softCap))));
+            Value s = math.score(kb, kb.clusterSum(partials[i], L),
+                                 alibi ? slopes[i] : Value(), dist);
             scores[u].push_back(kb.select(valid[u], s, ninf));
           }
         }
@@ -428,6 +477,20 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   // Prefill and decode share one op whose batch is only known at run time,
   // so splitting is opted into.
   c.numSplits = std::max<int64_t>(ctx.options.splitKv, 1);
+  Type cacheElement = getKernelElementType(
+      cast<ShapedType>(op.getKvCache().getType()).getElementType(),
+      ctx.options);
+  if (ctx.options.tiledPrefill &&
+      canTilePrefill(c, cacheElement, ctx.options)) {
+    // The backend's reorder_batch_threshold says which requests are
+    // decodes; without one, single-token queries are.
+    int64_t threshold = 1;
+    if (BackendAttr backend = op.getBackendAttr())
+      threshold = backend.getReorderBatchThreshold().value_or(1);
+    if (ctx.options.decodeThreshold >= 0)
+      threshold = ctx.options.decodeThreshold;
+    c.decodeMaxQueryLen = threshold;
+  }
 
   OpBuilder builder(op);
   Location loc = op.getLoc();
@@ -455,11 +518,7 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   launch.addParam("max_blocks_per_req", launch.dim(metadata.getBlockTable(), 1));
   launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
 
-  Tiling tiling = chooseTiling(
-      c, ctx.options,
-      getKernelElementType(
-          cast<ShapedType>(op.getKvCache().getType()).getElementType(),
-                           ctx.options));
+  Tiling tiling = chooseTiling(c, ctx.options, cacheElement);
   int64_t workgroupSize = tiling.subgroups * ctx.options.subgroupSize;
   gpu::GPUFuncOp fn = createKernel(
       ctx.module, loc,
@@ -472,15 +531,25 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
     KernelBuilder b(loc, kernelBuilder, ctx.options);
     buildKernelBody(b, fn, c, tiling);
   }
-  Value kvHeads = arith::ConstantIndexOp::create(builder, loc, c.numKvHeads);
+  Value headSlices = arith::ConstantIndexOp::create(
+      builder, loc, c.numKvHeads * (c.group() / tiling.heads));
   Value splits = arith::ConstantIndexOp::create(builder, loc, c.numSplits);
-  launch.launch(fn, {numTokens, kvHeads, splits}, workgroupSize);
-  if (c.numSplits > 1)
+  launch.launch(fn, {numTokens, headSlices, splits}, workgroupSize);
+  if (c.numSplits > 1) {
+    std::optional<DecodeRows> decodeRows;
+    if (c.decodeMaxQueryLen)
+      decodeRows = DecodeRows{metadata.getQueryStartLoc(),
+                              launch.dim(metadata.getSeqLens(), 0),
+                              *c.decodeMaxQueryLen};
     launchSplitReduce(ctx, builder, loc,
                       kernelName(op, "paged_attention_reduce"), partialOut,
                       partialLse, op.getSinks(), op.getOutInit(),
                       op.getLseInit(), numTokens, c.numSplits, c.numHeads,
-                      c.headSize);
+                      c.headSize, decodeRows);
+  }
   launch.releaseScratch();
+  if (c.decodeMaxQueryLen &&
+      failed(launchTiledPrefill(op, metadata, c, ctx, builder)))
+    return failure();
   return success();
 }

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -34,6 +35,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNLOWERSUBGROUPREDUCE
+#define GEN_PASS_DEF_ATTNNVVMREGISTERBUDGET
 #include "lowering/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
@@ -99,6 +101,29 @@ struct LowerSubgroupReducePass
   }
 };
 
+/// A thread's registers on every NVIDIA GPU since sm_30, and the register
+/// file of an SM (64 K) over them: the largest workgroup that may use all.
+constexpr int64_t kMaxRegisters = 255;
+constexpr int64_t kFullBudgetInvocations = 256;
+
+struct NVVMRegisterBudgetPass
+    : public attn::impl::AttnNVVMRegisterBudgetBase<NVVMRegisterBudgetPass> {
+  void runOnOperation() override {
+    Builder b(&getContext());
+    getOperation().walk([&](gpu::GPUFuncOp fn) {
+      std::optional<ArrayRef<int32_t>> size = fn.getKnownBlockSize();
+      if (!fn.isKernel() || !size)
+        return;
+      int64_t invocations = 1;
+      for (int32_t d : *size)
+        invocations *= d;
+      if (invocations <= kFullBudgetInvocations)
+        fn->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                    b.getI32IntegerAttr(kMaxRegisters));
+    });
+  }
+};
+
 } // namespace
 
 std::string attn::findCUDAToolkit() {
@@ -123,6 +148,7 @@ void attn::buildGPUToPTXPipeline(OpPassManager &pm,
   target.chip = options.chip;
   target.features = options.features;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createAttnNVVMRegisterBudget());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
   // Upstream's default memref calling convention: the bare-pointer one

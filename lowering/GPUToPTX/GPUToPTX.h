@@ -56,7 +56,7 @@ struct GPUToPTXPipelineOptions {
 };
 
 /// Adds attn-lower-subgroup-reduce (32 lanes), upstream nvvm-attach-target
-/// (chip, features), convert-scf-to-cf and convert-gpu-to-nvvm in every
+/// (chip, features), attn-nvvm-register-budget, convert-scf-to-cf and convert-gpu-to-nvvm in every
 /// gpu.module, reconcile-unrealized-casts and, with `emitBinary`,
 /// gpu-module-to-binary{format=isa}.
 void buildGPUToPTXPipeline(OpPassManager &pm,

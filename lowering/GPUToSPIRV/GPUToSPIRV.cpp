@@ -43,7 +43,23 @@ namespace {
 /// Vulkan 1.1 (SPIR-V 1.3) with what the kernels use: f16 and i16 values
 /// and 16-bit storage (f16 / bf16-as-i16 buffers), i64 (slot_mapping),
 /// subgroup arithmetic (dot products), shuffle and ballot.
-std::string getTargetEnvText(int64_t subgroupSize) {
+std::string getTargetEnvText(int64_t subgroupSize, bool cooperativeMatrix) {
+  // Cooperative matrices (SPV_KHR_cooperative_matrix) need SPIR-V 1.6's
+  // Vulkan memory model; the products the kernels use are 16x16x16 of f16
+  // into f32, which every device with the extension offers.
+  if (cooperativeMatrix)
+    return "#spirv.target_env<#spirv.vce<v1.6, [Shader, Float16, Int16, "
+           "Int64, StorageBuffer16BitAccess, GroupNonUniform, "
+           "GroupNonUniformArithmetic, GroupNonUniformShuffle, "
+           "GroupNonUniformBallot, CooperativeMatrixKHR, VulkanMemoryModel], "
+           "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
+           "SPV_KHR_cooperative_matrix, SPV_KHR_vulkan_memory_model]>, "
+           "api=Vulkan, #spirv.resource_limits<subgroup_size = " +
+           std::to_string(subgroupSize) +
+           ", cooperative_matrix_properties_khr = "
+           "[#spirv.coop_matrix_props_khr<m_size = 16, n_size = 16, "
+           "k_size = 16, a_type = f16, b_type = f16, c_type = f32, "
+           "result_type = f32, acc_sat = false, scope = <Subgroup>>]>>";
   return "#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, Int16, "
          "Int64, StorageBuffer16BitAccess, GroupNonUniform, "
          "GroupNonUniformArithmetic, GroupNonUniformShuffle, "
@@ -66,10 +82,28 @@ struct AttachTargetPass
                          << subgroupSize;
       return signalPassFailure();
     }
-    Attribute env = parseAttribute(getTargetEnvText(subgroupSize), ctx);
+    Attribute env = parseAttribute(getTargetEnvText(subgroupSize, false), ctx);
     if (!env)
       return signalPassFailure();
     module->setAttr(spirv::getTargetEnvAttrName(), env);
+    // Kernels on cooperative matrices get the SPIR-V 1.6 environment with
+    // the extension; the others stay at 1.3, whose entry points list their
+    // Input and Output variables only.
+    if (cooperativeMatrix) {
+      Attribute coop =
+          parseAttribute(getTargetEnvText(subgroupSize, true), ctx);
+      if (!coop)
+        return signalPassFailure();
+      for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
+        bool usesMatrices = kernels
+                                .walk([](gpu::SubgroupMmaComputeOp) {
+                                  return WalkResult::interrupt();
+                                })
+                                .wasInterrupted();
+        if (usesMatrices)
+          kernels->setAttr(spirv::getTargetEnvAttrName(), coop);
+      }
+    }
     WalkResult result = module.walk([&](gpu::GPUFuncOp fn) {
       if (!fn.isKernel() || fn->hasAttr(spirv::getEntryPointABIAttrName()))
         return WalkResult::advance();
@@ -157,8 +191,10 @@ struct MathToSPIRVPass
 
 void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
                                    const GPUToSPIRVPipelineOptions &options) {
-  pm.addPass(createAttnSPIRVAttachTarget({options.subgroupSize}));
+  pm.addPass(createAttnSPIRVAttachTarget(
+      {options.subgroupSize, options.cooperativeMatrix}));
   pm.addPass(createAttnSPIRVWorkgroupMemory());
+  pm.addPass(createAttnSPIRVVectorLoads({options.aliasWideLoads}));
   pm.addPass(createConvertAttnMathToSPIRV());
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &spv = pm.nest<spirv::ModuleOp>();
@@ -167,9 +203,11 @@ void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
 }
 
 FailureOr<SmallVector<SPIRVKernel>>
-attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize) {
+attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
+                              bool aliasWideLoads, bool cooperativeMatrix) {
   PassManager pm(module.getContext());
-  buildGPUToSPIRVPipeline(pm, {subgroupSize});
+  buildGPUToSPIRVPipeline(pm,
+                          {subgroupSize, aliasWideLoads, cooperativeMatrix});
   if (failed(pm.run(module)))
     return failure();
   SmallVector<SPIRVKernel> kernels;

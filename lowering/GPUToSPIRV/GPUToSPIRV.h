@@ -28,11 +28,15 @@ struct SPIRVKernel {
 
 /// Runs the `attn-gpu-to-spirv` pipeline on `module` (which must hold the
 /// gpu.module kernels of convert-attn-to-gpu) and serializes each resulting
-/// spirv.module, in the order of the kernels. Diagnostics go to the
+/// spirv.module, in the order of the kernels. Wide loads read aliased
+/// bindings of 32-bit words unless `aliasWideLoads` is false (then scalar
+/// loads; attn-spirv-vector-loads); with `cooperativeMatrix` the target
+/// environment has SPV_KHR_cooperative_matrix. Diagnostics go to the
 /// context's handler.
-FailureOr<SmallVector<SPIRVKernel>> translateKernelsToSPIRV(ModuleOp module,
-                                                            int64_t
-                                                                subgroupSize);
+FailureOr<SmallVector<SPIRVKernel>>
+translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
+                        bool aliasWideLoads = true,
+                        bool cooperativeMatrix = false);
 
 } // namespace attn
 } // namespace mlir

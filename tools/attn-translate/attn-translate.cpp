@@ -73,8 +73,21 @@ cl::opt<int64_t> workgroupSize("workgroup-size",
                                cl::init(0));
 cl::opt<int64_t> maxWorkgroupMemory("max-workgroup-memory",
                                     cl::desc("Workgroup memory in bytes a "
-                                             "kernel may use"),
-                                    cl::init(16384));
+                                             "kernel may use (0: the "
+                                             "target's, 16 KiB on Vulkan "
+                                             "and Metal, 48 KiB on CUDA)"),
+                                    cl::init(0));
+cl::opt<std::string> prefillMatrix(
+    "prefill-matrix",
+    cl::desc("Products of paged_attention's tiled prefill kernel: none, "
+             "subgroup-mma or emulate (default: the target's)"),
+    cl::init(""));
+cl::opt<bool> cooperativeMatrix(
+    "cooperative-matrix",
+    cl::desc("SPIR-V: a target environment with SPV_KHR_cooperative_matrix "
+             "(16x16x16 f16 products with f32 accumulators), for "
+             "--prefill-matrix=subgroup-mma"),
+    cl::init(false));
 cl::opt<int64_t> vectorWidth("vector-width",
                              cl::desc("Contiguous elements per lane, with "
                                       "scalar loads"),
@@ -224,7 +237,10 @@ attn::ConvertAttnToGPUOptions loweringOptions(StringRef target) {
   attn::ConvertAttnToGPUOptions options =
       attn::getTargetLoweringOptions(target, subgroupSize);
   options.workgroupSize = workgroupSize;
-  options.maxWorkgroupMemory = maxWorkgroupMemory;
+  if (maxWorkgroupMemory > 0)
+    options.maxWorkgroupMemory = maxWorkgroupMemory;
+  if (!prefillMatrix.empty())
+    options.prefillMatrix = prefillMatrix;
   options.vectorWidth = vectorWidth;
   if (vectorLoadBytes >= 0)
     options.vectorLoadBytes = vectorLoadBytes;
@@ -234,14 +250,18 @@ attn::ConvertAttnToGPUOptions loweringOptions(StringRef target) {
 }
 
 /// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
-/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`.
-FailureOr<SmallVector<attn::SPIRVKernel>> lowerToSPIRV(ModuleOp module) {
+/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`. SPIR-V for
+/// SPIRV-Cross (MSL) reads wide loads element by element, as SPIRVToMSL
+/// maps each binding to one Metal buffer.
+FailureOr<SmallVector<attn::SPIRVKernel>>
+lowerToSPIRV(ModuleOp module, bool aliasWideLoads = true) {
   attn::ConvertAttnToGPUOptions options = loweringOptions("spirv");
   PassManager pm(module.getContext());
   attn::buildAttnToGPUPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
-  return attn::translateKernelsToSPIRV(module, subgroupSize);
+  return attn::translateKernelsToSPIRV(module, subgroupSize, aliasWideLoads,
+                                       cooperativeMatrix);
 }
 
 LogicalResult translateToSPIRV(ModuleOp module) {
@@ -301,7 +321,8 @@ LogicalResult translateToMSL(ModuleOp module) {
     }
     options.version = attn::makeMSLVersion(major, minor);
   }
-  FailureOr<SmallVector<attn::SPIRVKernel>> spirv = lowerToSPIRV(module);
+  FailureOr<SmallVector<attn::SPIRVKernel>> spirv =
+      lowerToSPIRV(module, /*aliasWideLoads=*/false);
   if (failed(spirv))
     return failure();
   if (listKernels)

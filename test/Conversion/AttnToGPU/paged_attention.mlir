@@ -5,7 +5,10 @@
 
 // The host function is the launch description: operands flattened to 1-D,
 // the params buffer [num_tokens, num_reqs, max_blocks_per_req, num_blocks],
-// and a grid of (T, G, 1) workgroups of four subgroups.
+// then two launches over grids the shapes bound. The per-token kernel: (T,
+// G, 1) workgroups of four subgroups. The tiled prefill kernel: one
+// workgroup per 16 query tokens of the batch plus one per request (the
+// tokens of a request before its first multiple of 16), times G.
 // CHECK-LABEL: func.func @paged
 // CHECK-SAME: (%[[Q:[^:]*]]: memref<?x8x64xf16>, %[[C:[^:]*]]: memref<?x2x16x2x64xf16>, %[[QSL:[^:]*]]: memref<?xi32>, %[[LENS:[^:]*]]: memref<?xi32>, %[[BT:[^:]*]]: memref<?x?xi32>, %[[O:[^:]*]]: memref<?x8x64xf16>, %[[L:[^:]*]]: memref<?x8xf32>)
 // CHECK-DAG: %[[QF:.*]] = memref.collapse_shape %[[Q]] {{\[\[}}0, 1, 2]] : memref<?x8x64xf16> into memref<?xf16>
@@ -25,16 +28,24 @@
 // CHECK-SAME: blocks in (%[[T]], %c2{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c128{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
 // CHECK-SAME: args(%[[QF]] : memref<?xf16>, %[[CF]] : memref<?xf16>, %[[QSL]] : memref<?xi32>, %[[LENS]] : memref<?xi32>, %[[BTF]] : memref<?xi32>, %[[OF]] : memref<?xf16>, %[[LF]] : memref<?xf32>, %[[PD]] : memref<?xi32>)
 // CHECK: memref.dealloc %[[P]]
+// CHECK: %[[T2:.*]] = memref.dim %[[Q]], %c0
+// CHECK: %[[R2:.*]] = memref.dim %[[LENS]], %c0
+// CHECK: %[[CHUNKS:.*]] = arith.ceildivui %[[T2]], %c16 : index
+// CHECK: %[[TILES:.*]] = arith.addi %[[CHUNKS]], %[[R2]] : index
+// CHECK: gpu.launch_func @paged_paged_attention_prefill::@paged_paged_attention_prefill
+// CHECK-SAME: blocks in (%[[TILES]], %c2{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c128{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
 // CHECK-NOT: attn.
 
-// The kernel: find the request of the token, narrow the keys to the causal
-// range, then steps of 16 keys from 0 to the end. Head size 64 over 32 lanes is one row
-// per subgroup, so the four subgroups are four row groups, each taking
-// U = 4 keys per step: four block-table reads, then 4 keys x 4 query heads
-// subgroup reductions, then one online-softmax update. The subgroups
-// write their normalized rows and lses ([4 x 4] lses, then [4 x 4 x 64]
-// rows: 1040 floats) to workgroup memory, and after a barrier the
-// workgroup merges them per head by their lses.
+// The per-token kernel: find the request of the token and return unless
+// it is a decode (query length at most 1); narrow the keys to the causal
+// range, then steps of 64 keys from 0 to the end. A head row of 64 is
+// spread over 8 lanes (the fewest that fit 4 query heads and 4 keys in 128
+// lane registers), so a subgroup holds 4 row groups and the workgroup 16,
+// each taking U = 4 keys per step: block-table reads, dot products summed
+// over 8 lanes (xor 4, 2, 1), one online-softmax update. The row groups of a
+// subgroup merge by shuffles; the subgroups write their normalized rows and
+// lses ([4 x 4] lses, then [4 x 4 x 64] rows: 1040 floats) to workgroup
+// memory, and after a barrier the workgroup merges them by their lses.
 // CHECK: gpu.module @paged_paged_attention
 // CHECK: gpu.func @paged_paged_attention(%[[KQ:.*]]: memref<?xf16>, %[[KC:.*]]: memref<?xf16>, %[[KQSL:.*]]: memref<?xi32>, %[[KLENS:.*]]: memref<?xi32>, %[[KBT:.*]]: memref<?xi32>, %[[KO:.*]]: memref<?xf16>, %[[KL:.*]]: memref<?xf32>, %[[KP:.*]]: memref<?xi32>) workgroup(%[[WG:.*]] : memref<1040xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME: attn.op = "paged_attention"
@@ -46,17 +57,24 @@
 // CHECK: %[[REQ:.*]]:2 = scf.while
 // CHECK: memref.load %[[KQSL]]
 // CHECK: %[[LEN:.*]] = memref.load %[[KLENS]][%[[REQ]]#0]
+// CHECK: %[[DECODE:.*]] = arith.cmpi sle, %{{.*}}, %c1 : index
+// CHECK: scf.if %[[DECODE]] {
 // CHECK: arith.minsi
 // CHECK-NOT: arith.maxsi
 // CHECK: memref.load %[[KQ]]
-// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c16 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c64 iter_args
 // CHECK-COUNT-4: memref.load %[[KBT]]
 // CHECK: memref.load %[[KC]]
-// CHECK-COUNT-16: gpu.subgroup_reduce add
+// CHECK: math.fma
+// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
 // CHECK-NOT: math.tanh
 // CHECK-NOT: arith.sitofp
 // CHECK: math.exp2
 // CHECK: scf.yield
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
 // CHECK: math.log
 // CHECK: memref.store %{{.*}}, %[[WG]]
 // CHECK: gpu.barrier

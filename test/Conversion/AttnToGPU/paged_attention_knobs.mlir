@@ -83,15 +83,16 @@ func.func @right(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 // -----
 
 // ALiBi then the soft cap: the slope (argument 5) is read per head, the
-// distance j - p enters as a float, then cap * tanh(s / cap) in log2 units.
+// distance j - p enters as a float (score + slope * distance, one fma),
+// then cap * tanh(s / cap) in log2 units.
 // CHECK-LABEL: gpu.func @alibi_cap_paged_attention
 // CHECK-SAME: %[[ALIBI:arg5]]: memref<?xf32>
 // CHECK: memref.load %[[ALIBI]]
 // CHECK: scf.for
 // CHECK: arith.sitofp
-// CHECK: gpu.subgroup_reduce add
-// CHECK: arith.addf
-// CHECK: math.tanh
+// CHECK: gpu.shuffle
+// CHECK: math.fma
+// CHECK: arith.negf
 // CHECK: math.exp2
 func.func @alibi_cap(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
                      %qsl: memref<?xi32>, %lens: memref<?xi32>,
@@ -135,8 +136,17 @@ func.func @alibi_cap(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 // SPLIT-SAME: attn.params = ["num_tokens", "num_reqs", "max_blocks_per_req", "num_blocks"]
 // SPLIT: gpu.block_id z
 // SPLIT: gpu.func @sinks_paged_attention_reduce
-// SPLIT-SAME: attn.op = "split_kv_reduce", attn.params = ["num_rows"]
+// SPLIT-SAME: attn.op = "split_kv_reduce", attn.params = ["num_rows", "num_reqs"]
+// The tiled prefill kernel writes the rows of the longer requests, so the
+// reduce merges decode rows only: it finds the row's request and compares
+// its query length with the threshold.
+// SPLIT: scf.while
+// SPLIT: %[[DECODE:.*]] = arith.cmpi sle, %{{.*}}, %c1 : index
+// SPLIT: scf.if %[[DECODE]]
 // SPLIT-COUNT-4: math.exp
+// The tiled kernel never splits: it takes the sinks itself (argument 5).
+// SPLIT: gpu.func @sinks_paged_attention_prefill(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[PSINKS:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi32>)
+// SPLIT: memref.load %[[PSINKS]]
 func.func @sinks(%q: memref<?x4x32xf32>, %c: memref<?x2x16x1x32xf32>,
                  %qsl: memref<?xi32>, %lens: memref<?xi32>,
                  %bt: memref<?x?xi32>, %sinks: memref<4xf32>,

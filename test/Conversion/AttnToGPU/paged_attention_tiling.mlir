@@ -3,6 +3,9 @@
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="subgroup-size=24" 2>&1 | FileCheck %s --check-prefix=OPTS
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=0" 2>&1 | FileCheck %s --check-prefix=OPTS0
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="vector-width=0" 2>&1 | FileCheck %s --check-prefix=OPTSW
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="lane-registers=0" 2>&1 | FileCheck %s --check-prefix=OPTSL
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="decode-threshold=-2" 2>&1 | FileCheck %s --check-prefix=OPTSD
+// RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="prefill-matrix=wmma" 2>&1 | FileCheck %s --check-prefix=OPTSM
 // RUN: not attn-opt %s -split-input-file --convert-attn-to-gpu="attention-subgroups=64" 2>&1 | FileCheck %s --check-prefix=BIG
 // RUN: attn-opt %s -split-input-file --convert-attn-to-gpu="vector-load-bytes=16 attention-subgroups=3" | FileCheck %s --check-prefix=THREE
 
@@ -24,7 +27,8 @@
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
 // CHECK: scf.for
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
-// CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK: vector.extract %{{.*}}[0] : bf16 from vector<8xbf16>
+// CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
 // CHECK-NEXT: arith.addf
 // CHECK-NEXT: gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
@@ -54,6 +58,10 @@
 // OPTS0-NOT: builtin.module
 // OPTSW: error: convert-attn-to-gpu: option vector-width=0 is invalid: expected a positive number
 // OPTSW-NOT: builtin.module
+// OPTSL: error: convert-attn-to-gpu: option lane-registers=0 is invalid: expected a positive number
+// OPTSD: error: convert-attn-to-gpu: option decode-threshold=-2 is invalid: expected >= -1 (-1: the backend's threshold)
+// OPTSM: error: convert-attn-to-gpu: option prefill-matrix=wmma is invalid: expected none, subgroup-mma or emulate
+// OPTSM-NOT: builtin.module
 func.func @llama(%q: memref<?x32x128xbf16>, %c: memref<?x2x16x8x128xbf16>,
                  %qsl: memref<?xi32>, %lens: memref<?xi32>,
                  %bt: memref<?x?xi32>, %o: memref<?x32x128xbf16>,

@@ -36,9 +36,24 @@
 // CHECK: bar.sync 0;
 // CHECK: cvt.rn.bf16.f32
 // CHECK-NOT: .entry
+// The tiled prefill kernel: each tile of 64 keys and values is copied with
+// 128-bit loads and stores into shared memory (2 x 64 rows of 64 bytes),
+// between barriers, then read back 128 bits at a time.
+// CHECK: // kernel paged_paged_attention_prefill
+// CHECK: .visible .entry paged_paged_attention_prefill(
+// CHECK: .maxntid 128, 1, 1
+// CHECK: .shared .align 16 .b8 __wg_paged_paged_attention_prefill_0[8192];
+// CHECK: bar.sync 0;
+// CHECK: ld.global.v4.b32
+// CHECK: st.shared.v4.b32
+// CHECK: bar.sync 0;
+// CHECK: ld.shared.v4.b32
+// CHECK: fma.rn.f32
+// CHECK-NOT: .entry
 
 // LIST: cache_reshape_and_cache workgroup=32x1x1 params=[num_tokens,num_blocks]
 // LIST: paged_paged_attention workgroup=128x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
+// LIST: paged_paged_attention_prefill workgroup=128x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
 
 // SG: error: --attn-to-ptx needs --subgroup-size=32 (an NVIDIA warp), got 8
 

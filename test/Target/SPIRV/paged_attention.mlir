@@ -4,22 +4,32 @@
 // RUN: %spirv-val --target-env vulkan1.1 %t/f32_paged_attention.spv
 // RUN: %spirv-val --target-env vulkan1.1 %t/f16_paged_attention.spv
 // RUN: %spirv-val --target-env vulkan1.1 %t/bf16_knobs_paged_attention.spv
+// RUN: %spirv-val --target-env vulkan1.1 %t/f32_paged_attention_prefill.spv
+// RUN: %spirv-val --target-env vulkan1.1 %t/f16_paged_attention_prefill.spv
+// RUN: %spirv-val --target-env vulkan1.1 %t/bf16_knobs_paged_attention_prefill.spv
 // RUN: attn-translate --attn-to-spirv --subgroup-size=32 --split-kv=4 %s -o %t/split/ --list-kernels | FileCheck %s --check-prefix=SPLIT
 // RUN: %spirv-val --target-env vulkan1.1 %t/split/f16_paged_attention_partial.spv
 // RUN: %spirv-val --target-env vulkan1.1 %t/split/f16_paged_attention_reduce.spv
 // RUN: %spirv-val --target-env vulkan1.1 %t/split/bf16_knobs_paged_attention_partial.spv
 // RUN: %spirv-val --target-env vulkan1.1 %t/split/bf16_knobs_paged_attention_reduce.spv
+// RUN: %spirv-val --target-env vulkan1.1 %t/split/bf16_knobs_paged_attention_prefill.spv
 
-// One binary per kernel, named after its entry point. Attention
-// workgroups are four subgroups, fewer when their merge buffer would pass
-// 16 KiB: f16 has 8 query heads per kv head of 128, so 4 x 8 x 129 floats
-// would not fit and it takes three.
+// One binary per kernel, named after its entry point: each op gets the
+// per-token kernel and the tiled prefill kernel. Attention workgroups are
+// four subgroups, fewer when their merge buffer would pass 16 KiB: with
+// 32-lane subgroups f16 keeps its 8 query heads per kv head of 128
+// together, so 4 x 8 x 129 floats would not fit and it takes three; on 8
+// lanes the 8 heads' state passes the 128 lane registers, so a workgroup
+// takes 4 of them and four subgroups fit.
 // CHECK: f32_paged_attention workgroup=32x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
-// CHECK: f16_paged_attention workgroup=24x1x1
+// CHECK: f32_paged_attention_prefill workgroup=32x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
+// CHECK: f16_paged_attention workgroup=32x1x1
 // CHECK: bf16_knobs_paged_attention workgroup=32x1x1
 
+// The reduce merges the decodes' rows only, so it also takes num_reqs.
 // SPLIT: f32_paged_attention_partial workgroup=128x1x1 params=[num_tokens,num_reqs,max_blocks_per_req,num_blocks]
-// SPLIT: f32_paged_attention_reduce workgroup=32x1x1 params=[num_rows]
+// SPLIT: f32_paged_attention_reduce workgroup=32x1x1 params=[num_rows,num_reqs]
+// SPLIT: f32_paged_attention_prefill workgroup=128x1x1
 // SPLIT: f16_paged_attention_partial workgroup=96x1x1
 
 func.func @f32(%q: tensor<?x4x64xf32>, %c: tensor<?x2x16x2x64xf32>,

@@ -2,7 +2,9 @@
 
 // The attn-gpu-to-spirv pipeline: a Vulkan target env with the subgroup
 // size, one spirv.module per kernel with its workgroup size, exp2 as
-// GL.Exp2 and dot products as subgroup reductions; the host launch stays.
+// GL.Exp2 and dot products summed by shuffles over a head row's lanes (4
+// of the 8: f32 rows of 32 with 4 query heads fit 128 lane registers); the
+// host launch stays.
 // CHECK: spirv.target_env = #spirv.target_env<#spirv.vce<v1.3,
 // CHECK-SAME: api=Vulkan
 // CHECK-SAME: subgroup_size = 8
@@ -16,8 +18,9 @@
 // CHECK: spirv.ExecutionMode @merge_merge_states "LocalSize", 8, 1, 1
 // CHECK: gpu.module @merge_merge_states
 // CHECK: spirv.module @__spv__paged_paged_attention
-// CHECK-SAME: GroupNonUniformArithmetic
-// CHECK: spirv.GroupNonUniformFAdd <Subgroup> <Reduce>
+// CHECK-SAME: GroupNonUniformShuffle
+// CHECK: spirv.GroupNonUniformShuffleXor <Subgroup> %{{.*}}, %cst2_i32
+// CHECK: spirv.GroupNonUniformShuffleXor <Subgroup> %{{.*}}, %cst1_i32
 // CHECK: spirv.GL.Exp2
 // CHECK: spirv.EntryPoint "GLCompute" @paged_paged_attention
 func.func @merge(%oa: memref<?x4x32xf32>, %la: memref<?x4xf32>,

@@ -48,10 +48,23 @@ using ulong = unsigned long;
 using half = _Float16;
 template <typename T, uint N> using vec = T __attribute__((ext_vector_type(N)));
 
+struct uint2 {
+  uint x, y;
+  constexpr uint2() : x(0), y(0) {}
+  constexpr uint2(uint x, uint y) : x(x), y(y) {}
+};
+
 struct uint3 {
   uint x, y, z;
   constexpr uint3() : x(0), y(0), z(0) {}
   constexpr uint3(uint x, uint y, uint z) : x(x), y(y), z(z) {}
+};
+
+// The words of workgroup-memory tiles (16 bytes).
+struct uint4 {
+  uint x, y, z, w;
+  constexpr uint4() : x(0), y(0), z(0), w(0) {}
+  constexpr uint4(uint x, uint y, uint z, uint w) : x(x), y(y), z(z), w(w) {}
 };
 
 /// Reinterprets the bits of a value of the same size.
@@ -62,8 +75,10 @@ template <typename T, typename U> T as_type(U value) {
 
 bool isnan(float x);
 bool isnan(half x);
+float abs(float x);
 float exp(float x);
 float exp2(float x);
+float fma(float a, float b, float c);
 float log(float x);
 float min(float x, float y);
 int min(int x, int y);

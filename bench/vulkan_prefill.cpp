@@ -1,0 +1,263 @@
+//===- vulkan_prefill.cpp - Prefill throughput on Vulkan vs the reference -===//
+//
+// Causal prefill batches at Llama-3-8B's attention shape (H 32, G 8, D 128,
+// bf16, NHD, 16-token blocks), each run four ways in the same process:
+//
+//  - BM_PrefillReference: reference/ops pagedAttention on 2 threads;
+//  - BM_PrefillVulkan/<batch>/kernel:0 "tiled": the variant as compiled for
+//    this device, the tiled FlashAttention-2 kernel taking the prefills and
+//    the per-token kernel the decodes;
+//  - kernel:1 "per_token": the same with --tiled-prefill=false, the
+//    per-token kernel taking every request;
+//  - kernel:2 "per_token_before": the per-token kernel as it was compiled
+//    before the tiled kernel (scalar loads, the GPU lane budget of 128), the
+//    yardstick the tiled kernel is measured against.
+//
+// Batches: 1 x 2048 and 4 x 512 prefills, and a mixed step of 48 decodes
+// with 511 cached tokens each and 2 prefills of 512 (the decodes' context is
+// kept at 512 so the cache stays under lavapipe's 128 MiB storage-buffer
+// limit; 2048 would need 384 MiB). GFLOP/s counts 4 * H * D FLOPs per
+// visible (query, key) pair over the wall time of a step (Vulkan: from the
+// plan's first launch to its last one finished; upload and read-back not
+// counted); cpu_s is the CPU time the process spent per step, all threads,
+// which a loaded machine disturbs less. jit_s is how much longer the first
+// run took (lavapipe compiles a kernel's code at its first launch). Every
+// Vulkan result is checked against the reference (vLLM's bf16 tolerance)
+// first. After the runs, one table gives each batch's figures and ratios.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/BatchStep.h"
+#include "bench/VulkanStep.h"
+#include "reference/ops/Compare.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+
+namespace {
+
+using attn::bench::RequestShape;
+
+struct Batch {
+  const char *name;
+  std::vector<RequestShape> requests;
+};
+
+const std::vector<Batch> &batches() {
+  static const std::vector<Batch> all = [] {
+    std::vector<Batch> b;
+    b.push_back({"1x2048", {{0, 2048}}});
+    b.push_back({"4x512", std::vector<RequestShape>(4, {0, 512})});
+    std::vector<RequestShape> mixed(48, {511, 1});
+    mixed.push_back({0, 512});
+    mixed.push_back({0, 512});
+    b.push_back({"mixed48d+2x512", mixed});
+    return b;
+  }();
+  return all;
+}
+
+const attn::Problem &problemOf(size_t batch) {
+  static std::map<size_t, attn::Problem> problems;
+  auto it = problems.find(batch);
+  if (it == problems.end())
+    it = problems
+             .emplace(batch, attn::bench::makeBatch(batches()[batch].requests))
+             .first;
+  return it->second;
+}
+
+const char *const kSpec =
+    "op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,"
+    "block_size=16,dtype=bf16,layout=nhd";
+
+const char *const kKernelNames[] = {"tiled", "per_token", "per_token_before"};
+
+attn::bench::VulkanStep &stepOf(int64_t kernel) {
+  static std::map<int64_t, attn::bench::VulkanStep> steps;
+  auto it = steps.find(kernel);
+  if (it == steps.end())
+    it = steps
+             .emplace(kernel, attn::bench::makeVulkanStep(
+                                  kSpec,
+                                  [kernel](mlir::attn::CompileOptions &o) {
+                                    o.tiledPrefill = kernel == 0;
+                                    if (kernel == 2) {
+                                      o.vectorLoadBytes = 0;
+                                      o.laneRegisters = 128;
+                                    }
+                                  }))
+             .first;
+  return it->second;
+}
+
+/// The reference's output of a batch, computed once.
+const attn::Tensor *referenceOf(size_t batch, std::string &error) {
+  static std::map<size_t, attn::Tensor> outs;
+  auto it = outs.find(batch);
+  if (it != outs.end())
+    return &it->second;
+  attn::Result<attn::AttentionOutput> want =
+      attn::bench::runReference(problemOf(batch));
+  if (!want) {
+    error = want.message();
+    return nullptr;
+  }
+  return &outs.emplace(batch, std::move(want->out)).first->second;
+}
+
+/// Figures per (batch, kernel), for the closing table.
+struct Figures {
+  double gflops = 0, cpuSeconds = 0;
+};
+std::map<std::pair<size_t, std::string>, Figures> &results() {
+  static std::map<std::pair<size_t, std::string>, Figures> r;
+  return r;
+}
+
+void record(benchmark::State &state, size_t batch, const std::string &kernel,
+            double seconds, double cpuSeconds) {
+  double perStep = seconds / static_cast<double>(state.iterations());
+  double cpuPerStep = cpuSeconds / static_cast<double>(state.iterations());
+  double gflops =
+      attn::bench::causalFlops(batches()[batch].requests) / perStep / 1e9;
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["step_ms"] = perStep * 1e3;
+  state.counters["cpu_s"] = cpuPerStep;
+  results()[{batch, kernel}] = {gflops, cpuPerStep};
+}
+
+void BM_PrefillReference(benchmark::State &state) {
+  size_t batch = state.range(0);
+  const attn::Problem &p = problemOf(batch);
+  double seconds = 0, cpuSeconds = 0;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    double cpuStart = attn::bench::processCpuSeconds();
+    attn::Result<attn::AttentionOutput> out = attn::bench::runReference(p);
+    cpuSeconds += attn::bench::processCpuSeconds() - cpuStart;
+    seconds += std::chrono::duration<double>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
+    if (!out) {
+      state.SkipWithError(out.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out->out.data());
+  }
+  record(state, batch, "reference", seconds, cpuSeconds);
+  state.SetLabel(batches()[batch].name);
+}
+
+void BM_PrefillVulkan(benchmark::State &state) {
+  size_t batch = state.range(0);
+  int64_t kernel = state.range(1);
+  const attn::Problem &p = problemOf(batch);
+  attn::bench::VulkanStep &step = stepOf(kernel);
+  if (!step.error.empty()) {
+    state.SkipWithError(step.error.c_str());
+    return;
+  }
+  const attn::Tensor inputs[] = {p.query, p.kvCache, p.blockTable, p.seqLens,
+                                 p.queryStartLoc};
+  {
+    auto start = std::chrono::steady_clock::now();
+    attn::Result<std::vector<attn::Tensor>> got =
+        attn::runtime::runPlan(step.plan, *step.device, inputs);
+    double first = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+    std::string error;
+    const attn::Tensor *want = referenceOf(batch, error);
+    if (!got || !want) {
+      state.SkipWithError(!got ? got.message().c_str() : error.c_str());
+      return;
+    }
+    attn::Result<attn::TensorDiff> diff = attn::compareTensors(
+        (*got)[0], *want, attn::defaultTolerance(want->dtype()));
+    if (!diff || !diff->passed()) {
+      state.SkipWithError("the Vulkan result does not match the reference");
+      return;
+    }
+    if (step.firstRunExtraSeconds < 0) {
+      start = std::chrono::steady_clock::now();
+      if (!attn::runtime::runPlan(step.plan, *step.device, inputs)) {
+        state.SkipWithError("the second run failed");
+        return;
+      }
+      step.firstRunExtraSeconds =
+          first - std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    }
+  }
+  double seconds = 0, cpuSeconds = 0;
+  for (auto _ : state) {
+    attn::runtime::PlanRunStats stats;
+    double cpuStart = attn::bench::processCpuSeconds();
+    attn::Result<std::vector<attn::Tensor>> out =
+        attn::runtime::runPlan(step.plan, *step.device, inputs, &stats);
+    cpuSeconds += attn::bench::processCpuSeconds() - cpuStart;
+    if (!out) {
+      state.SkipWithError(out.message().c_str());
+      return;
+    }
+    state.SetIterationTime(stats.kernelSeconds);
+    seconds += stats.kernelSeconds;
+  }
+  record(state, batch, kKernelNames[kernel], seconds, cpuSeconds);
+  state.counters["jit_s"] = step.firstRunExtraSeconds;
+  state.SetLabel(std::string(batches()[batch].name) + " " +
+                 kKernelNames[kernel] + " " +
+                 std::string(step.device->name()));
+}
+
+void printSummary() {
+  std::printf("\nGFLOP/s (cpu s per step)\n%-16s %18s %18s %18s %18s\n",
+              "batch", "tiled", "per_token", "per_token_before", "reference");
+  for (size_t b = 0; b < batches().size(); ++b) {
+    auto get = [&](const char *k) {
+      auto it = results().find({b, k});
+      return it == results().end() ? Figures() : it->second;
+    };
+    std::printf("%-16s", batches()[b].name);
+    for (const char *k :
+         {"tiled", "per_token", "per_token_before", "reference"})
+      std::printf(" %9.2f (%6.2f)", get(k).gflops, get(k).cpuSeconds);
+    Figures t = get("tiled"), before = get("per_token_before"),
+            ref = get("reference");
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    std::printf("\n%-16s tiled / per_token_before %.2fx (cpu %.2fx), "
+                "tiled / reference %.2fx (cpu %.2fx)\n",
+                "", ratio(t.gflops, before.gflops),
+                ratio(before.cpuSeconds, t.cpuSeconds),
+                ratio(t.gflops, ref.gflops),
+                ratio(ref.cpuSeconds, t.cpuSeconds));
+  }
+}
+
+} // namespace
+
+BENCHMARK(BM_PrefillReference)
+    ->ArgName("batch")
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// Arguments: the batch (0: 1x2048, 1: 4x512, 2: mixed) and the kernel (0:
+// tiled, 1: per_token, 2: per_token_before).
+BENCHMARK(BM_PrefillVulkan)
+    ->ArgNames({"batch", "kernel"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  printSummary();
+  return 0;
+}

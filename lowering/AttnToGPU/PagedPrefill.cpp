@@ -1,0 +1,610 @@
+//===- PagedPrefill.cpp - paged_attention's tiled prefill kernel ----------===//
+//
+// FlashAttention-2 over a paged cache, on SIMT lanes. A workgroup takes a
+// tile of Br query rows: Bq query tokens of one request times Hq of the H/G
+// query heads that read one kv head, so every key and value row it loads
+// serves all of them (GQA shares the tile). It walks the keys the tile can
+// see in tiles of Bc keys: the workgroup copies each tile's key and value
+// rows through the block table into workgroup memory (a tile may span
+// cache blocks), then every row reads them from there.
+//
+//  - The workgroup is W subgroups; a row is spread over L lanes (chunks of
+//    the staged words dealt round-robin, so a dot product is a lane-local
+//    partial sum and a butterfly over L lanes), a subgroup holds S / L row
+//    groups and each row group R rows: Br = W * (S / L) * R. A lane keeps
+//    its share of the query and the accumulator of its R rows.
+//  - A subgroup's rows are consecutive (tokens, then heads), so it narrows
+//    the keys of each tile to the ones its rows can see; it takes them U at
+//    a time and updates the online softmax of its rows once per step.
+//  - Tiles outside the keys the workgroup's rows can see are never visited;
+//    inside, keys a row cannot see score -inf (causal diagonal, windows,
+//    keys past a step's end).
+//
+// L, R and U come from the lane register budget (lane-registers), Bc from
+// the workgroup memory (max-workgroup-memory), W from attention-subgroups.
+//
+// Which workgroup takes which tokens. The grid is (ceil(T / Bq) + R_reqs,
+// G * H / (G * Hq)): workgroup x < ceil(T / Bq) takes the tokens of
+// [x * Bq, (x + 1) * Bq) that belong to the request of token x * Bq;
+// workgroup ceil(T / Bq) + r takes the tokens of request r before the
+// first multiple of Bq at or after its start. Every token is covered once,
+// with bounds the host computes from shapes alone. Requests with at most
+// the decode threshold of query tokens are left to the per-token kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/AttnToGPU/KernelABI.h"
+#include "lowering/AttnToGPU/Lowerings.h"
+#include "lowering/AttnToGPU/OnlineSoftmax.h"
+#include "lowering/AttnToGPU/PagedAttention.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Most keys per step and rows per lane: beyond them the kernel grows
+/// (compile time, instruction cache) for little more reuse. A row group
+/// aims at kMinRowsPerLane rows with at least kMinKeysPerStep keys a step.
+constexpr int64_t kMaxKeysPerStep = 4;
+constexpr int64_t kMaxRowsPerLane = 16;
+constexpr int64_t kMinRowsPerLane = 4;
+constexpr int64_t kMinKeysPerStep = 1;
+/// Most keys per tile.
+constexpr int64_t kMaxKeysPerTile = 64;
+
+int64_t floorPowerOf2(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v)
+    p *= 2;
+  return p;
+}
+
+/// How one workgroup covers its rows, the keys and the head dimension.
+struct PrefillTiling {
+  int64_t subgroupSize; ///< S
+  int64_t subgroups;    ///< W
+  int64_t lanesPerRow;  ///< L
+  int64_t rowsPerLane;  ///< R, per row group
+  int64_t keysPerStep;  ///< U
+  int64_t keysPerTile;  ///< Bc
+  int64_t headsPerTile; ///< Hq
+  int64_t tokensPerTile; ///< Bq
+  /// Bytes of a staged chunk (4, 8, 16 or 32) and chunks of a cache row.
+  int64_t chunkBytes, chunksPerRow;
+  /// A lane's share of a row: the chunks of chunkBytes of the row dealt to
+  /// the L lanes of its row group.
+  LaneLayout layout;
+
+  int64_t rowGroups() const { return subgroupSize / lanesPerRow; }
+  int64_t rowsPerSubgroup() const { return rowGroups() * rowsPerLane; }
+  int64_t rows() const { return subgroups * rowsPerSubgroup(); }
+  int64_t workgroupSize() const { return subgroups * subgroupSize; }
+  /// Staged chunks of one tile: keys, then values.
+  int64_t tileChunks() const { return 2 * keysPerTile * chunksPerRow; }
+};
+
+int64_t elementBytes(Type element) {
+  return element.getIntOrFloatBitWidth() / 8;
+}
+
+/// The widest chunk, up to the target's widest load (at least 4 bytes),
+/// that divides a cache row; 0 when none does.
+int64_t chooseChunkBytes(const PagedConfig &c, Type cacheElement,
+                         const LoweringOptions &o) {
+  int64_t rowBytes = c.headSize * elementBytes(cacheElement);
+  int64_t widest = std::max<int64_t>(o.vectorLoadBytes, 4);
+  for (int64_t bytes : {32, 16, 8, 4})
+    if (bytes <= widest && rowBytes % bytes == 0 &&
+        bytes % elementBytes(cacheElement) == 0)
+      return bytes;
+  return 0;
+}
+
+PrefillTiling chooseTiling(const PagedConfig &c, const LoweringOptions &o,
+                           Type cacheElement) {
+  PrefillTiling t;
+  t.subgroupSize = o.subgroupSize;
+  t.subgroups = o.attentionSubgroups;
+  t.chunkBytes = chooseChunkBytes(c, cacheElement, o);
+  int64_t w = t.chunkBytes / elementBytes(cacheElement);
+  t.chunksPerRow = c.headSize / w;
+  int64_t budget = o.laneRegisters;
+  // A lane keeps, per row, its share of the query and the accumulator plus
+  // m and l, and per key of a step the key's and value's share and a score
+  // per row. Each key element a lane loads serves its R rows, so R is the
+  // reuse; spreading a row over more lanes shrinks the share and lets R
+  // grow, for a sum over the row's lanes per score. The fewest lanes with
+  // which R reaches kMinRowsPerLane (a row's chunks permitting), else the
+  // most rows.
+  auto rowsFor = [&](int64_t lanes) {
+    int64_t p = LaneLayout{c.headSize, lanes, w}.perLane();
+    return (budget - 2 * kMinKeysPerStep * p) / (2 * p + 2 + kMinKeysPerStep);
+  };
+  t.lanesPerRow = 1;
+  while (t.lanesPerRow < o.subgroupSize &&
+         t.lanesPerRow * 2 <= t.chunksPerRow &&
+         rowsFor(t.lanesPerRow) < kMinRowsPerLane)
+    t.lanesPerRow *= 2;
+  t.layout = LaneLayout{c.headSize, t.lanesPerRow, w};
+  int64_t p = t.layout.perLane();
+  t.rowsPerLane = std::clamp<int64_t>(
+      floorPowerOf2(std::max<int64_t>(rowsFor(t.lanesPerRow), 1)), 1,
+      kMaxRowsPerLane);
+  int64_t R = t.rowsPerLane;
+  int64_t keys = (budget - R * (2 * p + 2)) / (2 * p + R);
+  t.keysPerStep = std::clamp<int64_t>(floorPowerOf2(std::max<int64_t>(keys, 1)),
+                                      1, kMaxKeysPerStep);
+  int64_t rowBytes = c.headSize * elementBytes(cacheElement);
+  t.keysPerTile = std::min<int64_t>(
+      kMaxKeysPerTile,
+      floorPowerOf2(std::max<int64_t>(o.maxWorkgroupMemory / (2 * rowBytes),
+                                      1)));
+  t.keysPerStep = std::min(t.keysPerStep, t.keysPerTile);
+  // The tile's rows: as many of a kv head's query heads as fit (a divisor
+  // of the group, so head slices tile it), times the tokens that fill the
+  // rest.
+  int64_t group = c.group();
+  t.headsPerTile = 1;
+  for (int64_t h = 1; h <= group && h <= t.rows(); ++h)
+    if (group % h == 0)
+      t.headsPerTile = h;
+  t.tokensPerTile = t.rows() / t.headsPerTile;
+  return t;
+}
+
+/// One of a lane's rows: where it comes from and what it sees.
+struct TileRow {
+  Value active; ///< i1: the row is one of the tile's
+  Value token, head;
+  Value lo, hi; ///< visible keys [lo, hi), empty for inactive rows
+  Value posF32; ///< ALiBi only
+  Value slope;  ///< ALiBi only
+  SmallVector<Value> q;
+};
+
+class PrefillBuilder {
+public:
+  PrefillBuilder(KernelBuilder &b, gpu::GPUFuncOp fn, const PagedConfig &c,
+                 const PrefillTiling &t, Type cacheElement)
+      : b(b), fn(fn), c(c), t(t), cacheElement(cacheElement), math{c} {}
+
+  void build();
+
+private:
+  /// The lane's share of staged row `key` (a tile index) of `part` (0 keys,
+  /// 1 values), in f32.
+  SmallVector<Value> readStaged(KernelBuilder &kb, int64_t part, Value key);
+  /// Copies the key and value rows of keys [kt, kt + Bc) (clamped to
+  /// `last`) into workgroup memory.
+  void stageTile(KernelBuilder &kb, Value kt, Value last);
+  /// The online-softmax step over keys [j0, j0 + U).
+  SoftmaxState step(KernelBuilder &kb, Value kt, Value j0,
+                    const SoftmaxState &state);
+
+  KernelBuilder &b;
+  gpu::GPUFuncOp fn;
+  const PagedConfig &c;
+  const PrefillTiling &t;
+  Type cacheElement;
+  ScoreMath math;
+
+  Value query, cache, qsl, seqLens, blockTable, alibi, sinks, out, lse,
+      params, shared;
+  Value g, tableRow, lastColumn, lastBlock, laneInRow, laneBase, tid;
+  SmallVector<TileRow> rows;
+};
+
+SmallVector<Value> PrefillBuilder::readStaged(KernelBuilder &kb, int64_t part,
+                                              Value key) {
+  const LaneLayout &layout = t.layout;
+  int64_t w = layout.vectorWidth;
+  Value rowChunk = kb.muli(
+      kb.addi(kb.idx(part * t.keysPerTile), key), kb.idx(t.chunksPerRow));
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < layout.perLane(); i += w) {
+    // Chunk of the lane's i-th element: round i / w of the row group.
+    Value chunk = kb.addi(kb.idx((i / w) * t.lanesPerRow), laneInRow);
+    Value inRow;
+    if (layout.needsMask(i)) {
+      inRow = kb.cmpi(arith::CmpIPredicate::ult, chunk,
+                      kb.idx(t.chunksPerRow));
+      chunk = kb.create<arith::MinUIOp>(chunk, kb.idx(t.chunksPerRow - 1));
+    }
+    Value words =
+        kb.create<memref::LoadOp>(shared, ValueRange{kb.addi(rowChunk, chunk)});
+    for (Value v : kb.unpackWords(words, cacheElement))
+      values.push_back(inRow ? kb.select(inRow, v, kb.f32(0.0)) : v);
+  }
+  return values;
+}
+
+void PrefillBuilder::stageTile(KernelBuilder &kb, Value kt, Value last) {
+  int64_t w = t.layout.vectorWidth;
+  int64_t perPart = t.keysPerTile * t.chunksPerRow;
+  kb.create<scf::ForOp>(
+      tid, kb.idx(t.tileChunks()), kb.idx(t.workgroupSize()), ValueRange(),
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+        KernelBuilder ib(loc, nested, b.options);
+        Value part = ib.divui(i, ib.idx(perPart));
+        Value rem = ib.remui(i, ib.idx(perPart));
+        Value key = ib.divui(rem, ib.idx(t.chunksPerRow));
+        Value chunk = ib.remui(rem, ib.idx(t.chunksPerRow));
+        // Keys past the last one copy the last one: finite values that the
+        // scores mask.
+        Value j = ib.minsi(ib.addi(kt, key), last);
+        Value block = lookupBlock(ib, c, blockTable, tableRow, lastColumn,
+                                  lastBlock, j);
+        Value offset = ib.remui(j, ib.idx(c.blockSize));
+        // cacheRowStart(part) is linear in part: the value half is one
+        // block-half further.
+        Value keyRow = cacheRowStart(ib, c, 0, block, offset, g);
+        Value halfStride =
+            ib.idx(c.blockSize * c.numKvHeads * c.headSize);
+        Value src = ib.addi(ib.addi(keyRow, ib.muli(part, halfStride)),
+                            ib.muli(chunk, ib.idx(w)));
+        Value words = ib.loadWords(cache, src, t.chunkBytes);
+        ib.create<memref::StoreOp>(words, shared, ValueRange{i});
+        ib.create<scf::YieldOp>();
+      });
+}
+
+SoftmaxState PrefillBuilder::step(KernelBuilder &kb, Value kt, Value j0,
+                                  const SoftmaxState &state) {
+  int64_t U = t.keysPerStep, L = t.lanesPerRow;
+  SmallVector<SmallVector<Value>> k, v;
+  SmallVector<Value> keys;
+  for (int64_t u = 0; u < U; ++u) {
+    Value j = kb.addi(j0, kb.idx(u));
+    keys.push_back(j);
+    Value key = kb.subi(j, kt);
+    k.push_back(readStaged(kb, 0, key));
+    v.push_back(readStaged(kb, 1, key));
+  }
+  Value ninf = kb.f32(-std::numeric_limits<double>::infinity());
+  SmallVector<SmallVector<Value>> scores(U);
+  SmallVector<SmallVector<Value>> q;
+  for (const TileRow &row : rows)
+    q.push_back(row.q);
+  for (int64_t u = 0; u < U; ++u) {
+    Value jF32 = alibi ? indexToF32(kb, keys[u]) : Value();
+    SmallVector<Value> partials = kb.partialDots(q, k[u]);
+    for (auto [row, partial] : llvm::zip_equal(rows, partials)) {
+      Value dot = kb.clusterSum(partial, L);
+      Value dist = alibi ? kb.subf(jF32, row.posF32) : Value();
+      Value s = math.score(kb, dot, row.slope, dist);
+      // Without a left window every row sees from key 0 on.
+      Value visible = kb.cmpi(arith::CmpIPredicate::slt, keys[u], row.hi);
+      if (c.windowLeft >= 0)
+        visible = kb.create<arith::AndIOp>(
+            kb.cmpi(arith::CmpIPredicate::sge, keys[u], row.lo), visible);
+      scores[u].push_back(kb.select(visible, s, ninf));
+    }
+  }
+  return updateSoftmax(kb, state, scores, v);
+}
+
+void PrefillBuilder::build() {
+  unsigned a = 0;
+  query = fn.getArgument(a++);
+  cache = fn.getArgument(a++);
+  qsl = fn.getArgument(a++);
+  seqLens = fn.getArgument(a++);
+  blockTable = fn.getArgument(a++);
+  if (c.hasAlibi)
+    alibi = fn.getArgument(a++);
+  if (c.hasSinks)
+    sinks = fn.getArgument(a++);
+  out = fn.getArgument(a++);
+  lse = fn.getArgument(a++);
+  params = fn.getArgument(a++);
+  shared = addWorkgroupBuffer(
+      fn, t.tileChunks(), getWordsType(b.getContext(), t.chunkBytes));
+
+  int64_t S = t.subgroupSize, L = t.lanesPerRow, Bq = t.tokensPerTile;
+  int64_t Hq = t.headsPerTile, R = t.rowsPerLane;
+  tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
+  // The shuffles of a row group need lanes as the device numbers them; with
+  // one lane per row the kernel has no subgroup operation, and numbering
+  // lanes by thread id keeps it free of subgroup builtins too (SPIR-V would
+  // need the GroupNonUniform capability for them alone).
+  Value lane, sg;
+  if (L > 1) {
+    lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
+    sg = t.subgroups > 1
+             ? Value(b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr))
+             : b.idx(0);
+  } else {
+    lane = t.subgroups > 1 ? b.remui(tid, b.idx(S)) : tid;
+    sg = t.subgroups > 1 ? b.divui(tid, b.idx(S)) : b.idx(0);
+  }
+  laneInRow = L == S ? lane : b.remui(lane, b.idx(L));
+  Value rowGroup = L == S ? b.idx(0) : b.divui(lane, b.idx(L));
+  laneBase = b.muli(laneInRow, b.idx(t.layout.vectorWidth));
+
+  TileWork work = beginTileWork(b, c, qsl, seqLens, params, Bq, Hq);
+  {
+    KernelBuilder &kb = b;
+    Value seqLen = work.seqLen, tStart = work.tStart;
+    Value numRowTokens = work.numRowTokens, lastToken = work.lastToken;
+    auto posOf = [&](Value token) { return work.positionOf(kb, token); };
+    g = work.kvHead;
+    tableRow = work.tableRow;
+    lastColumn = work.lastColumn;
+    lastBlock = work.lastBlock;
+
+    // The lane's rows: row (sg * R + i) * (S / L) + rowGroup of the tile,
+    // token-major.
+    Value qScale = math.queryScale(kb);
+    for (int64_t i = 0; i < R; ++i) {
+      TileRow row;
+      Value index = kb.addi(
+          kb.muli(kb.addi(kb.muli(sg, kb.idx(R)), kb.idx(i)),
+                  kb.idx(t.rowGroups())),
+          rowGroup);
+      RowPlace place = placeRow(kb, work, index, Hq, work.headBase);
+      row.active = place.active;
+      row.token = place.token;
+      row.head = place.head;
+      Value pos = posOf(row.token);
+      auto [lo, hi] = visibleKeys(kb, c, pos, seqLen);
+      row.lo = lo;
+      row.hi = kb.select(row.active, hi, lo);
+      if (alibi) {
+        row.posF32 = indexToF32(kb, pos);
+        row.slope = math.slope(kb, alibi, row.head);
+      }
+      Value qRow = kb.muli(
+          kb.addi(kb.muli(row.token, kb.idx(c.numHeads)), row.head),
+          kb.idx(c.headSize));
+      LaneLayout qLayout = t.layout;
+      qLayout.vectorLoads = qLayout.vectorWidth > 1;
+      row.q = kb.loadLaneRow(query, qRow, laneBase, qLayout, qScale);
+      rows.push_back(std::move(row));
+    }
+
+    // Keys the workgroup's rows see, and the ones this subgroup's rows see
+    // (its rows are consecutive, so its first and last tokens bound them).
+    Value wgLo = work.firstVisible(kb), wgHi = work.lastVisibleEnd(kb);
+    int64_t sgRows = t.rowsPerSubgroup();
+    auto sgToken = [&](int64_t rowInSg) {
+      Value index = kb.addi(kb.muli(sg, kb.idx(sgRows)), kb.idx(rowInSg));
+      return kb.minsi(kb.addi(tStart, kb.divui(index, kb.idx(Hq))),
+                      lastToken);
+    };
+    Value sgLo = visibleKeys(kb, c, posOf(sgToken(0)), seqLen).first;
+    Value sgHi = visibleKeys(kb, c, posOf(sgToken(sgRows - 1)), seqLen).second;
+    // A subgroup whose rows all lie past the tile's tokens has no keys.
+    Value sgActive = kb.cmpi(
+        arith::CmpIPredicate::ult,
+        kb.divui(kb.muli(sg, kb.idx(sgRows)), kb.idx(Hq)), numRowTokens);
+    sgHi = kb.select(sgActive, sgHi, sgLo);
+    Value lastKey = kb.subi(wgHi, kb.idx(1));
+
+    int64_t Bc = t.keysPerTile, U = t.keysPerStep;
+    SoftmaxState init = SoftmaxState::init(kb, R, t.layout.perLane());
+    auto tiles = kb.create<scf::ForOp>(
+        wgLo, wgHi, kb.idx(Bc), init.flatten(),
+        [&](OpBuilder &nested, Location loc, Value kt, ValueRange carried) {
+          KernelBuilder tb(loc, nested, b.options);
+          // The previous tile's readers are done before it is overwritten.
+          tb.create<gpu::BarrierOp>();
+          stageTile(tb, kt, lastKey);
+          tb.create<gpu::BarrierOp>();
+          // This subgroup's keys of the tile, in steps of U from a multiple
+          // of U past kt (Bc is one, so a step never leaves the tile).
+          Value lo = tb.maxsi(kt, sgLo);
+          Value hi = tb.maxsi(tb.minsi(tb.addi(kt, tb.idx(Bc)), sgHi), lo);
+          Value first = tb.addi(
+              kt, tb.muli(tb.divui(tb.subi(lo, kt), tb.idx(U)), tb.idx(U)));
+          auto steps = tb.create<scf::ForOp>(
+              first, hi, tb.idx(U), carried,
+              [&](OpBuilder &inner, Location loc2, Value j0,
+                  ValueRange state) {
+                KernelBuilder sb(loc2, inner, b.options);
+                SoftmaxState s = SoftmaxState::unflatten(
+                    state, R, t.layout.perLane());
+                sb.create<scf::YieldOp>(step(sb, kt, j0, s).flatten());
+              });
+          tb.create<scf::YieldOp>(steps.getResults());
+        });
+    SoftmaxState final = SoftmaxState::unflatten(tiles.getResults(), R,
+                                                 t.layout.perLane());
+
+    Value isLane0 = kb.cmpi(arith::CmpIPredicate::eq, laneInRow, kb.idx(0));
+    for (auto [i, row] : llvm::enumerate(rows)) {
+      Value sinkLog2;
+      if (sinks)
+        sinkLog2 = kb.mulf(kb.loadF32(sinks, row.head), kb.f32(kLog2E));
+      HeadResult res = finalizeSoftmax(kb, final, i, sinkLog2);
+      Value lseAt =
+          kb.addi(kb.muli(row.token, kb.idx(c.numHeads)), row.head);
+      emitIf(kb, row.active, [&](KernelBuilder &ib) {
+        ib.storeLaneRow(res.out, out, ib.muli(lseAt, ib.idx(c.headSize)),
+                        laneBase, t.layout);
+        emitIf(ib, isLane0,
+               [&](KernelBuilder &jb) { jb.storeF32(res.lse, lse, lseAt); });
+      });
+    }
+  }
+  work.end(b);
+}
+
+} // namespace
+
+TileWork mlir::attn::beginTileWork(KernelBuilder &b, const PagedConfig &c,
+                                   Value qsl, Value seqLens, Value params,
+                                   int64_t tokensPerTile,
+                                   int64_t headsPerTile) {
+  int64_t Bq = tokensPerTile, Hq = headsPerTile;
+  Value x = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+  Value y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+  Value numTokens = b.loadIndex(params, b.idx(::attn::abi::kPagedNumTokens));
+  Value numReqs = b.loadIndex(params, b.idx(::attn::abi::kPagedNumReqs));
+  Value maxBlocks =
+      b.loadIndex(params, b.idx(::attn::abi::kPagedMaxBlocksPerReq));
+  Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kPagedNumBlocks));
+
+  // The request and tokens [tStart, tEnd) of this workgroup (see the file
+  // comment).
+  Value numChunks = b.ceilDiv(numTokens, b.idx(Bq));
+  Value isChunk = b.cmpi(arith::CmpIPredicate::ult, x, numChunks);
+  Value chunkStart = b.muli(x, b.idx(Bq));
+  auto which = b.create<scf::IfOp>(
+      isChunk,
+      [&](OpBuilder &nested, Location loc) {
+        KernelBuilder ib(loc, nested, b.options);
+        ib.create<scf::YieldOp>(findRequest(ib, qsl, chunkStart, numReqs));
+      },
+      [&](OpBuilder &nested, Location loc) {
+        KernelBuilder ib(loc, nested, b.options);
+        ib.create<scf::YieldOp>(ib.subi(x, numChunks));
+      });
+  TileWork w;
+  w.c = &c;
+  w.request = which.getResult(0);
+  w.qStart = b.loadIndex(qsl, w.request);
+  Value qEnd = b.loadIndex(qsl, b.addi(w.request, b.idx(1)));
+  w.seqLen = b.loadIndex(seqLens, w.request);
+  Value qLen = b.subi(qEnd, w.qStart);
+  w.tStart = b.select(isChunk, chunkStart, w.qStart);
+  Value tEnd = b.minsi(
+      qEnd, b.select(isChunk, b.addi(chunkStart, b.idx(Bq)),
+                     b.muli(b.ceilDiv(w.qStart, b.idx(Bq)), b.idx(Bq))));
+  Value mine = b.create<arith::AndIOp>(
+      b.cmpi(arith::CmpIPredicate::slt, w.tStart, tEnd),
+      b.cmpi(arith::CmpIPredicate::sgt, qLen,
+             b.idx(c.decodeMaxQueryLen.value_or(0))));
+  // The condition is the same for the whole workgroup, so the barriers
+  // inside stay in uniform control flow.
+  w.guard = b.create<scf::IfOp>(mine, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(w.guard.thenBlock());
+  w.context = b.subi(w.seqLen, qLen);
+  w.numRowTokens = b.subi(tEnd, w.tStart);
+  w.lastToken = b.subi(tEnd, b.idx(1));
+  int64_t slices = c.group() / Hq;
+  w.kvHead = b.divui(y, b.idx(slices));
+  w.headBase = b.addi(b.muli(w.kvHead, b.idx(c.group())),
+                      b.muli(b.remui(y, b.idx(slices)), b.idx(Hq)));
+  w.tableRow = b.muli(w.request, maxBlocks);
+  w.lastColumn = b.subi(maxBlocks, b.idx(1));
+  w.lastBlock = b.subi(numBlocks, b.idx(1));
+  return w;
+}
+
+Value TileWork::positionOf(KernelBuilder &b, Value token) const {
+  return b.addi(context, b.subi(token, qStart));
+}
+
+Value TileWork::firstVisible(KernelBuilder &b) const {
+  return visibleKeys(b, *c, positionOf(b, tStart), seqLen).first;
+}
+
+Value TileWork::lastVisibleEnd(KernelBuilder &b) const {
+  return visibleKeys(b, *c, positionOf(b, lastToken), seqLen).second;
+}
+
+void TileWork::end(KernelBuilder &b) const {
+  b.setInsertionPointAfter(guard);
+}
+
+RowPlace mlir::attn::placeRow(KernelBuilder &b, const TileWork &work,
+                              Value row, int64_t headsPerTile,
+                              Value headBase) {
+  Value tokenOff = b.divui(row, b.idx(headsPerTile));
+  RowPlace p;
+  p.active = b.cmpi(arith::CmpIPredicate::ult, tokenOff, work.numRowTokens);
+  p.token = b.minsi(b.addi(work.tStart, tokenOff), work.lastToken);
+  p.head = b.addi(headBase, b.remui(row, b.idx(headsPerTile)));
+  return p;
+}
+
+bool mlir::attn::canTilePrefill(const PagedConfig &c, Type cacheElement,
+                                const LoweringOptions &options) {
+  if (chooseChunkBytes(c, cacheElement, options) == 0)
+    return false;
+  int64_t rowBytes = c.headSize * elementBytes(cacheElement);
+  return 2 * rowBytes <= options.maxWorkgroupMemory;
+}
+
+LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
+                                             MetadataOp metadata,
+                                             const PagedConfig &c,
+                                             LoweringContext &ctx,
+                                             OpBuilder &builder) {
+  Location loc = op.getLoc();
+  Type cacheElement = getKernelElementType(
+      cast<ShapedType>(op.getKvCache().getType()).getElementType(),
+      ctx.options);
+  PrefillTiling tiling = chooseTiling(c, ctx.options, cacheElement);
+
+  HostLaunch launch(builder, loc, ctx.options);
+  launch.addBuffer(op.getQuery());
+  launch.addBuffer(op.getKvCache());
+  launch.addBuffer(metadata.getQueryStartLoc());
+  launch.addBuffer(metadata.getSeqLens());
+  launch.addBuffer(metadata.getBlockTable());
+  if (Value alibi = op.getAlibiSlopes())
+    launch.addBuffer(alibi);
+  if (Value sinks = op.getSinks())
+    launch.addBuffer(sinks);
+  launch.addBuffer(op.getOutInit());
+  launch.addBuffer(op.getLseInit());
+  Value numTokens = launch.dim(op.getQuery(), 0);
+  Value numReqs = launch.dim(metadata.getSeqLens(), 0);
+  launch.addParam("num_tokens", numTokens);
+  launch.addParam("num_reqs", numReqs);
+  launch.addParam("max_blocks_per_req",
+                  launch.dim(metadata.getBlockTable(), 1));
+  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+
+  // On matrix units when the target has them and the cache suits them,
+  // with the SIMT tile's rows, so both kernels of any target share a grid
+  // (and a host plan).
+  std::optional<MatrixPlan> matrix =
+      chooseMatrixPlan(c, cacheElement, tiling.rows(), ctx.options);
+  int64_t workgroupSize =
+      matrix ? matrix->subgroups * ctx.options.subgroupSize
+             : tiling.workgroupSize();
+  int64_t tokensPerTile =
+      matrix ? matrix->tokensPerTile : tiling.tokensPerTile;
+  int64_t headsPerTile = matrix ? matrix->headsPerTile : tiling.headsPerTile;
+  gpu::GPUFuncOp fn = createKernel(
+      ctx.module, loc, kernelName(op, "paged_attention_prefill"),
+      launch.getKernelArgTypes(), workgroupSize, launch.getParamNames(),
+      "paged_attention");
+  if (matrix)
+    fn->setAttr("attn.matrix_tile",
+                builder.getDenseI64ArrayAttr(
+                    {matrix->tokensPerTile, matrix->headsPerTile,
+                     matrix->keysPerTile, matrix->subgroups}));
+  else
+    fn->setAttr("attn.tile",
+                builder.getDenseI64ArrayAttr(
+                    {tiling.tokensPerTile, tiling.headsPerTile,
+                     tiling.keysPerTile, tiling.lanesPerRow,
+                     tiling.rowsPerLane, tiling.keysPerStep}));
+  {
+    OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
+    KernelBuilder b(loc, kernelBuilder, ctx.options);
+    if (matrix)
+      buildMatrixPrefillKernel(b, fn, c, *matrix);
+    else
+      PrefillBuilder(b, fn, c, tiling, cacheElement).build();
+  }
+  // ceil(T / Bq) aligned chunks plus one head piece per request.
+  Value bq = arith::ConstantIndexOp::create(builder, loc, tokensPerTile);
+  Value chunks = arith::CeilDivUIOp::create(builder, loc, numTokens, bq);
+  Value grid = arith::AddIOp::create(builder, loc, chunks, numReqs);
+  Value slices = arith::ConstantIndexOp::create(
+      builder, loc, c.numKvHeads * (c.group() / headsPerTile));
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  launch.launch(fn, {grid, slices, one}, workgroupSize);
+  return success();
+}

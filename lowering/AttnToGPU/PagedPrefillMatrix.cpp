@@ -1,0 +1,579 @@
+//===- PagedPrefillMatrix.cpp - The tiled prefill kernel on matrix units --===//
+//
+// The tiled prefill kernel of paged_attention (same grid, same work
+// assignment and masks as PagedPrefill.cpp) with its two products on a
+// subgroup's matrix unit, through upstream's gpu.subgroup_mma_* ops (NVVM
+// WMMA, SPIR-V cooperative matrices): f16 caches, head sizes a multiple of
+// 16. Each subgroup owns 16 of the tile's rows:
+//
+//  - the query tile Q [rows, D] is staged once, each key tile K, V [Bc, D]
+//    per step, in workgroup memory as f16;
+//  - S = Q K^T of the subgroup's 16 rows, Bc / 16 accumulators of 16 x 16,
+//    goes to workgroup memory, where lanes apply the scale, ALiBi, the soft
+//    cap and the masks, keep each row's running max and sum, and write P =
+//    exp2(s - m) as f16 and each row's rescale factor as a 16 x 16 block;
+//  - the output stays in D / 16 accumulators, multiplied element-wise by
+//    the factor block and added P V, and is normalized through workgroup
+//    memory at the end.
+//
+// With `prefill-matrix=emulate` the same kernel runs on any SIMT device:
+// an accumulator is the lane's share of the 16 x 16 tile and the products
+// read their operands from workgroup memory, to check the structure of the
+// kernel where no matrix unit is. On lavapipe (8 lanes: 32 values a lane
+// per tile) llvmpipe takes from 20 s to minutes to compile the emulated
+// kernel, too slow for the e2e suite (see README).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/AttnToGPU/KernelABI.h"
+#include "lowering/AttnToGPU/Lowerings.h"
+#include "lowering/AttnToGPU/OnlineSoftmax.h"
+#include "lowering/AttnToGPU/PagedAttention.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The side of a matrix-unit tile.
+constexpr int64_t kTile = 16;
+
+/// A 16 x 16 tile of f32 accumulators of one subgroup: a gpu.mma_matrix
+/// "COp" on matrix units; emulated, the lane's share: element e = 16 r + c
+/// in lane e % S, slot e / S.
+struct Acc {
+  Value matrix;
+  SmallVector<Value> values;
+};
+
+/// The products of the kernel, on matrix units or emulated.
+class TileMma {
+public:
+  TileMma(KernelBuilder &b, bool emulate, int64_t subgroupSize, Value lane)
+      : b(b), emulate(emulate), S(subgroupSize), lane(lane) {}
+
+  Acc zero(KernelBuilder &kb) {
+    Acc c;
+    if (!emulate) {
+      c.matrix = kb.create<gpu::SubgroupMmaConstantMatrixOp>(
+          accType(), kb.f32(0.0));
+      return c;
+    }
+    c.values.assign(kTile * kTile / S, kb.f32(0.0));
+    return c;
+  }
+
+  /// c + A B, A the 16 x K rows of f16 `a` from `aOffset` with lead `aLead`,
+  /// B the K x 16 block of f16 `bBuf` from `bOffset`: B[k][n] at
+  /// bOffset + k * bLead + n, or with `transposed` at bOffset + n * bLead +
+  /// k (the rows of K are B's columns). K = 16 * kSteps.
+  Acc mma(KernelBuilder &kb, const Acc &c, Value a, Value aOffset,
+          int64_t aLead, Value bBuf, Value bOffset, int64_t bLead,
+          bool transposed, int64_t kSteps) {
+    if (!emulate) {
+      Value acc = c.matrix;
+      for (int64_t k = 0; k < kSteps; ++k) {
+        Value aAt = kb.addi(aOffset, kb.idx(k * kTile));
+        Value bAt = kb.addi(bOffset, kb.idx(transposed ? k * kTile
+                                                       : k * kTile * bLead));
+        Value am = kb.create<gpu::SubgroupMmaLoadMatrixOp>(
+            operandType("AOp"), a, ValueRange{aAt},
+            kb.getIndexAttr(aLead), /*transpose=*/UnitAttr());
+        Value bm = kb.create<gpu::SubgroupMmaLoadMatrixOp>(
+            operandType("BOp"), bBuf, ValueRange{bAt},
+            kb.getIndexAttr(bLead),
+            transposed ? kb.getUnitAttr() : UnitAttr());
+        acc = kb.create<gpu::SubgroupMmaComputeOp>(accType(), am, bm, acc,
+                                                   UnitAttr(), UnitAttr());
+      }
+      return {acc, {}};
+    }
+    Acc out;
+    int64_t K = kSteps * kTile;
+    for (auto [s, init] : llvm::enumerate(c.values)) {
+      auto [r, n] = rowCol(kb, s);
+      Value aRow = kb.addi(aOffset, kb.muli(r, kb.idx(aLead)));
+      Value bCol = transposed ? kb.addi(bOffset, kb.muli(n, kb.idx(bLead)))
+                              : kb.addi(bOffset, n);
+      auto loop = kb.create<scf::ForOp>(
+          kb.idx(0), kb.idx(K), kb.idx(1), ValueRange{init},
+          [&](OpBuilder &nested, Location loc, Value k, ValueRange acc) {
+            KernelBuilder ib(loc, nested, b.options);
+            Value av = ib.loadF32(a, ib.addi(aRow, k));
+            Value bAt = transposed
+                            ? ib.addi(bCol, k)
+                            : ib.addi(bCol, ib.muli(k, ib.idx(bLead)));
+            Value bv = ib.loadF32(bBuf, bAt);
+            ib.create<scf::YieldOp>(ValueRange{ib.fma(av, bv, acc[0])});
+          });
+      out.values.push_back(loop.getResult(0));
+    }
+    return out;
+  }
+
+  /// c times, element-wise, the 16 x 16 f32 block of `m` at `offset`
+  /// (lead 16).
+  Acc scale(KernelBuilder &kb, const Acc &c, Value m, Value offset) {
+    if (!emulate) {
+      Value factors = kb.create<gpu::SubgroupMmaLoadMatrixOp>(
+          accType(), m, ValueRange{offset}, kb.getIndexAttr(kTile),
+          UnitAttr());
+      return {kb.create<gpu::SubgroupMmaElementwiseOp>(
+                  accType(), ValueRange{c.matrix, factors},
+                  gpu::MMAElementwiseOp::MULF),
+              {}};
+    }
+    Acc out;
+    for (auto [s, v] : llvm::enumerate(c.values)) {
+      auto [r, n] = rowCol(kb, s);
+      Value at = kb.addi(offset, kb.addi(kb.muli(r, kb.idx(kTile)), n));
+      out.values.push_back(kb.mulf(v, kb.loadF32(m, at)));
+    }
+    return out;
+  }
+
+  /// Stores c to f32 `dst` from `offset` with lead `lead`.
+  void store(KernelBuilder &kb, const Acc &c, Value dst, Value offset,
+             int64_t lead) {
+    if (!emulate) {
+      kb.create<gpu::SubgroupMmaStoreMatrixOp>(
+          c.matrix, dst, ValueRange{offset}, kb.getIndexAttr(lead),
+          UnitAttr());
+      return;
+    }
+    for (auto [s, v] : llvm::enumerate(c.values)) {
+      auto [r, n] = rowCol(kb, s);
+      kb.storeF32(v, dst, kb.addi(offset, kb.addi(kb.muli(r, kb.idx(lead)), n)));
+    }
+  }
+
+  /// Accumulators the caller carries through a loop: one value each.
+  SmallVector<Value> flatten(ArrayRef<Acc> accs) const {
+    SmallVector<Value> values;
+    for (const Acc &a : accs) {
+      if (!emulate)
+        values.push_back(a.matrix);
+      else
+        llvm::append_range(values, a.values);
+    }
+    return values;
+  }
+  SmallVector<Acc> unflatten(ValueRange values, size_t count) const {
+    SmallVector<Acc> accs;
+    size_t per = emulate ? kTile * kTile / S : 1;
+    for (size_t i = 0; i < count; ++i) {
+      Acc a;
+      if (!emulate)
+        a.matrix = values[i];
+      else
+        a.values.assign(values.begin() + i * per,
+                        values.begin() + (i + 1) * per);
+      accs.push_back(std::move(a));
+    }
+    return accs;
+  }
+
+private:
+  Type accType() {
+    return gpu::MMAMatrixType::get({kTile, kTile}, b.getF32Type(), "COp");
+  }
+  Type operandType(StringRef which) {
+    return gpu::MMAMatrixType::get({kTile, kTile}, b.getF16Type(), which);
+  }
+  std::pair<Value, Value> rowCol(KernelBuilder &kb, size_t slot) {
+    Value e = kb.addi(kb.idx(slot * S), lane);
+    return {kb.divui(e, kb.idx(kTile)), kb.remui(e, kb.idx(kTile))};
+  }
+
+  KernelBuilder &b;
+  bool emulate;
+  int64_t S;
+  Value lane;
+};
+
+/// How the workgroup covers its rows and keys.
+struct MatrixTiling {
+  int64_t subgroupSize; ///< S
+  int64_t subgroups;    ///< W, 16 rows each
+  int64_t keysPerTile;  ///< Bc, a multiple of 16
+  int64_t headsPerTile, tokensPerTile;
+
+  int64_t rows() const { return subgroups * kTile; }
+  int64_t workgroupSize() const { return subgroups * subgroupSize; }
+};
+
+/// Workgroup memory of the kernel, in elements of each buffer.
+struct MatrixBuffers {
+  int64_t query, keys, values, scores, probs, factors;
+
+  static MatrixBuffers of(const PagedConfig &c, const MatrixTiling &t) {
+    MatrixBuffers m;
+    m.query = t.rows() * c.headSize;
+    m.keys = m.values = t.keysPerTile * c.headSize;
+    m.scores = t.rows() * t.keysPerTile;
+    m.probs = t.rows() * t.keysPerTile;
+    m.factors = t.rows() * kTile;
+    return m;
+  }
+  int64_t bytes() const {
+    return 2 * (query + keys + values + probs) + 4 * (scores + factors);
+  }
+};
+
+class MatrixBuilder {
+public:
+  MatrixBuilder(KernelBuilder &b, gpu::GPUFuncOp fn, const PagedConfig &c,
+                const MatrixTiling &t, bool emulate)
+      : b(b), fn(fn), c(c), t(t), emulate(emulate), math{c} {}
+
+  void build();
+
+private:
+  /// Copies the query rows of the tile into `qs` (f16, [rows, D]).
+  void stageQuery(KernelBuilder &kb, const TileWork &work, Value headBase);
+  /// Copies keys and values [kt, kt + Bc) (clamped to `last`).
+  void stageKeys(KernelBuilder &kb, const TileWork &work, Value kt,
+                 Value last);
+  /// The softmax of the subgroup's rows over the tile's scores.
+  void softmax(KernelBuilder &kb, const TileWork &work, Value kt,
+               ArrayRef<Value> m, ArrayRef<Value> l,
+               SmallVectorImpl<Value> &mNext, SmallVectorImpl<Value> &lNext);
+
+  KernelBuilder &b;
+  gpu::GPUFuncOp fn;
+  const PagedConfig &c;
+  const MatrixTiling &t;
+  bool emulate;
+  ScoreMath math;
+
+  Value query, cache, blockTable, alibi, sinks, out, lse;
+  Value qs, ks, vs, ss, ps, fs;
+  Value tid, lane, sg, g;
+  /// The rows of the subgroup this lane handles in the softmax, and the
+  /// part of their columns.
+  int64_t rowsPerLane, lanesPerRow;
+  SmallVector<Value> laneRows;
+  Value laneColumn;
+};
+
+void MatrixBuilder::stageQuery(KernelBuilder &kb, const TileWork &work,
+                               Value headBase) {
+  int64_t D = c.headSize;
+  kb.create<scf::ForOp>(
+      tid, kb.idx(t.rows() * D), kb.idx(t.workgroupSize()), ValueRange(),
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+        KernelBuilder ib(loc, nested, b.options);
+        Value row = ib.divui(i, ib.idx(D));
+        Value d = ib.remui(i, ib.idx(D));
+        RowPlace place = placeRow(ib, work, row, t.headsPerTile, headBase);
+        Value at = ib.addi(
+            ib.muli(ib.addi(ib.muli(place.token, ib.idx(c.numHeads)),
+                            place.head),
+                    ib.idx(D)),
+            d);
+        ib.create<memref::StoreOp>(ib.create<memref::LoadOp>(query, at), qs,
+                                   ValueRange{i});
+        ib.create<scf::YieldOp>();
+      });
+}
+
+void MatrixBuilder::stageKeys(KernelBuilder &kb, const TileWork &work,
+                              Value kt, Value last) {
+  int64_t D = c.headSize;
+  int64_t perPart = t.keysPerTile * D;
+  kb.create<scf::ForOp>(
+      tid, kb.idx(2 * perPart), kb.idx(t.workgroupSize()), ValueRange(),
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+        KernelBuilder ib(loc, nested, b.options);
+        Value isValue = ib.cmpi(arith::CmpIPredicate::uge, i, ib.idx(perPart));
+        Value rem = ib.remui(i, ib.idx(perPart));
+        Value key = ib.divui(rem, ib.idx(D));
+        Value d = ib.remui(rem, ib.idx(D));
+        Value j = ib.minsi(ib.addi(kt, key), last);
+        Value block = lookupBlock(ib, c, blockTable, work.tableRow,
+                                  work.lastColumn, work.lastBlock, j);
+        Value offset = ib.remui(j, ib.idx(c.blockSize));
+        Value keyAt = ib.addi(cacheRowStart(ib, c, 0, block, offset, g), d);
+        Value halfStride = ib.idx(c.blockSize * c.numKvHeads * D);
+        Value at = ib.select(isValue, ib.addi(keyAt, halfStride), keyAt);
+        Value v = ib.create<memref::LoadOp>(cache, at);
+        auto ifOp = ib.create<scf::IfOp>(isValue, /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(ib);
+          ib.setInsertionPointToStart(ifOp.thenBlock());
+          ib.create<memref::StoreOp>(v, vs, ValueRange{rem});
+          ib.setInsertionPointToStart(ifOp.elseBlock());
+          ib.create<memref::StoreOp>(v, ks, ValueRange{rem});
+        }
+        ib.create<scf::YieldOp>();
+      });
+}
+
+void MatrixBuilder::softmax(KernelBuilder &kb, const TileWork &work, Value kt,
+                            ArrayRef<Value> m, ArrayRef<Value> l,
+                            SmallVectorImpl<Value> &mNext,
+                            SmallVectorImpl<Value> &lNext) {
+  int64_t Bc = t.keysPerTile, cols = Bc / lanesPerRow;
+  Value ninf = kb.f32(-std::numeric_limits<double>::infinity());
+  Value qScale = math.queryScale(kb);
+  for (auto [i, row] : llvm::enumerate(laneRows)) {
+    // This row of the tile: its position, visible keys and ALiBi slope.
+    Value tileRow = kb.addi(kb.muli(sg, kb.idx(kTile)), row);
+    RowPlace place = placeRow(kb, work, tileRow, t.headsPerTile,
+                              work.headBase);
+    Value pos = work.positionOf(kb, place.token);
+    auto [lo, hi] = visibleKeys(kb, c, pos, work.seqLen);
+    hi = kb.select(place.active, hi, lo);
+    Value slope = alibi ? math.slope(kb, alibi, place.head) : Value();
+    Value posF32 = alibi ? indexToF32(kb, pos) : Value();
+    SmallVector<Value> scores;
+    Value tileMax = ninf;
+    Value base = kb.addi(kb.muli(tileRow, kb.idx(Bc)), laneColumn);
+    for (int64_t j = 0; j < cols; ++j) {
+      Value col = kb.addi(laneColumn, kb.idx(j));
+      Value key = kb.addi(kt, col);
+      Value dot = kb.mulf(kb.loadF32(ss, kb.addi(base, kb.idx(j))), qScale);
+      Value dist = alibi ? kb.subf(indexToF32(kb, key), posF32) : Value();
+      Value s = math.score(kb, dot, slope, dist);
+      Value visible = kb.cmpi(arith::CmpIPredicate::slt, key, hi);
+      if (c.windowLeft >= 0)
+        visible = kb.create<arith::AndIOp>(
+            kb.cmpi(arith::CmpIPredicate::sge, key, lo), visible);
+      s = kb.select(visible, s, ninf);
+      scores.push_back(s);
+      tileMax = kb.maxnumf(tileMax, s);
+    }
+    for (int64_t mask = 1; mask < lanesPerRow; mask *= 2)
+      tileMax = kb.maxnumf(tileMax, kb.shuffleXor(tileMax, mask));
+    Value mNew = kb.maxnumf(m[i], tileMax);
+    // An empty row keeps m = -inf: exp2 takes 0 as its base then.
+    Value empty =
+        kb.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, ninf);
+    Value expBase = kb.select(empty, kb.f32(0.0), mNew);
+    Value sum = kb.f32(0.0);
+    for (auto [j, s] : llvm::enumerate(scores)) {
+      Value p = kb.create<math::Exp2Op>(kb.subf(s, expBase));
+      sum = kb.addf(sum, p);
+      kb.storeF32(p, ps, kb.addi(base, kb.idx(j)));
+    }
+    for (int64_t mask = 1; mask < lanesPerRow; mask *= 2)
+      sum = kb.addf(sum, kb.shuffleXor(sum, mask));
+    Value alpha = kb.create<math::Exp2Op>(kb.subf(m[i], expBase));
+    mNext.push_back(mNew);
+    lNext.push_back(kb.fma(l[i], alpha, sum));
+    // The row of the factor block: 16 copies of alpha, split over the
+    // row's lanes.
+    Value fRow = kb.muli(tileRow, kb.idx(kTile));
+    int64_t per = kTile / lanesPerRow;
+    Value first = kb.muli(kb.divui(laneColumn, kb.idx(cols)), kb.idx(per));
+    for (int64_t k = 0; k < per; ++k)
+      kb.storeF32(alpha, fs, kb.addi(fRow, kb.addi(first, kb.idx(k))));
+  }
+}
+
+void MatrixBuilder::build() {
+  unsigned a = 0;
+  query = fn.getArgument(a++);
+  cache = fn.getArgument(a++);
+  Value qsl = fn.getArgument(a++), seqLens = fn.getArgument(a++);
+  blockTable = fn.getArgument(a++);
+  if (c.hasAlibi)
+    alibi = fn.getArgument(a++);
+  if (c.hasSinks)
+    sinks = fn.getArgument(a++);
+  out = fn.getArgument(a++);
+  lse = fn.getArgument(a++);
+  Value params = fn.getArgument(a++);
+  MatrixBuffers sizes = MatrixBuffers::of(c, t);
+  Type f16 = b.getF16Type(), f32 = b.getF32Type();
+  qs = addWorkgroupBuffer(fn, sizes.query, f16);
+  ks = addWorkgroupBuffer(fn, sizes.keys, f16);
+  vs = addWorkgroupBuffer(fn, sizes.values, f16);
+  ss = addWorkgroupBuffer(fn, sizes.scores, f32);
+  ps = addWorkgroupBuffer(fn, sizes.probs, f16);
+  fs = addWorkgroupBuffer(fn, sizes.factors, f32);
+
+  int64_t S = t.subgroupSize, D = c.headSize, Bc = t.keysPerTile;
+  tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
+  // In the softmax a lane takes rowsPerLane of the subgroup's 16 rows and
+  // 1 / lanesPerRow of their columns.
+  rowsPerLane = std::max<int64_t>(kTile / S, 1);
+  lanesPerRow = std::max<int64_t>(S / kTile, 1);
+  // Matrix units and the shuffles of a row's lanes need lanes as the device
+  // numbers them. Emulated with one lane per row, the kernel has no
+  // subgroup operation, and numbering lanes by thread id keeps it free of
+  // subgroup builtins too (SPIR-V would need GroupNonUniform for them
+  // alone), as in the SIMT kernel.
+  if (!emulate || lanesPerRow > 1) {
+    lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
+    sg = t.subgroups > 1
+             ? Value(b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr))
+             : b.idx(0);
+  } else {
+    lane = t.subgroups > 1 ? b.remui(tid, b.idx(S)) : tid;
+    sg = t.subgroups > 1 ? b.divui(tid, b.idx(S)) : b.idx(0);
+  }
+  for (int64_t i = 0; i < rowsPerLane; ++i)
+    laneRows.push_back(b.addi(b.muli(b.idx(i), b.idx(S / lanesPerRow)),
+                              b.divui(lane, b.idx(lanesPerRow))));
+  laneColumn = b.muli(b.remui(lane, b.idx(lanesPerRow)),
+                      b.idx(Bc / lanesPerRow));
+
+  std::optional<TileWork> work = beginTileWork(
+      b, c, qsl, seqLens, params, t.tokensPerTile, t.headsPerTile);
+  g = work->kvHead;
+  TileMma mma(b, emulate, S, lane);
+
+  stageQuery(b, *work, work->headBase);
+  Value wgLo = work->firstVisible(b), wgHi = work->lastVisibleEnd(b);
+  Value lastKey = b.subi(wgHi, b.idx(1));
+  Value ninf = b.f32(-std::numeric_limits<double>::infinity());
+  int64_t outTiles = D / kTile;
+  SmallVector<Acc> init(outTiles, mma.zero(b));
+  SmallVector<Value> carried = mma.flatten(init);
+  for (int64_t i = 0; i < rowsPerLane; ++i) {
+    carried.push_back(ninf);
+    carried.push_back(b.f32(0.0));
+  }
+  Value rowBase = b.muli(sg, b.idx(kTile));
+  auto tiles = b.create<scf::ForOp>(
+      wgLo, wgHi, b.idx(Bc), carried,
+      [&](OpBuilder &nested, Location loc, Value kt, ValueRange state) {
+        KernelBuilder kb(loc, nested, b.options);
+        size_t numAcc = mma.flatten(init).size();
+        SmallVector<Acc> o = mma.unflatten(state.take_front(numAcc),
+                                           outTiles);
+        SmallVector<Value> m, l;
+        for (int64_t i = 0; i < rowsPerLane; ++i) {
+          m.push_back(state[numAcc + 2 * i]);
+          l.push_back(state[numAcc + 2 * i + 1]);
+        }
+        kb.create<gpu::BarrierOp>();
+        stageKeys(kb, *work, kt, lastKey);
+        kb.create<gpu::BarrierOp>();
+        // S = Q K^T for the subgroup's 16 rows, 16 keys at a time.
+        Value qAt = kb.muli(rowBase, kb.idx(D));
+        for (int64_t n = 0; n < Bc / kTile; ++n) {
+          Acc s = mma.mma(kb, mma.zero(kb), qs, qAt, D, ks,
+                          kb.idx(n * kTile * D), D, /*transposed=*/true,
+                          D / kTile);
+          mma.store(kb, s,
+                    ss, kb.addi(kb.muli(rowBase, kb.idx(Bc)),
+                                kb.idx(n * kTile)),
+                    Bc);
+        }
+        kb.create<gpu::BarrierOp>();
+        SmallVector<Value> mNext, lNext;
+        softmax(kb, *work, kt, m, l, mNext, lNext);
+        kb.create<gpu::BarrierOp>();
+        // O = O * alpha + P V, 16 output columns at a time.
+        Value pAt = kb.muli(rowBase, kb.idx(Bc));
+        Value fAt = kb.muli(rowBase, kb.idx(kTile));
+        SmallVector<Acc> next;
+        for (int64_t j = 0; j < outTiles; ++j) {
+          Acc scaled = mma.scale(kb, o[j], fs, fAt);
+          next.push_back(mma.mma(kb, scaled, ps, pAt, Bc, vs,
+                                 kb.idx(j * kTile), D, /*transposed=*/false,
+                                 Bc / kTile));
+        }
+        SmallVector<Value> yielded = mma.flatten(next);
+        for (int64_t i = 0; i < rowsPerLane; ++i) {
+          yielded.push_back(mNext[i]);
+          yielded.push_back(lNext[i]);
+        }
+        kb.create<scf::YieldOp>(yielded);
+      });
+  size_t numAcc = mma.flatten(init).size();
+  SmallVector<Acc> o =
+      mma.unflatten(tiles.getResults().take_front(numAcc), outTiles);
+
+  // Normalize: each lane's rows' factor (and lse), then the output through
+  // workgroup memory, 16 columns at a time.
+  SmallVector<Value> factor, rowActive, rowOut;
+  for (int64_t i = 0; i < rowsPerLane; ++i) {
+    Value tileRow = b.addi(rowBase, laneRows[i]);
+    RowPlace place = placeRow(b, *work, tileRow, t.headsPerTile,
+                              work->headBase);
+    SoftmaxState st;
+    st.m.push_back(tiles.getResult(numAcc + 2 * i));
+    st.l.push_back(tiles.getResult(numAcc + 2 * i + 1));
+    st.acc.push_back({b.f32(1.0)});
+    Value sinkLog2;
+    if (sinks)
+      sinkLog2 = b.mulf(b.loadF32(sinks, place.head), b.f32(kLog2E));
+    HeadResult res = finalizeSoftmax(b, st, 0, sinkLog2);
+    factor.push_back(res.out[0]);
+    Value lseAt = b.addi(b.muli(place.token, b.idx(c.numHeads)), place.head);
+    rowActive.push_back(place.active);
+    rowOut.push_back(b.muli(lseAt, b.idx(D)));
+    Value first = b.cmpi(arith::CmpIPredicate::eq, laneColumn, b.idx(0));
+    emitIf(b, b.create<arith::AndIOp>(place.active, first),
+           [&](KernelBuilder &ib) { ib.storeF32(res.lse, lse, lseAt); });
+  }
+  int64_t cols = kTile / lanesPerRow;
+  Value colBase = b.divui(laneColumn, b.idx(Bc / kTile));
+  for (int64_t j = 0; j < outTiles; ++j) {
+    b.create<gpu::BarrierOp>();
+    mma.store(b, o[j], ss, b.muli(rowBase, b.idx(Bc)), Bc);
+    b.create<gpu::BarrierOp>();
+    for (int64_t i = 0; i < rowsPerLane; ++i) {
+      Value tileRow = b.addi(rowBase, laneRows[i]);
+      emitIf(b, rowActive[i], [&](KernelBuilder &ib) {
+        for (int64_t k = 0; k < cols; ++k) {
+          Value col = ib.addi(colBase, ib.idx(k));
+          Value v = ib.loadF32(
+              ss, ib.addi(ib.muli(tileRow, ib.idx(Bc)), col));
+          ib.storeF32(ib.mulf(v, factor[i]), out,
+                      ib.addi(rowOut[i],
+                              ib.addi(ib.idx(j * kTile), col)));
+        }
+      });
+    }
+  }
+  work->end(b);
+}
+
+} // namespace
+
+std::optional<MatrixPlan>
+mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
+                             int64_t tileRows, const LoweringOptions &o) {
+  if (o.prefillMatrix == PrefillMatrix::None || !cacheElement.isF16() ||
+      c.headSize % kTile != 0 || tileRows % kTile != 0)
+    return std::nullopt;
+  MatrixTiling t;
+  t.subgroupSize = o.subgroupSize;
+  t.subgroups = tileRows / kTile;
+  t.headsPerTile = 1;
+  for (int64_t h = 1; h <= c.group() && h <= t.rows(); ++h)
+    if (c.group() % h == 0)
+      t.headsPerTile = h;
+  t.tokensPerTile = t.rows() / t.headsPerTile;
+  // The most keys a tile can take in the workgroup memory (at most 64).
+  for (int64_t bc = 64; bc >= kTile; bc /= 2) {
+    t.keysPerTile = bc;
+    if (MatrixBuffers::of(c, t).bytes() <= o.maxWorkgroupMemory)
+      return MatrixPlan{t.subgroups, t.keysPerTile, t.headsPerTile,
+                        t.tokensPerTile};
+  }
+  return std::nullopt;
+}
+
+void mlir::attn::buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
+                                          const PagedConfig &c,
+                                          const MatrixPlan &plan) {
+  MatrixTiling t;
+  t.subgroupSize = b.options.subgroupSize;
+  t.subgroups = plan.subgroups;
+  t.keysPerTile = plan.keysPerTile;
+  t.headsPerTile = plan.headsPerTile;
+  t.tokensPerTile = plan.tokensPerTile;
+  MatrixBuilder(b, fn, c, t,
+                b.options.prefillMatrix == PrefillMatrix::Emulate)
+      .build();
+}

@@ -138,10 +138,8 @@ VulkanStep &vulkanStep(int64_t subgroups) {
       return s;
     }
     for (const mlir::attn::CompiledKernel &k : compiled->kernels) {
-      std::vector<uint32_t> words(k.bytes.size() / sizeof(uint32_t));
-      std::memcpy(words.data(), k.bytes.data(), words.size() * 4);
-      if (attn::Status st = s.device->addKernel(k.symbol, std::move(words),
-                                                k.entryPoint, subgroupSize);
+      if (attn::Status st = s.device->addKernel(k.symbol, k.bytes,
+                                                k.entryPoint, k.launchJson);
           !st) {
         s.error = st.message();
         return s;

@@ -16,6 +16,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "subgroup-size",
       llvm::cl::desc("Subgroup size the kernels were built for"),
       llvm::cl::init(32)};
+  Option<bool> bufferAddresses{
+      *this, "buffer-addresses",
+      llvm::cl::desc("Pass buffers by 64-bit device address in push "
+                     "constants instead of descriptor bindings (what Vulkan "
+                     "bundles run)"),
+      llvm::cl::init(false)};
 };
 
 struct PTXPipelineOptions : public PassPipelineOptions<PTXPipelineOptions> {
@@ -56,7 +62,8 @@ void attn::registerLoweringPasses() {
       "Converts the gpu.module kernels of convert-attn-to-gpu to SPIR-V "
       "modules for Vulkan (target env, math, gpu/arith/scf/memref, ABI, VCE)",
       [](OpPassManager &pm, const PipelineOptions &options) {
-        buildGPUToSPIRVPipeline(pm, {options.subgroupSize});
+        buildGPUToSPIRVPipeline(pm,
+                                {options.subgroupSize, options.bufferAddresses});
       });
   for (bool emitBinary : {false, true})
     PassPipelineRegistration<PTXPipelineOptions>(

@@ -21,11 +21,16 @@ namespace attn {
 /// Options of the `attn-gpu-to-spirv` pipeline.
 struct GPUToSPIRVPipelineOptions {
   int64_t subgroupSize = 32;
+  /// Kernel buffers by device address (attn-spirv-buffer-addresses), as
+  /// Vulkan runs them; else descriptor bindings, as SPIRV-Cross maps them to
+  /// Metal buffer indices.
+  bool bufferAddresses = false;
 };
 
 /// Adds attn-spirv-attach-target, convert-attn-math-to-spirv, upstream
-/// convert-gpu-to-spirv, and spirv-lower-abi-attrs + spirv-update-vce on
-/// every spirv.module.
+/// convert-gpu-to-spirv, and spirv-lower-abi-attrs (then
+/// attn-spirv-buffer-addresses when asked) + spirv-update-vce on every
+/// spirv.module.
 void buildGPUToSPIRVPipeline(OpPassManager &pm,
                              const GPUToSPIRVPipelineOptions &options);
 

@@ -42,14 +42,22 @@ namespace {
 
 /// Vulkan 1.1 (SPIR-V 1.3) with what the kernels use: f16 and i16 values
 /// and 16-bit storage (f16 / bf16-as-i16 buffers), i64 (slot_mapping),
-/// subgroup arithmetic (dot products), shuffle and ballot.
-std::string getTargetEnvText(int64_t subgroupSize) {
-  return "#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, Int16, "
-         "Int64, StorageBuffer16BitAccess, GroupNonUniform, "
-         "GroupNonUniformArithmetic, GroupNonUniformShuffle, "
-         "GroupNonUniformBallot], [SPV_KHR_storage_buffer_storage_class, "
-         "SPV_KHR_16bit_storage]>, api=Vulkan, "
-         "#spirv.resource_limits<subgroup_size = " +
+/// subgroup arithmetic (dot products), shuffle and ballot; with
+/// `bufferAddresses`, buffers by device address (which makes upstream's
+/// conversion choose the PhysicalStorageBuffer64 addressing model).
+std::string getTargetEnvText(int64_t subgroupSize, bool bufferAddresses) {
+  std::string capabilities =
+      "Shader, Float16, Int16, Int64, StorageBuffer16BitAccess, "
+      "GroupNonUniform, GroupNonUniformArithmetic, GroupNonUniformShuffle, "
+      "GroupNonUniformBallot";
+  std::string extensions =
+      "SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage";
+  if (bufferAddresses) {
+    capabilities += ", PhysicalStorageBufferAddresses";
+    extensions += ", SPV_KHR_physical_storage_buffer";
+  }
+  return "#spirv.target_env<#spirv.vce<v1.3, [" + capabilities + "], [" +
+         extensions + "]>, api=Vulkan, #spirv.resource_limits<subgroup_size = " +
          std::to_string(subgroupSize) + ">>";
 }
 
@@ -66,7 +74,7 @@ struct AttachTargetPass
                          << subgroupSize;
       return signalPassFailure();
     }
-    Attribute env = parseAttribute(getTargetEnvText(subgroupSize), ctx);
+    Attribute env = parseAttribute(getTargetEnvText(subgroupSize, bufferAddresses), ctx);
     if (!env)
       return signalPassFailure();
     module->setAttr(spirv::getTargetEnvAttrName(), env);
@@ -157,19 +165,23 @@ struct MathToSPIRVPass
 
 void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
                                    const GPUToSPIRVPipelineOptions &options) {
-  pm.addPass(createAttnSPIRVAttachTarget({options.subgroupSize}));
+  pm.addPass(createAttnSPIRVAttachTarget(
+      {options.subgroupSize, options.bufferAddresses}));
   pm.addPass(createAttnSPIRVWorkgroupMemory());
   pm.addPass(createConvertAttnMathToSPIRV());
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &spv = pm.nest<spirv::ModuleOp>();
   spv.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  if (options.bufferAddresses)
+    spv.addPass(createAttnSPIRVBufferAddresses());
   spv.addPass(spirv::createSPIRVUpdateVCEPass());
 }
 
 FailureOr<SmallVector<SPIRVKernel>>
-attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize) {
+attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
+                              bool bufferAddresses) {
   PassManager pm(module.getContext());
-  buildGPUToSPIRVPipeline(pm, {subgroupSize});
+  buildGPUToSPIRVPipeline(pm, {subgroupSize, bufferAddresses});
   if (failed(pm.run(module)))
     return failure();
   SmallVector<SPIRVKernel> kernels;

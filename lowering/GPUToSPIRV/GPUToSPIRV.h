@@ -28,11 +28,13 @@ struct SPIRVKernel {
 
 /// Runs the `attn-gpu-to-spirv` pipeline on `module` (which must hold the
 /// gpu.module kernels of convert-attn-to-gpu) and serializes each resulting
-/// spirv.module, in the order of the kernels. Diagnostics go to the
-/// context's handler.
-FailureOr<SmallVector<SPIRVKernel>> translateKernelsToSPIRV(ModuleOp module,
-                                                            int64_t
-                                                                subgroupSize);
+/// spirv.module, in the order of the kernels. With `bufferAddresses` the
+/// kernels take their buffers by device address (push constant u64 i for
+/// argument i), as Vulkan bundles run them. Diagnostics go to the context's
+/// handler.
+FailureOr<SmallVector<SPIRVKernel>>
+translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
+                        bool bufferAddresses);
 
 } // namespace attn
 } // namespace mlir

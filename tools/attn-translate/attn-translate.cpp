@@ -108,8 +108,10 @@ const char *kOverview = R"(attn-translate: attn IR to device binaries
 
 --attn-to-spirv: the input (attn ops on tensors or memrefs, in func.func) is
 bufferized, lowered by convert-attn-to-gpu (bf16 buffers as i16 words) and
-by the attn-gpu-to-spirv pipeline. Every kernel is its own SPIR-V module
-whose entry point is the kernel's name. Output convention:
+by the attn-gpu-to-spirv pipeline with buffer-addresses (argument i is the
+u64 device address at push-constant offset 8 i, as Vulkan bundles run
+them). Every kernel is its own SPIR-V module whose entry point is the
+kernel's name. Output convention:
   -o DIR        (an existing directory, or a path ending in '/')
                 writes DIR/<entry point>.spv for every kernel;
   -o FILE       writes the binary of the only kernel, and fails if the
@@ -234,18 +236,22 @@ attn::ConvertAttnToGPUOptions loweringOptions(StringRef target) {
 }
 
 /// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
-/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`.
-FailureOr<SmallVector<attn::SPIRVKernel>> lowerToSPIRV(ModuleOp module) {
+/// attn-gpu-to-spirv pipeline, buffers by device address (Vulkan) or by
+/// binding (SPIRV-Cross's Metal buffer indices). The gpu.func ops stay in
+/// `module`.
+FailureOr<SmallVector<attn::SPIRVKernel>> lowerToSPIRV(ModuleOp module,
+                                                       bool bufferAddresses) {
   attn::ConvertAttnToGPUOptions options = loweringOptions("spirv");
   PassManager pm(module.getContext());
   attn::buildAttnToGPUPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
-  return attn::translateKernelsToSPIRV(module, subgroupSize);
+  return attn::translateKernelsToSPIRV(module, subgroupSize, bufferAddresses);
 }
 
 LogicalResult translateToSPIRV(ModuleOp module) {
-  FailureOr<SmallVector<attn::SPIRVKernel>> kernels = lowerToSPIRV(module);
+  FailureOr<SmallVector<attn::SPIRVKernel>> kernels =
+      lowerToSPIRV(module, /*bufferAddresses=*/true);
   if (failed(kernels))
     return failure();
   if (listKernels)
@@ -301,7 +307,8 @@ LogicalResult translateToMSL(ModuleOp module) {
     }
     options.version = attn::makeMSLVersion(major, minor);
   }
-  FailureOr<SmallVector<attn::SPIRVKernel>> spirv = lowerToSPIRV(module);
+  FailureOr<SmallVector<attn::SPIRVKernel>> spirv =
+      lowerToSPIRV(module, /*bufferAddresses=*/false);
   if (failed(spirv))
     return failure();
   if (listKernels)

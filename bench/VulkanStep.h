@@ -125,10 +125,8 @@ makeVulkanStep(const std::string &spec,
     return s;
   }
   for (const mlir::attn::CompiledKernel &k : compiled->kernels) {
-    std::vector<uint32_t> words(k.bytes.size() / sizeof(uint32_t));
-    std::memcpy(words.data(), k.bytes.data(), words.size() * 4);
-    if (Status st = s.device->addKernel(k.symbol, std::move(words),
-                                        k.entryPoint, subgroupSize);
+    if (Status st = s.device->addKernel(k.symbol, k.bytes, k.entryPoint,
+                                        k.launchJson);
         !st) {
       s.error = st.message();
       return s;

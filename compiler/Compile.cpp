@@ -203,7 +203,9 @@ static LogicalResult compileMSLKernels(
   // wide loads element by element instead of through aliased bindings.
   FailureOr<SmallVector<mlir::attn::SPIRVKernel>> spirv =
       mlir::attn::translateKernelsToSPIRV(*copy, options.subgroupSize,
-                                          /*aliasWideLoads=*/false);
+                                          /*aliasWideLoads=*/false,
+                                          /*cooperativeMatrix=*/false,
+                                          /*bufferAddresses=*/false);
   if (failed(spirv))
     return failure();
   for (const mlir::attn::SPIRVKernel &k : *spirv) {
@@ -282,6 +284,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   // Each kernel sits alone in its gpu.module; plans name it module::func.
   llvm::StringMap<std::string> symbolOfEntry;
   llvm::StringMap<std::array<int64_t, 3>> workgroupOfEntry;
+  llvm::StringMap<unsigned> argumentsOfEntry;
   for (auto gpuModule : module->getOps<gpu::GPUModuleOp>())
     for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
       std::string symbol =
@@ -294,6 +297,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
         for (int i = 0; i < 3 && i < static_cast<int>(known->size()); ++i)
           wg[i] = (*known)[i];
       workgroupOfEntry[kernel.getName()] = wg;
+      argumentsOfEntry[kernel.getName()] = kernel.getNumArguments();
     }
 
   for (const std::string &target : options.targets) {
@@ -308,7 +312,8 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
     if (target == "spirv") {
       OwningOpRef<ModuleOp> copy = module->clone();
       FailureOr<SmallVector<SPIRVKernel>> kernels =
-          translateKernelsToSPIRV(*copy, options.subgroupSize);
+          translateKernelsToSPIRV(*copy, options.subgroupSize,
+                                  /*bufferAddresses=*/true);
       if (failed(kernels))
         return failure();
       for (SPIRVKernel &k : *kernels) {
@@ -326,6 +331,10 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
         nlohmann::json launch;
         launch["subgroup_size"] = options.subgroupSize;
         launch["workgroup_size"] = workgroupOfEntry[k.entryPoint];
+        // attn-spirv-buffer-addresses: argument i is a u64 device address at
+        // push-constant offset 8 i.
+        launch["abi"] = "buffer_address";
+        launch["num_buffers"] = argumentsOfEntry[k.entryPoint];
         out.launchJson = launch.dump();
         compiled.kernels.push_back(std::move(out));
       }

@@ -343,9 +343,8 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         knobOptions(knobs, info.subgroupSize, info.type == "cpu");
     options.targets = {"spirv"};
     auto addKernel = [&](const CompiledKernel &k) {
-      std::vector<uint32_t> words(k.bytes.size() / sizeof(uint32_t));
-      std::memcpy(words.data(), k.bytes.data(), words.size() * 4);
-      return (*device)->addKernel(k.symbol, std::move(words), k.entryPoint);
+      return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
+                                  k.launchJson);
     };
     llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
         module, entry, options, **device, addKernel, inputs, stats);

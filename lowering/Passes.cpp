@@ -25,6 +25,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "cooperative-matrix",
       llvm::cl::desc("A target environment with SPV_KHR_cooperative_matrix"),
       llvm::cl::init(false)};
+  Option<bool> bufferAddresses{
+      *this, "buffer-addresses",
+      llvm::cl::desc("Pass buffers by 64-bit device address in push "
+                     "constants instead of descriptor bindings (what Vulkan "
+                     "bundles run)"),
+      llvm::cl::init(false)};
 };
 
 struct PTXPipelineOptions : public PassPipelineOptions<PTXPipelineOptions> {
@@ -71,7 +77,8 @@ void attn::registerLoweringPasses() {
       [](OpPassManager &pm, const PipelineOptions &options) {
         buildGPUToSPIRVPipeline(pm, {options.subgroupSize,
                                      options.aliasWideLoads,
-                                     options.cooperativeMatrix});
+                                     options.cooperativeMatrix,
+                                     options.bufferAddresses});
       });
   for (bool emitBinary : {false, true})
     PassPipelineRegistration<PTXPipelineOptions>(

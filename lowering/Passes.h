@@ -25,12 +25,16 @@ struct GPUToSPIRVPipelineOptions {
   bool aliasWideLoads = true;
   /// attn-spirv-attach-target's `cooperative-matrix`.
   bool cooperativeMatrix = false;
+  /// Kernel buffers by device address (attn-spirv-buffer-addresses), as
+  /// Vulkan runs them; else descriptor bindings, as SPIRV-Cross maps them to
+  /// Metal buffer indices.
+  bool bufferAddresses = false;
 };
 
 /// Adds attn-spirv-attach-target, attn-spirv-workgroup-memory,
 /// attn-spirv-vector-loads, convert-attn-math-to-spirv, upstream
-/// convert-gpu-to-spirv, and spirv-lower-abi-attrs + spirv-update-vce on
-/// every spirv.module.
+/// convert-gpu-to-spirv, and on every spirv.module spirv-lower-abi-attrs
+/// (then attn-spirv-buffer-addresses when asked) + spirv-update-vce.
 void buildGPUToSPIRVPipeline(OpPassManager &pm,
                              const GPUToSPIRVPipelineOptions &options);
 

@@ -121,9 +121,9 @@ def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
     Puts a `#spirv.target_env` on the module: SPIR-V 1.3 (Vulkan 1.1), with
     Shader, Float16, Int16, Int64, 16-bit storage-buffer access and
     non-uniform subgroup arithmetic, shuffle and ballot, and the given
-    subgroup size. Gives every kernel a `spirv.entry_point_abi` whose
-    workgroup size is its `known_block_size`, which the GPU to SPIR-V
-    conversion needs. First step of the `attn-gpu-to-spirv` pipeline.
+    subgroup size; with `buffer-addresses`, also buffers by device address.
+    Gives every kernel a `spirv.entry_point_abi` whose workgroup size is its
+    `known_block_size`, which the GPU to SPIR-V conversion needs. First step of the `attn-gpu-to-spirv` pipeline.
   }];
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
   let options = [
@@ -134,6 +134,9 @@ def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
            "SPIR-V 1.6 with SPV_KHR_cooperative_matrix (16x16x16 f16 "
            "products into f32) and the Vulkan memory model, for kernels "
            "with gpu.subgroup_mma_* ops">,
+    Option<"bufferAddresses", "buffer-addresses", "bool", /*default=*/"false",
+           "Adds PhysicalStorageBufferAddresses and "
+           "SPV_KHR_physical_storage_buffer, for attn-spirv-buffer-addresses">,
   ];
 }
 
@@ -183,6 +186,26 @@ def AttnSPIRVVectorLoads : Pass<"attn-spirv-vector-loads",
            "Read through an aliased binding of 32-bit words (false: scalar "
            "loads)">,
   ];
+}
+
+def AttnSPIRVBufferAddresses : Pass<"attn-spirv-buffer-addresses",
+                                    "::mlir::spirv::ModuleOp"> {
+  let summary = "Passes a SPIR-V kernel's buffers by 64-bit device address";
+  let description = [{
+    A storage-buffer binding shows at most the device's
+    maxStorageBufferRange (128 MiB on lavapipe), less than a KV cache needs.
+    This pass replaces the bindings that `spirv-lower-abi-attrs` made of a
+    kernel's arguments (set 0, binding i) by one push-constant block of u64
+    device addresses, argument i at offset 8 i. Each use converts its
+    address to a `PhysicalStorageBuffer` pointer to the same
+    `{ T data[]; }` block and rebuilds the access chains on it; every load
+    and store gets the `Aligned` access of its scalar size. The module's
+    addressing model becomes PhysicalStorageBuffer64; `spirv-update-vce`
+    then adds PhysicalStorageBufferAddresses and
+    SPV_KHR_physical_storage_buffer. Element indices stay i32, so a buffer
+    holds at most 2^31 - 1 elements.
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
 }
 
 def ConvertAttnMathToSPIRV : Pass<"convert-attn-math-to-spirv",

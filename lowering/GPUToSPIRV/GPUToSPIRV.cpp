@@ -42,31 +42,39 @@ namespace {
 
 /// Vulkan 1.1 (SPIR-V 1.3) with what the kernels use: f16 and i16 values
 /// and 16-bit storage (f16 / bf16-as-i16 buffers), i64 (slot_mapping),
-/// subgroup arithmetic (dot products), shuffle and ballot.
-std::string getTargetEnvText(int64_t subgroupSize, bool cooperativeMatrix) {
+/// subgroup arithmetic (dot products), shuffle and ballot; with
+/// `cooperativeMatrix`, SPIR-V 1.6 with SPV_KHR_cooperative_matrix; with
+/// `bufferAddresses`, buffers by device address (which makes upstream's
+/// conversion choose the PhysicalStorageBuffer64 addressing model).
+std::string getTargetEnvText(int64_t subgroupSize, bool cooperativeMatrix,
+                             bool bufferAddresses) {
+  std::string capabilities =
+      "Shader, Float16, Int16, Int64, StorageBuffer16BitAccess, "
+      "GroupNonUniform, GroupNonUniformArithmetic, GroupNonUniformShuffle, "
+      "GroupNonUniformBallot";
+  std::string extensions =
+      "SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage";
+  if (bufferAddresses) {
+    capabilities += ", PhysicalStorageBufferAddresses";
+    extensions += ", SPV_KHR_physical_storage_buffer";
+  }
+  std::string version = "v1.3", limits;
   // Cooperative matrices (SPV_KHR_cooperative_matrix) need SPIR-V 1.6's
   // Vulkan memory model; the products the kernels use are 16x16x16 of f16
   // into f32, which every device with the extension offers.
-  if (cooperativeMatrix)
-    return "#spirv.target_env<#spirv.vce<v1.6, [Shader, Float16, Int16, "
-           "Int64, StorageBuffer16BitAccess, GroupNonUniform, "
-           "GroupNonUniformArithmetic, GroupNonUniformShuffle, "
-           "GroupNonUniformBallot, CooperativeMatrixKHR, VulkanMemoryModel], "
-           "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
-           "SPV_KHR_cooperative_matrix, SPV_KHR_vulkan_memory_model]>, "
-           "api=Vulkan, #spirv.resource_limits<subgroup_size = " +
-           std::to_string(subgroupSize) +
-           ", cooperative_matrix_properties_khr = "
-           "[#spirv.coop_matrix_props_khr<m_size = 16, n_size = 16, "
-           "k_size = 16, a_type = f16, b_type = f16, c_type = f32, "
-           "result_type = f32, acc_sat = false, scope = <Subgroup>>]>>";
-  return "#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, Int16, "
-         "Int64, StorageBuffer16BitAccess, GroupNonUniform, "
-         "GroupNonUniformArithmetic, GroupNonUniformShuffle, "
-         "GroupNonUniformBallot], [SPV_KHR_storage_buffer_storage_class, "
-         "SPV_KHR_16bit_storage]>, api=Vulkan, "
-         "#spirv.resource_limits<subgroup_size = " +
-         std::to_string(subgroupSize) + ">>";
+  if (cooperativeMatrix) {
+    version = "v1.6";
+    capabilities += ", CooperativeMatrixKHR, VulkanMemoryModel";
+    extensions += ", SPV_KHR_cooperative_matrix, SPV_KHR_vulkan_memory_model";
+    limits = ", cooperative_matrix_properties_khr = "
+             "[#spirv.coop_matrix_props_khr<m_size = 16, n_size = 16, "
+             "k_size = 16, a_type = f16, b_type = f16, c_type = f32, "
+             "result_type = f32, acc_sat = false, scope = <Subgroup>>]";
+  }
+  return "#spirv.target_env<#spirv.vce<" + version + ", [" + capabilities +
+         "], [" + extensions +
+         "]>, api=Vulkan, #spirv.resource_limits<subgroup_size = " +
+         std::to_string(subgroupSize) + limits + ">>";
 }
 
 struct AttachTargetPass
@@ -82,7 +90,10 @@ struct AttachTargetPass
                          << subgroupSize;
       return signalPassFailure();
     }
-    Attribute env = parseAttribute(getTargetEnvText(subgroupSize, false), ctx);
+    Attribute env = parseAttribute(
+        getTargetEnvText(subgroupSize, /*cooperativeMatrix=*/false,
+                         bufferAddresses),
+        ctx);
     if (!env)
       return signalPassFailure();
     module->setAttr(spirv::getTargetEnvAttrName(), env);
@@ -91,7 +102,8 @@ struct AttachTargetPass
     // Input and Output variables only.
     if (cooperativeMatrix) {
       Attribute coop =
-          parseAttribute(getTargetEnvText(subgroupSize, true), ctx);
+          parseAttribute(getTargetEnvText(subgroupSize, true, bufferAddresses),
+                         ctx);
       if (!coop)
         return signalPassFailure();
       for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
@@ -192,22 +204,26 @@ struct MathToSPIRVPass
 void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
                                    const GPUToSPIRVPipelineOptions &options) {
   pm.addPass(createAttnSPIRVAttachTarget(
-      {options.subgroupSize, options.cooperativeMatrix}));
+      {options.subgroupSize, options.cooperativeMatrix,
+       options.bufferAddresses}));
   pm.addPass(createAttnSPIRVWorkgroupMemory());
   pm.addPass(createAttnSPIRVVectorLoads({options.aliasWideLoads}));
   pm.addPass(createConvertAttnMathToSPIRV());
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &spv = pm.nest<spirv::ModuleOp>();
   spv.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  if (options.bufferAddresses)
+    spv.addPass(createAttnSPIRVBufferAddresses());
   spv.addPass(spirv::createSPIRVUpdateVCEPass());
 }
 
 FailureOr<SmallVector<SPIRVKernel>>
 attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
-                              bool aliasWideLoads, bool cooperativeMatrix) {
+                              bool aliasWideLoads, bool cooperativeMatrix,
+                              bool bufferAddresses) {
   PassManager pm(module.getContext());
-  buildGPUToSPIRVPipeline(pm,
-                          {subgroupSize, aliasWideLoads, cooperativeMatrix});
+  buildGPUToSPIRVPipeline(pm, {subgroupSize, aliasWideLoads, cooperativeMatrix,
+                               bufferAddresses});
   if (failed(pm.run(module)))
     return failure();
   SmallVector<SPIRVKernel> kernels;

@@ -31,12 +31,15 @@ struct SPIRVKernel {
 /// spirv.module, in the order of the kernels. Wide loads read aliased
 /// bindings of 32-bit words unless `aliasWideLoads` is false (then scalar
 /// loads; attn-spirv-vector-loads); with `cooperativeMatrix` the target
-/// environment has SPV_KHR_cooperative_matrix. Diagnostics go to the
-/// context's handler.
+/// environment has SPV_KHR_cooperative_matrix; with `bufferAddresses` the
+/// kernels take their buffers by device address (push constant u64 i for
+/// argument i), as Vulkan bundles run them. Diagnostics go to the context's
+/// handler.
 FailureOr<SmallVector<SPIRVKernel>>
 translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
                         bool aliasWideLoads = true,
-                        bool cooperativeMatrix = false);
+                        bool cooperativeMatrix = false,
+                        bool bufferAddresses = false);
 
 } // namespace attn
 } // namespace mlir

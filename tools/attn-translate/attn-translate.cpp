@@ -121,8 +121,10 @@ const char *kOverview = R"(attn-translate: attn IR to device binaries
 
 --attn-to-spirv: the input (attn ops on tensors or memrefs, in func.func) is
 bufferized, lowered by convert-attn-to-gpu (bf16 buffers as i16 words) and
-by the attn-gpu-to-spirv pipeline. Every kernel is its own SPIR-V module
-whose entry point is the kernel's name. Output convention:
+by the attn-gpu-to-spirv pipeline with buffer-addresses (argument i is the
+u64 device address at push-constant offset 8 i, as Vulkan bundles run
+them). Every kernel is its own SPIR-V module whose entry point is the
+kernel's name. Output convention:
   -o DIR        (an existing directory, or a path ending in '/')
                 writes DIR/<entry point>.spv for every kernel;
   -o FILE       writes the binary of the only kernel, and fails if the
@@ -250,22 +252,26 @@ attn::ConvertAttnToGPUOptions loweringOptions(StringRef target) {
 }
 
 /// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
-/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`. SPIR-V for
-/// SPIRV-Cross (MSL) reads wide loads element by element, as SPIRVToMSL
-/// maps each binding to one Metal buffer.
+/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`. Vulkan
+/// kernels take their buffers by device address and read wide loads through
+/// aliased words; SPIR-V for SPIRV-Cross (MSL) keeps bindings (its Metal
+/// buffer indices) and reads wide loads element by element.
 FailureOr<SmallVector<attn::SPIRVKernel>>
-lowerToSPIRV(ModuleOp module, bool aliasWideLoads = true) {
+lowerToSPIRV(ModuleOp module, bool forVulkan = true) {
   attn::ConvertAttnToGPUOptions options = loweringOptions("spirv");
   PassManager pm(module.getContext());
   attn::buildAttnToGPUPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
-  return attn::translateKernelsToSPIRV(module, subgroupSize, aliasWideLoads,
-                                       cooperativeMatrix);
+  return attn::translateKernelsToSPIRV(module, subgroupSize,
+                                       /*aliasWideLoads=*/forVulkan,
+                                       cooperativeMatrix,
+                                       /*bufferAddresses=*/forVulkan);
 }
 
 LogicalResult translateToSPIRV(ModuleOp module) {
-  FailureOr<SmallVector<attn::SPIRVKernel>> kernels = lowerToSPIRV(module);
+  FailureOr<SmallVector<attn::SPIRVKernel>> kernels =
+      lowerToSPIRV(module, /*bufferAddresses=*/true);
   if (failed(kernels))
     return failure();
   if (listKernels)
@@ -322,7 +328,7 @@ LogicalResult translateToMSL(ModuleOp module) {
     options.version = attn::makeMSLVersion(major, minor);
   }
   FailureOr<SmallVector<attn::SPIRVKernel>> spirv =
-      lowerToSPIRV(module, /*aliasWideLoads=*/false);
+      lowerToSPIRV(module, /*forVulkan=*/false);
   if (failed(spirv))
     return failure();
   if (listKernels)

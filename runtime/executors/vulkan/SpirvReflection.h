@@ -90,6 +90,7 @@ enum : uint32_t {
   UniformAndStorageBuffer8BitAccess = 4449,
   StoragePushConstant8 = 4450,
   VulkanMemoryModel = 5345,
+  PhysicalStorageBufferAddresses = 5347,
 };
 } // namespace spirv_cap
 

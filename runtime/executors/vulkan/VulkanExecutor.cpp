@@ -111,6 +111,10 @@ struct DeviceSupport {
     return core(VK_API_VERSION_1_3) ||
            has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   }
+  bool bufferAddress() const {
+    return core(VK_API_VERSION_1_2) ||
+           has(VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME);
+  }
 };
 
 /// The feature structs the executor reads and enables, chained from a
@@ -136,6 +140,9 @@ struct FeatureChain {
   VkPhysicalDeviceSubgroupSizeControlFeatures sizeControl =
       makeVk<VkPhysicalDeviceSubgroupSizeControlFeatures>(
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
+  VkPhysicalDeviceBufferDeviceAddressFeatures bufferAddress =
+      makeVk<VkPhysicalDeviceBufferDeviceAddressFeatures>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES);
 
   explicit FeatureChain(const DeviceSupport &support) {
     void **next = &core.pNext;
@@ -154,6 +161,8 @@ struct FeatureChain {
       append(memoryModel);
     if (support.sizeControl())
       append(sizeControl);
+    if (support.bufferAddress())
+      append(bufferAddress);
   }
   FeatureChain(const FeatureChain &) = delete;
   FeatureChain &operator=(const FeatureChain &) = delete;
@@ -300,6 +309,8 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
     info.subgroupSizeControl = features.sizeControl.subgroupSizeControl;
     info.computeFullSubgroups = features.sizeControl.computeFullSubgroups;
   }
+  if (c.support.bufferAddress())
+    info.bufferDeviceAddress = features.bufferAddress.bufferDeviceAddress;
   return c;
 }
 
@@ -489,6 +500,7 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
   if (!info.vulkanMemoryModel)
     enable.memoryModel.vulkanMemoryModelDeviceScope = VK_FALSE;
   enable.sizeControl.subgroupSizeControl = info.subgroupSizeControl;
+  enable.bufferAddress.bufferDeviceAddress = info.bufferDeviceAddress;
 
   // Extensions for what is not core in the device's version.
   std::vector<const char *> extensions;
@@ -505,6 +517,8 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
                   VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
   enableIfNotCore(VK_API_VERSION_1_3,
                   VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  enableIfNotCore(VK_API_VERSION_1_2,
+                  VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME);
   // The specification requires enabling it wherever it is exposed.
   if (support.has("VK_KHR_portability_subset"))
     extensions.push_back("VK_KHR_portability_subset");
@@ -527,6 +541,18 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
       vk.vkCreateDevice(chosen.device, &createInfo, nullptr, &context.device),
       "vkCreateDevice"));
   ATTN_RETURN_IF_ERROR(context.vk.loadDevice(context.device));
+  if (info.bufferDeviceAddress) {
+    auto load = [&](const char *name) {
+      return reinterpret_cast<PFN_vkGetBufferDeviceAddress>(
+          vk.vkGetDeviceProcAddr(context.device, name));
+    };
+    context.vk.vkGetBufferDeviceAddress = load("vkGetBufferDeviceAddress");
+    if (!context.vk.vkGetBufferDeviceAddress)
+      context.vk.vkGetBufferDeviceAddress = load("vkGetBufferDeviceAddressKHR");
+    if (!context.vk.vkGetBufferDeviceAddress)
+      return Status::error("the Vulkan device has bufferDeviceAddress but "
+                           "lacks vkGetBufferDeviceAddress");
+  }
 
   context.physicalDevice = chosen.device;
   context.info = chosen.info;
@@ -621,6 +647,9 @@ allocateBuffer(const std::shared_ptr<VulkanContext> &context, uint64_t bytes,
   bufferInfo.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bool addressed = context->info.bufferDeviceAddress;
+  if (addressed)
+    bufferInfo.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   bufferInfo.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   ATTN_RETURN_IF_ERROR(checkVk(
       vk.vkCreateBuffer(context->device, &bufferInfo, nullptr, &state->buffer),
@@ -664,12 +693,23 @@ allocateBuffer(const std::shared_ptr<VulkanContext> &context, uint64_t bytes,
       makeVk<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   allocInfo.allocationSize = requirements.size;
   allocInfo.memoryTypeIndex = *type;
+  VkMemoryAllocateFlagsInfo flagsInfo = makeVk<VkMemoryAllocateFlagsInfo>(
+      VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO);
+  flagsInfo.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+  if (addressed)
+    allocInfo.pNext = &flagsInfo;
   ATTN_RETURN_IF_ERROR(checkVk(
       vk.vkAllocateMemory(context->device, &allocInfo, nullptr, &state->memory),
       "vkAllocateMemory"));
   ATTN_RETURN_IF_ERROR(checkVk(
       vk.vkBindBufferMemory(context->device, state->buffer, state->memory, 0),
       "vkBindBufferMemory"));
+  if (addressed) {
+    VkBufferDeviceAddressInfo addressInfo = makeVk<VkBufferDeviceAddressInfo>(
+        VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO);
+    addressInfo.buffer = state->buffer;
+    state->address = vk.vkGetBufferDeviceAddress(context->device, &addressInfo);
+  }
   if (map)
     ATTN_RETURN_IF_ERROR(
         checkVk(vk.vkMapMemory(context->device, state->memory, 0, VK_WHOLE_SIZE,
@@ -820,6 +860,7 @@ std::string describe(const VulkanDeviceInfo &info) {
   os << "  subgroup size control  " << yesNo(info.subgroupSizeControl) << "\n";
   os << "  full subgroups         " << yesNo(info.computeFullSubgroups) << "\n";
   os << "  Vulkan memory model    " << yesNo(info.vulkanMemoryModel) << "\n";
+  os << "  buffer device address  " << yesNo(info.bufferDeviceAddress) << "\n";
   return os.str();
 }
 
@@ -867,10 +908,13 @@ Result<std::unique_ptr<VulkanBuffer>>
 VulkanDevice::createBuffer(uint64_t bytes, BufferMemory memory) {
   if (bytes == 0)
     return Status::error("a Vulkan buffer needs at least one byte");
-  if (bytes > context_->info.maxStorageBufferRange)
+  // Kernels reach a larger buffer only by its device address.
+  if (!context_->info.bufferDeviceAddress &&
+      bytes > context_->info.maxStorageBufferRange)
     return errorf("a ", bytes,
                   "-byte buffer exceeds the device's storage buffer range of ",
-                  context_->info.maxStorageBufferRange, " bytes");
+                  context_->info.maxStorageBufferRange,
+                  " bytes, and the device has no bufferDeviceAddress");
   auto state = allocateBuffer(context_, bytes,
                               memory == BufferMemory::DeviceLocalStaged
                                   ? Placement::DeviceLocalOnly
@@ -935,6 +979,8 @@ Status checkCapabilities(const SpirvModuleInfo &module,
        info.storageBuffer8BitAccess, "storageBuffer8BitAccess"},
       {VulkanMemoryModel, "VulkanMemoryModel", info.vulkanMemoryModel,
        "vulkanMemoryModel"},
+      {PhysicalStorageBufferAddresses, "PhysicalStorageBufferAddresses",
+       info.bufferDeviceAddress, "bufferDeviceAddress"},
       {GroupNonUniform, "GroupNonUniform", hasOp("basic"),
        "subgroup basic operations in compute"},
       {GroupNonUniformVote, "GroupNonUniformVote", hasOp("vote"),
@@ -1015,14 +1061,32 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
                     " but numBuffers is ", numBuffers);
   }
 
-  if (desc.pushConstantBytes % 4 != 0)
-    return errorf("push-constant size ", desc.pushConstantBytes,
+  if (desc.buffersByAddress) {
+    if (!info.bufferDeviceAddress)
+      return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
+                    "device address, but device '", info.name,
+                    "' lacks the bufferDeviceAddress feature");
+    if (!desc.numBuffers)
+      return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
+                    "device address; set numBuffers");
+    if (bindings && !bindings->empty())
+      return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
+                    "device address but has descriptor bindings");
+    if (desc.pushConstantBytes != 0)
+      return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
+                    "device address, which fill its push constants");
+  }
+  uint32_t pushConstantBytes =
+      desc.buffersByAddress ? 8 * numBuffers : desc.pushConstantBytes;
+  if (pushConstantBytes % 4 != 0)
+    return errorf("push-constant size ", pushConstantBytes,
                   " is not a multiple of 4");
-  if (desc.pushConstantBytes > info.maxPushConstantsBytes)
-    return errorf("push-constant size ", desc.pushConstantBytes,
+  if (pushConstantBytes > info.maxPushConstantsBytes)
+    return errorf("kernel '", desc.entryPoint, "': push-constant size ",
+                  pushConstantBytes,
                   " exceeds the device's ", info.maxPushConstantsBytes,
                   " bytes");
-  if (module.usesPushConstants && desc.pushConstantBytes == 0)
+  if (module.usesPushConstants && pushConstantBytes == 0)
     return errorf("kernel '", desc.entryPoint,
                   "' reads push constants but pushConstantBytes is 0");
   ATTN_RETURN_IF_ERROR(checkCapabilities(module, info, desc.entryPoint));
@@ -1045,11 +1109,13 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
   state->context = context_;
   state->entryPoint = desc.entryPoint;
   state->numBuffers = numBuffers;
-  state->pushConstantBytes = desc.pushConstantBytes;
+  state->pushConstantBytes = pushConstantBytes;
+  state->buffersByAddress = desc.buffersByAddress;
   state->workgroupSize = entry->workgroupSize;
 
-  std::vector<VkDescriptorSetLayoutBinding> layoutBindings(numBuffers);
-  for (uint32_t i = 0; i < numBuffers; ++i) {
+  uint32_t numBindings = desc.buffersByAddress ? 0 : numBuffers;
+  std::vector<VkDescriptorSetLayoutBinding> layoutBindings(numBindings);
+  for (uint32_t i = 0; i < numBindings; ++i) {
     layoutBindings[i].binding = i;
     layoutBindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     layoutBindings[i].descriptorCount = 1;
@@ -1058,7 +1124,7 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
   VkDescriptorSetLayoutCreateInfo setInfo =
       makeVk<VkDescriptorSetLayoutCreateInfo>(
           VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
-  setInfo.bindingCount = numBuffers;
+  setInfo.bindingCount = numBindings;
   setInfo.pBindings = layoutBindings.data();
   ATTN_RETURN_IF_ERROR(
       checkVk(vk.vkCreateDescriptorSetLayout(device, &setInfo, nullptr,
@@ -1066,12 +1132,12 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
               "vkCreateDescriptorSetLayout"));
 
   VkPushConstantRange pushRange{VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                desc.pushConstantBytes};
+                                pushConstantBytes};
   VkPipelineLayoutCreateInfo layoutInfo = makeVk<VkPipelineLayoutCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   layoutInfo.setLayoutCount = 1;
   layoutInfo.pSetLayouts = &state->setLayout;
-  layoutInfo.pushConstantRangeCount = desc.pushConstantBytes ? 1 : 0;
+  layoutInfo.pushConstantRangeCount = pushConstantBytes ? 1 : 0;
   layoutInfo.pPushConstantRanges = &pushRange;
   ATTN_RETURN_IF_ERROR(
       checkVk(vk.vkCreatePipelineLayout(device, &layoutInfo, nullptr,

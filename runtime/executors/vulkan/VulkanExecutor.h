@@ -16,6 +16,11 @@
 //    decorate a PushConstant variable with a binding, which Vulkan forbids);
 //    a kernel may still declare a push-constant range for lowerings that emit
 //    one block at offset 0, and dispatch() pushes the bytes given;
+//  - or, for kernels lowered with attn-spirv-buffer-addresses (what attn's
+//    bundles carry, KernelDesc::buffersByAddress), argument i is the 64-bit
+//    device address of its buffer (plus its range's offset) at push-constant
+//    offset 8 i, which the executor pushes itself: no descriptor set, and no
+//    maxStorageBufferRange limit on what a kernel reaches;
 //  - the workgroup size is fixed in the module (LocalSize, from
 //    `spirv.entry_point_abi<workgroup_size = [x, y, z]>`); dispatch() takes
 //    the number of workgroups.
@@ -121,6 +126,10 @@ struct VulkanDeviceInfo {
   /// has all its invocations), which kernels that number subgroups need.
   bool computeFullSubgroups = false;
   bool vulkanMemoryModel = false;
+  /// Buffers reachable by 64-bit device address (Vulkan 1.2 or
+  /// VK_KHR_buffer_device_address), which kernels that take buffers by
+  /// address need; such buffers may pass maxStorageBufferRange.
+  bool bufferDeviceAddress = false;
 };
 
 /// Several lines, "name: value", for logs.
@@ -178,6 +187,10 @@ struct KernelDesc {
   std::optional<uint32_t> numBuffers;
   /// Size of the push-constant range at offset 0; 0 for none.
   uint32_t pushConstantBytes = 0;
+  /// The kernel takes its numBuffers buffers (which must be given) by
+  /// device address: push constants 8 i..8 i + 7 hold buffer i's. Needs the
+  /// bufferDeviceAddress feature; pushConstantBytes stays 0.
+  bool buffersByAddress = false;
   /// Pins the subgroup size (needs subgroup size control); 0 lets the driver
   /// choose.
   uint32_t requiredSubgroupSize = 0;
@@ -218,7 +231,8 @@ struct DispatchDesc {
   std::vector<BufferRange> ranges;
   /// Number of workgroups in x, y, z.
   std::array<uint32_t, 3> groups = {1, 1, 1};
-  /// Exactly kernel->pushConstantBytes() bytes, or empty when that is 0.
+  /// Exactly kernel->pushConstantBytes() bytes, or empty when that is 0 or
+  /// the kernel takes its buffers by address (the executor pushes those).
   std::vector<uint8_t> pushConstants;
 };
 

@@ -103,6 +103,9 @@ struct VulkanFunctions {
   ATTN_VK_GLOBAL_FUNCTIONS(ATTN_VK_MEMBER)
   ATTN_VK_INSTANCE_FUNCTIONS(ATTN_VK_MEMBER)
   ATTN_VK_DEVICE_FUNCTIONS(ATTN_VK_MEMBER)
+  // Vulkan 1.2 or VK_KHR_buffer_device_address, present only when the
+  // device has bufferDeviceAddress.
+  ATTN_VK_MEMBER(vkGetBufferDeviceAddress)
   // VK_EXT_debug_utils, present only when validation is on.
   ATTN_VK_MEMBER(vkCreateDebugUtilsMessengerEXT)
   ATTN_VK_MEMBER(vkDestroyDebugUtilsMessengerEXT)

@@ -46,11 +46,15 @@ VulkanPlanDevice::create(const VulkanOptions &options) {
 Status VulkanPlanDevice::addKernel(const std::string &symbol,
                                    std::vector<uint32_t> spirv,
                                    const std::string &entryPoint,
-                                   uint32_t subgroupSize) {
+                                   uint32_t subgroupSize,
+                                   std::optional<uint32_t> addressedBuffers) {
+  std::string facts = std::to_string(subgroupSize);
+  if (addressedBuffers)
+    facts += " buffer_address " + std::to_string(*addressedBuffers);
   std::string source = runtime::kernelSource(
       std::string_view(reinterpret_cast<const char *>(spirv.data()),
                        spirv.size() * sizeof(uint32_t)),
-      entryPoint, std::to_string(subgroupSize));
+      entryPoint, facts);
   Result<bool> loaded = symbols_.isLoaded(name_, symbol, source);
   if (!loaded)
     return loaded.status();
@@ -59,6 +63,10 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   KernelDesc desc;
   desc.spirv = std::move(spirv);
   desc.entryPoint = entryPoint;
+  if (addressedBuffers) {
+    desc.buffersByAddress = true;
+    desc.numBuffers = *addressedBuffers;
+  }
   const VulkanDeviceInfo &info = device_->info();
   if (subgroupSize != 0 && subgroupSize != info.subgroupSize) {
     if (!info.subgroupSizeControl || subgroupSize < info.minSubgroupSize ||
@@ -95,19 +103,34 @@ Status VulkanPlanDevice::loadKernel(const runtime::Bundle &,
   if (kernel.target != "spirv")
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
                   "; ", name_, " runs spirv");
+  return addKernel(kernel.symbol, bytes, kernel.entryPoint, kernel.launchJson);
+}
+
+Status VulkanPlanDevice::addKernel(const std::string &symbol,
+                                   std::string_view bytes,
+                                   const std::string &entryPoint,
+                                   std::string_view launchJson) {
   if (bytes.size() % 4 != 0)
-    return errorf(kernel.file, " is ", bytes.size(),
+    return errorf("kernel ", symbol, " is ", bytes.size(),
                   " bytes, not a whole number of SPIR-V words");
   std::vector<uint32_t> words(bytes.size() / 4);
   std::memcpy(words.data(), bytes.data(), bytes.size());
-  nlohmann::json launch = nlohmann::json::parse(
-      kernel.launchJson, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json launch =
+      nlohmann::json::parse(launchJson, nullptr, /*allow_exceptions=*/false);
   uint32_t subgroupSize = 0;
   if (launch.is_object() && launch.contains("subgroup_size") &&
       launch["subgroup_size"].is_number_unsigned())
     subgroupSize = launch["subgroup_size"].get<uint32_t>();
-  return addKernel(kernel.symbol, std::move(words), kernel.entryPoint,
-                   subgroupSize);
+  std::optional<uint32_t> addressedBuffers;
+  if (launch.is_object() && launch.value("abi", "") == "buffer_address") {
+    if (!launch.contains("num_buffers") ||
+        !launch["num_buffers"].is_number_unsigned())
+      return errorf("kernel ", symbol, " takes its buffers by address but "
+                    "its launch facts give no num_buffers");
+    addressedBuffers = launch["num_buffers"].get<uint32_t>();
+  }
+  return addKernel(symbol, std::move(words), entryPoint, subgroupSize,
+                   addressedBuffers);
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>

@@ -20,6 +20,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace attn {
@@ -35,8 +36,16 @@ public:
   /// with another one, so a mismatch the device cannot pin is an error.
   /// Adding the kernel a symbol already has is a no-op; another kernel
   /// under a taken symbol is an error (runtime/KernelSymbols.h).
+  /// `addressedBuffers`: the kernel takes that many buffers by device
+  /// address (attn-spirv-buffer-addresses); absent, by descriptor binding.
   Status addKernel(const std::string &symbol, std::vector<uint32_t> spirv,
-                   const std::string &entryPoint, uint32_t subgroupSize = 0);
+                   const std::string &entryPoint, uint32_t subgroupSize = 0,
+                   std::optional<uint32_t> addressedBuffers = std::nullopt);
+  /// The same from a compiled kernel: `bytes` the SPIR-V file, `launchJson`
+  /// its launch facts (`subgroup_size`; `"abi": "buffer_address"` with
+  /// `num_buffers` for buffers by device address), as a bundle holds them.
+  Status addKernel(const std::string &symbol, std::string_view bytes,
+                   const std::string &entryPoint, std::string_view launchJson);
   bool hasKernel(const std::string &symbol) const {
     return kernels_.count(symbol) != 0;
   }
@@ -45,8 +54,7 @@ public:
 
   std::string_view name() const override { return name_; }
   runtime::SubgroupSizes subgroupSizes() const override;
-  /// SPIR-V kernels: checks the file is whole words and honours the
-  /// `subgroup_size` of its launch facts.
+  /// SPIR-V kernels, through addKernel with the kernel's launch facts.
   Status loadKernel(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;

@@ -102,6 +102,8 @@ struct VulkanBufferState {
   uint64_t size = 0;
   /// Persistent host mapping of host-coherent memory; null when staged.
   void *mapped = nullptr;
+  /// The device address, on devices with bufferDeviceAddress; else 0.
+  VkDeviceAddress address = 0;
 
   ~VulkanBufferState() {
     VkDevice device = context->device;
@@ -121,6 +123,8 @@ struct VulkanKernelState {
   std::string entryPoint;
   uint32_t numBuffers = 0;
   uint32_t pushConstantBytes = 0;
+  /// Buffers by device address in the push constants, not descriptors.
+  bool buffersByAddress = false;
   std::optional<std::array<uint32_t, 3>> workgroupSize;
 
   ~VulkanKernelState() {

@@ -205,13 +205,14 @@ Status checkDispatch(const std::shared_ptr<VulkanContext> &self,
     if (stateOf(*desc.buffers[i]).context != self)
       return errorf("kernel '", kernel.entryPoint, "': buffer ", i,
                     " belongs to another VulkanDevice");
-    if (desc.ranges.empty())
-      continue;
-    const BufferRange &r = desc.ranges[i];
     uint64_t size = desc.buffers[i]->size();
+    BufferRange r = desc.ranges.empty() ? BufferRange{0, size} : desc.ranges[i];
     if (r.offset > size || r.size > size - r.offset || r.size == 0)
       return errorf("kernel '", kernel.entryPoint, "': binding ", i, " shows ",
                     r.size, " bytes at ", r.offset, " of a buffer of ", size);
+    // An address has neither a binding's offset alignment nor its range.
+    if (kernel.buffersByAddress)
+      continue;
     if (r.offset % info.minStorageBufferOffsetAlignment != 0)
       return errorf("kernel '", kernel.entryPoint, "': binding ", i,
                     " starts at byte ", r.offset, ", not a multiple of the "
@@ -222,7 +223,11 @@ Status checkDispatch(const std::shared_ptr<VulkanContext> &self,
                     r.size, " bytes, more than the device's storage buffer "
                     "range of ", info.maxStorageBufferRange);
   }
-  if (desc.pushConstants.size() != kernel.pushConstantBytes)
+  if (kernel.buffersByAddress && !desc.pushConstants.empty())
+    return errorf("kernel '", kernel.entryPoint, "' takes its buffers by "
+                  "address in its push constants; got push constants too");
+  if (!kernel.buffersByAddress &&
+      desc.pushConstants.size() != kernel.pushConstantBytes)
     return errorf("kernel '", kernel.entryPoint, "' takes ",
                   kernel.pushConstantBytes, " bytes of push constants, got ",
                   desc.pushConstants.size());
@@ -332,7 +337,8 @@ std::pair<uint32_t, uint32_t>
 countDescriptors(std::span<const VulkanCommand> commands) {
   uint32_t sets = 0, buffers = 0;
   for (const VulkanCommand &c : commands)
-    if (c.kind == VulkanCommand::Kind::Dispatch) {
+    if (c.kind == VulkanCommand::Kind::Dispatch &&
+        !stateOf(*c.dispatch.kernel).buffersByAddress) {
       ++sets;
       buffers += c.dispatch.kernel->numBuffers();
     }
@@ -351,7 +357,7 @@ writeDescriptorSets(const VulkanContext &context, VkDescriptorPool pool,
       continue;
     const DispatchDesc &desc = commands[d].dispatch;
     const VulkanKernelState &kernel = stateOf(*desc.kernel);
-    if (kernel.numBuffers == 0)
+    if (kernel.numBuffers == 0 || kernel.buffersByAddress)
       continue;
     VkDescriptorSetAllocateInfo allocInfo = makeVk<VkDescriptorSetAllocateInfo>(
         VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
@@ -394,11 +400,23 @@ void recordCommand(const VulkanContext &context, VkCommandBuffer cmd,
       vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
                                  kernel.pipelineLayout, 0, 1, &set, 0,
                                  nullptr);
-    if (kernel.pushConstantBytes)
+    if (kernel.buffersByAddress) {
+      // Recorded into the command buffer, so a replay reaches the same
+      // buffers at the same offsets.
+      std::vector<VkDeviceAddress> addresses(desc.buffers.size());
+      for (size_t i = 0; i < desc.buffers.size(); ++i)
+        addresses[i] = stateOf(*desc.buffers[i]).address +
+                       (desc.ranges.empty() ? 0 : desc.ranges[i].offset);
+      if (!addresses.empty())
+        vk.vkCmdPushConstants(cmd, kernel.pipelineLayout,
+                              VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                              kernel.pushConstantBytes, addresses.data());
+    } else if (kernel.pushConstantBytes) {
       vk.vkCmdPushConstants(cmd, kernel.pipelineLayout,
                             VK_SHADER_STAGE_COMPUTE_BIT, 0,
                             kernel.pushConstantBytes,
                             desc.pushConstants.data());
+    }
     vk.vkCmdDispatch(cmd, desc.groups[0], desc.groups[1], desc.groups[2]);
     return;
   }

@@ -313,6 +313,8 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
       OwningOpRef<ModuleOp> copy = module->clone();
       FailureOr<SmallVector<SPIRVKernel>> kernels =
           translateKernelsToSPIRV(*copy, options.subgroupSize,
+                                  /*aliasWideLoads=*/true,
+                                  /*cooperativeMatrix=*/false,
                                   /*bufferAddresses=*/true);
       if (failed(kernels))
         return failure();

@@ -452,12 +452,6 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
         "variant key 'num_heads' ({0}) must be a multiple of 'num_kv_heads' "
         "({1})",
         v.numHeads, v.numKvHeads));
-  if (v.op == VariantOp::PagedAttention &&
-      v.numHeads / v.numKvHeads * v.headSize > kMaxHeadGroupElements)
-    return makeError(llvm::formatv(
-        "variant keys 'num_heads' / 'num_kv_heads' * 'head_size' ({0} * {1}) "
-        "must be at most {2}",
-        v.numHeads / v.numKvHeads, v.headSize, kMaxHeadGroupElements));
   if (v.op == VariantOp::PagedAttention && v.causal && v.windowRight >= 0)
     return makeError("variant key 'window_right' applies only with "
                      "causal=false (causal attention sees no key to the "

@@ -322,13 +322,6 @@ LogicalResult PagedAttentionOp::verify() {
     return emitOpError() << "expects num_heads (" << numHeads
                          << ") to be a multiple of num_kv_heads ("
                          << dims->numKvHeads << ")";
-  if (!ShapedType::isDynamic(numHeads) &&
-      !ShapedType::isDynamic(dims->numKvHeads) &&
-      !ShapedType::isDynamic(headSize) &&
-      numHeads / dims->numKvHeads * headSize > kMaxHeadGroupElements)
-    return emitOpError() << "expects num_heads / num_kv_heads * head size ("
-                         << numHeads / dims->numKvHeads << " * " << headSize
-                         << ") to be at most " << kMaxHeadGroupElements;
   if (!ShapedType::isDynamic(headSize) &&
       !ShapedType::isDynamic(dims->headSize) && headSize != dims->headSize)
     return emitOpError() << "expects kv_cache head size (" << dims->headSize

@@ -20,12 +20,6 @@ namespace mlir::attn {
 inline constexpr int64_t kMaxHeads = 4096;
 /// Head size D, and the latent row L + P of MLA.
 inline constexpr int64_t kMaxHeadSize = 4096;
-/// (num_heads / num_kv_heads) * head size of paged_attention: its kernels
-/// keep the query row and the accumulator of every query head of a kv head
-/// in each lane, unrolled, so this product bounds the kernel's size and
-/// compile time (2^15: 128 heads of 256 per kv head, or 8 of 4096; a group
-/// of 4096 heads of 128 compiled for over a minute).
-inline constexpr int64_t kMaxHeadGroupElements = int64_t{1} << 15;
 /// Tokens per cache block B.
 inline constexpr int64_t kMaxBlockSize = 4096;
 /// num_kv_splits of mla_decode.

@@ -34,12 +34,11 @@ struct SPIRVKernel {
 /// environment has SPV_KHR_cooperative_matrix; with `bufferAddresses` the
 /// kernels take their buffers by device address (push constant u64 i for
 /// argument i), as Vulkan bundles run them. Diagnostics go to the context's
-/// handler.
+/// handler. No defaults: three flags in a row are easy to misplace.
 FailureOr<SmallVector<SPIRVKernel>>
 translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
-                        bool aliasWideLoads = true,
-                        bool cooperativeMatrix = false,
-                        bool bufferAddresses = false);
+                        bool aliasWideLoads, bool cooperativeMatrix,
+                        bool bufferAddresses);
 
 } // namespace attn
 } // namespace mlir

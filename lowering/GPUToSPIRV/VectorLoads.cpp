@@ -65,10 +65,10 @@ std::optional<LoadShape> matchLoad(vector::LoadOp load, gpu::GPUFuncOp fn) {
       continue;
     }
     auto cast = dyn_cast<vector::BitCastOp>(user);
-    if (!cast || cast.getResultVectorType() !=
-                     wordsTypeOf(load.getContext(), shape.bytes()) &&
-                 !(shape.bytes() == 4 &&
-                   cast.getResultVectorType().getNumElements() == 1))
+    if (!cast || (cast.getResultVectorType() !=
+                      wordsTypeOf(load.getContext(), shape.bytes()) &&
+                  !(shape.bytes() == 4 &&
+                    cast.getResultVectorType().getNumElements() == 1)))
       return std::nullopt;
   }
   return shape;

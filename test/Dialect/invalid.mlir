@@ -89,15 +89,6 @@ func.func @pa_gqa(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x3x64xf16>, %md: !att
 
 // -----
 
-// 256 query heads per kv head of 256 elements: 2^16, past kMaxHeadGroupElements.
-func.func @pa_head_group_too_wide(%q: tensor<?x256x256xf16>, %c: tensor<?x2x16x1x256xf16>, %md: !attn.metadata, %o: tensor<?x256x256xf16>, %l: tensor<?x256xf32>) {
-  // expected-error @+1 {{expects num_heads / num_kv_heads * head size (256 * 256) to be at most 32768}}
-  %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x256x256xf16>, tensor<?x2x16x1x256xf16>, tensor<?x256x256xf16>, tensor<?x256xf32> -> tensor<?x256x256xf16>, tensor<?x256xf32>
-  return
-}
-
-// -----
-
 // In the hnd layout, dimension 2 holds the kv heads.
 func.func @pa_gqa_hnd(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
   // expected-error @+1 {{expects num_heads (8) to be a multiple of num_kv_heads (16)}}

@@ -252,7 +252,11 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
   VkPhysicalDeviceDriverProperties driver =
       makeVk<VkPhysicalDeviceDriverProperties>(
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
-  props2.pNext = &subgroup;
+  VkPhysicalDeviceMaintenance3Properties maintenance3 =
+      makeVk<VkPhysicalDeviceMaintenance3Properties>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
+  props2.pNext = &maintenance3;
+  maintenance3.pNext = &subgroup;
   void **next = &subgroup.pNext;
   if (c.support.sizeControl()) {
     *next = &sizeControl;
@@ -266,6 +270,7 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
 
   if (hasDriverProps)
     info.driver = std::string(driver.driverName) + " " + driver.driverInfo;
+  info.maxMemoryAllocationSize = maintenance3.maxMemoryAllocationSize;
   info.subgroupSize = subgroup.subgroupSize;
   info.minSubgroupSize = info.maxSubgroupSize = subgroup.subgroupSize;
   if (c.support.sizeControl() && sizeControl.minSubgroupSize > 0) {
@@ -842,6 +847,7 @@ std::string describe(const VulkanDeviceInfo &info) {
      << info.maxWorkgroupCount[1] << " x " << info.maxWorkgroupCount[2] << "\n";
   os << "  push constants         " << info.maxPushConstantsBytes << " bytes\n";
   os << "  storage buffer range   " << info.maxStorageBufferRange << " bytes\n";
+  os << "  largest allocation     " << info.maxMemoryAllocationSize << " bytes\n";
   os << "  timestamps             ";
   if (info.timestampPeriodNs > 0)
     os << info.timestampPeriodNs << " ns per tick\n";
@@ -915,6 +921,10 @@ VulkanDevice::createBuffer(uint64_t bytes, BufferMemory memory) {
                   "-byte buffer exceeds the device's storage buffer range of ",
                   context_->info.maxStorageBufferRange,
                   " bytes, and the device has no bufferDeviceAddress");
+  const uint64_t maxAllocation = context_->info.maxMemoryAllocationSize;
+  if (maxAllocation && bytes > maxAllocation)
+    return errorf("a ", bytes, "-byte buffer exceeds the device's largest "
+                  "allocation of ", maxAllocation, " bytes");
   auto state = allocateBuffer(context_, bytes,
                               memory == BufferMemory::DeviceLocalStaged
                                   ? Placement::DeviceLocalOnly

@@ -104,6 +104,9 @@ struct VulkanDeviceInfo {
   std::array<uint32_t, 3> maxWorkgroupCount = {0, 0, 0};
   uint32_t maxPushConstantsBytes = 0;
   uint64_t maxStorageBufferRange = 0;
+  /// The largest single allocation (Vulkan 1.1's maintenance3 limit); 0
+  /// when the device does not say.
+  uint64_t maxMemoryAllocationSize = 0;
   /// A storage buffer bound at an offset needs the offset to be a multiple
   /// of this.
   uint64_t minStorageBufferOffsetAlignment = 1;

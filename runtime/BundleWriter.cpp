@@ -2,6 +2,7 @@
 
 #include "runtime/BundleWriter.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -81,8 +82,13 @@ Status writeFileAtomically(const std::string &directory,
     if (have == bytes)
       return Status::ok();
   }
-  fs::path temporary =
-      path.string() + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  // Unique per process and call: attn-compile's workers are threads of one
+  // process, and two variants may write the same content-addressed file at
+  // once (each renames a whole file of its own onto it).
+  static std::atomic<uint64_t> writes{0};
+  fs::path temporary = path.string() + ".tmp." +
+                       std::to_string(static_cast<long>(::getpid())) + "." +
+                       std::to_string(writes.fetch_add(1));
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out)

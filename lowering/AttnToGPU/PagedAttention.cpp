@@ -495,15 +495,7 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   OpBuilder builder(op);
   Location loc = op.getLoc();
   HostLaunch launch(builder, loc, ctx.options);
-  launch.addBuffer(op.getQuery());
-  launch.addBuffer(op.getKvCache());
-  launch.addBuffer(metadata.getQueryStartLoc());
-  launch.addBuffer(metadata.getSeqLens());
-  launch.addBuffer(metadata.getBlockTable());
-  if (Value alibi = op.getAlibiSlopes())
-    launch.addBuffer(alibi);
-  if (c.hasSinks && c.numSplits == 1)
-    launch.addBuffer(op.getSinks());
+  addPagedInputs(launch, op, metadata, c.hasSinks && c.numSplits == 1);
   Value numTokens = launch.dim(op.getQuery(), 0);
   Value partialOut, partialLse;
   if (c.numSplits == 1) {
@@ -552,4 +544,17 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
       failed(launchTiledPrefill(op, metadata, c, ctx, builder)))
     return failure();
   return success();
+}
+
+void mlir::attn::addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
+                                MetadataOp metadata, bool withSinks) {
+  launch.addBuffer(op.getQuery());
+  launch.addBuffer(op.getKvCache());
+  launch.addBuffer(metadata.getQueryStartLoc());
+  launch.addBuffer(metadata.getSeqLens());
+  launch.addBuffer(metadata.getBlockTable());
+  if (Value alibi = op.getAlibiSlopes())
+    launch.addBuffer(alibi);
+  if (withSinks)
+    launch.addBuffer(op.getSinks());
 }

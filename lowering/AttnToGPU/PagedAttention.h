@@ -136,6 +136,12 @@ void buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
 /// Builds the tiled prefill kernel of `op` (PagedPrefill.cpp) and emits its
 /// launch before `op` with `builder`. Returns failure (with a diagnostic)
 /// when the shapes leave it nothing to tile.
+/// Adds the inputs both paged_attention kernels take, in the kernel ABI's
+/// order (KernelABI.h): query, cache, query_start_loc, seq_lens, block
+/// table, then ALiBi slopes when the op has them and sinks when `withSinks`.
+void addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
+                    MetadataOp metadata, bool withSinks);
+
 LogicalResult launchTiledPrefill(PagedAttentionOp op, MetadataOp metadata,
                                  const PagedConfig &c, LoweringContext &ctx,
                                  OpBuilder &builder);

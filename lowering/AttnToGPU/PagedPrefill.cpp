@@ -545,15 +545,7 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   PrefillTiling tiling = chooseTiling(c, ctx.options, cacheElement);
 
   HostLaunch launch(builder, loc, ctx.options);
-  launch.addBuffer(op.getQuery());
-  launch.addBuffer(op.getKvCache());
-  launch.addBuffer(metadata.getQueryStartLoc());
-  launch.addBuffer(metadata.getSeqLens());
-  launch.addBuffer(metadata.getBlockTable());
-  if (Value alibi = op.getAlibiSlopes())
-    launch.addBuffer(alibi);
-  if (Value sinks = op.getSinks())
-    launch.addBuffer(sinks);
+  addPagedInputs(launch, op, metadata, /*withSinks=*/op.getSinks() != nullptr);
   launch.addBuffer(op.getOutInit());
   launch.addBuffer(op.getLseInit());
   Value numTokens = launch.dim(op.getQuery(), 0);

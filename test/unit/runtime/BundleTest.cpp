@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <thread>
+#include <vector>
 
 using namespace attn;
 using namespace attn::runtime;
@@ -201,6 +202,27 @@ TEST_F(BundleTest, KernelFileThatIsADirectory) {
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": kernel file kernels/empty is not a regular file");
+}
+
+// attn-compile's workers are threads of one process, and two variants may
+// write the same content-addressed kernel at once: each writes a temporary
+// of its own (once they shared one per process, and a rename found it gone).
+TEST_F(BundleTest, ThreadsWriteOneContentAddressedFileAtOnce) {
+  for (int round = 0; round < 20; ++round) {
+    std::string bytes(1 << 18, static_cast<char>('a' + round));
+    std::string name = contentAddressedName("k", bytes, "spv");
+    std::atomic<int> failures{0};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 4; ++t)
+      writers.emplace_back([&] {
+        if (!writeFileAtomically(dir, "kernels/" + name, bytes))
+          ++failures;
+      });
+    for (std::thread &w : writers)
+      w.join();
+    EXPECT_EQ(failures.load(), 0) << "round " << round;
+    EXPECT_EQ(fileText(dir + "/kernels/" + name), bytes);
+  }
 }
 
 // The bundle writer: files appear whole under their final names, files no

@@ -503,10 +503,21 @@ Status FlashAttentionImpl::forwardCascade(const DeviceTensor &query,
   // token is its own one-token request over the prefix, so that the pass is
   // valid paged attention (seq_len >= query length) however many tokens the
   // batch has.
+  // Sized by the metadata: allocation failure is an error, not an abort.
   int64_t tokens = md.cuPrefixQueryLens->getInt(1);
-  Tensor prefixQueryStartLoc(DType::I32, {tokens + 1});
-  Tensor prefixSeqLens(DType::I32, {tokens});
-  Tensor prefixTable(DType::I32, {tokens, prefixBlocks});
+  Result<Tensor> prefixQslOr = Tensor::create(DType::I32, {tokens + 1});
+  Result<Tensor> prefixSeqLensOr = Tensor::create(DType::I32, {tokens});
+  Result<Tensor> prefixTableOr =
+      Tensor::create(DType::I32, {tokens, prefixBlocks});
+  Result<Tensor> suffixTableOr =
+      Tensor::create(DType::I32, {numReqs, cols - prefixBlocks});
+  for (const Result<Tensor> *t :
+       {&prefixQslOr, &prefixSeqLensOr, &prefixTableOr, &suffixTableOr})
+    if (!*t)
+      return errorf(who, ": cascade metadata: ", t->message());
+  Tensor &prefixQueryStartLoc = *prefixQslOr;
+  Tensor &prefixSeqLens = *prefixSeqLensOr;
+  Tensor &prefixTable = *prefixTableOr;
   for (int64_t t = 0; t <= tokens; ++t)
     prefixQueryStartLoc.setInt(t, t);
   for (int64_t t = 0; t < tokens; ++t) {
@@ -515,7 +526,7 @@ Status FlashAttentionImpl::forwardCascade(const DeviceTensor &query,
       prefixTable.setInt(t * prefixBlocks + i, md.blockTable.getInt(i));
   }
   // Suffix pass: each request against the rest of its row.
-  Tensor suffixTable(DType::I32, {numReqs, cols - prefixBlocks});
+  Tensor &suffixTable = *suffixTableOr;
   for (int64_t r = 0; r < numReqs; ++r)
     for (int64_t i = prefixBlocks; i < cols; ++i)
       suffixTable.setInt(r * (cols - prefixBlocks) + i - prefixBlocks,

@@ -187,11 +187,6 @@ llvm::StringRef spell(ReduceDim v);
 llvm::StringRef spell(BinaryOp v);
 llvm::StringRef spell(ReuseDest v);
 
-/// A source that calls every function of the table for `thread` (Dataflow
-/// or Compute) with its operand and template-argument counts, for compiling
-/// against the SDK declarations.
-std::string ttApiProbeSource(TTThread thread);
-
 } // namespace mlir::attn::tt
 
 #endif // ATTN_LOWERING_ATTNTOTT_TTAPI_H

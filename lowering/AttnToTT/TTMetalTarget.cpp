@@ -91,9 +91,10 @@ FailureOr<SmallVector<StringRef>> kernelHeaders(func::FuncOp kernel,
   return sorted;
 }
 
-/// Emits one kernel function as a TT-Metalium source file: the headers of
-/// the calls it makes and `void kernel_main()`, the entry of data movement
-/// and compute kernels alike in the pinned SDK.
+/// Emits one kernel function as a TT-Metalium source file through EmitC:
+/// the headers of the calls it makes, then the function renamed to
+/// kernel_main, the entry of data movement and compute kernels alike in the
+/// pinned SDK.
 FailureOr<std::string> emitKernel(func::FuncOp kernel) {
   MLIRContext *ctx = kernel.getContext();
   StringRef thread =

@@ -1,9 +1,10 @@
 //===- TTMetalTarget.h - attn to TT-Metalium C++ sources ------*- C++ -*-===//
 //
 // Emits the programs of convert-attn-to-ttkernel as TT-Metalium sources:
-// per program a folder with reader.cpp / compute.cpp / writer.cpp (each
-// defines `void kernel_main()`, the entry of every kernel in the pinned SDK,
-// and includes the SDK headers of the calls it makes) and program.json, the
+// per program a folder with reader.cpp / compute.cpp / writer.cpp (each the
+// EmitC translation of one kernel function, renamed to the pinned SDK's
+// entry name kernel_main, with the SDK headers of its calls) and
+// program.json, the
 // host side as data (runtime/executors/tt/Program.h reads it).
 //
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,9 @@
 #include "lowering/AttnToTT/TTApi.h"
 #include "tt/emulator/KernelCompiler.h"
 
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -19,6 +22,58 @@
 using namespace mlir::attn::tt;
 
 namespace {
+
+/// A test input, not a kernel (kernels come from convert-attn-to-ttkernel
+/// through EmitC): a source that calls every function of the table for
+/// `thread` with its operand and template-argument counts, to compile
+/// against the SDK declarations.
+std::string ttApiProbeSource(TTThread thread) {
+  bool compute = thread == TTThread::Compute;
+  llvm::SetVector<llvm::StringRef> headers;
+  for (const TTFnInfo &fn : kTTFnInfos) {
+    llvm::StringRef h = compute ? fn.computeHeader : fn.dataflowHeader;
+    if (!h.empty())
+      headers.insert(h);
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// Calls every TT-Metalium function of lowering/AttnToTT/TTApi.h "
+        "that a "
+     << (compute ? "compute" : "data movement")
+     << " kernel may call, with the table's operand and template-argument "
+        "counts.\n#include <cstdint>\n";
+  if (compute)
+    os << "#define REDUCE_OP PoolType::SUM\n"
+          "#define REDUCE_DIM ReduceDim::REDUCE_ROW\n";
+  for (llvm::StringRef h : headers)
+    os << "#include \"" << h << "\"\n";
+  os << "void kernel_main() {\n  uint32_t a = get_arg_val<uint32_t>(0);\n";
+  for (const TTFnInfo &fn : kTTFnInfos) {
+    llvm::StringRef h = compute ? fn.computeHeader : fn.dataflowHeader;
+    if (h.empty())
+      continue;
+    os << "  ";
+    if (fn.result == TTResult::U32)
+      os << "a += uint32_t(";
+    else if (fn.result == TTResult::U64)
+      os << "a += uint32_t(";
+    os << fn.name;
+    if (!fn.probeTemplateArgs.empty())
+      os << "<" << fn.probeTemplateArgs << ">";
+    os << "(";
+    // get_compile_time_arg_val takes its index as a literal.
+    if (fn.name == "get_compile_time_arg_val")
+      os << "0";
+    for (unsigned i = 0; i < fn.numOperands; ++i)
+      os << (i ? ", " : "") << "a";
+    os << ")";
+    if (fn.result != TTResult::None)
+      os << ")";
+    os << ";\n";
+  }
+  os << "}\n";
+  return text;
+}
 
 /// Compiles `source` with the JIT flags; returns the compiler's output, ""
 /// on success.

@@ -62,7 +62,7 @@ struct Options {
 
 int usage(const char *argv0, int status) {
   std::fprintf(status ? stderr : stdout,
-               "usage: %s --bundle DIR [--device vulkan|cpu] [--layers N] "
+               "usage: %s --bundle DIR [--device vulkan|cuda|cpu] [--layers N] "
                "[--batch R] [--padded-batch P] [--context L] [--steps S] "
                "[--check] [--skip-host]\n"
                "One decode step of Llama-3-8B's attention, --layers forward "

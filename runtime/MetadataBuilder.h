@@ -58,7 +58,7 @@ struct BuilderConfig {
   std::optional<SpeculativeConfig> speculativeConfig;
   int32_t decodeContextParallelSize = 1;
   /// Whether the device the metadata serves records steps for replay
-  /// (PlanDevice::canRecord: Vulkan here). Without it no batch is
+  /// (PlanDevice::canRecord: Vulkan and CUDA). Without it no batch is
   /// replayable and every builder's cudagraph support is NEVER. Session
   /// sets it from its device.
   bool deviceRecords = false;

@@ -65,7 +65,22 @@ namespace attn {
   X(launchKernel, "cuLaunchKernel",                                            \
     CUresult(CUfunction, unsigned int, unsigned int, unsigned int,             \
              unsigned int, unsigned int, unsigned int, unsigned int, CUstream, \
-             void **, void **))
+             void **, void **))                                                \
+  X(graphCreate, "cuGraphCreate", CUresult(CUgraph *, unsigned int))           \
+  X(graphDestroy, "cuGraphDestroy", CUresult(CUgraph))                         \
+  X(graphAddKernelNode, "cuGraphAddKernelNode_v2",                             \
+    CUresult(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,              \
+             const CUDA_KERNEL_NODE_PARAMS *))                                 \
+  X(graphAddMemcpyNode, "cuGraphAddMemcpyNode",                                \
+    CUresult(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,              \
+             const CUDA_MEMCPY3D *, CUcontext))                                \
+  X(graphAddMemsetNode, "cuGraphAddMemsetNode",                                \
+    CUresult(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,              \
+             const CUDA_MEMSET_NODE_PARAMS *, CUcontext))                      \
+  X(graphInstantiate, "cuGraphInstantiateWithFlags",                           \
+    CUresult(CUgraphExec *, CUgraph, unsigned long long))                      \
+  X(graphExecDestroy, "cuGraphExecDestroy", CUresult(CUgraphExec))             \
+  X(graphLaunch, "cuGraphLaunch", CUresult(CUgraphExec, CUstream))
 
 /// libcuda's entry points. Loading fails with a message when the library is
 /// missing or lacks one of them; calls go through the members.

@@ -31,7 +31,8 @@ struct CudaContext {
   }
 };
 
-class CudaBuffer : public runtime::DeviceBuffer {
+class CudaBuffer : public runtime::DeviceBuffer,
+                   public std::enable_shared_from_this<CudaBuffer> {
 public:
   CudaBuffer(std::shared_ptr<CudaContext> ctx, CUdeviceptr ptr, uint64_t bytes)
       : ctx(std::move(ctx)), ptr(ptr), bytes(bytes) {}
@@ -57,6 +58,45 @@ struct CudaKernel {
   CudaLaunchFacts facts;
 };
 
+/// One launch (function set, parameters packed) or device-to-device copy of
+/// a step being recorded.
+struct CudaStepWork {
+  CUfunction function = nullptr;
+  std::array<uint32_t, 3> grid = {0, 0, 0};
+  std::array<unsigned, 3> block = {0, 0, 0};
+  std::vector<uint64_t> words;
+  /// Pointers to `words`, as cuGraphAddKernelNode takes them.
+  std::vector<void *> params;
+  CUdeviceptr src = 0, dst = 0;
+  size_t bytes = 0;
+};
+
+/// A recorded step as a CUDA graph: the memsets of its scratch, then its
+/// launches and copies in the order the step enqueued them, each node
+/// depending on the one before (the stream's order), instantiated once.
+struct CudaRecordedWork final : runtime::RecordedWork {
+  std::shared_ptr<CudaContext> ctx;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  /// The nodes' parameters and the buffers they name, kept for as long as
+  /// the graph lives.
+  std::vector<CudaStepWork> work;
+  std::vector<std::shared_ptr<runtime::DeviceBuffer>> buffers;
+
+  ~CudaRecordedWork() override {
+    if (!ctx->bind())
+      return;
+    if (exec)
+      (void)ctx->driver->graphExecDestroy(exec);
+    if (graph)
+      (void)ctx->driver->graphDestroy(graph);
+  }
+};
+
+CUdeviceptr devicePointer(const runtime::BufferView &view) {
+  return static_cast<CudaBuffer *>(view.buffer)->ptr + view.offset;
+}
+
 } // namespace
 
 struct CudaPlanDevice::Impl {
@@ -71,6 +111,16 @@ struct CudaPlanDevice::Impl {
   runtime::KernelSymbols symbols;
   int timedRepeats = 0;
   std::map<std::string, KernelTiming, std::less<>> timings;
+  /// Set between beginRecording() and endRecording(): launches and copies
+  /// are collected in `recorded` instead of going onto the stream.
+  bool recording = false;
+  std::vector<CudaStepWork> recorded;
+  std::vector<std::shared_ptr<runtime::DeviceBuffer>> recordedBuffers;
+
+  void keepAlive(runtime::DeviceBuffer *buffer) {
+    recordedBuffers.push_back(
+        static_cast<CudaBuffer *>(buffer)->shared_from_this());
+  }
 
   ~Impl() {
     if (!ctx || !ctx->bind())
@@ -326,16 +376,22 @@ Status CudaPlanDevice::enqueueCopy(const runtime::BufferView &src,
                   dst.bytes);
   if (src.bytes == 0)
     return Status::ok();
+  if (impl_->recording) {
+    CudaStepWork work;
+    work.src = devicePointer(src);
+    work.dst = devicePointer(dst);
+    work.bytes = src.bytes;
+    impl_->recorded.push_back(std::move(work));
+    impl_->keepAlive(src.buffer);
+    impl_->keepAlive(dst.buffer);
+    return Status::ok();
+  }
   const CudaDriver &cu = *impl_->ctx->driver;
   if (Status s = impl_->ctx->bind(); !s)
     return s;
-  return cu.check(
-      cu.memcpyDtoDAsync(static_cast<CudaBuffer *>(dst.buffer)->ptr +
-                             dst.offset,
-                         static_cast<CudaBuffer *>(src.buffer)->ptr +
-                             src.offset,
-                         src.bytes, impl_->stream),
-      "cuMemcpyDtoDAsync");
+  return cu.check(cu.memcpyDtoDAsync(devicePointer(dst), devicePointer(src),
+                                     src.bytes, impl_->stream),
+                  "cuMemcpyDtoDAsync");
 }
 
 Status CudaPlanDevice::enqueueLaunch(std::string_view kernel,
@@ -359,14 +415,25 @@ Status CudaPlanDevice::enqueueLaunch(std::string_view kernel,
 
   std::vector<uint64_t> addresses, sizes;
   for (const runtime::BufferView &view : args) {
-    addresses.push_back(static_cast<CudaBuffer *>(view.buffer)->ptr +
-                        view.offset);
+    addresses.push_back(devicePointer(view));
     sizes.push_back(view.bytes);
   }
   Result<std::vector<uint64_t>> words =
       packKernelParams(k.facts, addresses, sizes);
   if (!words)
     return errorf("kernel '", kernel, "': ", words.message());
+  if (impl_->recording) {
+    CudaStepWork work;
+    work.function = k.function;
+    work.grid = grid;
+    for (int i = 0; i < 3; ++i)
+      work.block[i] = static_cast<unsigned>(block[i]);
+    work.words = std::move(*words);
+    impl_->recorded.push_back(std::move(work));
+    for (const runtime::BufferView &view : args)
+      impl_->keepAlive(view.buffer);
+    return Status::ok();
+  }
   std::vector<void *> params;
   for (uint64_t &w : *words)
     params.push_back(&w);
@@ -427,6 +494,120 @@ Status CudaPlanDevice::finishWork() {
       !s)
     return s;
   return cu.check(cu.ctxSynchronize(), "cuCtxSynchronize");
+}
+
+namespace {
+
+/// Adds `work` to `graph` after `last` (when set) and makes it the last.
+Status addGraphNode(const CudaContext &ctx, CUgraph graph, CUgraphNode &last,
+                    CudaStepWork &work) {
+  const CudaDriver &cu = *ctx.driver;
+  CUgraphNode node = nullptr;
+  size_t deps = last ? 1 : 0;
+  if (work.function) {
+    work.params.clear();
+    for (uint64_t &w : work.words)
+      work.params.push_back(&w);
+    CUDA_KERNEL_NODE_PARAMS p = {};
+    p.func = work.function;
+    p.gridDimX = work.grid[0];
+    p.gridDimY = work.grid[1];
+    p.gridDimZ = work.grid[2];
+    p.blockDimX = work.block[0];
+    p.blockDimY = work.block[1];
+    p.blockDimZ = work.block[2];
+    p.kernelParams = work.params.data();
+    ATTN_RETURN_IF_ERROR(
+        cu.check(cu.graphAddKernelNode(&node, graph, &last, deps, &p),
+                 "cuGraphAddKernelNode"));
+  } else {
+    CUDA_MEMCPY3D p = {};
+    p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.srcDevice = work.src;
+    p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.dstDevice = work.dst;
+    p.WidthInBytes = work.bytes;
+    p.Height = 1;
+    p.Depth = 1;
+    ATTN_RETURN_IF_ERROR(cu.check(
+        cu.graphAddMemcpyNode(&node, graph, &last, deps, &p, ctx.context),
+        "cuGraphAddMemcpyNode"));
+  }
+  last = node;
+  return Status::ok();
+}
+
+/// Adds a node zeroing `view` to `graph` after `last` (when set).
+Status addZeroNode(const CudaContext &ctx, CUgraph graph, CUgraphNode &last,
+                   const runtime::BufferView &view) {
+  CUDA_MEMSET_NODE_PARAMS p = {};
+  p.dst = devicePointer(view);
+  p.value = 0;
+  p.elementSize = 1;
+  p.width = view.bytes;
+  p.height = 1;
+  CUgraphNode node = nullptr;
+  ATTN_RETURN_IF_ERROR(ctx.driver->check(
+      ctx.driver->graphAddMemsetNode(&node, graph, &last, last ? 1 : 0, &p,
+                                     ctx.context),
+      "cuGraphAddMemsetNode"));
+  last = node;
+  return Status::ok();
+}
+
+} // namespace
+
+Status CudaPlanDevice::beginRecording() {
+  if (impl_->recording)
+    return errorf(impl_->name, " is already recording a step");
+  // What was queued runs first, so the host's writes while recording touch
+  // buffers no work is using.
+  ATTN_RETURN_IF_ERROR(finishWork());
+  impl_->recording = true;
+  impl_->recorded.clear();
+  impl_->recordedBuffers.clear();
+  return Status::ok();
+}
+
+Result<std::unique_ptr<runtime::RecordedWork>>
+CudaPlanDevice::endRecording(std::vector<runtime::BufferView> zeroFirst) {
+  impl_->recording = false;
+  auto work = std::make_unique<CudaRecordedWork>();
+  work->ctx = impl_->ctx;
+  work->work = std::move(impl_->recorded);
+  work->buffers = std::move(impl_->recordedBuffers);
+  impl_->recorded.clear();
+  impl_->recordedBuffers.clear();
+  for (const runtime::BufferView &view : zeroFirst)
+    work->buffers.push_back(
+        static_cast<CudaBuffer *>(view.buffer)->shared_from_this());
+
+  const CudaContext &ctx = *impl_->ctx;
+  const CudaDriver &cu = *ctx.driver;
+  ATTN_RETURN_IF_ERROR(ctx.bind());
+  ATTN_RETURN_IF_ERROR(
+      cu.check(cu.graphCreate(&work->graph, 0), "cuGraphCreate"));
+  CUgraphNode last = nullptr;
+  for (const runtime::BufferView &view : zeroFirst)
+    if (view.bytes)
+      ATTN_RETURN_IF_ERROR(addZeroNode(ctx, work->graph, last, view));
+  for (CudaStepWork &item : work->work)
+    ATTN_RETURN_IF_ERROR(addGraphNode(ctx, work->graph, last, item));
+  ATTN_RETURN_IF_ERROR(
+      cu.check(cu.graphInstantiate(&work->exec, work->graph, 0),
+               "cuGraphInstantiate"));
+  return std::unique_ptr<runtime::RecordedWork>(std::move(work));
+}
+
+Status CudaPlanDevice::replayRecording(const runtime::RecordedWork &work) {
+  const auto &recorded = static_cast<const CudaRecordedWork &>(work);
+  const CudaDriver &cu = *impl_->ctx->driver;
+  ATTN_RETURN_IF_ERROR(impl_->ctx->bind());
+  // The stream is blocking: the host's synchronous writes of the step's
+  // metadata are done, and ordered before the graph.
+  ATTN_RETURN_IF_ERROR(cu.check(cu.graphLaunch(recorded.exec, impl_->stream),
+                                "cuGraphLaunch"));
+  return finishWork();
 }
 
 } // namespace attn

@@ -5,7 +5,7 @@
 // primary context, one stream, PTX kernels JIT-compiled by the driver with
 // cuModuleLoadDataEx. A plan's Launch of kernel symbol S runs the PTX kernel
 // registered under S with its buffers passed as memref descriptors
-// (runtime/executors/cuda/CudaKernelABI.h).
+// (runtime/executors/cuda/CudaKernelABI.h); a recorded step is a CUDA graph.
 //
 // Without a driver or a GPU, create() returns an error saying so; nothing
 // crashes. Does not include cuda.h.
@@ -94,6 +94,10 @@ public:
   Result<std::shared_ptr<runtime::DeviceBuffer>>
   adopt(void *address, uint64_t bytes,
         std::function<void()> release) override;
+  /// Steps are recorded as CUDA graphs (RecordedStep): built node by node
+  /// from the step's launches and copies, not captured from the stream, so
+  /// the synchronous writes of a step's metadata never meet a capture.
+  bool canRecord() const override { return true; }
   /// NVIDIA GPUs run warps of 32.
   runtime::SubgroupSizes subgroupSizes() const override {
     return {32, 32, 32};
@@ -119,6 +123,11 @@ protected:
                     const void *data, uint64_t bytes) override;
   Status readBytes(const runtime::DeviceBuffer &buffer, uint64_t offset,
                    void *data, uint64_t bytes) override;
+  Status beginRecording() override;
+  Result<std::unique_ptr<runtime::RecordedWork>>
+  endRecording(std::vector<runtime::BufferView> zeroFirst) override;
+  /// Launches the graph on the device's stream and waits for it.
+  Status replayRecording(const runtime::RecordedWork &work) override;
 
 private:
   explicit CudaPlanDevice(std::unique_ptr<Impl> impl);

@@ -5,8 +5,9 @@
 // with the same fields and the same derivations as the seed's
 // MakeCommonAttentionMetadata.
 //
-// Tensors live on the host as std::vector, as in the seed; toTensor() copies
-// one into an attn::Tensor when a backend needs to hand it to an executor.
+// The metadata type is the reference's CommonAttentionMetadata; its vectors
+// live on the host, and toTensor() copies one into an attn::Tensor when a
+// backend hands it to an executor.
 //
 // For request r: q_len = query_start_loc[r+1] - query_start_loc[r], and
 // num_computed_tokens[r] = seq_lens[r] - q_len tokens are already cached.
@@ -15,6 +16,7 @@
 #ifndef ATTN_RUNTIME_METADATA_H
 #define ATTN_RUNTIME_METADATA_H
 
+#include "reference/ops/Metadata.h"
 #include "reference/ops/Status.h"
 #include "reference/ops/Tensor.h"
 
@@ -35,66 +37,9 @@ struct StepInputs {
   std::vector<std::vector<int64_t>> slotMapping;
 };
 
-/// Per-batch attention metadata, shared across layers and backends. Mirrors
-/// vLLM v1's dataclass field for field; the "device" and `Cpu` copies hold
-/// the same host data.
-struct CommonAttentionMetadata {
-  /// [num_reqs + 1], where each request's queries start in the query tensor.
-  std::vector<int32_t> queryStartLoc;
-  std::vector<int32_t> queryStartLocCpu;
-  /// [num_reqs], tokens of each request including this step's.
-  std::vector<int32_t> seqLens;
-  std::vector<int32_t> seqLensCpu;
-
-  int32_t numReqs = 0;
-  /// Total query tokens of the batch (queryStartLoc[num_reqs]; may be padded).
-  int32_t numActualTokens = 0;
-  /// Longest query in the batch.
-  int32_t maxQueryLen = 0;
-  /// Longest sequence in the batch (an upper bound after unpadded()).
-  int32_t maxSeqLen = 0;
-
-  /// Row-major [num_reqs, blockTableNumCols] physical block ids.
-  std::vector<int32_t> blockTableTensor;
-  int32_t blockTableNumCols = 0;
-  /// [num_actual_tokens] cache slot of each new token; negative is padding.
-  std::vector<int64_t> slotMapping;
-
-  bool causal = true;
-
-  /// Needed by a fast-prefill (KV sharing) builder.
-  std::optional<std::vector<int32_t>> logitsIndicesPadded;
-  std::optional<int32_t> numLogitsIndices;
-
-  /// Needed by a cross-attention builder.
-  std::optional<std::vector<int32_t>> encoderSeqLens;
-  std::optional<std::vector<int32_t>> encoderSeqLensCpu;
-
-  /// Sequence lengths of this rank under decode context parallelism.
-  std::optional<std::vector<int32_t>> dcpLocalSeqLens;
-  std::optional<std::vector<int32_t>> dcpLocalSeqLensCpu;
-
-  /// [num_reqs], seqLens[r] - q_len[r]: tokens cached before this step.
-  std::vector<int32_t> numComputedTokensCpu;
-
-  /// queryStartLoc[r + 1] - queryStartLoc[r] for every request; empty when
-  /// queryStartLoc has fewer than two entries.
-  std::vector<int32_t> naiveQueryLens() const;
-
-  /// The first `numActualReqs` requests and `numActualTokens` tokens, sliced
-  /// the way vLLM's unpadded() slices (a bound past the end keeps
-  /// everything). maxQueryLen and maxSeqLen are kept, so they become upper
-  /// bounds; logits indices are kept whole. Negative counts are an error.
-  Result<CommonAttentionMetadata> unpadded(int32_t numActualTokens,
-                                           int32_t numActualReqs) const;
-
-  /// Checks the invariants every builder relies on: num_reqs > 0, the
-  /// vector lengths agree with num_reqs and the block table width,
-  /// queryStartLoc starts at 0 and never decreases, numActualTokens matches
-  /// its last entry, no seq_len is below its query length, and the slot
-  /// mapping covers every token.
-  Status validate() const;
-};
+/// The per-batch metadata shared across layers and backends is the
+/// reference's (reference/ops/Metadata.h): one type, one set of rules.
+using attn::CommonAttentionMetadata;
 
 /// Builds the metadata of one step for KV cache group `kvCacheGroupId`, as
 /// the seed does: num_actual_tokens = query_start_loc[-1], max_query_len and
@@ -102,7 +47,8 @@ struct CommonAttentionMetadata {
 /// slot mapping of the requested group. An empty batch (num_reqs == 0) is an
 /// error. When the step carries no slot mappings at all the result has none;
 /// when it carries some, a group id outside them is an error. The result is
-/// validated (see CommonAttentionMetadata::validate).
+/// validated (CommonAttentionMetadata::validate), with a block table even
+/// when it has no columns.
 Result<CommonAttentionMetadata> makeCommonAttentionMetadata(
     const StepInputs &step, const std::vector<int32_t> &blockTableFlat,
     int32_t blockTableNumCols, bool causal = true, int32_t kvCacheGroupId = 0);

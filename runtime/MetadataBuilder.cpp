@@ -24,7 +24,7 @@ Result<CommonTensors> makeCommonTensors(const CommonAttentionMetadata &cam) {
   t.queryStartLoc = toTensor(cam.queryStartLoc);
   t.seqLens = toTensor(cam.seqLens);
   Result<Tensor> blockTable =
-      toTensor(cam.blockTableTensor, {cam.numReqs, cam.blockTableNumCols});
+      toTensor(cam.blockTable, {cam.numReqs, cam.blockTableCols});
   if (!blockTable)
     return errorf("block table: ", blockTable.message());
   t.blockTable = std::move(*blockTable);
@@ -80,7 +80,7 @@ splitDecodesAndPrefills(const CommonAttentionMetadata &cam,
   if (cam.maxQueryLen <= decodeThreshold)
     return DecodePrefillSplit{numReqs, 0, numTokens, 0};
 
-  std::vector<int32_t> queryLens = cam.naiveQueryLens();
+  std::vector<int32_t> queryLens = cam.queryLens;
   // A leading prefill: the prefill path takes the whole batch.
   if (queryLens[0] > decodeThreshold)
     return DecodePrefillSplit{0, numReqs, 0, numTokens};
@@ -96,7 +96,7 @@ splitDecodesAndPrefills(const CommonAttentionMetadata &cam,
                     " (query length ", queryLens[firstPrefill],
                     "), a prefill, at decode threshold ", decodeThreshold);
   }
-  int32_t numDecodeTokens = cam.queryStartLocCpu[firstPrefill];
+  int32_t numDecodeTokens = cam.queryStartLoc[firstPrefill];
   return DecodePrefillSplit{firstPrefill, numReqs - firstPrefill,
                             numDecodeTokens, numTokens - numDecodeTokens};
 }
@@ -219,22 +219,22 @@ FlashAttentionMetadataBuilder::build(int32_t commonPrefixLen,
   if (blockSize <= 0 || commonPrefixLen % blockSize != 0)
     return errorf("FLASH_ATTN: common_prefix_len ", commonPrefixLen,
                   " is not a multiple of the block size ", blockSize);
-  if (commonPrefixLen / blockSize > cam.blockTableNumCols)
+  if (commonPrefixLen / blockSize > cam.blockTableCols)
     return errorf("FLASH_ATTN: common_prefix_len ", commonPrefixLen,
                   " spans more blocks than the block table's ",
-                  cam.blockTableNumCols, " columns");
+                  cam.blockTableCols, " columns");
   std::vector<int32_t> suffixKvLens;
   suffixKvLens.reserve(cam.numReqs);
   for (int32_t r = 0; r < cam.numReqs; ++r) {
-    if (cam.numComputedTokensCpu[r] < commonPrefixLen)
+    if (cam.numComputedTokens[r] < commonPrefixLen)
       return errorf("FLASH_ATTN: common_prefix_len ", commonPrefixLen,
-                    " exceeds the ", cam.numComputedTokensCpu[r],
+                    " exceeds the ", cam.numComputedTokens[r],
                     " tokens request ", r, " has cached");
-    suffixKvLens.push_back(cam.seqLensCpu[r] - commonPrefixLen);
+    suffixKvLens.push_back(cam.seqLens[r] - commonPrefixLen);
   }
   // Query tokens past query_start_loc[num_reqs] are padding; the prefix pass
   // covers only the real ones.
-  int32_t queryTokens = cam.queryStartLocCpu[cam.numReqs];
+  int32_t queryTokens = cam.queryStartLoc[cam.numReqs];
   md->cuPrefixQueryLens = toTensor(std::vector<int32_t>{0, queryTokens});
   md->prefixKvLens = toTensor(std::vector<int32_t>{commonPrefixLen});
   md->suffixKvLens = toTensor(suffixKvLens);

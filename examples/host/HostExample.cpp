@@ -330,7 +330,7 @@ Result<Tensor> forward(Engine &engine, size_t model,
   // the plans' params: a few integers per launch.
   uint64_t metadataBytes =
       4 * (cam.queryStartLoc.size() + cam.seqLens.size() +
-           cam.blockTableTensor.size()) +
+           cam.blockTable.size()) +
       8 * cam.slotMapping.size() +
       4 * (l.alibiSlopes.size() + l.sinks.size());
   TransferStats moved = device.transfers();

@@ -26,6 +26,29 @@ std::vector<int64_t> readI64(const Tensor &t) {
 } // namespace
 
 Result<CommonAttentionMetadata>
+makeCommonAttentionMetadata(CommonAttentionMetadata m) {
+  if (m.seqLens.empty())
+    return errorf("empty batch: seq_lens has no requests (num_reqs must be "
+                  "at least 1)");
+  m.numReqs = static_cast<int64_t>(m.seqLens.size());
+  ATTN_RETURN_IF_ERROR(checkBatchShape(m.queryStartLoc, m.seqLens));
+  m.queryLens.clear();
+  m.numComputedTokens.clear();
+  m.maxQueryLen = m.maxSeqLen = 0;
+  for (int64_t r = 0; r < m.numReqs; ++r) {
+    const int32_t queryLen = m.queryStartLoc[r + 1] - m.queryStartLoc[r];
+    const int32_t seqLen = m.seqLens[r];
+    m.queryLens.push_back(queryLen);
+    m.numComputedTokens.push_back(seqLen - queryLen);
+    m.maxQueryLen = std::max<int64_t>(m.maxQueryLen, queryLen);
+    m.maxSeqLen = std::max<int64_t>(m.maxSeqLen, seqLen);
+  }
+  m.numActualTokens = m.queryStartLoc[m.numReqs];
+  ATTN_RETURN_IF_ERROR(m.validate());
+  return m;
+}
+
+Result<CommonAttentionMetadata>
 makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
                             const Tensor *blockTable,
                             const Tensor *slotMapping, bool causal) {
@@ -41,21 +64,10 @@ makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
                                 numReqs + 1, "num_reqs + 1"));
 
   CommonAttentionMetadata m;
-  m.numReqs = numReqs;
   m.causal = causal;
   m.queryStartLoc = readI32(queryStartLoc);
   m.seqLens = readI32(seqLens);
   ATTN_RETURN_IF_ERROR(checkBatchShape(m.queryStartLoc, m.seqLens));
-  for (int64_t r = 0; r < numReqs; ++r) {
-    const int32_t queryLen = m.queryStartLoc[r + 1] - m.queryStartLoc[r];
-    const int32_t seqLen = m.seqLens[r];
-    m.queryLens.push_back(queryLen);
-    m.numComputedTokens.push_back(seqLen - queryLen);
-    m.maxQueryLen = std::max<int64_t>(m.maxQueryLen, queryLen);
-    m.maxSeqLen = std::max<int64_t>(m.maxSeqLen, seqLen);
-  }
-  m.numActualTokens = m.queryStartLoc[numReqs];
-
   if (blockTable) {
     ATTN_RETURN_IF_ERROR(
         checkRankAndDType(*blockTable, "block_table", 2, {DType::I32}));
@@ -69,11 +81,83 @@ makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
     ATTN_RETURN_IF_ERROR(
         checkRankAndDType(*slotMapping, "slot_mapping", 1, {DType::I64}));
     ATTN_RETURN_IF_ERROR(checkDim(*slotMapping, "slot_mapping", 0,
-                                  m.numActualTokens,
+                                  m.queryStartLoc[numReqs],
                                   "num_actual_tokens = query_start_loc[-1]"));
     m.slotMapping = readI64(*slotMapping);
   }
-  return m;
+  return makeCommonAttentionMetadata(std::move(m));
+}
+
+namespace {
+
+/// Checks that a per-request vector has one entry per request.
+Status checkPerRequest(size_t size, const char *name, int64_t numReqs) {
+  if (static_cast<int64_t>(size) != numReqs)
+    return errorf(name, " has ", size, " entries, expected num_reqs = ",
+                  numReqs);
+  return Status::ok();
+}
+
+Status checkPerRequest(const std::optional<std::vector<int32_t>> &v,
+                       const char *name, int64_t numReqs) {
+  return v ? checkPerRequest(v->size(), name, numReqs) : Status::ok();
+}
+
+/// The derived per-request fields agree with queryStartLoc and seqLens, and
+/// the maxima bound them.
+Status checkDerived(const CommonAttentionMetadata &m) {
+  for (int64_t r = 0; r < m.numReqs; ++r) {
+    const int32_t qLen = m.queryStartLoc[r + 1] - m.queryStartLoc[r];
+    if (m.queryLens[r] != qLen)
+      return errorf("query_lens[", r, "] = ", m.queryLens[r],
+                    ", expected query_start_loc[", r + 1,
+                    "] - query_start_loc[", r, "] = ", qLen);
+    if (m.numComputedTokens[r] != m.seqLens[r] - qLen)
+      return errorf("num_computed_tokens[", r, "] = ", m.numComputedTokens[r],
+                    ", expected seq_lens - q_len = ", m.seqLens[r] - qLen);
+    if (qLen > m.maxQueryLen)
+      return errorf("max_query_len = ", m.maxQueryLen, " is below request ",
+                    r, "'s query length ", qLen);
+    if (m.seqLens[r] > m.maxSeqLen)
+      return errorf("max_seq_len = ", m.maxSeqLen, " is below seq_lens[", r,
+                    "] = ", m.seqLens[r]);
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status CommonAttentionMetadata::validate() const {
+  if (numReqs <= 0)
+    return errorf("attention metadata requires num_reqs > 0, got ", numReqs);
+  ATTN_RETURN_IF_ERROR(checkPerRequest(seqLens.size(), "seq_lens", numReqs));
+  ATTN_RETURN_IF_ERROR(checkBatchShape(queryStartLoc, seqLens));
+  ATTN_RETURN_IF_ERROR(
+      checkPerRequest(queryLens.size(), "query_lens", numReqs));
+  ATTN_RETURN_IF_ERROR(checkPerRequest(numComputedTokens.size(),
+                                       "num_computed_tokens", numReqs));
+  ATTN_RETURN_IF_ERROR(checkDerived(*this));
+  const int64_t queryTokens = queryStartLoc[numReqs];
+  if (numActualTokens < queryTokens)
+    return errorf("num_actual_tokens = ", numActualTokens,
+                  " is below query_start_loc[num_reqs] = ", queryTokens);
+  if (blockTableCols < 0)
+    return errorf("block table width ", blockTableCols, " is negative");
+  const int64_t tableSize = hasBlockTable ? numReqs * blockTableCols : 0;
+  if (static_cast<int64_t>(blockTable.size()) != tableSize)
+    return errorf("block table has ", blockTable.size(),
+                  " entries, expected num_reqs * num_cols = ", numReqs, " * ",
+                  blockTableCols);
+  if (!slotMapping.empty() &&
+      static_cast<int64_t>(slotMapping.size()) < queryTokens)
+    return errorf("slot_mapping has ", slotMapping.size(),
+                  " entries but the batch has ", queryTokens, " tokens");
+  if (logitsIndicesPadded.has_value() != numLogitsIndices.has_value())
+    return errorf("logits_indices_padded and num_logits_indices must be set "
+                  "together");
+  ATTN_RETURN_IF_ERROR(
+      checkPerRequest(encoderSeqLens, "encoder_seq_lens", numReqs));
+  return checkPerRequest(dcpLocalSeqLens, "dcp_local_seq_lens", numReqs);
 }
 
 Status checkNumTokens(const CommonAttentionMetadata &metadata,
@@ -205,8 +289,11 @@ CommonAttentionMetadata::unpadded(int64_t newNumActualTokens,
   m.numComputedTokens.resize(numActualReqs);
   if (m.hasBlockTable)
     m.blockTable.resize(numActualReqs * blockTableCols);
-  if (!m.slotMapping.empty())
+  if (m.slotMapping.size() > static_cast<size_t>(newNumActualTokens))
     m.slotMapping.resize(newNumActualTokens);
+  for (auto *perRequest : {&m.encoderSeqLens, &m.dcpLocalSeqLens})
+    if (*perRequest)
+      (*perRequest)->resize(numActualReqs);
   return m;
 }
 

@@ -15,11 +15,18 @@
 #include "reference/ops/Tensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace attn {
 
+/// vLLM v1's CommonAttentionMetadata, the one type the reference, the
+/// runtime's builders and impls, and the executors share. Every field is a
+/// host copy: vLLM's `_cpu` twins would hold the same data here, and the
+/// runtime stages what a kernel reads to the device itself. Build one with
+/// makeCommonAttentionMetadata (from host vectors or from tensors), which
+/// fills the derived fields and validates the result.
 struct CommonAttentionMetadata {
   /// [numReqs + 1], starting at 0 and non-decreasing.
   std::vector<int32_t> queryStartLoc;
@@ -31,7 +38,8 @@ struct CommonAttentionMetadata {
   std::vector<int32_t> numComputedTokens;
 
   int64_t numReqs = 0;
-  /// queryStartLoc[numReqs].
+  /// Query tokens of the batch: queryStartLoc[numReqs], or more when the
+  /// token count is padded.
   int64_t numActualTokens = 0;
   /// Upper bounds over the batch (exact when built, kept by unpadded()).
   int64_t maxQueryLen = 0;
@@ -39,25 +47,52 @@ struct CommonAttentionMetadata {
 
   /// Whether a block table was given; without one blockTable is empty.
   bool hasBlockTable = false;
-  /// Row-major [numReqs, blockTableCols].
+  /// Row-major [numReqs, blockTableCols] physical block ids.
   std::vector<int32_t> blockTable;
   int64_t blockTableCols = 0;
-  /// [numActualTokens] cache slots of the new tokens; empty when built
-  /// without one. A negative slot is padding.
+  /// Cache slots of the new tokens, at least queryStartLoc[numReqs] of them;
+  /// empty when built without one. A negative slot is padding.
   std::vector<int64_t> slotMapping;
 
   bool causal = true;
+
+  /// For a fast-prefill (KV sharing) builder; set together.
+  std::optional<std::vector<int32_t>> logitsIndicesPadded;
+  std::optional<int64_t> numLogitsIndices;
+  /// [numReqs], for a cross-attention builder.
+  std::optional<std::vector<int32_t>> encoderSeqLens;
+  /// [numReqs], this rank's sequence lengths under decode context
+  /// parallelism.
+  std::optional<std::vector<int32_t>> dcpLocalSeqLens;
 
   /// The physical block holding key positions [i * B, (i + 1) * B) of `req`.
   int32_t block(int64_t req, int64_t i) const {
     return blockTable[req * blockTableCols + i];
   }
 
-  /// The first `numActualReqs` requests and `numActualTokens` tokens, as
-  /// vLLM's unpadded(): max lengths stay the (now upper-bound) values.
+  /// The first `numActualReqs` requests (in [1, numReqs]) and
+  /// `numActualTokens` tokens (in [0, this numActualTokens]), sliced as
+  /// vLLM's unpadded() slices; a count outside its range is an error (vLLM
+  /// would take it as given and leave the fields disagreeing). The max
+  /// lengths are kept, so they become upper bounds; logits indices are kept
+  /// whole.
   Result<CommonAttentionMetadata> unpadded(int64_t numActualTokens,
                                            int64_t numActualReqs) const;
+
+  /// Checks the invariants every consumer relies on: num_reqs > 0, every
+  /// vector's length agrees with num_reqs and the block table width, the
+  /// batch shape (checkBatchShape), the derived fields agree with the given
+  /// ones, the maxima bound every request, num_actual_tokens covers the
+  /// queries, and the slot mapping (when present) covers every token.
+  Status validate() const;
 };
+
+/// Fills the derived fields of `given` (queryLens, numComputedTokens,
+/// numReqs, numActualTokens = queryStartLoc[numReqs], the maxima) from its
+/// queryStartLoc and seqLens, then validates it. An empty batch is an
+/// error.
+Result<CommonAttentionMetadata>
+makeCommonAttentionMetadata(CommonAttentionMetadata given);
 
 /// Reads and validates metadata: query_start_loc [R + 1] i32, seq_lens [R]
 /// i32, and optionally block_table [R, M] i32 and slot_mapping [T] i64 with

@@ -32,12 +32,12 @@ TEST(CommonAttentionMetadata, MakeDerivesFields) {
   EXPECT_EQ(cam->numActualTokens, 9);
   EXPECT_EQ(cam->maxQueryLen, 5);
   EXPECT_EQ(cam->maxSeqLen, 10);
-  EXPECT_THAT(cam->numComputedTokensCpu, ElementsAre(2, 9, 0));
-  EXPECT_EQ(cam->queryStartLoc, cam->queryStartLocCpu);
-  EXPECT_EQ(cam->seqLens, cam->seqLensCpu);
+  EXPECT_THAT(cam->numComputedTokens, ElementsAre(2, 9, 0));
+  EXPECT_THAT(cam->queryLens, ElementsAre(3, 1, 5));
   EXPECT_THAT(cam->queryStartLoc, ElementsAre(0, 3, 4, 9));
-  EXPECT_EQ(cam->blockTableTensor, kBlockTable);
-  EXPECT_EQ(cam->blockTableNumCols, 2);
+  EXPECT_TRUE(cam->hasBlockTable);
+  EXPECT_EQ(cam->blockTable, kBlockTable);
+  EXPECT_EQ(cam->blockTableCols, 2);
   EXPECT_EQ(cam->slotMapping.front(), 10) << "group 1's slots";
   EXPECT_FALSE(cam->causal);
   EXPECT_FALSE(cam->logitsIndicesPadded.has_value());
@@ -59,7 +59,7 @@ TEST(CommonAttentionMetadata, MakeRejectsEmptyBatch) {
   Result<CommonAttentionMetadata> cam =
       makeCommonAttentionMetadata(step, {}, 0);
   ASSERT_FALSE(cam);
-  EXPECT_THAT(cam.message(), HasSubstr("requires num_reqs > 0"));
+  EXPECT_THAT(cam.message(), HasSubstr("empty batch"));
 }
 
 TEST(CommonAttentionMetadata, MakeRejectsMissingGroup) {
@@ -111,13 +111,22 @@ TEST(CommonAttentionMetadata, MakeRejectsShortSlotMapping) {
   EXPECT_THAT(cam.message(), HasSubstr("slot_mapping has 3 entries"));
 }
 
-TEST(CommonAttentionMetadata, NaiveQueryLens) {
-  CommonAttentionMetadata cam;
-  EXPECT_TRUE(cam.naiveQueryLens().empty());
-  cam.queryStartLoc = {0};
-  EXPECT_TRUE(cam.naiveQueryLens().empty());
-  cam.queryStartLoc = {0, 3, 4, 9};
-  EXPECT_THAT(cam.naiveQueryLens(), ElementsAre(3, 1, 5));
+TEST(CommonAttentionMetadata, ValidateRejectsDerivedFieldsThatDisagree) {
+  CommonAttentionMetadata cam =
+      *makeCommonAttentionMetadata(threeRequests(), kBlockTable, 2);
+  cam.queryLens[2] = 4;
+  EXPECT_THAT(cam.validate().message(),
+              HasSubstr("query_lens[2] = 4, expected query_start_loc[3] - "
+                        "query_start_loc[2] = 5"));
+  cam = *makeCommonAttentionMetadata(threeRequests(), kBlockTable, 2);
+  cam.numComputedTokens[0] = 3;
+  EXPECT_THAT(cam.validate().message(),
+              HasSubstr("num_computed_tokens[0] = 3, expected seq_lens - "
+                        "q_len = 2"));
+  cam = *makeCommonAttentionMetadata(threeRequests(), kBlockTable, 2);
+  cam.maxSeqLen = 9;
+  EXPECT_THAT(cam.validate().message(),
+              HasSubstr("max_seq_len = 9 is below seq_lens[1] = 10"));
 }
 
 /// The three requests padded to four (an empty request) and 12 tokens, as a
@@ -133,9 +142,7 @@ CommonAttentionMetadata paddedBatch() {
   cam.logitsIndicesPadded = std::vector<int32_t>{2, 3, 8, 0};
   cam.numLogitsIndices = 3;
   cam.encoderSeqLens = std::vector<int32_t>{7, 7, 7, 0};
-  cam.encoderSeqLensCpu = cam.encoderSeqLens;
   cam.dcpLocalSeqLens = std::vector<int32_t>{3, 5, 3, 0};
-  cam.dcpLocalSeqLensCpu = cam.dcpLocalSeqLens;
   return cam;
 }
 
@@ -148,12 +155,11 @@ TEST(CommonAttentionMetadata, UnpaddedSlicesRequestsAndTokens) {
   EXPECT_EQ(cam->numReqs, 3);
   EXPECT_EQ(cam->numActualTokens, 9);
   EXPECT_THAT(cam->queryStartLoc, ElementsAre(0, 3, 4, 9));
-  EXPECT_THAT(cam->queryStartLocCpu, ElementsAre(0, 3, 4, 9));
   EXPECT_THAT(cam->seqLens, ElementsAre(5, 10, 5));
-  EXPECT_THAT(cam->seqLensCpu, ElementsAre(5, 10, 5));
-  EXPECT_THAT(cam->numComputedTokensCpu, ElementsAre(2, 9, 0));
-  EXPECT_THAT(cam->blockTableTensor, ElementsAre(0, 1, 2, 3, 4, 5));
-  EXPECT_EQ(cam->blockTableNumCols, 2);
+  EXPECT_THAT(cam->queryLens, ElementsAre(3, 1, 5));
+  EXPECT_THAT(cam->numComputedTokens, ElementsAre(2, 9, 0));
+  EXPECT_THAT(cam->blockTable, ElementsAre(0, 1, 2, 3, 4, 5));
+  EXPECT_EQ(cam->blockTableCols, 2);
   EXPECT_EQ(cam->slotMapping.size(), 9u);
   // Max lengths are kept, not recomputed.
   EXPECT_EQ(cam->maxQueryLen, 5);
@@ -162,27 +168,23 @@ TEST(CommonAttentionMetadata, UnpaddedSlicesRequestsAndTokens) {
   EXPECT_THAT(*cam->logitsIndicesPadded, ElementsAre(2, 3, 8, 0));
   EXPECT_EQ(cam->numLogitsIndices, 3);
   EXPECT_THAT(*cam->encoderSeqLens, ElementsAre(7, 7, 7));
-  EXPECT_THAT(*cam->encoderSeqLensCpu, ElementsAre(7, 7, 7));
   EXPECT_THAT(*cam->dcpLocalSeqLens, ElementsAre(3, 5, 3));
-  EXPECT_THAT(*cam->dcpLocalSeqLensCpu, ElementsAre(3, 5, 3));
   EXPECT_TRUE(cam->causal);
   EXPECT_TRUE(cam->validate()) << cam->validate().message();
 }
 
-TEST(CommonAttentionMetadata, UnpaddedPastTheEndKeepsEverything) {
+TEST(CommonAttentionMetadata, UnpaddedRejectsCountsPastTheEnd) {
+  // vLLM would take the counts as given and leave num_reqs disagreeing with
+  // the vectors; here that is an error.
   CommonAttentionMetadata padded = paddedBatch();
-  Result<CommonAttentionMetadata> cam = padded.unpadded(100, 10);
-  ASSERT_TRUE(cam) << cam.message();
-  EXPECT_EQ(cam->queryStartLoc, padded.queryStartLoc);
-  EXPECT_EQ(cam->slotMapping, padded.slotMapping);
-  EXPECT_EQ(cam->blockTableTensor, padded.blockTableTensor);
-  EXPECT_EQ(cam->numReqs, 10) << "the count is taken as given, like vLLM";
-}
-
-TEST(CommonAttentionMetadata, UnpaddedRejectsNegativeCounts) {
-  Result<CommonAttentionMetadata> cam = paddedBatch().unpadded(-1, 3);
-  ASSERT_FALSE(cam);
-  EXPECT_THAT(cam.message(), HasSubstr("non-negative"));
+  Result<CommonAttentionMetadata> reqs = padded.unpadded(9, 10);
+  ASSERT_FALSE(reqs);
+  EXPECT_THAT(reqs.message(),
+              HasSubstr("num_actual_reqs = 10 is outside [1, num_reqs = 4]"));
+  Result<CommonAttentionMetadata> tokens = padded.unpadded(100, 3);
+  ASSERT_FALSE(tokens);
+  EXPECT_THAT(tokens.message(),
+              HasSubstr("num_actual_tokens = 100 is outside [0, 12]"));
 }
 
 TEST(CommonAttentionMetadata, ValidateChecksOptionalLengths) {

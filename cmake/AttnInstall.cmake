@@ -12,7 +12,7 @@ include(CMakePackageConfigHelpers)
 set(ATTN_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/attn)
 set(ATTN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
 
-set(_attn_exported AttnReferenceOps AttnRuntime AttnCpuExecutor AttnSession)
+set(_attn_exported AttnCore AttnReferenceOps AttnRuntime AttnCpuExecutor AttnSession)
 if(TARGET AttnVulkanExecutor)
   list(APPEND _attn_exported AttnVulkanExecutor)
 endif()
@@ -20,8 +20,8 @@ if(TARGET AttnDLPack)
   list(APPEND _attn_exported AttnDLPack)
 endif()
 
-# Every exported library reaches the headers through AttnReferenceOps.
-target_include_directories(AttnReferenceOps PUBLIC
+# Every exported library reaches the headers through AttnCore.
+target_include_directories(AttnCore PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
   $<INSTALL_INTERFACE:${ATTN_INSTALL_INCLUDEDIR}>)
 
@@ -31,6 +31,9 @@ install(TARGETS ${_attn_exported} EXPORT attnTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
+file(GLOB _attn_core_headers ${PROJECT_SOURCE_DIR}/core/*.h)
+install(FILES ${_attn_core_headers}
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/core)
 file(GLOB _attn_reference_headers ${PROJECT_SOURCE_DIR}/reference/ops/*.h)
 install(FILES ${_attn_reference_headers}
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/reference/ops)

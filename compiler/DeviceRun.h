@@ -9,7 +9,7 @@
 #define ATTN_COMPILER_DEVICERUN_H
 
 #include "reference/ops/Compare.h"
-#include "reference/ops/Tensor.h"
+#include "core/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

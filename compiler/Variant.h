@@ -11,7 +11,7 @@
 #ifndef ATTN_COMPILER_VARIANT_H
 #define ATTN_COMPILER_VARIANT_H
 
-#include "reference/ops/KvCache.h"
+#include "core/KvCache.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

@@ -2,7 +2,7 @@
 
 #include "runtime/Backend.h"
 
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 
 #include <algorithm>
 #include <sstream>
@@ -68,7 +68,7 @@ Status checkOnDevice(std::string_view who, std::string_view name,
 /// Checks that every block a request reads (those covering [0, seq_len))
 /// and every non-padding slot lies inside a cache of `numBlocks` blocks of
 /// `blockSize` tokens, so no executor reads or writes out of bounds (the
-/// reference's rules, reference/ops/Metadata.h).
+/// reference's rules, core/Metadata.h).
 Status checkPagedAccess(std::string_view who, const Tensor &seqLens,
                         const Tensor &blockTable, const Tensor *slotMapping,
                         int64_t numBlocks, int64_t blockSize) {

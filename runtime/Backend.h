@@ -13,9 +13,9 @@
 #ifndef ATTN_RUNTIME_BACKEND_H
 #define ATTN_RUNTIME_BACKEND_H
 
-#include "reference/ops/DType.h"
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/DType.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 #include "runtime/KernelExecutor.h"
 #include "runtime/MetadataBuilder.h"
 #include "runtime/VariantQuery.h"

@@ -36,7 +36,7 @@
 #ifndef ATTN_RUNTIME_BUNDLE_H
 #define ATTN_RUNTIME_BUNDLE_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 #include "runtime/Plan.h"
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include "runtime/BundleExecutor.h"
 
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 
 #include <set>
 

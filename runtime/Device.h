@@ -22,9 +22,9 @@
 #ifndef ATTN_RUNTIME_DEVICE_H
 #define ATTN_RUNTIME_DEVICE_H
 
-#include "reference/ops/DType.h"
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/DType.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <array>
 #include <functional>

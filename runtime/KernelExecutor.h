@@ -31,10 +31,10 @@
 #ifndef ATTN_RUNTIME_KERNELEXECUTOR_H
 #define ATTN_RUNTIME_KERNELEXECUTOR_H
 
-#include "reference/ops/KvCache.h"
+#include "core/KvCache.h"
 #include "reference/ops/Ops.h"
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 #include "runtime/Device.h"
 
 #include <cstdint>
@@ -44,7 +44,7 @@ namespace attn::runtime {
 
 /// Where a kv cache keeps the token axis relative to the head axis: NHD
 /// [num_blocks, 2, B, G, D] (FlashAttention's, the default) or HND
-/// [num_blocks, 2, G, B, D]. The reference's enum (reference/ops/KvCache.h),
+/// [num_blocks, 2, G, B, D]. The reference's enum (core/KvCache.h),
 /// under the runtime's name.
 using KvCacheLayout = KvLayout;
 

@@ -12,7 +12,7 @@
 #ifndef ATTN_RUNTIME_KERNELSYMBOLS_H
 #define ATTN_RUNTIME_KERNELSYMBOLS_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <functional>
 #include <map>

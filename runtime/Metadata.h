@@ -16,9 +16,9 @@
 #ifndef ATTN_RUNTIME_METADATA_H
 #define ATTN_RUNTIME_METADATA_H
 
-#include "reference/ops/Metadata.h"
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Metadata.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <cstdint>
 #include <optional>
@@ -38,7 +38,7 @@ struct StepInputs {
 };
 
 /// The per-batch metadata shared across layers and backends is the
-/// reference's (reference/ops/Metadata.h): one type, one set of rules.
+/// reference's (core/Metadata.h): one type, one set of rules.
 using attn::CommonAttentionMetadata;
 
 /// Builds the metadata of one step for KV cache group `kvCacheGroupId`, as

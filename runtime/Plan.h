@@ -15,8 +15,8 @@
 #ifndef ATTN_RUNTIME_PLAN_H
 #define ATTN_RUNTIME_PLAN_H
 
-#include "reference/ops/DType.h"
-#include "reference/ops/Status.h"
+#include "core/DType.h"
+#include "core/Status.h"
 
 #include <array>
 #include <cstdint>

@@ -11,8 +11,8 @@
 #ifndef ATTN_RUNTIME_PLANRUNNER_H
 #define ATTN_RUNTIME_PLANRUNNER_H
 
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 #include "runtime/Device.h"
 #include "runtime/Plan.h"
 

@@ -26,7 +26,7 @@
 #ifndef ATTN_RUNTIME_REGISTRY_H
 #define ATTN_RUNTIME_REGISTRY_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 #include "runtime/Backend.h"
 
 #include <functional>

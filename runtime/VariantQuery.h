@@ -12,7 +12,7 @@
 #ifndef ATTN_RUNTIME_VARIANTQUERY_H
 #define ATTN_RUNTIME_VARIANTQUERY_H
 
-#include "reference/ops/Tensor.h"
+#include "core/Tensor.h"
 #include "runtime/Device.h"
 #include "runtime/KernelExecutor.h"
 

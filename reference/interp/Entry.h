@@ -8,7 +8,7 @@
 #define ATTN_REFERENCE_INTERP_ENTRY_H
 
 #include "reference/interp/Signature.h"
-#include "reference/ops/Tensor.h"
+#include "core/Tensor.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"

@@ -11,7 +11,7 @@
 
 #include "reference/interp/Signature.h"
 #include "reference/interp/StatusError.h"
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 #include "reference/ops/Ops.h"
 
 #include "dialect/AttnOps.h"

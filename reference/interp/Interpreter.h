@@ -9,7 +9,7 @@
 #ifndef ATTN_REFERENCE_INTERP_INTERPRETER_H
 #define ATTN_REFERENCE_INTERP_INTERPRETER_H
 
-#include "reference/ops/Tensor.h"
+#include "core/Tensor.h"
 
 #include "llvm/Support/Error.h"
 

@@ -12,8 +12,8 @@
 #ifndef ATTN_REFERENCE_INTERP_SIGNATURE_H
 #define ATTN_REFERENCE_INTERP_SIGNATURE_H
 
-#include "reference/ops/KvCache.h"
-#include "reference/ops/Tensor.h"
+#include "core/KvCache.h"
+#include "core/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

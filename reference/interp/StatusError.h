@@ -7,7 +7,7 @@
 #ifndef ATTN_REFERENCE_INTERP_STATUSERROR_H
 #define ATTN_REFERENCE_INTERP_STATUSERROR_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include "llvm/Support/Error.h"
 

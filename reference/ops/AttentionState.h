@@ -10,7 +10,7 @@
 #ifndef ATTN_REFERENCE_OPS_ATTENTIONSTATE_H
 #define ATTN_REFERENCE_OPS_ATTENTIONSTATE_H
 
-#include "reference/ops/DType.h"
+#include "core/DType.h"
 
 #include <cstdint>
 #include <limits>

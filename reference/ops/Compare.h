@@ -11,8 +11,8 @@
 #ifndef ATTN_REFERENCE_OPS_COMPARE_H
 #define ATTN_REFERENCE_OPS_COMPARE_H
 
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <cstdint>
 #include <string>

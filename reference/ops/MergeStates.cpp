@@ -3,7 +3,7 @@
 
 #include "reference/ops/AttentionState.h"
 #include "reference/ops/ParallelFor.h"
-#include "reference/ops/TensorCheck.h"
+#include "core/TensorCheck.h"
 
 namespace attn {
 

@@ -9,9 +9,9 @@
 #include "reference/ops/Ops.h"
 
 #include "reference/ops/AttentionState.h"
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 #include "reference/ops/ParallelFor.h"
-#include "reference/ops/TensorCheck.h"
+#include "core/TensorCheck.h"
 
 #include <algorithm>
 #include <cmath>

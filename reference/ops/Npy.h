@@ -9,8 +9,8 @@
 #ifndef ATTN_REFERENCE_OPS_NPY_H
 #define ATTN_REFERENCE_OPS_NPY_H
 
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <optional>
 #include <string>

@@ -10,9 +10,9 @@
 #ifndef ATTN_REFERENCE_OPS_RANDOM_H
 #define ATTN_REFERENCE_OPS_RANDOM_H
 
-#include "reference/ops/KvCache.h"
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/KvCache.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <cstdint>
 #include <random>

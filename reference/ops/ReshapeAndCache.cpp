@@ -1,8 +1,8 @@
 //===- ReshapeAndCache.cpp - Reference write of new K/V into the cache ----===//
 #include "reference/ops/Ops.h"
 
-#include "reference/ops/Metadata.h"
-#include "reference/ops/TensorCheck.h"
+#include "core/Metadata.h"
+#include "core/TensorCheck.h"
 
 #include <cstring>
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 #include "reference/ops/Ops.h"
 #include "reference/ops/ParallelFor.h"
 #include "test/fuzz/FuzzInput.h"

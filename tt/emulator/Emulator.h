@@ -56,7 +56,7 @@
 #ifndef ATTN_TT_EMULATOR_EMULATOR_H
 #define ATTN_TT_EMULATOR_EMULATOR_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <functional>

@@ -12,7 +12,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_CUDA_CUDADRIVER_H
 #define ATTN_RUNTIME_EXECUTORS_CUDA_CUDADRIVER_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <cuda.h>
 

@@ -16,7 +16,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_CUDA_CUDAKERNELABI_H
 #define ATTN_RUNTIME_EXECUTORS_CUDA_CUDAKERNELABI_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <array>
 #include <cstdint>

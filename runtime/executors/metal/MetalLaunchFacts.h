@@ -7,7 +7,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_METAL_METALLAUNCHFACTS_H
 #define ATTN_RUNTIME_EXECUTORS_METAL_METALLAUNCHFACTS_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <array>
 #include <cstdint>

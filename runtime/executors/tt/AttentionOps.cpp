@@ -1,7 +1,7 @@
 //===- AttentionOps.cpp - Host side of attn's TT programs ----------------===//
 #include "runtime/executors/tt/AttentionOps.h"
 
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 
 #include <algorithm>
 #include <cmath>
@@ -109,7 +109,7 @@ void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
   if (toDevice)
     pages.assign(size_t(tc.numPages()) * tileBytes, 0);
   // Where a row of the host cache starts: the paged cache's geometry
-  // (reference/ops/KvCache.h), or the MLA cache's [NB, B, row].
+  // (core/KvCache.h), or the MLA cache's [NB, B, row].
   KvCacheGeometry paged;
   if (tc.parts == 2)
     paged = KvCacheGeometry::ofShape(cache.shape(), layout, cache.describe())

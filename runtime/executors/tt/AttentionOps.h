@@ -3,7 +3,7 @@
 // What TT-Metalium host code (a program factory) does around attn's emitted
 // kernels, on any TTDevice (TTDevice.h): put the operands in DRAM in the
 // layout the kernels read, split the work into units over the core grid, set
-// runtime arguments, run, and read the results back. Operands are reference tensors (reference/ops/Tensor.h);
+// runtime arguments, run, and read the results back. Operands are reference tensors (core/Tensor.h);
 // every buffer an operation creates is released when it returns.
 //
 // The paged KV cache on the device is tiled. A block of B token rows maps to
@@ -30,7 +30,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H
 #define ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H
 
-#include "reference/ops/KvCache.h"
+#include "core/KvCache.h"
 #include "reference/ops/Ops.h"
 #include "runtime/executors/tt/TTDevice.h"
 

@@ -9,7 +9,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_JSON_H
 #define ATTN_RUNTIME_EXECUTORS_TT_JSON_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <map>
 #include <memory>

@@ -12,7 +12,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_SPIRVREFLECTION_H
 #define ATTN_RUNTIME_EXECUTORS_VULKAN_SPIRVREFLECTION_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <array>
 #include <cstdint>

@@ -32,7 +32,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANEXECUTOR_H
 #define ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANEXECUTOR_H
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <array>
 #include <cstdint>

@@ -14,7 +14,7 @@
 #endif
 #include <vulkan/vulkan.h>
 
-#include "reference/ops/Status.h"
+#include "core/Status.h"
 
 #include <string>
 

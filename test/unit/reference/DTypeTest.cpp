@@ -1,6 +1,6 @@
 //===- DTypeTest.cpp - f16/bf16 rounding and Tensor element access -------===//
-#include "reference/ops/DType.h"
-#include "reference/ops/Tensor.h"
+#include "core/DType.h"
+#include "core/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- MetadataTest.cpp - Metadata construction and every validation error -===//
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 
 #include "TestUtil.h"
 

@@ -1,7 +1,7 @@
 //===- RandomTest.cpp - Seeded draws and generated problems --------------===//
 #include "reference/ops/Random.h"
 
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 
 #include "TestUtil.h"
 

@@ -1,6 +1,6 @@
 //===- TensorTest.cpp - Tensor sizes ---------------------------------------===//
 
-#include "reference/ops/Tensor.h"
+#include "core/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #define ATTN_TEST_UNIT_REFERENCE_TESTUTIL_H
 
 #include "reference/ops/Ops.h"
-#include "reference/ops/Tensor.h"
+#include "core/Tensor.h"
 
 #include <cstdint>
 #include <vector>

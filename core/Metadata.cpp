@@ -1,7 +1,7 @@
 //===- Metadata.cpp - Per-step attention metadata and its validation ------===//
-#include "reference/ops/Metadata.h"
+#include "core/Metadata.h"
 
-#include "reference/ops/TensorCheck.h"
+#include "core/TensorCheck.h"
 
 #include <algorithm>
 

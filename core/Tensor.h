@@ -5,11 +5,11 @@
 // read and written as double; the write rounds once to the element type.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_TENSOR_H
-#define ATTN_REFERENCE_OPS_TENSOR_H
+#ifndef ATTN_CORE_TENSOR_H
+#define ATTN_CORE_TENSOR_H
 
-#include "reference/ops/DType.h"
-#include "reference/ops/Status.h"
+#include "core/DType.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -95,4 +95,4 @@ private:
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_TENSOR_H
+#endif // ATTN_CORE_TENSOR_H

@@ -6,7 +6,7 @@
 // ties wrong.
 //
 //===----------------------------------------------------------------------===//
-#include "reference/ops/DType.h"
+#include "core/DType.h"
 
 #include <cmath>
 #include <cstring>

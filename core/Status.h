@@ -5,8 +5,8 @@
 // is a value or an error message. Neither throws.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_STATUS_H
-#define ATTN_REFERENCE_OPS_STATUS_H
+#ifndef ATTN_CORE_STATUS_H
+#define ATTN_CORE_STATUS_H
 
 #include <cassert>
 #include <optional>
@@ -88,4 +88,4 @@ private:
       return attnStatus_;                                                      \
   } while (false)
 
-#endif // ATTN_REFERENCE_OPS_STATUS_H
+#endif // ATTN_CORE_STATUS_H

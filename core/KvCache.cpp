@@ -1,7 +1,7 @@
 //===- KvCache.cpp - Where a token's key and value live in a paged cache --===//
-#include "reference/ops/KvCache.h"
+#include "core/KvCache.h"
 
-#include "reference/ops/TensorCheck.h"
+#include "core/TensorCheck.h"
 
 namespace attn {
 

@@ -1,5 +1,5 @@
 //===- TensorCheck.cpp - Shape and dtype checks with readable messages ----===//
-#include "reference/ops/TensorCheck.h"
+#include "core/TensorCheck.h"
 
 #include <algorithm>
 #include <sstream>

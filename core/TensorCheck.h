@@ -4,11 +4,11 @@
 // common checks the same way everywhere.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_TENSORCHECK_H
-#define ATTN_REFERENCE_OPS_TENSORCHECK_H
+#ifndef ATTN_CORE_TENSORCHECK_H
+#define ATTN_CORE_TENSORCHECK_H
 
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <initializer_list>
 #include <string_view>
@@ -31,4 +31,4 @@ Status checkSameDType(const Tensor &t, std::string_view name,
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_TENSORCHECK_H
+#endif // ATTN_CORE_TENSORCHECK_H

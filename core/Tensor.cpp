@@ -1,5 +1,5 @@
 //===- Tensor.cpp - A dense host tensor ----------------------------------===//
-#include "reference/ops/Tensor.h"
+#include "core/Tensor.h"
 
 #include <cassert>
 #include <cstdint>

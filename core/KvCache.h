@@ -8,11 +8,11 @@
 // contiguous in both.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_KVCACHE_H
-#define ATTN_REFERENCE_OPS_KVCACHE_H
+#ifndef ATTN_CORE_KVCACHE_H
+#define ATTN_CORE_KVCACHE_H
 
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <optional>
 #include <string_view>
@@ -52,4 +52,4 @@ struct KvCacheGeometry {
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_KVCACHE_H
+#endif // ATTN_CORE_KVCACHE_H

@@ -5,8 +5,8 @@
 // reference rounds exactly once to the output dtype.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_DTYPE_H
-#define ATTN_REFERENCE_OPS_DTYPE_H
+#ifndef ATTN_CORE_DTYPE_H
+#define ATTN_CORE_DTYPE_H
 
 #include <bit>
 #include <cstddef>
@@ -54,4 +54,4 @@ double roundToDType(double v, DType t);
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_DTYPE_H
+#endif // ATTN_CORE_DTYPE_H

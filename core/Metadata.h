@@ -8,11 +8,11 @@
 // context = seq_lens[r] - q_len tokens are already in the cache.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_METADATA_H
-#define ATTN_REFERENCE_OPS_METADATA_H
+#ifndef ATTN_CORE_METADATA_H
+#define ATTN_CORE_METADATA_H
 
-#include "reference/ops/Status.h"
-#include "reference/ops/Tensor.h"
+#include "core/Status.h"
+#include "core/Tensor.h"
 
 #include <cstdint>
 #include <optional>
@@ -145,4 +145,4 @@ Status checkSlotMapping(const Tensor &slotMapping, int64_t numTokens,
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_METADATA_H
+#endif // ATTN_CORE_METADATA_H

@@ -10,6 +10,7 @@
 #include "lowering/GPUToSPIRV/GPUToSPIRV.h"
 #include "lowering/SPIRVToMSL/SPIRVToMSL.h"
 #include "lowering/Passes.h"
+#include "core/LaunchFacts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -18,8 +19,6 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <iterator>
@@ -67,10 +66,10 @@ compileTTKernels(ModuleOp input,
       kernel.target = "tt";
       kernel.entryPoint = file.name;
       kernel.bytes = std::move(file.text);
-      nlohmann::json launch;
-      launch["program"] = program.name;
-      launch["description"] = "program.json";
-      kernel.launchJson = launch.dump();
+      ::attn::LaunchFacts launch;
+      launch.program = program.name;
+      launch.description = "program.json";
+      kernel.launchJson = ::attn::writeLaunchFacts(launch, "tt");
       kernels.push_back(std::move(kernel));
     }
   }
@@ -179,13 +178,12 @@ compilePTXKernels(ModuleOp input, ModuleOp lowered, bool loweredForPTX,
     out.target = "ptx";
     out.entryPoint = k.entryPoint;
     out.bytes = std::move(k.ptx);
-    nlohmann::json launch;
-    launch["workgroup_size"] = facts->second.workgroup;
-    launch["subgroup_size"] = kNVIDIAWarpSize;
-    launch["chip"] = options.chip;
-    launch["abi"] = "memref_descriptor";
-    launch["arg_element_bytes"] = facts->second.elementBytes;
-    out.launchJson = launch.dump();
+    ::attn::LaunchFacts launch;
+    launch.workgroup = facts->second.workgroup;
+    launch.subgroupSize = kNVIDIAWarpSize;
+    launch.chip = options.chip;
+    launch.argElementBytes = facts->second.elementBytes;
+    out.launchJson = ::attn::writeLaunchFacts(launch, "ptx");
     kernels.push_back(std::move(out));
   }
   return success();
@@ -233,7 +231,7 @@ static LogicalResult compileMSLKernels(
     out.target = "msl";
     out.entryPoint = msl->entryPoint;
     out.bytes = std::move(msl->source);
-    out.launchJson = std::move(msl->launchJson);
+    out.launchJson = mlir::attn::mslLaunchFacts(*msl, options.subgroupSize);
     kernels.push_back(std::move(out));
   }
   return success();
@@ -330,14 +328,13 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
         out.entryPoint = k.entryPoint;
         out.bytes.assign(reinterpret_cast<const char *>(k.words.data()),
                          k.words.size() * sizeof(uint32_t));
-        nlohmann::json launch;
-        launch["subgroup_size"] = options.subgroupSize;
-        launch["workgroup_size"] = workgroupOfEntry[k.entryPoint];
+        ::attn::LaunchFacts launch;
+        launch.subgroupSize = options.subgroupSize;
+        launch.workgroup = workgroupOfEntry[k.entryPoint];
         // attn-spirv-buffer-addresses: argument i is a u64 device address at
         // push-constant offset 8 i.
-        launch["abi"] = "buffer_address";
-        launch["num_buffers"] = argumentsOfEntry[k.entryPoint];
-        out.launchJson = launch.dump();
+        launch.addressedBuffers = argumentsOfEntry[k.entryPoint];
+        out.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
         compiled.kernels.push_back(std::move(out));
       }
     }

@@ -7,10 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/SPIRVToMSL/SPIRVToMSL.h"
+#include "core/LaunchFacts.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <spirv_cross_c.h>
@@ -75,8 +75,8 @@ getRequiredVersion(ArrayRef<SpvCapability> capabilities) {
 } // namespace
 
 std::string mlir::attn::formatMSLVersion(uint32_t version) {
-  return std::to_string(version / 10000) + "." +
-         std::to_string(version / 100 % 100);
+  return std::to_string(mslMajorVersion(version)) + "." +
+         std::to_string(mslMinorVersion(version));
 }
 
 llvm::Expected<MSLKernel>
@@ -197,14 +197,19 @@ mlir::attn::translateSPIRVToMSL(ArrayRef<uint32_t> words, StringRef entryPoint,
   kernel.entryPoint = spvc_compiler_get_cleansed_entry_point_name(
       compiler, entry.c_str(), SpvExecutionModelGLCompute);
 
-  llvm::json::Object launch{
-      {"entry_point", kernel.entryPoint},
-      {"msl_version", formatMSLVersion(kernel.version)},
-      {"workgroup_size", llvm::json::Array(kernel.threadgroupSize)},
-      {"subgroup_size", options.subgroupSize},
-      {"buffer_indices", llvm::json::Array(kernel.bufferIndices)},
-  };
-  llvm::raw_string_ostream os(kernel.launchJson);
-  os << llvm::json::Value(std::move(launch));
   return kernel;
+}
+
+std::string mlir::attn::mslLaunchFacts(const MSLKernel &kernel,
+                                       uint32_t subgroupSize) {
+  ::attn::LaunchFacts launch;
+  launch.entryPoint = kernel.entryPoint;
+  launch.mslMajor = mslMajorVersion(kernel.version);
+  launch.mslMinor = mslMinorVersion(kernel.version);
+  for (int i = 0; i < 3; ++i)
+    launch.workgroup[i] = kernel.threadgroupSize[i];
+  launch.subgroupSize = subgroupSize;
+  launch.bufferIndices.assign(kernel.bufferIndices.begin(),
+                              kernel.bufferIndices.end());
+  return ::attn::writeLaunchFacts(launch, "msl");
 }

@@ -65,9 +65,6 @@ struct MSLKernel {
   std::array<uint32_t, 3> threadgroupSize = {1, 1, 1};
   /// bufferIndices[i] is the [[buffer(n)]] index of kernel argument i.
   SmallVector<uint32_t> bufferIndices;
-  /// The launch facts for a bundle, JSON: entry_point, msl_version ("2.1"),
-  /// workgroup_size (the threadgroup size), subgroup_size, buffer_indices.
-  std::string launchJson;
 };
 
 /// Cross-compiles the SPIR-V module `words`, whose GLCompute entry point
@@ -77,8 +74,18 @@ llvm::Expected<MSLKernel> translateSPIRVToMSL(ArrayRef<uint32_t> words,
                                               StringRef entryPoint,
                                               const MSLOptions &options = {});
 
+/// The launch facts of `kernel` for a bundle (core/LaunchFacts.h): entry
+/// point, MSL version, threadgroup size, buffer indices, and the subgroup
+/// width its reductions assume.
+std::string mslLaunchFacts(const MSLKernel &kernel, uint32_t subgroupSize);
+
 /// "2.1" for makeMSLVersion(2, 1).
 std::string formatMSLVersion(uint32_t version);
+/// The major and minor numbers of a version made by makeMSLVersion.
+inline uint32_t mslMajorVersion(uint32_t version) { return version / 10000; }
+inline uint32_t mslMinorVersion(uint32_t version) {
+  return version / 100 % 100;
+}
 
 } // namespace attn
 } // namespace mlir

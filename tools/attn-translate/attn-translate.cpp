@@ -346,7 +346,8 @@ LogicalResult translateToMSL(ModuleOp module) {
   SmallVector<OutputKernel> out;
   for (const attn::MSLKernel &k : kernels)
     out.push_back({k.entryPoint, k.source,
-                   "// kernel " + k.entryPoint + " launch " + k.launchJson});
+                   "// kernel " + k.entryPoint + " launch " +
+                       attn::mslLaunchFacts(k, options.subgroupSize)});
   return writeKernels(out, ".metal");
 }
 

@@ -1,8 +1,8 @@
 //===- CudaKernelABI.h - How PTX kernels take their arguments --*- C++ -*-===//
 //
 // The launch side of the PTX target's kernel ABI (lowering/GPUToPTX/
-// GPUToPTX.h): the launch facts attn-compile writes for each PTX kernel, and
-// the kernel parameters a launch passes. Plain C++: no CUDA headers, so it
+// GPUToPTX.h): the kernel parameters a launch passes, from the kernel's
+// launch facts (core/LaunchFacts.h). Plain C++: no CUDA headers, so it
 // is tested on machines without CUDA.
 //
 // convert-gpu-to-nvvm keeps upstream's default memref calling convention:
@@ -16,6 +16,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_CUDA_CUDAKERNELABI_H
 #define ATTN_RUNTIME_EXECUTORS_CUDA_CUDAKERNELABI_H
 
+#include "core/LaunchFacts.h"
 #include "core/Status.h"
 
 #include <array>
@@ -30,29 +31,11 @@ namespace attn {
 /// u64 kernel parameters per memref argument.
 inline constexpr int kMemrefDescriptorWords = 5;
 
-/// The `launch` object of a PTX kernel in a bundle manifest.
-struct CudaLaunchFacts {
-  /// Threads per block the kernel was built for (`known_block_size`).
-  std::array<int64_t, 3> workgroup = {1, 1, 1};
-  /// Bytes per element of each argument, in order.
-  std::vector<int64_t> argElementBytes;
-  /// The SM the PTX was generated for, "sm_90"; empty when not recorded.
-  std::string chip;
-};
-
-/// Parses and checks launch facts: `workgroup_size` (three positive
-/// integers), `abi` == "memref_descriptor", `arg_element_bytes` (positive
-/// integers), `chip` (optional).
-Result<CudaLaunchFacts> parseCudaLaunchFacts(std::string_view json);
-
-/// The SM number of "sm_90" / "sm_90a" (90), or an error.
-Result<int> parseSmVersion(std::string_view chip);
-
 /// The kernel parameters of one launch: kMemrefDescriptorWords u64 per
 /// buffer, for buffers at device `addresses` of `bytes` bytes each. An error
 /// when the counts disagree with the facts.
 Result<std::vector<uint64_t>>
-packKernelParams(const CudaLaunchFacts &facts,
+packKernelParams(const LaunchFacts &facts,
                  std::span<const uint64_t> addresses,
                  std::span<const uint64_t> bytes);
 

@@ -55,7 +55,7 @@ public:
 struct CudaKernel {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
-  CudaLaunchFacts facts;
+  LaunchFacts facts;
 };
 
 /// One launch (function set, parameters packed) or device-to-device copy of
@@ -243,7 +243,7 @@ Status CudaPlanDevice::addKernel(const std::string &symbol,
     return loaded.status();
   if (*loaded)
     return Status::ok();
-  Result<CudaLaunchFacts> facts = parseCudaLaunchFacts(launchJson);
+  Result<LaunchFacts> facts = readLaunchFacts(launchJson, "ptx");
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
   if (!facts->chip.empty()) {

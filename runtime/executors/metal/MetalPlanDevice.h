@@ -15,7 +15,7 @@
 #define ATTN_RUNTIME_EXECUTORS_METAL_METALPLANDEVICE_H
 
 #include "runtime/Device.h"
-#include "runtime/executors/metal/MetalLaunchFacts.h"
+#include "core/LaunchFacts.h"
 
 #include <memory>
 #include <string>
@@ -34,7 +34,7 @@ public:
   /// `symbol`. A device whose SIMD width differs from the facts' subgroup
   /// size is an error: the kernels reduce across one SIMD-group.
   Status addKernel(const std::string &symbol, std::string_view source,
-                   const MetalLaunchFacts &facts);
+                   const LaunchFacts &facts);
 
   /// A bundle's MSL kernels, with the launch facts the bundle records.
   Status loadKernel(const runtime::Bundle &bundle,

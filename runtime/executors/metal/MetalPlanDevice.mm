@@ -32,7 +32,7 @@ public:
 
 struct MetalKernel {
   id<MTLComputePipelineState> pipeline;
-  MetalLaunchFacts facts;
+  LaunchFacts facts;
 };
 
 std::string describe(NSError *error) {
@@ -75,11 +75,11 @@ Result<std::unique_ptr<MetalPlanDevice>> MetalPlanDevice::create() {
 
 Status MetalPlanDevice::addKernel(const std::string &symbol,
                                   std::string_view source,
-                                  const MetalLaunchFacts &facts) {
+                                  const LaunchFacts &facts) {
   std::string factsText = std::to_string(facts.mslMajor) + "." +
                           std::to_string(facts.mslMinor) + ";" +
                           std::to_string(facts.subgroupSize) + ";";
-  for (uint32_t n : facts.threadgroupSize)
+  for (int64_t n : facts.workgroup)
     factsText += std::to_string(n) + ",";
   for (uint32_t n : facts.bufferIndices)
     factsText += ";" + std::to_string(n);
@@ -122,8 +122,8 @@ Status MetalPlanDevice::addKernel(const std::string &symbol,
     return errorf("kernel ", symbol, ": cannot build its pipeline: ",
                   describe(error));
 
-  uint64_t threads = uint64_t(facts.threadgroupSize[0]) *
-                     facts.threadgroupSize[1] * facts.threadgroupSize[2];
+  uint64_t threads = uint64_t(facts.workgroup[0]) * facts.workgroup[1] *
+                     facts.workgroup[2];
   if (threads > [pipeline maxTotalThreadsPerThreadgroup])
     return errorf("kernel ", symbol, " needs ", threads,
                   " threads per threadgroup but ", name_, " allows ",
@@ -146,7 +146,7 @@ Status MetalPlanDevice::loadKernel(const runtime::Bundle &,
   if (kernel.target != "msl")
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
                   "; ", name_, " runs msl");
-  Result<MetalLaunchFacts> facts = parseMetalLaunchFacts(kernel.launchJson);
+  Result<LaunchFacts> facts = readLaunchFacts(kernel.launchJson, "msl");
   if (!facts)
     return errorf("kernel ", kernel.symbol, " (", kernel.file,
                   "): ", facts.message());
@@ -223,13 +223,12 @@ Status MetalPlanDevice::enqueueLaunch(std::string_view kernel,
   auto it = impl_->kernels.find(kernel);
   if (it == impl_->kernels.end())
     return errorf("no kernel '", kernel, "' is loaded on ", name_);
-  const MetalLaunchFacts &facts = it->second.facts;
-  for (int i = 0; i < 3; ++i)
-    if (block[i] != int64_t(facts.threadgroupSize[i]))
-      return errorf("kernel '", kernel, "' was compiled for threadgroup size ",
-                    facts.threadgroupSize[0], "x", facts.threadgroupSize[1],
-                    "x", facts.threadgroupSize[2], " but the plan launches ",
-                    block[0], "x", block[1], "x", block[2]);
+  const LaunchFacts &facts = it->second.facts;
+  if (block != facts.workgroup)
+    return errorf("kernel '", kernel, "' was compiled for threadgroup size ",
+                  facts.workgroup[0], "x", facts.workgroup[1], "x",
+                  facts.workgroup[2], " but the plan launches ", block[0], "x",
+                  block[1], "x", block[2]);
   if (args.size() != facts.bufferIndices.size())
     return errorf("kernel '", kernel, "' takes ", facts.bufferIndices.size(),
                   " buffers but the plan passes ", args.size());
@@ -251,9 +250,9 @@ Status MetalPlanDevice::enqueueLaunch(std::string_view kernel,
                 offset:args[i].offset
                atIndex:facts.bufferIndices[i]];
   [encoder dispatchThreadgroups:MTLSizeMake(grid[0], grid[1], grid[2])
-          threadsPerThreadgroup:MTLSizeMake(facts.threadgroupSize[0],
-                                            facts.threadgroupSize[1],
-                                            facts.threadgroupSize[2])];
+          threadsPerThreadgroup:MTLSizeMake(NSUInteger(facts.workgroup[0]),
+                                            NSUInteger(facts.workgroup[1]),
+                                            NSUInteger(facts.workgroup[2]))];
   return Status::ok();
 }
 

@@ -2,9 +2,8 @@
 
 #include "runtime/executors/vulkan/VulkanPlanDevice.h"
 
+#include "core/LaunchFacts.h"
 #include "runtime/Bundle.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -115,22 +114,11 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
                   " bytes, not a whole number of SPIR-V words");
   std::vector<uint32_t> words(bytes.size() / 4);
   std::memcpy(words.data(), bytes.data(), bytes.size());
-  nlohmann::json launch =
-      nlohmann::json::parse(launchJson, nullptr, /*allow_exceptions=*/false);
-  uint32_t subgroupSize = 0;
-  if (launch.is_object() && launch.contains("subgroup_size") &&
-      launch["subgroup_size"].is_number_unsigned())
-    subgroupSize = launch["subgroup_size"].get<uint32_t>();
-  std::optional<uint32_t> addressedBuffers;
-  if (launch.is_object() && launch.value("abi", "") == "buffer_address") {
-    if (!launch.contains("num_buffers") ||
-        !launch["num_buffers"].is_number_unsigned())
-      return errorf("kernel ", symbol, " takes its buffers by address but "
-                    "its launch facts give no num_buffers");
-    addressedBuffers = launch["num_buffers"].get<uint32_t>();
-  }
-  return addKernel(symbol, std::move(words), entryPoint, subgroupSize,
-                   addressedBuffers);
+  Result<LaunchFacts> facts = readLaunchFacts(launchJson, "spirv");
+  if (!facts)
+    return errorf("kernel ", symbol, ": ", facts.message());
+  return addKernel(symbol, std::move(words), entryPoint, facts->subgroupSize,
+                   facts->addressedBuffers);
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>

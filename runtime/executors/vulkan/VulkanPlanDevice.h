@@ -42,8 +42,8 @@ public:
                    const std::string &entryPoint, uint32_t subgroupSize = 0,
                    std::optional<uint32_t> addressedBuffers = std::nullopt);
   /// The same from a compiled kernel: `bytes` the SPIR-V file, `launchJson`
-  /// its launch facts (`subgroup_size`; `"abi": "buffer_address"` with
-  /// `num_buffers` for buffers by device address), as a bundle holds them.
+  /// its launch facts as a bundle holds them (core/LaunchFacts.h: the
+  /// subgroup size, and whether buffers go by device address).
   Status addKernel(const std::string &symbol, std::string_view bytes,
                    const std::string &entryPoint, std::string_view launchJson);
   bool hasKernel(const std::string &symbol) const {

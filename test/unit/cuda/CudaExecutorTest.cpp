@@ -92,59 +92,8 @@ TEST(CudaPlanDevice, ToolkitStubDriver) {
       << device.message();
 }
 
-TEST(CudaKernelABI, ParsesLaunchFacts) {
-  Result<CudaLaunchFacts> facts = parseCudaLaunchFacts(
-      R"({"workgroup_size": [32, 1, 1], "subgroup_size": 32, "chip": "sm_90",
-          "abi": "memref_descriptor", "arg_element_bytes": [2, 2, 4, 8]})");
-  ASSERT_TRUE(facts) << facts.message();
-  EXPECT_EQ(facts->workgroup, (std::array<int64_t, 3>{32, 1, 1}));
-  EXPECT_EQ(facts->argElementBytes, (std::vector<int64_t>{2, 2, 4, 8}));
-  EXPECT_EQ(facts->chip, "sm_90");
-}
-
-TEST(CudaKernelABI, RejectsBadLaunchFacts) {
-  struct Case {
-    const char *json;
-    const char *message;
-  } cases[] = {
-      {"[]", "not a JSON object"},
-      {"{", "not a JSON object"},
-      {R"({"abi": "memref_descriptor", "arg_element_bytes": []})",
-       "need workgroup_size"},
-      {R"({"workgroup_size": [32, 0, 1], "abi": "memref_descriptor",
-           "arg_element_bytes": []})",
-       "workgroup_size[1] is not a positive integer"},
-      {R"({"workgroup_size": [32, 1, 1], "abi": "bare_pointer",
-           "arg_element_bytes": []})",
-       "abi must be \"memref_descriptor\""},
-      {R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor"})",
-       "need arg_element_bytes"},
-      {R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor",
-           "arg_element_bytes": [2, -1]})",
-       "not a positive integer"},
-      {R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor",
-           "arg_element_bytes": [], "chip": "gfx90a"})",
-       "not an SM name"},
-  };
-  for (const Case &c : cases) {
-    Result<CudaLaunchFacts> facts = parseCudaLaunchFacts(c.json);
-    ASSERT_FALSE(facts) << c.json;
-    EXPECT_TRUE(hasSubstring(facts.message(), c.message))
-        << facts.message() << "\n  wanted: " << c.message;
-  }
-}
-
-TEST(CudaKernelABI, SmVersions) {
-  EXPECT_EQ(*parseSmVersion("sm_90"), 90);
-  EXPECT_EQ(*parseSmVersion("sm_90a"), 90);
-  EXPECT_EQ(*parseSmVersion("sm_120"), 120);
-  EXPECT_FALSE(parseSmVersion("sm_"));
-  EXPECT_FALSE(parseSmVersion("sm_9x"));
-  EXPECT_FALSE(parseSmVersion("compute_90"));
-}
-
 TEST(CudaKernelABI, PacksOneDescriptorPerBuffer) {
-  CudaLaunchFacts facts;
+  LaunchFacts facts;
   facts.argElementBytes = {2, 4};
   uint64_t addresses[] = {0x1000, 0x2000};
   uint64_t bytes[] = {256, 12};

@@ -1,0 +1,199 @@
+//===- LaunchFacts.cpp - What launching a compiled kernel takes -----------===//
+
+#include "core/LaunchFacts.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <limits>
+
+namespace attn {
+
+namespace {
+
+using nlohmann::json;
+
+/// Reads launch facts of one target; every error names the key.
+class FactsReader {
+public:
+  FactsReader(const json &object, std::string_view target)
+      : object_(object), target_(target) {}
+
+  Status error(std::string_view key, std::string_view wanted) const {
+    return errorf(target_, " launch facts: '", key, "' must be ", wanted);
+  }
+
+  /// An integer member in [min, max].
+  template <typename T>
+  Status integer(const char *key, T min, T max, T &out) const {
+    auto it = object_.find(key);
+    if (it == object_.end() || !it->is_number_integer() ||
+        it->get<int64_t>() < static_cast<int64_t>(min) ||
+        (it->is_number_unsigned() ? it->get<uint64_t>() >
+                                        static_cast<uint64_t>(max)
+                                  : it->get<int64_t>() >
+                                        static_cast<int64_t>(max)))
+      return error(key, "an integer in [" + std::to_string(min) + ", " +
+                            std::to_string(max) + "]");
+    out = it->get<T>();
+    return Status::ok();
+  }
+
+  /// A list of integers in [min, max]; `count` entries when set.
+  template <typename T>
+  Status integers(const char *key, T min, T max, std::vector<T> &out,
+                  std::optional<size_t> count = std::nullopt) const {
+    auto it = object_.find(key);
+    std::string wanted = (count ? std::to_string(*count) + " integers"
+                                : std::string("a list of integers")) +
+                         " in [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]";
+    if (it == object_.end() || !it->is_array() ||
+        (count && it->size() != *count))
+      return error(key, wanted);
+    out.clear();
+    for (const json &n : *it) {
+      if (!n.is_number_integer() || n.get<int64_t>() < int64_t(min) ||
+          (n.is_number_unsigned() && n.get<uint64_t>() > uint64_t(max)))
+        return error(key, wanted);
+      out.push_back(n.get<T>());
+    }
+    return Status::ok();
+  }
+
+  /// A string member; an error when `required` and it is missing or empty.
+  Status string(const char *key, bool required, std::string &out) const {
+    auto it = object_.find(key);
+    if (it == object_.end() && !required)
+      return Status::ok();
+    if (it == object_.end() || !it->is_string() ||
+        (required && it->get<std::string>().empty()))
+      return error(key, "a non-empty string");
+    out = it->get<std::string>();
+    return Status::ok();
+  }
+
+  Status workgroup(LaunchFacts &facts) const {
+    std::vector<int64_t> size;
+    ATTN_RETURN_IF_ERROR(integers<int64_t>(
+        "workgroup_size", 1, std::numeric_limits<uint32_t>::max(), size, 3));
+    std::copy(size.begin(), size.end(), facts.workgroup.begin());
+    return integer<uint32_t>("subgroup_size", 0,
+                             std::numeric_limits<uint32_t>::max(),
+                             facts.subgroupSize);
+  }
+
+private:
+  const json &object_;
+  std::string_view target_;
+};
+
+Status readSpirv(const FactsReader &r, LaunchFacts &facts) {
+  ATTN_RETURN_IF_ERROR(r.workgroup(facts));
+  std::string abi;
+  ATTN_RETURN_IF_ERROR(r.string("abi", /*required=*/false, abi));
+  if (abi.empty())
+    return Status::ok();
+  if (abi != "buffer_address")
+    return r.error("abi", "\"buffer_address\" or absent (bindings)");
+  uint32_t buffers = 0;
+  ATTN_RETURN_IF_ERROR(r.integer<uint32_t>("num_buffers", 0, 16, buffers));
+  facts.addressedBuffers = buffers;
+  return Status::ok();
+}
+
+Status readPtx(const FactsReader &r, LaunchFacts &facts) {
+  ATTN_RETURN_IF_ERROR(r.workgroup(facts));
+  std::string abi;
+  ATTN_RETURN_IF_ERROR(r.string("abi", /*required=*/true, abi));
+  if (abi != "memref_descriptor")
+    return r.error("abi", "\"memref_descriptor\" (the only PTX kernel ABI "
+                          "this runtime knows)");
+  ATTN_RETURN_IF_ERROR(r.integers<int64_t>(
+      "arg_element_bytes", 1, 16, facts.argElementBytes));
+  ATTN_RETURN_IF_ERROR(r.string("chip", /*required=*/false, facts.chip));
+  if (!facts.chip.empty())
+    ATTN_RETURN_IF_ERROR(parseSmVersion(facts.chip).status());
+  return Status::ok();
+}
+
+Status readMsl(const FactsReader &r, LaunchFacts &facts) {
+  ATTN_RETURN_IF_ERROR(r.workgroup(facts));
+  ATTN_RETURN_IF_ERROR(
+      r.string("entry_point", /*required=*/true, facts.entryPoint));
+  std::string version;
+  ATTN_RETURN_IF_ERROR(r.string("msl_version", /*required=*/true, version));
+  char tail = 0;
+  if (std::sscanf(version.c_str(), "%u.%u%c", &facts.mslMajor,
+                  &facts.mslMinor, &tail) != 2)
+    return r.error("msl_version", "\"MAJOR.MINOR\"");
+  // Metal has 31 buffer argument slots per stage.
+  return r.integers<uint32_t>("buffer_indices", 0, 30, facts.bufferIndices);
+}
+
+} // namespace
+
+std::string writeLaunchFacts(const LaunchFacts &facts,
+                             std::string_view target) {
+  json j = json::object();
+  if (target == "tt") {
+    j["program"] = facts.program;
+    j["description"] = facts.description;
+    return j.dump();
+  }
+  j["workgroup_size"] = facts.workgroup;
+  j["subgroup_size"] = facts.subgroupSize;
+  if (target == "spirv" && facts.addressedBuffers) {
+    j["abi"] = "buffer_address";
+    j["num_buffers"] = *facts.addressedBuffers;
+  }
+  if (target == "ptx") {
+    j["abi"] = "memref_descriptor";
+    j["chip"] = facts.chip;
+    j["arg_element_bytes"] = facts.argElementBytes;
+  }
+  if (target == "msl") {
+    j["entry_point"] = facts.entryPoint;
+    j["msl_version"] =
+        std::to_string(facts.mslMajor) + "." + std::to_string(facts.mslMinor);
+    j["buffer_indices"] = facts.bufferIndices;
+  }
+  return j.dump();
+}
+
+Result<LaunchFacts> readLaunchFacts(std::string_view text,
+                                    std::string_view target) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return errorf(target, " launch facts are not a JSON object: ", text);
+  FactsReader reader(j, target);
+  LaunchFacts facts;
+  if (target == "spirv")
+    ATTN_RETURN_IF_ERROR(readSpirv(reader, facts));
+  else if (target == "ptx")
+    ATTN_RETURN_IF_ERROR(readPtx(reader, facts));
+  else if (target == "msl")
+    ATTN_RETURN_IF_ERROR(readMsl(reader, facts));
+  else if (target == "tt") {
+    ATTN_RETURN_IF_ERROR(reader.string("program", true, facts.program));
+    ATTN_RETURN_IF_ERROR(
+        reader.string("description", true, facts.description));
+  } else
+    return errorf("no launch facts are defined for target '", target, "'");
+  return facts;
+}
+
+Result<int> parseSmVersion(std::string_view chip) {
+  if (chip.substr(0, 3) != "sm_" || chip.size() < 5)
+    return errorf("'", chip, "' is not an SM name like sm_90");
+  int version = 0;
+  size_t i = 3;
+  for (; i < chip.size() && chip[i] >= '0' && chip[i] <= '9'; ++i)
+    version = version * 10 + (chip[i] - '0');
+  // "sm_90a" (arch-specific features) is still SM 90.
+  if (i == 3 || version == 0 || (i != chip.size() && chip.substr(i) != "a"))
+    return errorf("'", chip, "' is not an SM name like sm_90");
+  return version;
+}
+
+} // namespace attn

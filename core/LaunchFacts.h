@@ -1,0 +1,78 @@
+//===- LaunchFacts.h - What launching a compiled kernel takes --*- C++ -*-===//
+//
+// The `launch` object of a kernel in a bundle manifest: what the compiler
+// knows about a kernel that its executor needs to launch it. One struct for
+// every target, written by the compiler (compiler/Compile.cpp) and read by
+// the Vulkan, CUDA and Metal executors through this header only, so the
+// JSON has one writer and one reader.
+//
+// Per target, the JSON holds (every key required unless said otherwise):
+//   spirv  subgroup_size, workgroup_size, and abi "buffer_address" with
+//          num_buffers (argument i is the u64 device address at push-constant
+//          offset 8 i); without abi the kernel takes descriptor bindings
+//          (attn-translate's SPIR-V for the Metal path)
+//   ptx    subgroup_size, workgroup_size, chip (optional), abi
+//          "memref_descriptor", arg_element_bytes
+//   msl    entry_point, msl_version "MAJOR.MINOR", subgroup_size,
+//          workgroup_size, buffer_indices (each in [0, 30])
+//   tt     program, description (the program's files are found through its
+//          description; nothing here is read at launch)
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CORE_LAUNCHFACTS_H
+#define ATTN_CORE_LAUNCHFACTS_H
+
+#include "core/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+struct LaunchFacts {
+  /// Invocations per workgroup the kernel was built for (GPU targets).
+  std::array<int64_t, 3> workgroup = {1, 1, 1};
+  /// The subgroup width the kernel's reductions assume; 0 when any.
+  uint32_t subgroupSize = 0;
+
+  /// spirv: the number of buffers passed by device address; unset when the
+  /// kernel takes descriptor bindings.
+  std::optional<uint32_t> addressedBuffers;
+
+  /// ptx: the SM the PTX was generated for ("sm_90"); empty when not
+  /// recorded.
+  std::string chip;
+  /// ptx: bytes per element of each argument, in order.
+  std::vector<int64_t> argElementBytes;
+
+  /// msl: the kernel function's name in the source, the MSL version to
+  /// compile it with, and the [[buffer(n)]] index of each argument.
+  std::string entryPoint;
+  uint32_t mslMajor = 0;
+  uint32_t mslMinor = 0;
+  std::vector<uint32_t> bufferIndices;
+
+  /// tt: the program and its description file.
+  std::string program;
+  std::string description;
+};
+
+/// The JSON object of `facts` for a kernel of `target` ("spirv", "ptx",
+/// "msl", "tt"): the keys that target reads, in a stable order.
+std::string writeLaunchFacts(const LaunchFacts &facts, std::string_view target);
+
+/// Parses and checks the launch facts of a kernel of `target`: an error
+/// naming the key when one it needs is missing or malformed.
+Result<LaunchFacts> readLaunchFacts(std::string_view json,
+                                    std::string_view target);
+
+/// The SM number of "sm_90" / "sm_90a" (90), or an error.
+Result<int> parseSmVersion(std::string_view chip);
+
+} // namespace attn
+
+#endif // ATTN_CORE_LAUNCHFACTS_H

@@ -99,6 +99,24 @@ loweringOptions(StringRef target, const mlir::attn::CompileOptions &options) {
   return lowering;
 }
 
+/// Bytes per element of each argument of `kernel` (1-D memrefs of whole
+/// bytes, lowering/AttnToGPU/KernelABI.h): what its launch facts record.
+static FailureOr<std::vector<int64_t>>
+argumentElementBytes(gpu::GPUFuncOp kernel) {
+  std::vector<int64_t> bytes;
+  for (Type type : kernel.getArgumentTypes()) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || memref.getRank() != 1 ||
+        memref.getElementTypeBitWidth() % 8 != 0)
+      return kernel.emitError()
+             << "expects 1-D memrefs of whole bytes as kernel arguments "
+                "(lowering/AttnToGPU/KernelABI.h), got "
+             << type;
+    bytes.push_back(memref.getElementTypeBitWidth() / 8);
+  }
+  return bytes;
+}
+
 /// The PTX target. NVVM has bf16, so PTX kernels take bf16 buffers as they
 /// are, and NVIDIA GPUs load 128 bits per lane; when another target of the
 /// same compile was lowered first (bf16 as i16 words, scalar loads), the
@@ -151,16 +169,10 @@ compilePTXKernels(ModuleOp input, ModuleOp lowered, bool loweredForPTX,
       if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize())
         for (int i = 0; i < 3 && i < static_cast<int>(known->size()); ++i)
           facts.workgroup[i] = (*known)[i];
-      for (Type type : kernel.getArgumentTypes()) {
-        auto memref = dyn_cast<MemRefType>(type);
-        if (!memref || memref.getRank() != 1 ||
-            memref.getElementTypeBitWidth() % 8 != 0)
-          return kernel.emitError()
-                 << "expects 1-D memrefs of whole bytes as kernel arguments "
-                    "(lowering/AttnToGPU/KernelABI.h), got "
-                 << type;
-        facts.elementBytes.push_back(memref.getElementTypeBitWidth() / 8);
-      }
+      FailureOr<std::vector<int64_t>> bytes = argumentElementBytes(kernel);
+      if (failed(bytes))
+        return failure();
+      facts.elementBytes = std::move(*bytes);
       factsOfEntry[kernel.getName()] = std::move(facts);
     }
 
@@ -282,7 +294,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   // Each kernel sits alone in its gpu.module; plans name it module::func.
   llvm::StringMap<std::string> symbolOfEntry;
   llvm::StringMap<std::array<int64_t, 3>> workgroupOfEntry;
-  llvm::StringMap<unsigned> argumentsOfEntry;
+  llvm::StringMap<std::vector<int64_t>> elementBytesOfEntry;
   for (auto gpuModule : module->getOps<gpu::GPUModuleOp>())
     for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
       std::string symbol =
@@ -295,7 +307,10 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
         for (int i = 0; i < 3 && i < static_cast<int>(known->size()); ++i)
           wg[i] = (*known)[i];
       workgroupOfEntry[kernel.getName()] = wg;
-      argumentsOfEntry[kernel.getName()] = kernel.getNumArguments();
+      FailureOr<std::vector<int64_t>> bytes = argumentElementBytes(kernel);
+      if (failed(bytes))
+        return failure();
+      elementBytesOfEntry[kernel.getName()] = std::move(*bytes);
     }
 
   for (const std::string &target : options.targets) {
@@ -333,7 +348,8 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
         launch.workgroup = workgroupOfEntry[k.entryPoint];
         // attn-spirv-buffer-addresses: argument i is a u64 device address at
         // push-constant offset 8 i.
-        launch.addressedBuffers = argumentsOfEntry[k.entryPoint];
+        launch.argElementBytes = elementBytesOfEntry[k.entryPoint];
+        launch.addressedBuffers = launch.argElementBytes.size();
         out.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
         compiled.kernels.push_back(std::move(out));
       }

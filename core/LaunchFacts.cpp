@@ -73,6 +73,8 @@ public:
     return Status::ok();
   }
 
+  bool has(const char *key) const { return object_.contains(key); }
+
   Status workgroup(LaunchFacts &facts) const {
     std::vector<int64_t> size;
     ATTN_RETURN_IF_ERROR(integers<int64_t>(
@@ -99,6 +101,10 @@ Status readSpirv(const FactsReader &r, LaunchFacts &facts) {
   uint32_t buffers = 0;
   ATTN_RETURN_IF_ERROR(r.integer<uint32_t>("num_buffers", 0, 16, buffers));
   facts.addressedBuffers = buffers;
+  if (!r.has("arg_element_bytes"))
+    return Status::ok();
+  ATTN_RETURN_IF_ERROR(r.integers<int64_t>("arg_element_bytes", 1, 16,
+                                           facts.argElementBytes, buffers));
   return Status::ok();
 }
 
@@ -146,6 +152,8 @@ std::string writeLaunchFacts(const LaunchFacts &facts,
   if (target == "spirv" && facts.addressedBuffers) {
     j["abi"] = "buffer_address";
     j["num_buffers"] = *facts.addressedBuffers;
+    if (!facts.argElementBytes.empty())
+      j["arg_element_bytes"] = facts.argElementBytes;
   }
   if (target == "ptx") {
     j["abi"] = "memref_descriptor";
@@ -181,6 +189,25 @@ Result<LaunchFacts> readLaunchFacts(std::string_view text,
   } else
     return errorf("no launch facts are defined for target '", target, "'");
   return facts;
+}
+
+Status checkIndexRange(const LaunchFacts &facts, std::string_view target,
+                       std::span<const uint64_t> bytes) {
+  if (target != "spirv" && target != "msl")
+    return Status::ok();
+  constexpr uint64_t kMaxElements = std::numeric_limits<int32_t>::max();
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    uint64_t width = i < facts.argElementBytes.size()
+                         ? static_cast<uint64_t>(facts.argElementBytes[i])
+                         : 1;
+    if (bytes[i] / width > kMaxElements)
+      return errorf("argument #", i, " holds ", bytes[i] / width,
+                    " elements of ", width, " bytes, more than the 2^31 - 1 "
+                    "a ", target, " kernel's 32-bit element indices reach; "
+                    "split it into tensors of at most ",
+                    kMaxElements * width, " bytes");
+  }
+  return Status::ok();
 }
 
 Result<int> parseSmVersion(std::string_view chip) {

@@ -9,8 +9,9 @@
 // Per target, the JSON holds (every key required unless said otherwise):
 //   spirv  subgroup_size, workgroup_size, and abi "buffer_address" with
 //          num_buffers (argument i is the u64 device address at push-constant
-//          offset 8 i); without abi the kernel takes descriptor bindings
-//          (attn-translate's SPIR-V for the Metal path)
+//          offset 8 i) and, optionally, arg_element_bytes; without abi the
+//          kernel takes descriptor bindings (attn-translate's SPIR-V for the
+//          Metal path)
 //   ptx    subgroup_size, workgroup_size, chip (optional), abi
 //          "memref_descriptor", arg_element_bytes
 //   msl    entry_point, msl_version "MAJOR.MINOR", subgroup_size,
@@ -27,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,7 +48,7 @@ struct LaunchFacts {
   /// ptx: the SM the PTX was generated for ("sm_90"); empty when not
   /// recorded.
   std::string chip;
-  /// ptx: bytes per element of each argument, in order.
+  /// ptx, spirv: bytes per element of each argument, in order.
   std::vector<int64_t> argElementBytes;
 
   /// msl: the kernel function's name in the source, the MSL version to
@@ -69,6 +71,14 @@ std::string writeLaunchFacts(const LaunchFacts &facts, std::string_view target);
 /// naming the key when one it needs is missing or malformed.
 Result<LaunchFacts> readLaunchFacts(std::string_view json,
                                     std::string_view target);
+
+/// Kernels of `target` "spirv" and "msl" index their buffers with 32-bit
+/// integers, so each argument may hold at most 2^31 - 1 elements (of
+/// argElementBytes[i] bytes; 1 byte where the facts do not say). An error
+/// naming the first argument of `bytes` bytes past that; ok for other
+/// targets (PTX indexes with 64 bits).
+Status checkIndexRange(const LaunchFacts &facts, std::string_view target,
+                       std::span<const uint64_t> bytes);
 
 /// The SM number of "sm_90" / "sm_90a" (90), or an error.
 Result<int> parseSmVersion(std::string_view chip);

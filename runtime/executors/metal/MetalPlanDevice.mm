@@ -232,6 +232,11 @@ Status MetalPlanDevice::enqueueLaunch(std::string_view kernel,
   if (args.size() != facts.bufferIndices.size())
     return errorf("kernel '", kernel, "' takes ", facts.bufferIndices.size(),
                   " buffers but the plan passes ", args.size());
+  std::vector<uint64_t> bytes;
+  for (const runtime::BufferView &view : args)
+    bytes.push_back(view.bytes);
+  if (Status s = checkIndexRange(facts, "msl", bytes); !s)
+    return errorf("kernel '", kernel, "': ", s.message());
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return Status::ok();
 

@@ -117,8 +117,11 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   Result<LaunchFacts> facts = readLaunchFacts(launchJson, "spirv");
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
-  return addKernel(symbol, std::move(words), entryPoint, facts->subgroupSize,
-                   facts->addressedBuffers);
+  ATTN_RETURN_IF_ERROR(addKernel(symbol, std::move(words), entryPoint,
+                                 facts->subgroupSize,
+                                 facts->addressedBuffers));
+  launchFacts_[symbol] = std::move(*facts);
+  return Status::ok();
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
@@ -233,6 +236,15 @@ Status VulkanPlanDevice::enqueueLaunch(
                       (*local)[0], "x", (*local)[1], "x", (*local)[2],
                       " but the plan launches ", block[0], "x", block[1], "x",
                       block[2]);
+  std::vector<uint64_t> bytes;
+  for (const runtime::BufferView &view : args)
+    bytes.push_back(view.bytes);
+  auto facts = launchFacts_.find(kernel);
+  if (Status s = checkIndexRange(
+          facts == launchFacts_.end() ? LaunchFacts() : facts->second, "spirv",
+          bytes);
+      !s)
+    return errorf("kernel '", kernel, "': ", s.message());
   DispatchDesc desc;
   desc.kernel = it->second.get();
   desc.groups = grid;

@@ -14,6 +14,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
 #define ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H
 
+#include "core/LaunchFacts.h"
 #include "runtime/Device.h"
 #include "runtime/KernelSymbols.h"
 #include "runtime/executors/vulkan/VulkanExecutor.h"
@@ -95,6 +96,8 @@ private:
   std::unique_ptr<VulkanDevice> device_;
   std::string name_;
   std::map<std::string, std::unique_ptr<VulkanKernel>, std::less<>> kernels_;
+  /// The launch facts of the kernels added with them (checkIndexRange).
+  std::map<std::string, LaunchFacts, std::less<>> launchFacts_;
   runtime::KernelSymbols symbols_;
 
   /// Where enqueued work goes: the queue, or the step being recorded.

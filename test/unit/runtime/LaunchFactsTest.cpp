@@ -140,6 +140,42 @@ TEST(LaunchFacts, RejectsWhatATargetCannotLaunch) {
   }
 }
 
+TEST(LaunchFacts, SpirvElementBytesCoverEveryBuffer) {
+  LaunchFacts facts = gpuFacts();
+  facts.addressedBuffers = 2;
+  facts.argElementBytes = {2, 4};
+  Result<LaunchFacts> read =
+      readLaunchFacts(writeLaunchFacts(facts, "spirv"), "spirv");
+  ASSERT_TRUE(read) << read.message();
+  EXPECT_THAT(read->argElementBytes, ElementsAre(2, 4));
+  Result<LaunchFacts> short_ = readLaunchFacts(
+      R"({"workgroup_size": [32, 1, 1], "subgroup_size": 8,
+          "abi": "buffer_address", "num_buffers": 2,
+          "arg_element_bytes": [2]})",
+      "spirv");
+  ASSERT_FALSE(short_);
+  EXPECT_THAT(short_.message(), HasSubstr("'arg_element_bytes' must be 2"));
+}
+
+TEST(LaunchFacts, ThirtyTwoBitIndicesReachTwoToTheThirtyOneElements) {
+  LaunchFacts facts;
+  facts.argElementBytes = {2, 4};
+  const uint64_t limit = (uint64_t(1) << 31) - 1;
+  // A bf16 cache of 2^31 - 1 elements (4 GiB - 2 bytes) is the largest.
+  uint64_t fits[] = {limit * 2, 64};
+  EXPECT_TRUE(checkIndexRange(facts, "spirv", fits));
+  uint64_t tooMany[] = {limit * 2 + 2, 64};
+  Status s = checkIndexRange(facts, "spirv", tooMany);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(),
+              HasSubstr("argument #0 holds 2147483648 elements of 2 bytes"));
+  // Without element sizes every byte counts as an element.
+  uint64_t unknown[] = {limit + 1};
+  EXPECT_FALSE(checkIndexRange(LaunchFacts(), "msl", unknown));
+  // PTX indexes with 64 bits.
+  EXPECT_TRUE(checkIndexRange(facts, "ptx", tooMany));
+}
+
 TEST(LaunchFacts, SmVersions) {
   EXPECT_EQ(*parseSmVersion("sm_90"), 90);
   EXPECT_EQ(*parseSmVersion("sm_90a"), 90);

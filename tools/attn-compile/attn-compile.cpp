@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
-#include "compiler/DeviceRun.h"
+#include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Grid.h"
 #include "compiler/Variant.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
-#include "compiler/DeviceRun.h"
+#include "tools/DeviceRun/DeviceRun.h"
 #include "reference/interp/Entry.h"
 #include "reference/interp/Inputs.h"
 #include "reference/interp/Interpreter.h"

@@ -1,6 +1,6 @@
 //===- DeviceRun.cpp - Compile and run a function on a device ------------===//
 
-#include "compiler/DeviceRun.h"
+#include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
 #include "runtime/PlanRunner.h"
 

@@ -5,8 +5,8 @@
 // the function's plan with the same runner a serving engine uses.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_COMPILER_DEVICERUN_H
-#define ATTN_COMPILER_DEVICERUN_H
+#ifndef ATTN_TOOLS_DEVICERUN_DEVICERUN_H
+#define ATTN_TOOLS_DEVICERUN_DEVICERUN_H
 
 #include "reference/ops/Compare.h"
 #include "core/Tensor.h"
@@ -97,4 +97,4 @@ runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
 } // namespace attn
 } // namespace mlir
 
-#endif // ATTN_COMPILER_DEVICERUN_H
+#endif // ATTN_TOOLS_DEVICERUN_DEVICERUN_H

@@ -633,7 +633,7 @@ TEST_F(ConcatAndCacheMlaTest, RejectsBadSlotsAndShapesBeforeAnyLaunch) {
     Result<DeviceTensor> cache = toDevice(device, latentCache);
     ASSERT_TRUE(dc && dp && cache);
     int allocations = device.allocations;
-    Status s = executor->concatAndCacheMla(*dc, *dp, slots, *cache);
+    Status s = executor->concatAndCacheMla(*dc, *dp, slots, *cache, nullptr);
     ASSERT_FALSE(s);
     EXPECT_THAT(s.message(), HasSubstr(what));
     EXPECT_TRUE(device.launched.empty());

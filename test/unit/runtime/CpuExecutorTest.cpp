@@ -401,7 +401,18 @@ TEST(CpuExecutor, ServesMla) {
   EXPECT_EQ(*toHost(output), expected->out);
 }
 
-TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
+// The latent cache in the model dtype and in both fp8 types: the layer's
+// k_scale reaches the latent write and the decode.
+class CpuMlaCaches
+    : public ::testing::TestWithParam<std::pair<const char *, DType>> {};
+
+TEST_P(CpuMlaCaches, ForwardWritesTheLatentCacheThenDecodes) {
+  const auto [kvCacheDtype, cacheDtype] = GetParam();
+  const bool fp8 = isFp8(cacheDtype);
+  const float kScale = fp8 ? 0.0231f : 1.0f;
+  Tensor ks(DType::F32, {1});
+  ks.setFloat(0, kScale);
+  const Tensor *scale = fp8 ? &ks : nullptr;
   ProblemShape shape;
   shape.numHeads = 4;
   shape.kvLoraRank = 512;
@@ -415,25 +426,31 @@ TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
   ASSERT_EQ(p.key.shape(), (std::vector<int64_t>{3, 512}));
   ASSERT_EQ(p.value.shape(), (std::vector<int64_t>{3, 64}));
 
-  // The cache before the step: the new tokens' rows hold something else.
-  Tensor before = p.kvCache;
+  // The cache before the step (quantized when fp8): the new tokens' rows
+  // hold something else.
+  Tensor before(cacheDtype, p.kvCache.shape());
+  for (int64_t i = 0; i < before.numElements(); ++i)
+    before.setFloat(i, p.kvCache.getFloat(i) / kScale);
   for (int64_t t = 0; t < p.slotMapping.dim(0); ++t)
     for (int64_t i = 0; i < 576; ++i)
       before.setFloat(p.slotMapping.getInt(t) * 576 + i, 3.0);
 
   // The reference doing the same: write, then decode.
   Tensor refCache = before;
-  ASSERT_TRUE(concatAndCacheMla(p.key, p.value, refCache, p.slotMapping));
+  ASSERT_TRUE(
+      concatAndCacheMla(p.key, p.value, refCache, p.slotMapping, scale));
   ASSERT_NE(refCache, before);
   attn::MlaDecodeParams refParams;
   refParams.scale = p.scale;
   refParams.kvLoraRank = 512;
   refParams.numKvSplits = 4;
   Result<AttentionOutput> expected =
-      mlaDecode(p.query, refCache, p.blockTable, p.seqLens, refParams);
+      mlaDecode(p.query, refCache, p.blockTable, p.seqLens, refParams, scale);
   ASSERT_TRUE(expected) << expected.message();
 
   AttentionLayer layer;
+  layer.kvCacheDtype = kvCacheDtype;
+  layer.kScale = kScale;
   layer.name = "mla.0";
   layer.numHeads = 4;
   layer.numKvHeads = 1;
@@ -445,7 +462,7 @@ TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
   CpuExecutor executor;
   auto impl = backend.getImpl(layer, executor);
   ASSERT_TRUE(impl) << impl.message();
-  KvCacheSpec spec{16, 1, 576, DType::BF16, "auto"};
+  KvCacheSpec spec{16, 1, 576, DType::BF16, kvCacheDtype};
   auto builder = backend.getBuilder(spec, {"mla.0"}, BuilderConfig{});
   ASSERT_TRUE(builder) << builder.message();
   auto md = (*builder)->build(0, commonMetadata(p));
@@ -468,6 +485,12 @@ TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
   EXPECT_EQ(*toHost(untouched), before);
   EXPECT_NE(*toHost(stale), expected->out);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Dtypes, CpuMlaCaches,
+    ::testing::Values(std::pair{"auto", DType::BF16},
+                      std::pair{"fp8", DType::F8E4M3FN},
+                      std::pair{"fp8_e5m2", DType::F8E5M2}));
 
 TEST(CpuExecutor, ConcatAndCacheMlaSkipsPaddingRows) {
   Tensor kvC(DType::F32, {3, 4}), kPe(DType::F32, {3, 2});

@@ -41,6 +41,8 @@ static LogicalResult
 compileTTKernels(ModuleOp input,
                  std::vector<mlir::attn::CompiledKernel> &kernels,
                  std::vector<::attn::runtime::Plan> *plans) {
+  if (failed(mlir::attn::checkNoFp8Cache(input)))
+    return failure();
   if (plans)
     for (auto func : input.getOps<func::FuncOp>()) {
       if (func.isDeclaration())

@@ -54,6 +54,18 @@ StringRef mlir::attn::toString(VariantDType dtype) {
   llvm_unreachable("unknown variant dtype");
 }
 
+StringRef mlir::attn::toString(VariantCacheDType dtype) {
+  switch (dtype) {
+  case VariantCacheDType::Auto:
+    return "auto";
+  case VariantCacheDType::F8E4M3:
+    return "fp8_e4m3";
+  case VariantCacheDType::F8E5M2:
+    return "fp8_e5m2";
+  }
+  llvm_unreachable("unknown variant cache dtype");
+}
+
 StringRef Variant::functionName() const { return toString(op); }
 
 //===----------------------------------------------------------------------===//
@@ -90,6 +102,9 @@ constexpr KeyInfo kKeys[] = {
      "head size D (128; not with reshape_and_cache's latent form)"},
     {"block_size", kPaged | kCache | kMla, "tokens per cache block B (16)"},
     {"dtype", kPaged | kCache | kMla | kMerge, "f32 | f16 | bf16 (bf16)"},
+    {"kv_cache_dtype", kPaged | kCache | kMla,
+     "auto | fp8 | fp8_e4m3 | fp8_e5m2 (auto: dtype); fp8 is e4m3, and the "
+     "function takes k_scale (and v_scale, not for MLA) f32 [1] last"},
     {"layout", kPaged | kCache,
      "kv cache layout nhd | hnd (nhd; not with reshape_and_cache's latent "
      "form)"},
@@ -222,6 +237,7 @@ mlir::attn::variantParameters(const Variant &v) {
       {"head_size", std::to_string(v.headSize)},
       {"block_size", std::to_string(v.blockSize)},
       {"dtype", toString(v.dtype).str()},
+      {"kv_cache_dtype", toString(v.kvCacheDtype).str()},
       {"layout", std::string(::attn::toString(v.layout))},
       {"causal", boolText(v.causal)},
       {"window_left", std::to_string(v.windowLeft)},
@@ -247,7 +263,8 @@ std::string mlir::attn::variantName(const Variant &v) {
   static const std::pair<const char *, const char *> kTags[] = {
       {"num_heads", "h"},     {"num_kv_heads", "g"},  {"head_size", "d"},
       {"kv_lora_rank", "l"},  {"rope_dim", "p"},      {"block_size", "b"},
-      {"dtype", ""},          {"layout", ""},         {"causal", "causal"},
+      {"dtype", ""},          {"kv_cache_dtype", ""}, {"layout", ""},
+      {"causal", "causal"},
       {"window_left", "wl"},  {"window_right", "wr"}, {"soft_cap", "cap"},
       {"alibi", "alibi"},     {"sinks", "sinks"},     {"scale", "s"},
       {"num_kv_splits", "splits"},
@@ -267,7 +284,7 @@ std::string mlir::attn::variantName(const Variant &v) {
     }
     if ((t == "wl" || t == "wr") && value == "-1")
       continue;
-    if (t == "cap" && value == "0")
+    if ((t == "cap" && value == "0") || value == "auto")
       continue;
     if (t == "s" || (t == "splits" && value == "1"))
       continue;
@@ -367,6 +384,17 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
         err = badValue(key, value, "f32, f16 or bf16");
       else
         v.dtype = *dtype;
+    } else if (key == "kv_cache_dtype") {
+      std::optional<VariantCacheDType> dtype =
+          llvm::StringSwitch<std::optional<VariantCacheDType>>(value)
+              .Case("auto", VariantCacheDType::Auto)
+              .Cases({"fp8", "fp8_e4m3"}, VariantCacheDType::F8E4M3)
+              .Case("fp8_e5m2", VariantCacheDType::F8E5M2)
+              .Default(std::nullopt);
+      if (!dtype)
+        err = badValue(key, value, "auto, fp8, fp8_e4m3 or fp8_e5m2");
+      else
+        v.kvCacheDtype = *dtype;
     } else if (key == "layout") {
       if (std::optional<::attn::KvLayout> layout = ::attn::parseKvLayout(value))
         v.layout = *layout;
@@ -489,6 +517,17 @@ public:
       act = b.getBF16Type();
       break;
     }
+    switch (v.kvCacheDtype) {
+    case VariantCacheDType::Auto:
+      cacheElement = act;
+      break;
+    case VariantCacheDType::F8E4M3:
+      cacheElement = b.getType<Float8E4M3FNType>();
+      break;
+    case VariantCacheDType::F8E5M2:
+      cacheElement = b.getType<Float8E5M2Type>();
+      break;
+    }
   }
 
   func::FuncOp build() {
@@ -513,8 +552,31 @@ private:
   /// The paged cache: [NB, 2, B, G, D] (nhd) or [NB, 2, G, B, D] (hnd).
   RankedTensorType pagedCacheType() {
     if (v.layout == ::attn::KvLayout::NHD)
-      return tensor({kDyn, 2, v.blockSize, v.numKvHeads, v.headSize}, act);
-    return tensor({kDyn, 2, v.numKvHeads, v.blockSize, v.headSize}, act);
+      return tensor({kDyn, 2, v.blockSize, v.numKvHeads, v.headSize},
+                    cacheElement);
+    return tensor({kDyn, 2, v.numKvHeads, v.blockSize, v.headSize},
+                  cacheElement);
+  }
+
+  /// With an fp8 cache, appends the scales' types to `inputs`: k_scale and,
+  /// unless `latent`, v_scale, f32 [1] each (one per layer).
+  void addScaleInputs(SmallVectorImpl<Type> &inputs, bool latent) {
+    if (v.kvCacheDtype == VariantCacheDType::Auto)
+      return;
+    inputs.push_back(tensor({1}, f32));
+    if (!latent)
+      inputs.push_back(tensor({1}, f32));
+  }
+
+  /// The scale arguments addScaleInputs added from argument `first` on (null
+  /// values without them).
+  std::pair<Value, Value> scaleArguments(func::FuncOp fn, unsigned first,
+                                         bool latent) {
+    if (v.kvCacheDtype == VariantCacheDType::Auto)
+      return {};
+    Block &body = fn.getBody().front();
+    return {body.getArgument(first),
+            latent ? Value() : body.getArgument(first + 1)};
   }
 
   KVLayout layout() {
@@ -551,6 +613,7 @@ private:
       inputs.push_back(perHead);
     if (v.sinks)
       inputs.push_back(perHead);
+    addScaleInputs(inputs, /*latent=*/false);
     auto lse = tensor({kDyn, v.numHeads}, f32);
     func::FuncOp fn = makeFunction(inputs, {query, lse});
 
@@ -559,6 +622,7 @@ private:
     unsigned next = 5;
     Value alibi = v.alibi ? body.getArgument(next++) : Value();
     Value sinks = v.sinks ? body.getArgument(next++) : Value();
+    auto [kScale, vScale] = scaleArguments(fn, next, /*latent=*/false);
     Value metadata = MetadataOp::create(
         b, loc, MetadataType::get(b.getContext()),
         /*query_start_loc=*/body.getArgument(4),
@@ -569,7 +633,8 @@ private:
     Value lseInit = empty(lse, numTokens);
     auto op = PagedAttentionOp::create(
         b, loc, TypeRange{query, lse}, q, cache, metadata, alibi, sinks,
-        outInit, lseInit, KVLayoutAttr::get(b.getContext(), layout()),
+        outInit, lseInit, kScale, vScale,
+        KVLayoutAttr::get(b.getContext(), layout()),
         b.getF32FloatAttr(static_cast<float>(v.scale)),
         b.getI64IntegerAttr(v.windowLeft), b.getI64IntegerAttr(v.windowRight),
         b.getF32FloatAttr(static_cast<float>(v.softCap)), BackendAttr());
@@ -583,11 +648,14 @@ private:
     auto kv = tensor({kDyn, v.numKvHeads, v.headSize}, act);
     auto slots = tensor({kDyn}, i64);
     RankedTensorType cacheType = pagedCacheType();
-    func::FuncOp fn = makeFunction({kv, kv, cacheType, slots}, {cacheType});
+    SmallVector<Type> inputs = {kv, kv, cacheType, slots};
+    addScaleInputs(inputs, /*latent=*/false);
+    func::FuncOp fn = makeFunction(inputs, {cacheType});
     Block &body = fn.getBody().front();
+    auto [kScale, vScale] = scaleArguments(fn, 4, /*latent=*/false);
     auto op = ReshapeAndCacheOp::create(
         b, loc, TypeRange{cacheType}, body.getArgument(0), body.getArgument(1),
-        body.getArgument(3), body.getArgument(2),
+        body.getArgument(3), body.getArgument(2), kScale, vScale,
         KVLayoutAttr::get(b.getContext(), layout()), BackendAttr());
     func::ReturnOp::create(b, loc, op.getResults());
     return fn;
@@ -598,12 +666,16 @@ private:
     auto kvC = tensor({kDyn, v.kvLoraRank}, act);
     auto kPe = tensor({kDyn, v.ropeDim}, act);
     auto slots = tensor({kDyn}, i64);
-    auto cache = tensor({kDyn, v.blockSize, v.kvLoraRank + v.ropeDim}, act);
-    func::FuncOp fn = makeFunction({kvC, kPe, cache, slots}, {cache});
+    auto cache =
+        tensor({kDyn, v.blockSize, v.kvLoraRank + v.ropeDim}, cacheElement);
+    SmallVector<Type> inputs = {kvC, kPe, cache, slots};
+    addScaleInputs(inputs, /*latent=*/true);
+    func::FuncOp fn = makeFunction(inputs, {cache});
     Block &body = fn.getBody().front();
     auto op = ReshapeAndCacheOp::create(
         b, loc, TypeRange{cache}, body.getArgument(0), body.getArgument(1),
-        body.getArgument(3), body.getArgument(2), KVLayoutAttr(),
+        body.getArgument(3), body.getArgument(2),
+        scaleArguments(fn, 4, /*latent=*/true).first, Value(), KVLayoutAttr(),
         BackendAttr());
     func::ReturnOp::create(b, loc, op.getResults());
     return fn;
@@ -612,12 +684,14 @@ private:
   func::FuncOp buildMlaDecode() {
     int64_t row = v.kvLoraRank + v.ropeDim;
     auto q = tensor({kDyn, v.numHeads, row}, act);
-    auto cache = tensor({kDyn, v.blockSize, row}, act);
+    auto cache = tensor({kDyn, v.blockSize, row}, cacheElement);
     auto table = tensor({kDyn, kDyn}, i32);
     auto lens = tensor({kDyn}, i32);
     auto out = tensor({kDyn, v.numHeads, v.kvLoraRank}, act);
     auto lse = tensor({kDyn, v.numHeads}, f32);
-    func::FuncOp fn = makeFunction({q, cache, table, lens}, {out, lse});
+    SmallVector<Type> inputs = {q, cache, table, lens};
+    addScaleInputs(inputs, /*latent=*/true);
+    func::FuncOp fn = makeFunction(inputs, {out, lse});
     Block &body = fn.getBody().front();
     Value query = body.getArgument(0);
     Value numReqs = leadingDim(query);
@@ -626,6 +700,7 @@ private:
     auto op = MlaDecodeOp::create(
         b, loc, TypeRange{out, lse}, query, body.getArgument(1),
         body.getArgument(2), body.getArgument(3), outInit, lseInit,
+        scaleArguments(fn, 4, /*latent=*/true).first,
         b.getI64IntegerAttr(v.kvLoraRank),
         b.getF32FloatAttr(static_cast<float>(v.scale)),
         b.getI64IntegerAttr(v.numKvSplits), BackendAttr());
@@ -653,6 +728,8 @@ private:
   OpBuilder &b;
   Location loc;
   Type f32, i32, i64, act;
+  /// The KV cache's element type: act, or fp8.
+  Type cacheElement;
 };
 
 } // namespace
@@ -699,6 +776,17 @@ FailureOr<VariantDType> dtypeOf(Value value) {
   return failure();
 }
 
+/// The kv_cache_dtype of `cache`: fp8 by its element type, else auto (the
+/// verifier has checked that it is the activations' then).
+VariantCacheDType cacheDtypeOf(Value cache) {
+  Type element = cast<ShapedType>(cache.getType()).getElementType();
+  if (isa<Float8E4M3FNType>(element))
+    return VariantCacheDType::F8E4M3;
+  if (isa<Float8E5M2Type>(element))
+    return VariantCacheDType::F8E5M2;
+  return VariantCacheDType::Auto;
+}
+
 int64_t dimOf(Value value, int64_t i) {
   return cast<ShapedType>(value.getType()).getDimSize(i);
 }
@@ -711,6 +799,7 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
   if (auto pa = dyn_cast<PagedAttentionOp>(op)) {
     v.op = VariantOp::PagedAttention;
     typed = pa.getQuery();
+    v.kvCacheDtype = cacheDtypeOf(pa.getKvCache());
     v.numHeads = dimOf(pa.getQuery(), 1);
     v.headSize = dimOf(pa.getQuery(), 2);
     v.layout = pa.getLayout() == KVLayout::nhd ? ::attn::KvLayout::NHD
@@ -732,6 +821,7 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
   } else if (auto rc = dyn_cast<ReshapeAndCacheOp>(op)) {
     v.op = VariantOp::ReshapeAndCache;
     typed = rc.getKey();
+    v.kvCacheDtype = cacheDtypeOf(rc.getKvCache());
     v.latentCache = rc.isLatentCache();
     if (v.latentCache) {
       v.kvLoraRank = dimOf(rc.getKey(), 1);
@@ -748,6 +838,7 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
   } else if (auto mla = dyn_cast<MlaDecodeOp>(op)) {
     v.op = VariantOp::MlaDecode;
     typed = mla.getQ();
+    v.kvCacheDtype = cacheDtypeOf(mla.getKvCache());
     v.numHeads = dimOf(mla.getQ(), 1);
     v.kvLoraRank = mla.getKvLoraRank();
     v.ropeDim = dimOf(mla.getQ(), 2) - v.kvLoraRank;

@@ -3,6 +3,8 @@
 
 #include "core/TensorCheck.h"
 
+#include <cmath>
+
 namespace attn {
 
 std::string_view toString(KvLayout layout) {
@@ -19,8 +21,9 @@ std::optional<KvLayout> parseKvLayout(std::string_view s) {
 
 Result<KvCacheGeometry> KvCacheGeometry::of(const Tensor &cache,
                                             KvLayout layout) {
-  ATTN_RETURN_IF_ERROR(checkRankAndDType(cache, "kv_cache", 5,
-                                         {DType::F32, DType::F16, DType::BF16}));
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(
+      cache, "kv_cache", 5,
+      {DType::F32, DType::F16, DType::BF16, DType::F8E4M3FN, DType::F8E5M2}));
   ATTN_RETURN_IF_ERROR(checkDim(cache, "kv_cache", 1, 2, "key and value"));
   return ofShape(cache.shape(), layout, cache.describe());
 }
@@ -52,6 +55,53 @@ int64_t KvCacheGeometry::rowOffset(KvPart part, int64_t block, int64_t offset,
                           ? offset * numKvHeads + head
                           : head * blockSize + offset;
   return (blockBase + row) * headSize;
+}
+
+Status checkCacheDType(const Tensor &cache, std::string_view cacheName,
+                       const Tensor &model, std::string_view modelName) {
+  if (isFp8(cache.dtype()))
+    return Status::ok();
+  return checkSameDType(cache, cacheName, model, modelName);
+}
+
+Result<std::vector<double>> perHeadScales(const Tensor *scale,
+                                          std::string_view name,
+                                          DType cacheDType,
+                                          int64_t numKvHeads) {
+  if (!isFp8(cacheDType)) {
+    if (scale)
+      return errorf(name, " is given, but the cache is ", toString(cacheDType),
+                    "; scales are only for fp8 caches");
+    return std::vector<double>(numKvHeads, 1.0);
+  }
+  if (!scale)
+    return errorf("the ", toString(cacheDType), " cache needs ", name);
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(*scale, name, 1, {DType::F32}));
+  if (scale->dim(0) != 1 && scale->dim(0) != numKvHeads)
+    return errorf(name, " is ", scale->describe(),
+                  ", expected [1] (per layer) or [", numKvHeads,
+                  "] (per kv head)");
+  std::vector<double> scales(numKvHeads);
+  for (int64_t g = 0; g < numKvHeads; ++g) {
+    scales[g] = scale->getFloat(scale->dim(0) == 1 ? 0 : g);
+    if (!(scales[g] > 0.0) || std::isinf(scales[g]))
+      return errorf(name, "[", scale->dim(0) == 1 ? 0 : g,
+                    "] must be finite and > 0, got ", scales[g]);
+  }
+  return scales;
+}
+
+void dequantize(double *elements, int64_t count, double scale,
+                std::optional<DType> naivePrecision) {
+  if (!naivePrecision) {
+    for (int64_t i = 0; i < count; ++i)
+      elements[i] *= scale;
+    return;
+  }
+  const float scale32 = static_cast<float>(scale);
+  for (int64_t i = 0; i < count; ++i)
+    elements[i] = roundToDType(static_cast<float>(elements[i]) * scale32,
+                               *naivePrecision);
 }
 
 } // namespace attn

@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace attn {
 
@@ -49,6 +50,36 @@ struct KvCacheGeometry {
   int64_t rowOffset(KvPart part, int64_t block, int64_t offset,
                     int64_t head) const;
 };
+
+/// The scales of an fp8 cache (DESIGN.md, "fp8 caches"): f32 tensors of
+/// shape [1] (one per layer) or [G] (one per kv head). The cache holds
+/// fp8(x / scale); attention reads scale * cached, keys by `key`, values by
+/// `value`. Both null for a cache in the model dtype.
+struct KvCacheScales {
+  const Tensor *key = nullptr;
+  const Tensor *value = nullptr;
+};
+
+/// Checks a cache's element type against the model dtype of `model`
+/// (called `modelName`): the same, or an fp8 type.
+Status checkCacheDType(const Tensor &cache, std::string_view cacheName,
+                       const Tensor &model, std::string_view modelName);
+
+/// The scale of each of `numKvHeads` kv heads from `scale` (called `name`),
+/// checked: required for a cache of fp8 `cacheDType` and refused for any
+/// other, f32 of shape [1] or [numKvHeads], each finite and > 0. 1 for every
+/// head of a cache in the model dtype.
+Result<std::vector<double>> perHeadScales(const Tensor *scale,
+                                          std::string_view name,
+                                          DType cacheDType, int64_t numKvHeads);
+
+/// Dequantizes `count` cache elements read as double in place: times
+/// `scale`, exactly (f64 holds every product of an fp8 value and an f32).
+/// With `naivePrecision`, as a device does: the product in f32, then
+/// rounded to the model dtype, as vLLM's kernels convert a cached element
+/// to it before use.
+void dequantize(double *elements, int64_t count, double scale,
+                std::optional<DType> naivePrecision);
 
 } // namespace attn
 

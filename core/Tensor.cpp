@@ -137,6 +137,10 @@ double Tensor::getFloat(int64_t flat) const {
     return f16BitsToFloat(load<uint16_t>(data(), flat));
   case DType::BF16:
     return bf16BitsToFloat(load<uint16_t>(data(), flat));
+  case DType::F8E4M3FN:
+    return f8E4M3FNBitsToFloat(load<uint8_t>(data(), flat));
+  case DType::F8E5M2:
+    return f8E5M2BitsToFloat(load<uint8_t>(data(), flat));
   case DType::I32:
   case DType::I64:
     break;
@@ -162,6 +166,14 @@ void Tensor::getFloats(int64_t flat, int64_t count, double *out) const {
     for (int64_t i = 0; i < count; ++i)
       out[i] = bf16BitsToFloat(load<uint16_t>(base, flat + i));
     return;
+  case DType::F8E4M3FN:
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = f8E4M3FNBitsToFloat(load<uint8_t>(base, flat + i));
+    return;
+  case DType::F8E5M2:
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = f8E5M2BitsToFloat(load<uint8_t>(base, flat + i));
+    return;
   case DType::I32:
   case DType::I64:
     break;
@@ -180,6 +192,12 @@ void Tensor::setFloat(int64_t flat, double v) {
     return;
   case DType::BF16:
     store<uint16_t>(data(), flat, doubleToBF16Bits(v));
+    return;
+  case DType::F8E4M3FN:
+    store<uint8_t>(data(), flat, doubleToF8E4M3FNBits(v));
+    return;
+  case DType::F8E5M2:
+    store<uint8_t>(data(), flat, doubleToF8E5M2Bits(v));
     return;
   case DType::I32:
   case DType::I64:

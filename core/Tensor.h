@@ -69,7 +69,8 @@ public:
 
   /// Float elements as double (exact for every float dtype).
   double getFloat(int64_t flat) const;
-  /// Rounds once (nearest-even) to the element type and stores.
+  /// Rounds once (nearest-even) to the element type and stores; fp8 types
+  /// saturate (DType.h).
   void setFloat(int64_t flat, double v);
   /// getFloat of `count` consecutive elements from `flat` into `out`; one
   /// dtype dispatch per call, for the inner loops of the reference ops.

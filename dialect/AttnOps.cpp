@@ -38,6 +38,8 @@ struct Named {
 
 bool isActivationType(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 
+bool isFp8CacheType(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
 /// Checks that `v` has rank `rank` and returns it as a named shaped value.
 FailureOr<Named> getRanked(Operation *op, StringRef name, Value v,
                            int64_t rank) {
@@ -80,6 +82,59 @@ LogicalResult expectElementType(Operation *op, const Named &n, Type expected,
   return op->emitOpError() << "expects " << n.name << " element type to be "
                            << expected << " " << because << ", got "
                            << n.type.getElementType();
+}
+
+/// A cache's element type: the model dtype `expected` (`because` says
+/// whose it is) or an fp8 type.
+LogicalResult expectCacheElementType(Operation *op, const Named &cache,
+                                     Type expected, StringRef because) {
+  Type got = cache.type.getElementType();
+  if (got == expected || isFp8CacheType(got))
+    return success();
+  return op->emitOpError() << "expects " << cache.name << " element type to be "
+                           << expected << " " << because
+                           << " or fp8 (f8E4M3FN, f8E5M2), got " << got;
+}
+
+/// The scales of a cache. An fp8 cache needs k_scale and, unless it is an
+/// MLA latent cache (one scale), v_scale: f32 [1] (per layer) or
+/// [num_kv_heads]. Any other cache takes none.
+LogicalResult verifyCacheScales(Operation *op, const Named &cache,
+                                Value kScale, Value vScale,
+                                int64_t numKvHeads, bool latent) {
+  Type element = cache.type.getElementType();
+  if (!isFp8CacheType(element)) {
+    if (kScale || vScale)
+      return op->emitOpError()
+             << "expects no k_scale or v_scale with a " << element
+             << " kv_cache (scales are for fp8 caches)";
+    return success();
+  }
+  if (latent && vScale)
+    return op->emitOpError()
+           << "expects no v_scale with an MLA latent cache (one scale, "
+              "k_scale)";
+  if (!kScale || (!latent && !vScale))
+    return op->emitOpError() << "expects " << (latent ? "k_scale" : "k_scale "
+                                                        "and v_scale")
+                             << " with an fp8 kv_cache (" << element << ")";
+  for (auto [name, scale] :
+       {std::pair<StringRef, Value>{"k_scale", kScale}, {"v_scale", vScale}}) {
+    if (!scale)
+      continue;
+    FailureOr<Named> n = getRanked(op, name, scale, 1);
+    if (failed(n) ||
+        failed(expectElementType(op, *n, Float32Type::get(op->getContext()),
+                                 "(scales are f32)")))
+      return failure();
+    if (n->isStatic(0) && n->dim(0) != 1 &&
+        (ShapedType::isDynamic(numKvHeads) || n->dim(0) != numKvHeads))
+      return op->emitOpError()
+             << "expects " << name << " to have 1 element (per layer)"
+             << (latent ? "" : " or num_kv_heads (per kv head)") << ", got "
+             << n->dim(0);
+  }
+  return success();
 }
 
 /// Static dimensions `a[i]` and `b[j]` must agree where both are known.
@@ -304,10 +359,12 @@ LogicalResult PagedAttentionOp::verify() {
   if (failed(cache))
     return failure();
   Type elementType = query->type.getElementType();
-  if (failed(expectElementType(op, *cache, elementType, "(the query's)")))
+  if (failed(expectCacheElementType(op, *cache, elementType, "(the query's)")))
     return failure();
   FailureOr<CacheDims> dims = getPagedCache(op, *cache, getLayout());
-  if (failed(dims))
+  if (failed(dims) ||
+      failed(verifyCacheScales(op, *cache, getKScale(), getVScale(),
+                               dims->numKvHeads, /*latent=*/false)))
     return failure();
 
   int64_t numHeads = query->dim(1), headSize = query->dim(2);
@@ -417,7 +474,10 @@ static LogicalResult verifyLatentCacheWrite(ReshapeAndCacheOp op) {
     return failure();
   FailureOr<Named> cache = getRanked(operation, "kv_cache", op.getKvCache(), 3);
   if (failed(cache) ||
-      failed(expectElementType(operation, *cache, elementType, "(the key's)")))
+      failed(expectCacheElementType(operation, *cache, elementType,
+                                    "(the key's)")) ||
+      failed(verifyCacheScales(operation, *cache, op.getKScale(),
+                               op.getVScale(), 1, /*latent=*/true)))
     return failure();
   if (failed(expectSize(operation, "kv_lora_rank (key size)", key->dim(1),
                         kMaxHeadSize)) ||
@@ -470,12 +530,14 @@ LogicalResult ReshapeAndCacheOp::verify() {
       failed(expectSameDim(op, *key, 0, *slots, 0, "the number of tokens")))
     return failure();
   FailureOr<Named> cache = getRanked(op, "kv_cache", getKvCache(), 5);
-  if (failed(cache) || failed(expectElementType(op, *cache,
-                                                key->type.getElementType(),
-                                                "(the key's)")))
+  if (failed(cache) || failed(expectCacheElementType(op, *cache,
+                                                     key->type.getElementType(),
+                                                     "(the key's)")))
     return failure();
   FailureOr<CacheDims> dims = getPagedCache(op, *cache, *layout);
-  if (failed(dims))
+  if (failed(dims) ||
+      failed(verifyCacheScales(op, *cache, getKScale(), getVScale(),
+                               dims->numKvHeads, /*latent=*/false)))
     return failure();
   if (failed(expectSize(op, "num_kv_heads", key->dim(1), kMaxHeads)) ||
       failed(expectSize(op, "head size", key->dim(2), kMaxHeadSize)) ||
@@ -515,8 +577,11 @@ LogicalResult MlaDecodeOp::verify() {
   if (failed(q))
     return failure();
   FailureOr<Named> cache = getRanked(op, "kv_cache", getKvCache(), 3);
-  if (failed(cache) || failed(expectElementType(
-                           op, *cache, q->type.getElementType(), "(q's)")))
+  if (failed(cache) ||
+      failed(expectCacheElementType(op, *cache, q->type.getElementType(),
+                                    "(q's)")) ||
+      failed(verifyCacheScales(op, *cache, getKScale(), Value(), 1,
+                               /*latent=*/true)))
     return failure();
   if (failed(expectSameDim(op, *q, 2, *cache, 2,
                            "the latent row size (kv_lora_rank + rope dim)")))

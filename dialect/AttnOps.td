@@ -95,6 +95,10 @@ def Attn_PagedAttentionOp : Attn_DpsOp<"paged_attention",
     exp(sinks[h]) to the softmax denominator only. A token with no visible
     key gets out = 0 and lse = -inf (sinks[h] with sinks).
 
+    The cache's element type is the query's, or fp8 (f8E4M3FN, f8E5M2) with
+    `k_scale` and `v_scale`: f32 [1] (per layer) or [G] (per kv head). Key j
+    is then k_scale * the cached key, value j v_scale * the cached value.
+
     Example (Llama-3-8B, bf16):
 
     ```mlir
@@ -104,6 +108,9 @@ def Attn_PagedAttentionOp : Attn_DpsOp<"paged_attention",
           tensor<?x32x128xbf16>, tensor<?x32xf32>
         -> tensor<?x32x128xbf16>, tensor<?x32xf32>
     ```
+
+    With an fp8 cache, after `sinks`:
+    `k_scale(%ks : tensor<1xf32>) v_scale(%vs : tensor<1xf32>)`.
   }];
   let arguments = (ins
     Attn_Shaped:$query,
@@ -113,6 +120,8 @@ def Attn_PagedAttentionOp : Attn_DpsOp<"paged_attention",
     Optional<Attn_Shaped>:$sinks,
     Attn_Shaped:$out_init,
     Attn_Shaped:$lse_init,
+    Optional<Attn_Shaped>:$k_scale,
+    Optional<Attn_Shaped>:$v_scale,
     Attn_KVLayoutAttr:$layout,
     F32Attr:$scale,
     DefaultValuedAttr<I64Attr, "-1">:$window_left,
@@ -125,6 +134,8 @@ def Attn_PagedAttentionOp : Attn_DpsOp<"paged_attention",
     $query `,` $kv_cache `,` $metadata
     (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`k_scale` `(` $k_scale^ `:` type($k_scale) `)`)?
+    (`v_scale` `(` $v_scale^ `:` type($v_scale) `)`)?
     `outs` `(` $out_init `,` $lse_init `)`
     `layout` `(` custom<Layout>($layout) `)` `scale` `(` $scale `)`
     (`window_left` `(` $window_left^ `)`)?
@@ -146,7 +157,8 @@ def Attn_PagedAttentionOp : Attn_DpsOp<"paged_attention",
 // attn.reshape_and_cache
 //===----------------------------------------------------------------------===//
 
-def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache"> {
+def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache",
+    [AttrSizedOperandSegments]> {
   let summary = "Writes new keys and values into a paged KV cache";
   let description = [{
     For every token t whose `slot_mapping[t]` is >= 0, writes key[t] and
@@ -167,6 +179,11 @@ def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache"> {
 
     `slot_mapping` is [T] i64 in both forms.
 
+    An fp8 cache (f8E4M3FN, f8E5M2; key and value stay f32, f16 or bf16)
+    stores fp8(x / scale), rounded to nearest even and saturated to the
+    largest finite value: keys by `k_scale`, values by `v_scale` (f32 [1] or
+    [G]); the MLA form has one scale, `k_scale` [1], and no `v_scale`.
+
     Examples:
 
     ```mlir
@@ -183,12 +200,17 @@ def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache"> {
     Attn_Shaped:$value,
     Attn_Shaped:$slot_mapping,
     Attn_Shaped:$kv_cache,
+    Optional<Attn_Shaped>:$k_scale,
+    Optional<Attn_Shaped>:$v_scale,
     OptionalAttr<Attn_KVLayoutAttr>:$layout,
     OptionalAttr<Attn_BackendAttr>:$backend
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $key `,` $value `,` $slot_mapping `outs` `(` $kv_cache `)`
+    $key `,` $value `,` $slot_mapping
+    (`k_scale` `(` $k_scale^ `:` type($k_scale) `)`)?
+    (`v_scale` `(` $v_scale^ `:` type($v_scale) `)`)?
+    `outs` `(` $kv_cache `)`
     (`layout` `(` custom<Layout>($layout)^ `)`)?
     (`backend` `(` $backend^ `)`)?
     attr-dict `:` type($key) `,` type($value) `,` type($slot_mapping) `,`
@@ -226,6 +248,9 @@ def Attn_MlaDecodeOp : Attn_DpsOp<"mla_decode"> {
     `num_kv_splits` only schedules the work (split-KV decode followed by a
     merge); the result does not depend on it beyond rounding.
 
+    The cache's element type is q's, or fp8 (f8E4M3FN, f8E5M2) with
+    `k_scale` (f32 [1]): a row is then k_scale * the cached row.
+
     Example (DeepSeek-V3):
 
     ```mlir
@@ -243,6 +268,7 @@ def Attn_MlaDecodeOp : Attn_DpsOp<"mla_decode"> {
     Attn_Shaped:$seq_lens,
     Attn_Shaped:$out_init,
     Attn_Shaped:$lse_init,
+    Optional<Attn_Shaped>:$k_scale,
     I64Attr:$kv_lora_rank,
     F32Attr:$scale,
     DefaultValuedAttr<I64Attr, "1">:$num_kv_splits,
@@ -251,6 +277,7 @@ def Attn_MlaDecodeOp : Attn_DpsOp<"mla_decode"> {
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $q `,` $kv_cache `,` $block_table `,` $seq_lens
+    (`k_scale` `(` $k_scale^ `:` type($k_scale) `)`)?
     `outs` `(` $out_init `,` $lse_init `)`
     `kv_lora_rank` `(` $kv_lora_rank `)` `scale` `(` $scale `)`
     (`num_kv_splits` `(` $num_kv_splits^ `)`)?

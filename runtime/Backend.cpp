@@ -5,6 +5,7 @@
 #include "core/Metadata.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace attn::runtime {
@@ -173,6 +174,34 @@ bool AttentionBackend::supportsHeadSize(int64_t headSize) const {
   return std::find(sizes.begin(), sizes.end(), headSize) != sizes.end();
 }
 
+Result<DType> kvCacheElementType(std::string_view kvCacheDtype, DType dtype) {
+  if (kvCacheDtype == "auto")
+    return dtype;
+  if (kvCacheDtype == "fp8" || kvCacheDtype == "fp8_e4m3")
+    return DType::F8E4M3FN;
+  if (kvCacheDtype == "fp8_e5m2")
+    return DType::F8E5M2;
+  return errorf("kv cache dtype '", kvCacheDtype,
+                "' is none of auto, fp8, fp8_e4m3, fp8_e5m2");
+}
+
+/// The element type of `layer`'s cache; checkLayer has accepted its name.
+static DType cacheDtypeOf(const AttentionLayer &layer) {
+  Result<DType> dtype = kvCacheElementType(layer.kvCacheDtype, layer.dtype);
+  return dtype ? *dtype : layer.dtype;
+}
+
+/// A layer's fp8 scale as the [1] f32 tensor the ops take; none for an auto
+/// cache.
+static std::optional<Tensor> layerScale(const AttentionLayer &layer,
+                                        float scale) {
+  if (layer.kvCacheDtype == "auto")
+    return std::nullopt;
+  Tensor t(DType::F32, {1});
+  t.setFloat(0, scale);
+  return t;
+}
+
 bool AttentionBackend::supportsKvCacheDtype(
     std::string_view kvCacheDtype) const {
   std::vector<std::string> dtypes = supportedKvCacheDtypes();
@@ -247,6 +276,12 @@ Status AttentionBackend::checkLayer(const AttentionLayer &layer) const {
     return fail("kv cache dtype '", layer.kvCacheDtype,
                 "' is not supported (supported: ",
                 joined(supportedKvCacheDtypes()), ")");
+  if (layer.kvCacheDtype != "auto")
+    for (auto [name, s] : {std::pair{"k_scale", layer.kScale},
+                           {"v_scale", layer.vScale}})
+      if (!(s > 0.0f) || std::isinf(s))
+        return fail(name, " must be finite and > 0 with kv cache dtype '",
+                    layer.kvCacheDtype, "', got ", s);
   if (layer.slidingWindow && !supportsSlidingWindow())
     return fail("sliding window is not supported");
   if (layer.slidingWindow && *layer.slidingWindow < 1)
@@ -319,7 +354,10 @@ FlashAttentionBackend::getBuilder(const KvCacheSpec &spec,
 
 FlashAttentionImpl::FlashAttentionImpl(const AttentionLayer &layer,
                                        KernelExecutor &executor)
-    : AttentionImpl(executor) {
+    : AttentionImpl(executor),
+      cacheDtype_(cacheDtypeOf(layer)),
+      kScale_(layerScale(layer, layer.kScale)),
+      vScale_(layerScale(layer, layer.vScale)) {
   numHeads = layer.numHeads;
   headSize = layer.headSize;
   numKvHeads = layer.numKvHeads;
@@ -378,7 +416,7 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
                                   query.dtype));
   ATTN_RETURN_IF_ERROR(checkShape(who, "kv cache", kvCache,
                                   {-1, 2, -1, numKvHeads, headSize},
-                                  query.dtype));
+                                  cacheDtype_));
   for (auto [name, t] : {std::pair<const char *, const DeviceTensor *>{
                              "query", &query},
                          {"output", &output},
@@ -414,7 +452,8 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
                                         numBlocks, blockSize));
   if (writeCache)
     ATTN_RETURN_IF_ERROR(executor().reshapeAndCache(
-        key, value, md->slotMapping, KvCacheLayout::NHD, kvCache));
+        key, value, md->slotMapping, KvCacheLayout::NHD, kvCache,
+        params(md->causal).kvScales));
 
   if (md->useCascade)
     return forwardCascade(query, kvCache, *md, params(md->causal), output);
@@ -433,6 +472,8 @@ PagedAttentionParams FlashAttentionImpl::params(bool causal) const {
   params.softCap = logitsSoftCap_;
   params.alibiSlopes = alibiSlopes_ ? &*alibiSlopes_ : nullptr;
   params.sinks = sinks_ ? &*sinks_ : nullptr;
+  params.kvScales = {kScale_ ? &*kScale_ : nullptr,
+                     vScale_ ? &*vScale_ : nullptr};
   params.layout = KvCacheLayout::NHD;
   return params;
 }
@@ -442,7 +483,7 @@ FlashAttentionImpl::calls(const AttentionLayer &layer,
                           const KvCacheSpec &cache) const {
   OperandType query(layer.dtype, {0, numHeads, headSize});
   OperandType key(layer.dtype, {0, numKvHeads, headSize});
-  OperandType kvCache(layer.dtype,
+  OperandType kvCache(cacheDtype_,
                       {0, 2, cache.blockSize, numKvHeads, headSize});
   return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::NHD),
           pagedAttentionQuery(query, kvCache, params(/*causal=*/true))};
@@ -624,7 +665,9 @@ TritonMlaBackend::getBuilder(const KvCacheSpec &spec,
 
 TritonMlaImpl::TritonMlaImpl(const AttentionLayer &layer,
                              KernelExecutor &executor)
-    : AttentionImpl(executor) {
+    : AttentionImpl(executor),
+      cacheDtype_(cacheDtypeOf(layer)),
+      kScale_(layerScale(layer, layer.kScale)) {
   numHeads = layer.numHeads;
   headSize = layer.headSize;
   numKvHeads = layer.numKvHeads;
@@ -679,7 +722,8 @@ Status TritonMlaImpl::forward(const AttentionLayer &layer,
     return errorf(who, ": kv_c has ", key.dim(0),
                   " tokens but slot_mapping has ", slots);
   ATTN_RETURN_IF_ERROR(
-      executor().concatAndCacheMla(key, value, md->slotMapping, kvCache));
+      executor().concatAndCacheMla(key, value, md->slotMapping, kvCache,
+                                   kScale_ ? &*kScale_ : nullptr));
   return forwardMqa(layer, query, kvCache, *md, output, /*lse=*/nullptr);
 }
 
@@ -689,7 +733,7 @@ TritonMlaImpl::calls(const AttentionLayer &layer,
   OperandType q(layer.dtype, {0, numHeads, headSize});
   OperandType kvC(layer.dtype, {0, kvLoraRank});
   OperandType kPe(layer.dtype, {0, headSize - kvLoraRank});
-  OperandType kvCache(layer.dtype, {0, cache.blockSize, headSize});
+  OperandType kvCache(cacheDtype_, {0, cache.blockSize, headSize});
   MlaDecodeParams decode;
   decode.scale = scale;
   decode.kvLoraRank = kvLoraRank;
@@ -726,7 +770,7 @@ Status TritonMlaImpl::checkMqa(const AttentionLayer &layer,
     return errorf(who, ": q is ", shapeOf(q), " but layer '", layer.name,
                   "' is ", toString(layer.dtype));
   ATTN_RETURN_IF_ERROR(
-      checkShape(who, "kv cache", kvCache, {-1, -1, headSize}, q.dtype));
+      checkShape(who, "kv cache", kvCache, {-1, -1, headSize}, cacheDtype_));
   ATTN_RETURN_IF_ERROR(checkShape(who, "output", out,
                                   {numReqs, numHeads, kvLoraRank}, q.dtype));
   for (auto [name, t] :
@@ -762,6 +806,7 @@ Status TritonMlaImpl::forwardMqa(const AttentionLayer &layer,
   params.scale = scale;
   params.kvLoraRank = kvLoraRank;
   params.numKvSplits = metadata.numKvSplits;
+  params.kvScale = kScale_ ? &*kScale_ : nullptr;
   return executor().mlaDecode(q, kvCache, metadata.blockTable, metadata.seqLens,
                               params, out, lse);
 }

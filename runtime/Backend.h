@@ -41,7 +41,14 @@ struct AttentionLayer {
   /// Softmax scale.
   double scale = 0.0;
   DType dtype = DType::F16;
+  /// vLLM's kv_cache_dtype: "auto" (the cache in `dtype`), "fp8" (=
+  /// "fp8_e4m3") or "fp8_e5m2".
   std::string kvCacheDtype = "auto";
+  /// An fp8 cache's per-layer scales (vLLM's _k_scale_float /
+  /// _v_scale_float): the cache holds fp8(x / scale). MLA's latent cache
+  /// uses kScale only. Unused with "auto".
+  float kScale = 1.0f;
+  float vScale = 1.0f;
   /// Sliding window in tokens (vLLM's sliding_window); none: full attention.
   std::optional<int64_t> slidingWindow;
   std::optional<double> logitsSoftCap;
@@ -52,6 +59,11 @@ struct AttentionLayer {
   /// MLA only: the value width L of the latent cache.
   int64_t kvLoraRank = 0;
 };
+
+/// The element type of a kv cache of vLLM's `kvCacheDtype` for a model of
+/// `dtype`: "auto" is `dtype`, "fp8" and "fp8_e4m3" f8E4M3FN, "fp8_e5m2"
+/// f8E5M2; any other name is an error.
+Result<DType> kvCacheElementType(std::string_view kvCacheDtype, DType dtype);
 
 /// The hyperparameters FlashInfer-style backends need to agree across layers
 /// (vLLM's PerLayerParameters). Equality ignores the two `hasSame` fields.
@@ -158,9 +170,11 @@ public:
 
   virtual std::vector<DType> supportedDtypes() const = 0;
   virtual std::vector<int64_t> supportedHeadSizes() const = 0;
-  /// "auto" (the model dtype) is the only kv cache dtype so far.
+  /// "auto" (the model dtype) and vLLM's fp8 names ("fp8" is e4m3). Only
+  /// the CPU device runs fp8 caches so far: selection says so for the
+  /// others (Registry.h).
   virtual std::vector<std::string> supportedKvCacheDtypes() const {
-    return {"auto"};
+    return {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
   }
   /// Ok, or why `blockSize` is not supported ("block size 8 is not a
   /// multiple of 16").
@@ -303,6 +317,9 @@ private:
   double logitsSoftCap_ = 0.0;
   std::optional<Tensor> alibiSlopes_;
   std::optional<Tensor> sinks_;
+  /// The cache's element type, and an fp8 cache's scales ([1] f32).
+  DType cacheDtype_;
+  std::optional<Tensor> kScale_, vScale_;
 };
 
 /// TRITON_MLA's impl: latent cache write, then decode (one query token per
@@ -351,6 +368,10 @@ private:
                   const DeviceTensor &kvCache, const MlaMetadata &metadata,
                   const DeviceTensor &out, const DeviceTensor *lse,
                   const Tensor *slotMapping) const;
+
+  /// The latent cache's element type, and an fp8 cache's scale ([1] f32).
+  DType cacheDtype_;
+  std::optional<Tensor> kScale_;
 };
 
 } // namespace attn::runtime

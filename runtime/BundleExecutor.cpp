@@ -115,6 +115,18 @@ Status noVariant(const Bundle &bundle, const VariantQuery &query) {
                 query.describe());
 }
 
+/// Bundles hold no fp8 kernel: attn-compile's GPU targets reject fp8 caches
+/// (issue 13) and tt has no fp8 format. Said before a variant is looked for,
+/// which would name an attn-compile --variant that cannot compile.
+Status checkNotFp8(const DeviceTensor &kvCache) {
+  if (!isFp8(kvCache.dtype))
+    return Status::ok();
+  return errorf("kv cache ", kvCache.describe(),
+                ": bundles have no fp8 kernels (the GPU lowerings do not "
+                "read or write fp8 caches yet, issue 13; tt has no fp8 "
+                "format)");
+}
+
 } // namespace
 
 Result<const BundleVariant *> findVariant(const Bundle &bundle,
@@ -312,7 +324,9 @@ Status BundleExecutor::reshapeAndCache(const DeviceTensor &key,
                                        const DeviceTensor &value,
                                        const Tensor &slotMapping,
                                        KvCacheLayout layout,
-                                       const DeviceTensor &kvCache) {
+                                       const DeviceTensor &kvCache,
+                                       const KvCacheScales &kvScales) {
+  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
   Result<std::pair<int64_t, int64_t>> cache = pagedCacheBlocks(kvCache, layout);
   if (!cache)
     return cache.status();
@@ -356,7 +370,9 @@ Status BundleExecutor::runCacheWrite(const BundleVariant &variant,
 Status BundleExecutor::concatAndCacheMla(const DeviceTensor &kvC,
                                          const DeviceTensor &kPe,
                                          const Tensor &slotMapping,
-                                         const DeviceTensor &kvCache) {
+                                         const DeviceTensor &kvCache,
+                                         const Tensor *kvScale) {
+  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
   if (kvCache.rank() != 3 || kvC.rank() != 2 || kPe.rank() != 2 ||
       kPe.dim(0) != kvC.dim(0) || kvC.dim(1) + kPe.dim(1) != kvCache.dim(2))
     return errorf("kv_c ", kvC.describe(), ", k_pe ", kPe.describe(),
@@ -383,6 +399,7 @@ Status BundleExecutor::pagedAttention(
     const Tensor &queryStartLoc, const Tensor &seqLens,
     const Tensor &blockTable, const PagedAttentionParams &params,
     const DeviceTensor &out, const DeviceTensor *lse) {
+  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
   Result<std::pair<int64_t, int64_t>> cache =
       pagedCacheBlocks(kvCache, params.layout);
   if (!cache)
@@ -424,6 +441,7 @@ Status BundleExecutor::mlaDecode(const DeviceTensor &q,
                                  const MlaDecodeParams &params,
                                  const DeviceTensor &out,
                                  const DeviceTensor *lse) {
+  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
   if (kvCache.rank() != 3 || q.rank() != 3)
     return errorf("q ", q.describe(), " and kv cache ", kvCache.describe(),
                   " must be [R, H, L + P] and [num_blocks, B, L + P]");

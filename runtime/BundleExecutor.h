@@ -66,13 +66,15 @@ public:
 
   Status reshapeAndCache(const DeviceTensor &key, const DeviceTensor &value,
                          const Tensor &slotMapping, KvCacheLayout layout,
-                         const DeviceTensor &kvCache) override;
+                         const DeviceTensor &kvCache,
+                         const KvCacheScales &kvScales) override;
   /// Served by the reshape_and_cache variant compiled for the latent cache
   /// (attn-compile's op=reshape_and_cache with kv_lora_rank and rope_dim);
   /// shapes and every slot are checked against the cache first.
   Status concatAndCacheMla(const DeviceTensor &kvC, const DeviceTensor &kPe,
                            const Tensor &slotMapping,
-                           const DeviceTensor &kvCache) override;
+                           const DeviceTensor &kvCache,
+                           const Tensor *kvScale) override;
   Status pagedAttention(const DeviceTensor &query, const DeviceTensor &kvCache,
                         const Tensor &queryStartLoc, const Tensor &seqLens,
                         const Tensor &blockTable,

@@ -56,7 +56,7 @@ Status reshapeAndCache(KernelExecutor &executor, const Tensor &key,
   if (!cache)
     return cache.status();
   ATTN_RETURN_IF_ERROR(
-      executor.reshapeAndCache(*k, *v, slotMapping, layout, *cache));
+      executor.reshapeAndCache(*k, *v, slotMapping, layout, *cache, {}));
   return readBack(*cache, kvCache);
 }
 
@@ -70,7 +70,7 @@ Status concatAndCacheMla(KernelExecutor &executor, const Tensor &kvC,
   if (!cache)
     return cache.status();
   ATTN_RETURN_IF_ERROR(
-      executor.concatAndCacheMla(*c, *pe, slotMapping, *cache));
+      executor.concatAndCacheMla(*c, *pe, slotMapping, *cache, nullptr));
   return readBack(*cache, kvCache);
 }
 

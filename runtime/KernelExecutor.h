@@ -56,11 +56,17 @@ struct PagedAttentionParams : attn::PagedAttentionParams {
   const Tensor *alibiSlopes = nullptr;
   /// [H] f32 attention sink logits, or null.
   const Tensor *sinks = nullptr;
+  /// An fp8 cache's k_scale / v_scale ([1] or [G] f32); null otherwise.
+  KvCacheScales kvScales;
 };
 
-/// The knobs of one MLA decode call (the reference's): scale, kv_lora_rank
-/// and the split count, which schedules work only.
-using MlaDecodeParams = attn::MlaDecodeParams;
+/// The knobs of one MLA decode call: the reference's (scale, kv_lora_rank
+/// and the split count, which schedules work only) and an fp8 latent
+/// cache's scale.
+struct MlaDecodeParams : attn::MlaDecodeParams {
+  /// [1] f32: an fp8 latent cache's k_scale; null otherwise.
+  const Tensor *kvScale = nullptr;
+};
 
 struct VariantQuery;
 
@@ -84,22 +90,26 @@ public:
 
   /// Writes key[t] and value[t] ([T, G, D]) into kvCache at block
   /// slot / B, offset slot % B, for every t < slotMapping.dim(0) whose
-  /// slot = slotMapping[t] ([T] i64) is not negative.
+  /// slot = slotMapping[t] ([T] i64) is not negative. An fp8 cache stores
+  /// fp8(x / scale) with `kvScales` (both null for any other cache).
   virtual Status reshapeAndCache(const DeviceTensor &key,
                                  const DeviceTensor &value,
                                  const Tensor &slotMapping,
                                  KvCacheLayout layout,
-                                 const DeviceTensor &kvCache) = 0;
+                                 const DeviceTensor &kvCache,
+                                 const KvCacheScales &kvScales) = 0;
 
   /// The MLA cache write (vLLM's concat_and_cache_mla): writes the latent
   /// row concat(kvC[t], kPe[t]) — kvC [T, L], kPe [T, P], the cache's dtype —
   /// into kvCache [num_blocks, B, L + P] at block slot / B, offset slot % B,
   /// for every t < slotMapping.dim(0) whose slot = slotMapping[t] ([T] i64)
-  /// is not negative.
+  /// is not negative. An fp8 cache stores fp8(x / kvScale[0]) (null for any
+  /// other cache).
   virtual Status concatAndCacheMla(const DeviceTensor &kvC,
                                    const DeviceTensor &kPe,
                                    const Tensor &slotMapping,
-                                   const DeviceTensor &kvCache) = 0;
+                                   const DeviceTensor &kvCache,
+                                   const Tensor *kvScale) = 0;
 
   /// Varlen paged attention (prefill, chunked prefill and decode in one
   /// call): query [T, H, D], kvCache in `params.layout`, queryStartLoc

@@ -148,9 +148,30 @@ std::vector<std::string> BackendRegistry::candidates(DeviceType device) const {
   return names;
 }
 
+/// Why `device` has no kernels for a cache of vLLM's `kvCacheDtype`, or
+/// nothing when it has. Only the CPU (the reference) runs fp8 caches.
+static std::optional<std::string> missingCacheKernels(DeviceType device,
+                                                      std::string_view
+                                                          kvCacheDtype) {
+  Result<DType> element = kvCacheElementType(kvCacheDtype, DType::F32);
+  if (!element || !isFp8(*element) || device == DeviceType::CPU)
+    return std::nullopt; // an unknown name is each backend's to refuse
+  if (device == DeviceType::TENSTORRENT)
+    return "TT-Metalium has no fp8 data format (Bfp8_b and Bfp4_b are block "
+           "floats sharing one exponent per 16 values)";
+  return "the " + std::string(toString(device)) +
+         " kernels do not read or write fp8 caches yet (issue 13); only the "
+         "cpu device does";
+}
+
 Result<std::unique_ptr<AttentionBackend>>
 BackendRegistry::selectBackend(DeviceType device,
                                const SelectionRequest &request) const {
+  if (std::optional<std::string> why =
+          missingCacheKernels(device, request.kvCacheDtype))
+    return errorf("no attention backend for ", toString(device), " accepts ",
+                  describe(request), ": kv cache dtype '",
+                  request.kvCacheDtype, "': ", *why);
   std::vector<std::string> names =
       request.backendName ? std::vector<std::string>{*request.backendName}
                           : candidates(device);

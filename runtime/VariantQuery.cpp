@@ -76,6 +76,17 @@ VariantParameter text(std::string key, std::string_view value) {
 VariantParameter integer(std::string key, int64_t value) {
   return {std::move(key), std::to_string(value), Kind::Int};
 }
+/// kv_cache_dtype of a cache of `cache`'s dtype: vLLM's name of an fp8
+/// type, "auto" for the model dtype. Bundles older than fp8 caches lack the
+/// key and serve "auto".
+VariantParameter kvCacheDtype(const OperandType &cache) {
+  std::string_view name = cache.dtype == DType::F8E4M3FN ? "fp8_e4m3"
+                          : cache.dtype == DType::F8E5M2 ? "fp8_e5m2"
+                                                         : "auto";
+  VariantParameter p = text("kv_cache_dtype", name);
+  p.absentMatches = name == "auto";
+  return p;
+}
 VariantParameter boolean(std::string key, bool value) {
   return {std::move(key), value ? "true" : "false", Kind::Bool};
 }
@@ -104,8 +115,10 @@ VariantQuery::mismatches(const std::map<std::string, std::string> &have) const {
   std::vector<std::string> differ;
   for (const VariantParameter &p : parameters) {
     auto it = have.find(p.key);
-    if (it == have.end())
-      differ.push_back(p.key + " missing");
+    if (it == have.end()) {
+      if (!p.absentMatches)
+        differ.push_back(p.key + " missing");
+    }
     else if (!sameValue(p, it->second))
       differ.push_back(p.key + "=" + it->second);
   }
@@ -128,6 +141,7 @@ VariantQuery pagedAttentionQuery(const OperandType &query,
       integer("head_size", query.dim(2)),
       integer("block_size", blockSize),
       text("dtype", toString(query.dtype)),
+      kvCacheDtype(kvCache),
       text("layout", toString(params.layout)),
       boolean("causal", params.causal),
       integer("window_left", params.windowLeft < 0 ? -1 : params.windowLeft),
@@ -153,7 +167,8 @@ VariantQuery reshapeAndCacheQuery(const OperandType &key,
   q.parameters = {
       text("op", "reshape_and_cache"),      integer("num_kv_heads", numKvHeads),
       integer("head_size", key.dim(2)),  integer("block_size", blockSize),
-      text("dtype", toString(key.dtype)), text("layout", toString(layout)),
+      text("dtype", toString(key.dtype)), kvCacheDtype(kvCache),
+      text("layout", toString(layout)),
   };
   return q;
 }
@@ -166,6 +181,7 @@ VariantQuery concatAndCacheMlaQuery(const OperandType &kvC,
       text("op", "reshape_and_cache"),
       integer("block_size", kvCache.dim(1)),
       text("dtype", toString(kvC.dtype)),
+      kvCacheDtype(kvCache),
       integer("kv_lora_rank", kvC.dim(1)),
       integer("rope_dim", kPe.dim(1)),
   };
@@ -180,6 +196,7 @@ VariantQuery mlaDecodeQuery(const OperandType &q, const OperandType &kvCache,
       integer("num_heads", q.dim(1)),
       integer("block_size", kvCache.dim(1)),
       text("dtype", toString(q.dtype)),
+      kvCacheDtype(kvCache),
       f32("scale", params.scale),
       integer("kv_lora_rank", params.kvLoraRank),
       integer("rope_dim", q.dim(2) - params.kvLoraRank),

@@ -38,6 +38,10 @@ struct VariantParameter {
   /// The value, as the manifest would print it.
   std::string value;
   Kind kind = Kind::Text;
+  /// Whether a manifest without the key serves the call: for a key added
+  /// after bundles were made without it, whose value here is the one those
+  /// bundles meant (kv_cache_dtype=auto).
+  bool absentMatches = false;
 };
 
 /// The parameters a call requires, in the order of compiler/Variant.h's

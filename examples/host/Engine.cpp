@@ -66,7 +66,9 @@ Status Engine::writeLatents(size_t model, const DeviceTensor &kvC,
                             const DeviceTensor &kPe,
                             const std::vector<int64_t> &slots) {
   SessionLayer &l = *layers_[model];
-  return l.executor->concatAndCacheMla(kvC, kPe, toTensor(slots), l.kvCache);
+  // The example's caches are in the model dtype: no fp8 scale.
+  return l.executor->concatAndCacheMla(kvC, kPe, toTensor(slots), l.kvCache,
+                                       /*kvScale=*/nullptr);
 }
 
 } // namespace attn::example

@@ -11,6 +11,7 @@
 #include "lowering/AttnToTT/Passes.h"
 
 #include "dialect/AttnOps.h"
+#include "lowering/AttnToTT/TTMetalTarget.h"
 #include "lowering/AttnToTT/Kernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -333,6 +334,8 @@ struct ConvertAttnToTTKernelPass
                          << "' (wormhole_b0 or blackhole)";
       return signalPassFailure();
     }
+    if (failed(checkNoFp8Cache(module)))
+      return signalPassFailure();
     OpBuilder b(module.getContext());
     SmallVector<func::FuncOp> hosts;
     bool failedAny = false;

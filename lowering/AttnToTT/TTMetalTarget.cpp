@@ -8,6 +8,7 @@
 #include "lowering/AttnToTT/TTMetalTarget.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnOps.h"
 #include "lowering/AttnToTT/Passes.h"
 #include "lowering/AttnToTT/TTApi.h"
 
@@ -147,6 +148,28 @@ llvm::cl::opt<std::string> outputDirOption(
     llvm::cl::init(""));
 
 } // namespace
+
+LogicalResult mlir::attn::checkNoFp8Cache(ModuleOp module) {
+  WalkResult walked = module.walk([](Operation *op) {
+    if (!isa<PagedAttentionOp, ReshapeAndCacheOp, MlaDecodeOp>(op))
+      return WalkResult::advance();
+    for (Value v : op->getOperands()) {
+      auto shaped = dyn_cast<ShapedType>(v.getType());
+      if (!shaped ||
+          !isa<Float8E4M3FNType, Float8E5M2Type>(shaped.getElementType()))
+        continue;
+      Type element = shaped.getElementType();
+      op->emitOpError()
+          << "has an fp8 kv cache (" << element
+          << "), which tt does not support: TT-Metalium has no e4m3 / e5m2 "
+             "data format (Bfp8_b and Bfp4_b are block floats sharing one "
+             "exponent per 16 values); serve fp8 caches on a GPU backend";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walked.wasInterrupted());
+}
 
 FailureOr<SmallVector<attn::TTMetalProgram>>
 mlir::attn::emitTTMetalPrograms(ModuleOp module) {

@@ -38,6 +38,12 @@ struct TTMetalProgram {
   SmallVector<TTMetalFile> files;
 };
 
+/// Fails, naming the op, when an attn op of `module` has an fp8 KV cache:
+/// TT-Metalium has no e4m3 / e5m2 data format (its Bfp8_b / Bfp4_b are
+/// block floats, one exponent shared by 16 values), so an fp8 cache cannot
+/// be kept as vLLM defines it.
+LogicalResult checkNoFp8Cache(ModuleOp module);
+
 /// Lowers the attn ops of `module` (on tensors or memrefs) and returns every
 /// program's files. `module` is modified.
 FailureOr<SmallVector<TTMetalProgram>> emitTTMetalPrograms(ModuleOp module);

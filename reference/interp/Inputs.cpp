@@ -11,6 +11,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -167,7 +168,7 @@ ProblemShape inferShape(const Signature &signature) {
     bool activation = arg.role == ArgRole::Query ||
                       arg.role == ArgRole::KvCache ||
                       arg.role == ArgRole::Key || arg.role == ArgRole::OutA;
-    if (activation && !haveDType && isFloat(arg.type.dtype)) {
+    if (activation && !haveDType && isModelDType(arg.type.dtype)) {
       shape.dtype = arg.type.dtype;
       haveDType = true;
     }
@@ -196,6 +197,26 @@ ProblemShape inferShape(const Signature &signature) {
   if (!haveKvHeads)
     shape.numKvHeads = 1;
   return shape;
+}
+
+/// The random problem's cache (in the model dtype) as an fp8 cache of
+/// `dtype`: fp8(x / kScale) in the key half of a paged cache (axis 1 is
+/// keys, values in both layouts) and in every row of a latent cache,
+/// fp8(x / vScale) in the value half.
+Tensor quantizeCache(const Tensor &cache, DType dtype, double kScale,
+                     double vScale) {
+  Tensor quantized(dtype, cache.shape());
+  // Elements per half of a paged block: the part of element i is
+  // (i / half) % 2.
+  const int64_t half = cache.rank() == 5 ? cache.numElements() /
+                                               std::max<int64_t>(
+                                                   1, cache.dim(0) * 2)
+                                         : 0;
+  for (int64_t i = 0; i < cache.numElements(); ++i) {
+    const bool value = half && (i / half) % 2 == 1;
+    quantized.setFloat(i, cache.getFloat(i) / (value ? vScale : kScale));
+  }
+  return quantized;
 }
 
 /// Uniform values in [-1, 1) for an attention output of `shape`.
@@ -240,6 +261,11 @@ attn::makeRandomInputs(const Signature &signature,
   // A separate stream for what the problem does not contain, so that adding
   // such an argument does not change the problem itself.
   Random random(options.seed ^ 0x9e3779b97f4a7c15ull);
+  // An fp8 cache's scales: f32 values of full precision, so that a device
+  // rounding the products differently shows; the cache holds values up to
+  // about 1 / scale, well inside e4m3's range.
+  const double kScale = roundToDType(random.uniform(0.01, 0.03), DType::F32);
+  const double vScale = roundToDType(random.uniform(0.01, 0.03), DType::F32);
 
   std::vector<Tensor> inputs;
   for (const ArgumentInfo &arg : signature.arguments) {
@@ -250,7 +276,10 @@ attn::makeRandomInputs(const Signature &signature,
       inputs.push_back(p.query);
       break;
     case ArgRole::KvCache:
-      inputs.push_back(p.kvCache);
+      inputs.push_back(isFp8(arg.type.dtype)
+                           ? quantizeCache(p.kvCache, arg.type.dtype, kScale,
+                                           vScale)
+                           : p.kvCache);
       break;
     case ArgRole::BlockTable:
       inputs.push_back(p.blockTable);
@@ -270,6 +299,13 @@ attn::makeRandomInputs(const Signature &signature,
     case ArgRole::Sinks:
       inputs.push_back(p.sinks);
       break;
+    case ArgRole::KScale:
+    case ArgRole::VScale: {
+      Tensor scale(DType::F32, {1});
+      scale.setFloat(0, arg.role == ArgRole::KScale ? kScale : vScale);
+      inputs.push_back(std::move(scale));
+      break;
+    }
     case ArgRole::Key:
       inputs.push_back(p.key);
       break;
@@ -314,9 +350,10 @@ std::string fileIn(llvm::StringRef dir, const llvm::Twine &name) {
   return std::string(path);
 }
 
-/// Rounds an f32 tensor once to bf16, as readNpy does for bf16.
-Tensor toBF16(const Tensor &t) {
-  Tensor out(DType::BF16, t.shape());
+/// Rounds an f32 tensor once to `dtype` (bf16 or fp8, which .npy files hold
+/// as f32), as readNpy does.
+Tensor roundTo(DType dtype, const Tensor &t) {
+  Tensor out(dtype, t.shape());
   for (int64_t i = 0; i < t.numElements(); ++i)
     out.setFloat(i, t.getFloat(i));
   return out;
@@ -345,8 +382,9 @@ attn::readInputs(const Signature &signature, llvm::StringRef dir) {
     if (!tensor)
       return llvm::createStringError(arg.describe(i) + ": " +
                                      tensor.message());
-    if (arg.type.dtype == DType::BF16 && tensor->dtype() == DType::F32)
-      *tensor = toBF16(*tensor);
+    if ((arg.type.dtype == DType::BF16 || isFp8(arg.type.dtype)) &&
+        tensor->dtype() == DType::F32)
+      *tensor = roundTo(arg.type.dtype, *tensor);
     inputs.push_back(std::move(*tensor));
     sources.push_back(path);
   }

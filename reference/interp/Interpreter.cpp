@@ -165,6 +165,10 @@ private:
                             AttentionOutput output);
 
   const Tensor &tensor(Value v) const { return scope.get<Tensor>(v); }
+  /// The tensor of an optional operand, or null when it is absent.
+  const Tensor *optionalTensor(Value v) const {
+    return v ? &tensor(v) : nullptr;
+  }
 
   Scope scope;
 };
@@ -333,8 +337,8 @@ llvm::Error Interpreter::eval(ir::PagedAttentionOp op) {
   Value alibi = op.getAlibiSlopes(), sinks = op.getSinks();
   Result<AttentionOutput> output = pagedAttention(
       tensor(op.getQuery()), tensor(op.getKvCache()), md.blockTable, md.seqLens,
-      md.queryStartLoc, alibi ? &tensor(alibi) : nullptr,
-      sinks ? &tensor(sinks) : nullptr, params);
+      md.queryStartLoc, optionalTensor(alibi), optionalTensor(sinks), params,
+      {optionalTensor(op.getKScale()), optionalTensor(op.getVScale())});
   if (!output)
     return opError(op, output.status());
   return bindAttention(op, op.getOutInit(), op.getLseInit(),
@@ -354,10 +358,13 @@ llvm::Error Interpreter::eval(ir::ReshapeAndCacheOp op) {
   Status written =
       op.isLatentCache()
           ? concatAndCacheMla(tensor(op.getKey()), tensor(op.getValue()), cache,
-                              tensor(op.getSlotMapping()))
+                              tensor(op.getSlotMapping()),
+                              optionalTensor(op.getKScale()))
           : reshapeAndCache(tensor(op.getKey()), tensor(op.getValue()), cache,
                             tensor(op.getSlotMapping()),
-                            toKvLayout(*op.getLayout()));
+                            toKvLayout(*op.getLayout()),
+                            {optionalTensor(op.getKScale()),
+                             optionalTensor(op.getVScale())});
   if (llvm::Error err = opError(op, written))
     return err;
   if (llvm::Error err = checkResult(op, op->getResult(0), cache))
@@ -374,7 +381,8 @@ llvm::Error Interpreter::eval(ir::MlaDecodeOp op) {
   params.naiveDevicePrecision = naiveDevicePrecision;
   Result<AttentionOutput> output =
       mlaDecode(tensor(op.getQ()), tensor(op.getKvCache()),
-                tensor(op.getBlockTable()), tensor(op.getSeqLens()), params);
+                tensor(op.getBlockTable()), tensor(op.getSeqLens()), params,
+                optionalTensor(op.getKScale()));
   if (!output)
     return opError(op, output.status());
   return bindAttention(op, op.getOutInit(), op.getLseInit(),

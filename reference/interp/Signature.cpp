@@ -72,6 +72,10 @@ std::string_view attn::toString(ArgRole role) {
     return "alibi_slopes";
   case ArgRole::Sinks:
     return "sinks";
+  case ArgRole::KScale:
+    return "k_scale";
+  case ArgRole::VScale:
+    return "v_scale";
   case ArgRole::Key:
     return "key";
   case ArgRole::Value:
@@ -110,6 +114,10 @@ std::optional<DType> attn::dtypeOf(mlir::Type t) {
     return DType::I32;
   if (t.isSignlessInteger(64))
     return DType::I64;
+  if (llvm::isa<mlir::Float8E4M3FNType>(t))
+    return DType::F8E4M3FN;
+  if (llvm::isa<mlir::Float8E5M2Type>(t))
+    return DType::F8E5M2;
   return std::nullopt;
 }
 
@@ -124,7 +132,8 @@ llvm::Expected<TensorSpec> attn::specOf(mlir::Type type,
     type.print(os);
     return llvm::createStringError(
         what + " has type " + typeStr +
-        "; only ranked tensors of f32, f16, bf16, i32 or i64 are supported");
+        "; only ranked tensors of f32, f16, bf16, f8E4M3FN, f8E5M2, i32 or "
+        "i64 are supported");
   }
   TensorSpec spec;
   spec.dtype = *dtype;
@@ -159,12 +168,16 @@ public:
         cache->layout = toKvLayout(pa.getLayout());
       set(pa.getAlibiSlopes(), ArgRole::AlibiSlopes);
       set(pa.getSinks(), ArgRole::Sinks);
+      set(pa.getKScale(), ArgRole::KScale);
+      set(pa.getVScale(), ArgRole::VScale);
       set(pa.getOutInit(), ArgRole::OutInit);
       set(pa.getLseInit(), ArgRole::LseInit);
     } else if (auto rc = llvm::dyn_cast<ReshapeAndCacheOp>(op)) {
       set(rc.getKey(), ArgRole::Key);
       set(rc.getValue(), ArgRole::Value);
       set(rc.getSlotMapping(), ArgRole::SlotMapping);
+      set(rc.getKScale(), ArgRole::KScale);
+      set(rc.getVScale(), ArgRole::VScale);
       ArgumentInfo *cache = set(rc.getKvCache(), ArgRole::KvCache);
       if (rc.isLatentCache())
         signature.isMla = true;
@@ -179,6 +192,7 @@ public:
         cache->kvLoraRank = rank;
       set(mla.getBlockTable(), ArgRole::BlockTable);
       set(mla.getSeqLens(), ArgRole::SeqLens);
+      set(mla.getKScale(), ArgRole::KScale);
       set(mla.getOutInit(), ArgRole::OutInit);
       set(mla.getLseInit(), ArgRole::LseInit);
     } else if (auto ms = llvm::dyn_cast<MergeStatesOp>(op)) {

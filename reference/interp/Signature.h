@@ -58,6 +58,9 @@ enum class ArgRole {
   SlotMapping,
   AlibiSlopes,
   Sinks,
+  /// An fp8 cache's scales.
+  KScale,
+  VScale,
   Key,
   Value,
   OutA,

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 namespace attn {
@@ -22,12 +23,18 @@ namespace attn {
 Result<AttentionOutput> mlaDecode(const Tensor &q, const Tensor &cache,
                                   const Tensor &blockTable,
                                   const Tensor &seqLens,
-                                  const MlaDecodeParams &params) {
+                                  const MlaDecodeParams &params,
+                                  const Tensor *scale) {
   ATTN_RETURN_IF_ERROR(
       checkRankAndDType(q, "q", 3, {DType::F32, DType::F16, DType::BF16}));
   ATTN_RETURN_IF_ERROR(checkRankAndDType(
-      cache, "kv_cache", 3, {DType::F32, DType::F16, DType::BF16}));
-  ATTN_RETURN_IF_ERROR(checkSameDType(cache, "kv_cache", q, "q"));
+      cache, "kv_cache", 3,
+      {DType::F32, DType::F16, DType::BF16, DType::F8E4M3FN, DType::F8E5M2}));
+  ATTN_RETURN_IF_ERROR(checkCacheDType(cache, "kv_cache", q, "q"));
+  Result<std::vector<double>> cacheScale =
+      perHeadScales(scale, "k_scale", cache.dtype(), 1);
+  if (!cacheScale)
+    return cacheScale.status();
   const int64_t numReqs = q.dim(0);
   const int64_t numHeads = q.dim(1);
   const int64_t rowSize = q.dim(2); // L + P
@@ -76,6 +83,10 @@ Result<AttentionOutput> mlaDecode(const Tensor &q, const Tensor &cache,
       cache.getFloats(cache.offset({block, j % blockSize, 0}), rowSize,
                       &rows[j * rowSize]);
     }
+    if (isFp8(cache.dtype()))
+      dequantize(rows.data(), seqLen * rowSize, (*cacheScale)[0],
+                 params.naiveDevicePrecision ? std::optional(q.dtype())
+                                             : std::nullopt);
     std::vector<double> query(rowSize);
     q.getFloats(q.offset({req, head, 0}), rowSize, query.data());
 

@@ -26,11 +26,14 @@ namespace {
 
 constexpr std::string_view magic = "\x93NUMPY";
 
-/// The descr string of each dtype as stored (bf16 is stored as f32).
+/// The descr string of each dtype as stored (bf16 and the fp8 types, which
+/// NumPy lacks, are stored as f32: exactly).
 std::string_view fileDescr(DType t) {
   switch (t) {
   case DType::F32:
   case DType::BF16:
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
     return "<f4";
   case DType::F16:
     return "<f2";
@@ -42,7 +45,9 @@ std::string_view fileDescr(DType t) {
   return "";
 }
 
-DType fileDType(DType t) { return t == DType::BF16 ? DType::F32 : t; }
+DType fileDType(DType t) {
+  return t == DType::BF16 || isFp8(t) ? DType::F32 : t;
+}
 
 /// The parsed header dict.
 struct NpyHeader {
@@ -299,7 +304,7 @@ std::string formatNpy(const Tensor &t) {
     bytes += static_cast<char>((dict.size() >> (8 * i)) & 0xFF);
   bytes += dict;
 
-  if (t.dtype() == DType::BF16) {
+  if (fileDType(t.dtype()) != t.dtype()) {
     Tensor widened(DType::F32, t.shape());
     for (int64_t i = 0; i < t.numElements(); ++i)
       widened.setFloat(i, t.getFloat(i));

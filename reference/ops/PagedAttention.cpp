@@ -46,7 +46,8 @@ Result<AttentionOutput>
 pagedAttention(const Tensor &query, const Tensor &kvCache,
                const Tensor &blockTable, const Tensor &seqLens,
                const Tensor &queryStartLoc, const Tensor *alibiSlopes,
-               const Tensor *sinks, const PagedAttentionParams &params) {
+               const Tensor *sinks, const PagedAttentionParams &params,
+               const KvCacheScales &scales) {
   ATTN_RETURN_IF_ERROR(checkRankAndDType(
       query, "query", 3, {DType::F32, DType::F16, DType::BF16}));
   Result<KvCacheGeometry> geometry =
@@ -54,7 +55,7 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
   if (!geometry)
     return geometry.status();
   const KvCacheGeometry &cache = *geometry;
-  ATTN_RETURN_IF_ERROR(checkSameDType(kvCache, "kv_cache", query, "query"));
+  ATTN_RETURN_IF_ERROR(checkCacheDType(kvCache, "kv_cache", query, "query"));
   const int64_t numTokens = query.dim(0);
   const int64_t numHeads = query.dim(1);
   const int64_t headSize = query.dim(2);
@@ -73,6 +74,14 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
                   query.describe());
   ATTN_RETURN_IF_ERROR(checkPerHead(alibiSlopes, "alibi_slopes", numHeads));
   ATTN_RETURN_IF_ERROR(checkPerHead(sinks, "sinks", numHeads));
+  Result<std::vector<double>> keyScales =
+      perHeadScales(scales.key, "k_scale", kvCache.dtype(), numKvHeads);
+  if (!keyScales)
+    return keyScales.status();
+  Result<std::vector<double>> valueScales =
+      perHeadScales(scales.value, "v_scale", kvCache.dtype(), numKvHeads);
+  if (!valueScales)
+    return valueScales.status();
   if (!std::isfinite(params.scale))
     return errorf("scale must be finite, got ", params.scale);
   if (!(params.softCap >= 0.0) || std::isinf(params.softCap))
@@ -104,19 +113,27 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
     thread_local std::vector<double> keys, values;
     keys.resize(seqLen * headSize);
     values.resize(seqLen * headSize);
+    const DType precision = query.dtype();
+    const bool quantized = isFp8(kvCache.dtype());
+    const std::optional<DType> naive =
+        params.naiveDevicePrecision ? std::optional(precision) : std::nullopt;
     for (int64_t j = 0; j < seqLen; ++j) {
       const int64_t block = metadata.block(req, j / cache.blockSize);
       const int64_t offset = j % cache.blockSize;
+      double *key = &keys[j * headSize], *value = &values[j * headSize];
       kvCache.getFloats(cache.rowOffset(KvPart::Key, block, offset, kvHead),
-                        headSize, &keys[j * headSize]);
+                        headSize, key);
       kvCache.getFloats(cache.rowOffset(KvPart::Value, block, offset, kvHead),
-                        headSize, &values[j * headSize]);
+                        headSize, value);
+      if (quantized) {
+        dequantize(key, headSize, (*keyScales)[kvHead], naive);
+        dequantize(value, headSize, (*valueScales)[kvHead], naive);
+      }
     }
 
     // Score of key j for query head h at `position`. The naive mode rounds
     // to the output dtype after every step, as a straightforward kernel in
     // that precision would.
-    const DType precision = query.dtype();
     auto step = [&](double v) {
       return params.naiveDevicePrecision ? roundToDType(v, precision) : v;
     };

@@ -69,7 +69,7 @@ Status checkOptions(const ProblemShape &shape, const ProblemOptions &options,
     if (shape.headSize < 1)
       return errorf("headSize must be >= 1, got ", shape.headSize);
   }
-  if (!isFloat(shape.dtype))
+  if (!isModelDType(shape.dtype))
     return errorf("dtype must be f32, f16 or bf16, got ",
                   toString(shape.dtype));
   if (options.numReqs < 1 || options.numReqs > kMaxRandomRequests)

@@ -40,6 +40,11 @@ DLDataType toDLDataType(DType t) {
     return {kDLInt, 32, 1};
   case DType::I64:
     return {kDLInt, 64, 1};
+  // The DLPack header here predates its fp8 codes: an fp8 cache is handed
+  // out as its bytes, as PyTorch's fp8 tensors are viewed as uint8.
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+    return {kDLUInt, 8, 1};
   }
   return {kDLFloat, 32, 1};
 }

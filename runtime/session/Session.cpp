@@ -63,6 +63,10 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   auto result = std::make_unique<SessionLayer>();
   result->config = layer;
   result->cacheSpec = cache;
+  if (layer.kvCacheDtype != cache.kvCacheDtype)
+    return errorf("layer '", layer.name, "' has kv cache dtype '",
+                  layer.kvCacheDtype, "' but its cache spec has '",
+                  cache.kvCacheDtype, "'");
   SelectionRequest request;
   request.headSize = layer.headSize;
   request.dtype = layer.dtype;
@@ -108,7 +112,10 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
       cache.kvCacheDtype);
   if (!shape)
     return shape.status();
-  Result<DeviceTensor> kvCache = allocate(layer.dtype, *shape);
+  Result<DType> cacheDtype = kvCacheElementType(cache.kvCacheDtype, layer.dtype);
+  if (!cacheDtype)
+    return cacheDtype.status();
+  Result<DeviceTensor> kvCache = allocate(*cacheDtype, *shape);
   if (!kvCache)
     return kvCache.status();
   result->kvCache = std::move(*kvCache);

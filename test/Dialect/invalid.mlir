@@ -66,7 +66,7 @@ func.func @pa_cache_rank(%q: tensor<?x8x64xf16>, %c: tensor<?x16x8x64xf16>, %md:
 // -----
 
 func.func @pa_cache_dtype(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x8x64xbf16>, %md: !attn.metadata, %o: tensor<?x8x64xf16>, %l: tensor<?x8xf32>) {
-  // expected-error @+1 {{expects kv_cache element type to be 'f16' (the query's), got 'bf16'}}
+  // expected-error @+1 {{expects kv_cache element type to be 'f16' (the query's) or fp8 (f8E4M3FN, f8E5M2), got 'bf16'}}
   %0:2 = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x64xf16>, tensor<?x2x16x8x64xbf16>, tensor<?x8x64xf16>, tensor<?x8xf32> -> tensor<?x8x64xf16>, tensor<?x8xf32>
   return
 }
@@ -267,7 +267,7 @@ func.func @rc_head_size(%k: tensor<?x8x64xf16>, %s: tensor<?xi64>, %c: tensor<?x
 // -----
 
 func.func @rc_cache_dtype(%k: tensor<?x8x64xf16>, %s: tensor<?xi64>, %c: tensor<?x2x16x8x64xf32>) {
-  // expected-error @+1 {{expects kv_cache element type to be 'f16' (the key's), got 'f32'}}
+  // expected-error @+1 {{expects kv_cache element type to be 'f16' (the key's) or fp8 (f8E4M3FN, f8E5M2), got 'f32'}}
   %0 = attn.reshape_and_cache %k, %k, %s outs(%c) layout(nhd) : tensor<?x8x64xf16>, tensor<?x8x64xf16>, tensor<?xi64>, tensor<?x2x16x8x64xf32> -> tensor<?x2x16x8x64xf32>
   return
 }
@@ -355,7 +355,7 @@ func.func @rc_mla_slot_type(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: t
 // -----
 
 func.func @rc_mla_cache_dtype(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xf16>) {
-  // expected-error @+1 {{expects kv_cache element type to be 'bf16' (the key's), got 'f16'}}
+  // expected-error @+1 {{expects kv_cache element type to be 'bf16' (the key's) or fp8 (f8E4M3FN, f8E5M2), got 'f16'}}
   %0 = attn.reshape_and_cache %k, %v, %s outs(%c) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xf16> -> tensor<?x64x576xf16>
   return
 }
@@ -620,5 +620,79 @@ func.func @mla_huge_row(%q: tensor<?x16x8192xbf16>, %c: tensor<?x64x8192xbf16>, 
 func.func @ms_zero_heads(%o: tensor<?x0x64xf16>, %l: tensor<?x0xf32>) {
   // expected-error @+1 {{expects num_heads >= 1, got 0}}
   %0:2 = attn.merge_states %o, %l, %o, %l outs(%o, %l) : tensor<?x0x64xf16>, tensor<?x0xf32>, tensor<?x0x64xf16>, tensor<?x0xf32>, tensor<?x0x64xf16>, tensor<?x0xf32> -> tensor<?x0x64xf16>, tensor<?x0xf32>
+  return
+}
+
+// -----
+
+// fp8 caches and their scales.
+
+func.func @mla_cache_dtype(%q: tensor<?x4x80xbf16>, %c: tensor<?x16x80xf16>, %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x4x64xbf16>, %l: tensor<?x4xf32>) {
+  // expected-error @+1 {{expects kv_cache element type to be 'bf16' (q's) or fp8 (f8E4M3FN, f8E5M2), got 'f16'}}
+  %0:2 = attn.mla_decode %q, %c, %bt, %lens outs(%o, %l) kv_lora_rank(64) scale(0.125) : tensor<?x4x80xbf16>, tensor<?x16x80xf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x4x64xbf16>, tensor<?x4xf32> -> tensor<?x4x64xbf16>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @pa_fp8_no_scales(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xf8E4M3FN>, %md: !attn.metadata, %o: tensor<?x8x64xbf16>, %l: tensor<?x8xf32>, %ks: tensor<1xf32>) {
+  // expected-error @+1 {{expects k_scale and v_scale with an fp8 kv_cache ('f8E4M3FN')}}
+  %0:2 = attn.paged_attention %q, %c, %md k_scale(%ks : tensor<1xf32>) outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x64xbf16>, tensor<?x2x16x2x64xf8E4M3FN>, tensor<?x8x64xbf16>, tensor<?x8xf32> -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_scales_without_fp8(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xbf16>, %md: !attn.metadata, %o: tensor<?x8x64xbf16>, %l: tensor<?x8xf32>, %ks: tensor<1xf32>) {
+  // expected-error @+1 {{expects no k_scale or v_scale with a 'bf16' kv_cache (scales are for fp8 caches)}}
+  %0:2 = attn.paged_attention %q, %c, %md k_scale(%ks : tensor<1xf32>) v_scale(%ks : tensor<1xf32>) outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x64xbf16>, tensor<?x2x16x2x64xbf16>, tensor<?x8x64xbf16>, tensor<?x8xf32> -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_scale_rank(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xf8E5M2>, %md: !attn.metadata, %o: tensor<?x8x64xbf16>, %l: tensor<?x8xf32>, %ks: tensor<f32>, %vs: tensor<1xf32>) {
+  // expected-error @+1 {{expects k_scale to have rank 1, got 'tensor<f32>'}}
+  %0:2 = attn.paged_attention %q, %c, %md k_scale(%ks : tensor<f32>) v_scale(%vs : tensor<1xf32>) outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x64xbf16>, tensor<?x2x16x2x64xf8E5M2>, tensor<?x8x64xbf16>, tensor<?x8xf32> -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @pa_scale_dtype(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xf8E4M3FN>, %md: !attn.metadata, %o: tensor<?x8x64xbf16>, %l: tensor<?x8xf32>, %ks: tensor<1xf32>, %vs: tensor<1xf16>) {
+  // expected-error @+1 {{expects v_scale element type to be 'f32' (scales are f32), got 'f16'}}
+  %0:2 = attn.paged_attention %q, %c, %md k_scale(%ks : tensor<1xf32>) v_scale(%vs : tensor<1xf16>) outs(%o, %l) layout(nhd) scale(0.125) : tensor<?x8x64xbf16>, tensor<?x2x16x2x64xf8E4M3FN>, tensor<?x8x64xbf16>, tensor<?x8xf32> -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @rc_scale_size(%k: tensor<?x2x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x2x2x16x64xf8E4M3FN>, %ks: tensor<1xf32>, %vs: tensor<3xf32>) {
+  // expected-error @+1 {{expects v_scale to have 1 element (per layer) or num_kv_heads (per kv head), got 3}}
+  %0 = attn.reshape_and_cache %k, %k, %s k_scale(%ks : tensor<1xf32>) v_scale(%vs : tensor<3xf32>) outs(%c) layout(hnd) : tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?xi64>, tensor<?x2x2x16x64xf8E4M3FN> -> tensor<?x2x2x16x64xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @rc_mla_v_scale(%k: tensor<?x512xbf16>, %v: tensor<?x64xbf16>, %s: tensor<?xi64>, %c: tensor<?x64x576xf8E4M3FN>, %ks: tensor<1xf32>) {
+  // expected-error @+1 {{expects no v_scale with an MLA latent cache (one scale, k_scale)}}
+  %0 = attn.reshape_and_cache %k, %v, %s k_scale(%ks : tensor<1xf32>) v_scale(%ks : tensor<1xf32>) outs(%c) : tensor<?x512xbf16>, tensor<?x64xbf16>, tensor<?xi64>, tensor<?x64x576xf8E4M3FN> -> tensor<?x64x576xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @mla_fp8_no_scale(%q: tensor<?x4x80xbf16>, %c: tensor<?x16x80xf8E5M2>, %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x4x64xbf16>, %l: tensor<?x4xf32>) {
+  // expected-error @+1 {{expects k_scale with an fp8 kv_cache ('f8E5M2')}}
+  %0:2 = attn.mla_decode %q, %c, %bt, %lens outs(%o, %l) kv_lora_rank(64) scale(0.125) : tensor<?x4x80xbf16>, tensor<?x16x80xf8E5M2>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x4x64xbf16>, tensor<?x4xf32> -> tensor<?x4x64xbf16>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @mla_scale_per_head(%q: tensor<?x4x80xbf16>, %c: tensor<?x16x80xf8E5M2>, %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %o: tensor<?x4x64xbf16>, %l: tensor<?x4xf32>, %ks: tensor<4xf32>) {
+  // expected-error @+1 {{expects k_scale to have 1 element (per layer), got 4}}
+  %0:2 = attn.mla_decode %q, %c, %bt, %lens k_scale(%ks : tensor<4xf32>) outs(%o, %l) kv_lora_rank(64) scale(0.125) : tensor<?x4x80xbf16>, tensor<?x16x80xf8E5M2>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x4x64xbf16>, tensor<?x4xf32> -> tensor<?x4x64xbf16>, tensor<?x4xf32>
   return
 }

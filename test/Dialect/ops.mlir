@@ -151,3 +151,42 @@ func.func @merge_states(%oa: tensor<?x32x128xf16>, %la: tensor<?x32xf32>,
       -> tensor<?x32x128xf16>, tensor<?x32xf32>
   return %out, %lse : tensor<?x32x128xf16>, tensor<?x32xf32>
 }
+
+// fp8 caches carry their scales: per layer ([1]) or per kv head ([G]).
+// CHECK-LABEL: func.func @fp8_caches
+func.func @fp8_caches(%q: tensor<?x8x64xbf16>,
+    %cache: tensor<?x2x16x2x64xf8E4M3FN>, %md: !attn.metadata,
+    %o: tensor<?x8x64xbf16>, %l: tensor<?x8xf32>, %ks: tensor<1xf32>,
+    %vs: tensor<2xf32>, %k: tensor<?x2x64xbf16>, %s: tensor<?xi64>,
+    %mq: tensor<?x4x80xf16>, %latent: tensor<?x16x80xf8E5M2>,
+    %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %mo: tensor<?x4x64xf16>,
+    %ml: tensor<?x4xf32>, %c: tensor<?x64xf16>, %pe: tensor<?x16xf16>)
+    -> (tensor<?x8x64xbf16>, tensor<?x2x16x2x64xf8E4M3FN>,
+        tensor<?x4x64xf16>, tensor<?x16x80xf8E5M2>) {
+  // CHECK: attn.paged_attention %{{.*}} k_scale(%{{.*}} : tensor<1xf32>) v_scale(%{{.*}} : tensor<2xf32>) outs(
+  %out, %lse = attn.paged_attention %q, %cache, %md
+      k_scale(%ks : tensor<1xf32>) v_scale(%vs : tensor<2xf32>)
+      outs(%o, %l) layout(nhd) scale(0.125)
+      : tensor<?x8x64xbf16>, tensor<?x2x16x2x64xf8E4M3FN>,
+        tensor<?x8x64xbf16>, tensor<?x8xf32>
+      -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  // CHECK: attn.reshape_and_cache %{{.*}} k_scale(%{{.*}} : tensor<1xf32>) v_scale(%{{.*}} : tensor<2xf32>) outs(
+  %new = attn.reshape_and_cache %k, %k, %s k_scale(%ks : tensor<1xf32>)
+      v_scale(%vs : tensor<2xf32>) outs(%cache) layout(nhd)
+      : tensor<?x2x64xbf16>, tensor<?x2x64xbf16>, tensor<?xi64>,
+        tensor<?x2x16x2x64xf8E4M3FN> -> tensor<?x2x16x2x64xf8E4M3FN>
+  // CHECK: attn.mla_decode %{{.*}} k_scale(%{{.*}} : tensor<1xf32>) outs(
+  %mout, %mlse = attn.mla_decode %mq, %latent, %bt, %lens
+      k_scale(%ks : tensor<1xf32>) outs(%mo, %ml) kv_lora_rank(64) scale(0.1)
+      : tensor<?x4x80xf16>, tensor<?x16x80xf8E5M2>, tensor<?x?xi32>,
+        tensor<?xi32>, tensor<?x4x64xf16>, tensor<?x4xf32>
+      -> tensor<?x4x64xf16>, tensor<?x4xf32>
+  // CHECK: attn.reshape_and_cache %{{.*}} k_scale(%{{.*}} : tensor<1xf32>) outs(
+  %written = attn.reshape_and_cache %c, %pe, %s k_scale(%ks : tensor<1xf32>)
+      outs(%latent)
+      : tensor<?x64xf16>, tensor<?x16xf16>, tensor<?xi64>,
+        tensor<?x16x80xf8E5M2> -> tensor<?x16x80xf8E5M2>
+  return %out, %new, %mout, %written : tensor<?x8x64xbf16>,
+      tensor<?x2x16x2x64xf8E4M3FN>, tensor<?x4x64xf16>,
+      tensor<?x16x80xf8E5M2>
+}

@@ -146,7 +146,7 @@ func.func @fixed_batch(%query: tensor<3x2x4xf32>, %cache: tensor<3x2x4x1x4xf32>)
 
 // Bufferized functions are not interpreted.
 // RUN: not attn-run %s --entry on_memrefs --random 0 2>&1 | FileCheck %s --check-prefix=MEMREF
-// MEMREF: attn-run: error: argument #0 of @on_memrefs has type memref<4x2xf32>; only ranked tensors of f32, f16, bf16, i32 or i64 are supported
+// MEMREF: attn-run: error: argument #0 of @on_memrefs has type memref<4x2xf32>; only ranked tensors of f32, f16, bf16, f8E4M3FN, f8E5M2, i32 or i64 are supported
 
 func.func @on_memrefs(%a: memref<4x2xf32>) {
   return

@@ -89,24 +89,26 @@ Status CpuExecutor::reshapeAndCache(const DeviceTensor &key,
                                     const DeviceTensor &value,
                                     const Tensor &slotMapping,
                                     KvCacheLayout layout,
-                                    const DeviceTensor &kvCache) {
+                                    const DeviceTensor &kvCache,
+                                    const KvCacheScales &kvScales) {
   // Tokens past the slot mapping are padding.
   int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
   ATTN_VIEW(k, view(key, tokens));
   ATTN_VIEW(v, view(value, tokens));
   ATTN_VIEW(cache, view(kvCache));
-  return attn::reshapeAndCache(k, v, cache, slotMapping, layout);
+  return attn::reshapeAndCache(k, v, cache, slotMapping, layout, kvScales);
 }
 
 Status CpuExecutor::concatAndCacheMla(const DeviceTensor &kvC,
                                       const DeviceTensor &kPe,
                                       const Tensor &slotMapping,
-                                      const DeviceTensor &kvCache) {
+                                      const DeviceTensor &kvCache,
+                                      const Tensor *kvScale) {
   int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
   ATTN_VIEW(c, view(kvC, tokens));
   ATTN_VIEW(p, view(kPe, tokens));
   ATTN_VIEW(cache, view(kvCache));
-  return attn::concatAndCacheMla(c, p, cache, slotMapping);
+  return attn::concatAndCacheMla(c, p, cache, slotMapping, kvScale);
 }
 
 Status CpuExecutor::pagedAttention(const DeviceTensor &query,
@@ -122,7 +124,7 @@ Status CpuExecutor::pagedAttention(const DeviceTensor &query,
   ATTN_VIEW(cache, view(kvCache));
   return deliver(attn::pagedAttention(q, cache, blockTable, seqLens,
                                       queryStartLoc, params.alibiSlopes,
-                                      params.sinks, params),
+                                      params.sinks, params, params.kvScales),
                  out, lse);
 }
 
@@ -134,8 +136,9 @@ Status CpuExecutor::mlaDecode(const DeviceTensor &q,
                               const DeviceTensor *lse) {
   ATTN_VIEW(query, view(q));
   ATTN_VIEW(cache, view(kvCache));
-  return deliver(attn::mlaDecode(query, cache, blockTable, seqLens, params), out,
-                 lse);
+  return deliver(attn::mlaDecode(query, cache, blockTable, seqLens, params,
+                                 params.kvScale),
+                 out, lse);
 }
 
 Status CpuExecutor::mergeStates(const DeviceTensor &outA,

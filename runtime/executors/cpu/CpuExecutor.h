@@ -53,10 +53,12 @@ public:
 
   Status reshapeAndCache(const DeviceTensor &key, const DeviceTensor &value,
                          const Tensor &slotMapping, KvCacheLayout layout,
-                         const DeviceTensor &kvCache) override;
+                         const DeviceTensor &kvCache,
+                         const KvCacheScales &kvScales) override;
   Status concatAndCacheMla(const DeviceTensor &kvC, const DeviceTensor &kPe,
                            const Tensor &slotMapping,
-                           const DeviceTensor &kvCache) override;
+                           const DeviceTensor &kvCache,
+                           const Tensor *kvScale) override;
   Status pagedAttention(const DeviceTensor &query, const DeviceTensor &kvCache,
                         const Tensor &queryStartLoc, const Tensor &seqLens,
                         const Tensor &blockTable,

@@ -259,7 +259,7 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
     Result<Problem> problem = generateProblem(shape, options);
     if (!problem)
       return problem.status();
-    MlaDecodeParams params;
+    runtime::MlaDecodeParams params;
     params.scale = p.real("scale", problem->scale);
     params.kvLoraRank = shape.kvLoraRank;
     params.numKvSplits = p.integer("num_kv_splits", 1);

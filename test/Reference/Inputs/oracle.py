@@ -10,6 +10,12 @@ reference), and compares them with vLLM's tolerances for the output dtype:
 f32 atol 1e-5 rtol 1.3e-6, f16 atol 1e-3 rtol 1e-3, bf16 atol 1e-3 rtol
 1.6e-2 (lse is always f32). reshape_and_cache must match exactly. Exits 0 when
 every element is within tolerance, 1 otherwise, printing the worst elements.
+
+With kv_cache_dtype=fp8 / fp8_e4m3 / fp8_e5m2 the cache (stored as f32 in
+the .npy files) holds fp8 values and the functions take the scales last:
+attention reads scale * cached, the cache write must store exactly the fp8
+value nearest to x / scale (ties to the even pattern, saturated), found here
+by searching the table of every fp8 value built from the formats' fields.
 """
 
 import argparse
@@ -46,6 +52,8 @@ def parse_variant(spec):
         "rope_dim": int(given.get("rope_dim", 64)),
         # reshape_and_cache with kv_lora_rank writes the MLA latent cache.
         "latent_cache": "kv_lora_rank" in given,
+        "fp8": {"auto": None, "fp8": "e4m3", "fp8_e4m3": "e4m3",
+                "fp8_e5m2": "e5m2"}[given.get("kv_cache_dtype", "auto")],
     }
     if "scale" in given:
         scale = float(given["scale"])
@@ -66,6 +74,31 @@ def load(directory, name):
 
 def f64(a):
     return np.asarray(a, dtype=np.float64)
+
+
+def fp8_table(fmt):
+    """Every finite non-negative value of the format, by bit pattern."""
+    mantissa_bits, bias, patterns = (3, 7, 0x7F) if fmt == "e4m3" else (2, 15, 0x7C)
+    values = []
+    for bits in range(patterns):  # e4m3: 0x7F is NaN; e5m2: 0x7C.. inf, NaN
+        e, m = bits >> mantissa_bits, bits & ((1 << mantissa_bits) - 1)
+        frac = m / (1 << mantissa_bits)
+        values.append(frac * 2.0 ** (1 - bias) if e == 0
+                      else (1 + frac) * 2.0 ** (e - bias))
+    return np.array(values)
+
+
+def fp8_quantize(x, fmt):
+    """x rounded to the nearest fp8 value, ties to the even bit pattern,
+    saturated to the largest finite one; NaN stays NaN."""
+    table = fp8_table(fmt)
+    mag = np.minimum(np.abs(f64(x)), table[-1])
+    hi = np.clip(np.searchsorted(table, mag), 1, len(table) - 1)
+    lo = hi - 1
+    d_lo, d_hi = mag - table[lo], table[hi] - mag
+    pick = np.where((d_hi < d_lo) | ((d_hi == d_lo) & (hi % 2 == 0)), hi, lo)
+    q = np.where(np.isnan(mag), np.nan, table[pick])
+    return np.where(np.signbit(x), -q, q)
 
 
 def softmax(scores, sink=None):
@@ -98,6 +131,9 @@ def paged_attention(v, d):
         sinks = f64(load(d, f"arg{n}"))
         n += 1
     q, cache = f64(q), f64(cache)
+    if v["fp8"]:
+        cache[:, 0] *= f64(load(d, f"arg{n}"))[0]
+        cache[:, 1] *= f64(load(d, f"arg{n + 1}"))[0]
     if v["layout"] == "hnd":  # -> [NB, 2, B, G, D]
         cache = cache.transpose(0, 1, 3, 2, 4)
     t_total, h, dim = q.shape
@@ -139,6 +175,8 @@ def paged_attention(v, d):
 def mla_decode(v, d):
     q, cache, table, lens = (f64(load(d, f"arg{i}")) for i in range(4))
     table, lens = table.astype(np.int64), lens.astype(np.int64)
+    if v["fp8"]:
+        cache = cache * f64(load(d, "arg4"))[0]
     rank = v["kv_lora_rank"]
     r_total, h, _ = q.shape
     b = cache.shape[1]
@@ -170,6 +208,12 @@ def merge_states(v, d):
 def reshape_and_cache(v, d):
     key, value, cache, slots = (load(d, f"arg{i}") for i in range(4))
     expected = np.array(cache, copy=True)
+    if v["fp8"]:
+        k_scale = f64(load(d, "arg4"))[0]
+        v_scale = k_scale if v["latent_cache"] else f64(load(d, "arg5"))[0]
+        key = fp8_quantize(f64(key) / k_scale, v["fp8"])
+        value = fp8_quantize(f64(value) / (k_scale if v["latent_cache"]
+                                           else v_scale), v["fp8"])
     b = v["block_size"]
     for t, slot in enumerate(slots):
         if slot < 0:

@@ -42,10 +42,20 @@ TEST(FlashAttentionBackend, KvCacheShapeRejectsBlockSize) {
 
 TEST(FlashAttentionBackend, KvCacheShapeRejectsDtypeAndEmptyDims) {
   FlashAttentionBackend backend;
-  auto fp8 = backend.getKvCacheShape(100, 16, 8, 128, "fp8");
-  ASSERT_FALSE(fp8);
-  EXPECT_THAT(fp8.message(),
-              HasSubstr("kv cache dtype 'fp8' is not supported"));
+  // fp8 caches have the model dtype's shape (one byte per element).
+  for (const char *fp8 : {"fp8", "fp8_e4m3", "fp8_e5m2"}) {
+    auto shape = backend.getKvCacheShape(100, 16, 8, 128, fp8);
+    ASSERT_TRUE(shape) << shape.message();
+    EXPECT_EQ(*shape, (std::vector<int64_t>{100, 2, 16, 8, 128}));
+  }
+  auto int8 = backend.getKvCacheShape(100, 16, 8, 128, "int8");
+  ASSERT_FALSE(int8);
+  EXPECT_THAT(int8.message(),
+              HasSubstr("kv cache dtype 'int8' is not supported (supported: "
+                        "auto, fp8, fp8_e4m3, fp8_e5m2)"));
+  auto mla = TritonMlaBackend().getKvCacheShape(10, 16, 1, 576, "fp8_e5m2");
+  ASSERT_TRUE(mla) << mla.message();
+  EXPECT_EQ(*mla, (std::vector<int64_t>{10, 16, 576}));
   auto empty = backend.getKvCacheShape(0, 16, 8, 128);
   ASSERT_FALSE(empty);
   EXPECT_THAT(empty.message(), HasSubstr("num_blocks = 0"));
@@ -124,7 +134,9 @@ TEST(AttentionBackend, CapabilitiesOfTheBuiltins) {
   EXPECT_FALSE(fa.supportsBlockSize(8));
   EXPECT_FALSE(fa.supportsBlockSize(0));
   EXPECT_TRUE(fa.supportsKvCacheDtype("auto"));
-  EXPECT_FALSE(fa.supportsKvCacheDtype("fp8"));
+  EXPECT_TRUE(fa.supportsKvCacheDtype("fp8"));
+  EXPECT_TRUE(mla.supportsKvCacheDtype("fp8_e5m2"));
+  EXPECT_FALSE(fa.supportsKvCacheDtype("fp16"));
   EXPECT_TRUE(fa.acceptOutputBuffer());
   EXPECT_EQ(fa.kvCacheLayout(), KvCacheLayout::NHD);
 }
@@ -133,7 +145,7 @@ TEST(AttentionBackend, ValidateConfigurationListsEveryReason) {
   SelectionRequest request;
   request.headSize = 80;
   request.dtype = DType::I64;
-  request.kvCacheDtype = "fp8";
+  request.kvCacheDtype = "int8";
   request.blockSize = 8;
   request.useMla = false;
   request.hasSinks = true;
@@ -146,8 +158,8 @@ TEST(AttentionBackend, ValidateConfigurationListsEveryReason) {
                           "head size 80 is not supported (supported: 576)",
                           "dtype i64 is not supported (supported: f32, f16, "
                           "bf16)",
-                          "kv cache dtype 'fp8' is not supported (supported: "
-                          "auto)",
+                          "kv cache dtype 'int8' is not supported (supported: "
+                          "auto, fp8, fp8_e4m3, fp8_e5m2)",
                           "block size 8 is not a multiple of 16",
                           "attention sinks are not supported",
                           "sliding window is not supported",

@@ -365,12 +365,14 @@ TEST_F(BundleExecutorTest, NamesWhatNoVariantHas) {
             "bundle " + bundle.directory +
                 " has no paged_attention variant with num_heads=4,"
                 "num_kv_heads=2,head_size=8,block_size=16,dtype=f32,"
-                "layout=nhd,causal=true,window_left=-1,soft_cap=0,"
+                "kv_cache_dtype=auto,layout=nhd,causal=true,window_left=-1,"
+                "soft_cap=0,"
                 "alibi=false,sinks=true,scale=0.353553385 (it has: "
                 "pa_default_scale (sinks=false); pa_scale_quarter "
                 "(sinks=false, scale=0.25)); compile one with: attn-compile "
                 "--variant op=paged_attention,num_heads=4,num_kv_heads=2,"
-                "head_size=8,block_size=16,dtype=f32,layout=nhd,causal=true,"
+                "head_size=8,block_size=16,dtype=f32,kv_cache_dtype=auto,"
+                "layout=nhd,causal=true,"
                 "window_left=-1,soft_cap=0,alibi=false,sinks=true,"
                 "scale=0.353553385");
   EXPECT_TRUE(device.launched.empty());
@@ -587,8 +589,18 @@ TEST_F(ConcatAndCacheMlaTest, RunsTheLatentVariantWithMatchingGeometry) {
   ASSERT_TRUE(found) << found.message();
   EXPECT_EQ((*found)->name, "latent");
   EXPECT_EQ(concatAndCacheMlaQuery(kvC, kPe, latentCache).describe(),
-            "op=reshape_and_cache,block_size=16,dtype=f32,kv_lora_rank=4,"
+            "op=reshape_and_cache,block_size=16,dtype=f32,"
+            "kv_cache_dtype=auto,kv_lora_rank=4,"
             "rope_dim=2");
+  // The variant's manifest predates kv_cache_dtype: it serves an auto
+  // cache, never an fp8 one.
+  OperandType fp8Cache = latentCache;
+  fp8Cache.dtype = DType::F8E4M3FN;
+  Result<const BundleVariant *> fp8 =
+      findVariant(bundle, concatAndCacheMlaQuery(kvC, kPe, fp8Cache));
+  ASSERT_FALSE(fp8);
+  EXPECT_NE(fp8.message().find("kv_cache_dtype missing"), std::string::npos)
+      << fp8.message();
 
   // Token 0 to block 1 offset 1, token 1 is padding, row 2 is past the
   // slot mapping.
@@ -621,7 +633,7 @@ TEST_F(ConcatAndCacheMlaTest, RejectsBadSlotsAndShapesBeforeAnyLaunch) {
     Result<DeviceTensor> cache = toDevice(device, latentCache);
     ASSERT_TRUE(dc && dp && cache);
     int allocations = device.allocations;
-    Status s = executor->concatAndCacheMla(*dc, *dp, slots, *cache);
+    Status s = executor->concatAndCacheMla(*dc, *dp, slots, *cache, nullptr);
     ASSERT_FALSE(s);
     EXPECT_THAT(s.message(), HasSubstr(what));
     EXPECT_TRUE(device.launched.empty());
@@ -654,11 +666,13 @@ TEST_F(ConcatAndCacheMlaTest, NamesAMissingLatentVariant) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "bundle " + bundle.directory +
                              " has no reshape_and_cache variant with "
-                             "block_size=16,dtype=f32,kv_lora_rank=4,"
+                             "block_size=16,dtype=f32,kv_cache_dtype=auto,"
+                             "kv_lora_rank=4,"
                              "rope_dim=2 (it has: cache (kv_lora_rank "
                              "missing, rope_dim missing)); compile one with: "
                              "attn-compile --variant op=reshape_and_cache,"
-                             "block_size=16,dtype=f32,kv_lora_rank=4,"
+                             "block_size=16,dtype=f32,kv_cache_dtype=auto,"
+                             "kv_lora_rank=4,"
                              "rope_dim=2");
   EXPECT_TRUE(device.launched.empty());
   EXPECT_TRUE(device.loaded.empty());

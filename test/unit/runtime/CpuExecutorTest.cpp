@@ -48,17 +48,72 @@ CommonAttentionMetadata commonMetadata(const Problem &p) {
   return *cam;
 }
 
-TEST(CpuExecutor, FlashAttentionForwardIsTheReference) {
+/// A random step for flashLayer: H 8, G 2, D 64, short contexts.
+Result<Problem> flashProblem(DType dtype, uint64_t seed) {
   ProblemShape shape;
   shape.numHeads = 8;
   shape.numKvHeads = 2;
   shape.headSize = 64;
-  shape.dtype = DType::F16;
+  shape.dtype = dtype;
   ProblemOptions options;
-  options.seed = 7;
+  options.seed = seed;
   options.maxContextLen = 40;
   options.maxPrefillQueryLen = 12;
-  Result<Problem> problem = generateProblem(shape, options);
+  return generateProblem(shape, options);
+}
+
+/// The FLASH_ATTN layer of `p` (H 8, G 2, D 64) in `dtype`, with a cache of
+/// vLLM's `kvCacheDtype`.
+AttentionLayer flashLayer(const Problem &p, DType dtype,
+                          const char *kvCacheDtype = "auto") {
+  AttentionLayer layer;
+  layer.name = "layers.0";
+  layer.numHeads = 8;
+  layer.numKvHeads = 2;
+  layer.headSize = 64;
+  layer.scale = p.scale;
+  layer.dtype = dtype;
+  layer.kvCacheDtype = kvCacheDtype;
+  return layer;
+}
+
+/// One step of `p` through selectBackend(CPU), getImpl, the metadata builder
+/// and forward on `executor`: writes `cache` and `output`. The impl comes
+/// back for more calls.
+Result<std::unique_ptr<AttentionImpl>>
+forwardOnCpu(const Problem &p, const AttentionLayer &layer,
+             CpuExecutor &executor, const DeviceTensor &cache,
+             const DeviceTensor &output) {
+  SelectionRequest request;
+  request.headSize = layer.headSize;
+  request.dtype = layer.dtype;
+  request.kvCacheDtype = layer.kvCacheDtype;
+  Result<std::unique_ptr<AttentionBackend>> backend =
+      selectBackend(DeviceType::CPU, request);
+  if (!backend)
+    return backend.status();
+  Result<std::unique_ptr<AttentionImpl>> impl =
+      (*backend)->getImpl(layer, executor);
+  if (!impl)
+    return impl.status();
+  KvCacheSpec spec{16, layer.numKvHeads, layer.headSize, layer.dtype,
+                   layer.kvCacheDtype};
+  Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
+      (*backend)->getBuilder(spec, {layer.name}, BuilderConfig{});
+  if (!builder)
+    return builder.status();
+  Result<std::unique_ptr<AttentionMetadata>> md =
+      (*builder)->build(0, commonMetadata(p));
+  if (!md)
+    return md.status();
+  ATTN_RETURN_IF_ERROR((*impl)->forward(
+      layer, dev(executor, p.query), dev(executor, p.key),
+      dev(executor, p.value), cache, **md, output));
+  return impl;
+}
+
+TEST(CpuExecutor, FlashAttentionForwardIsTheReference) {
+  Result<Problem> problem = flashProblem(DType::F16, 7);
   ASSERT_TRUE(problem) << problem.message();
   Problem &p = *problem;
 
@@ -73,40 +128,79 @@ TEST(CpuExecutor, FlashAttentionForwardIsTheReference) {
                      p.queryStartLoc, nullptr, nullptr, refParams);
   ASSERT_TRUE(expected) << expected.message();
 
-  SelectionRequest request;
-  request.headSize = 64;
-  request.dtype = DType::F16;
-  Result<std::unique_ptr<AttentionBackend>> backend =
-      selectBackend(DeviceType::CPU, request);
-  ASSERT_TRUE(backend) << backend.message();
-  AttentionLayer layer;
-  layer.name = "layers.0";
-  layer.numHeads = 8;
-  layer.numKvHeads = 2;
-  layer.headSize = 64;
-  layer.scale = p.scale;
-  layer.dtype = DType::F16;
   CpuExecutor executor;
-  Result<std::unique_ptr<AttentionImpl>> impl =
-      (*backend)->getImpl(layer, executor);
-  ASSERT_TRUE(impl) << impl.message();
-  KvCacheSpec spec{16, 2, 64, DType::F16, "auto"};
-  Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
-      (*backend)->getBuilder(spec, {"layers.0"}, BuilderConfig{});
-  ASSERT_TRUE(builder) << builder.message();
-  Result<std::unique_ptr<AttentionMetadata>> md =
-      (*builder)->build(0, commonMetadata(p));
-  ASSERT_TRUE(md) << md.message();
-
   DeviceTensor cache = dev(executor, p.kvCache);
   DeviceTensor output = dev(executor, Tensor(DType::F16, p.query.shape()));
-  Status s = (*impl)->forward(layer, dev(executor, p.query),
-                              dev(executor, p.key), dev(executor, p.value),
-                              cache, **md, output);
-  ASSERT_TRUE(s) << s.message();
+  Result<std::unique_ptr<AttentionImpl>> impl = forwardOnCpu(
+      p, flashLayer(p, DType::F16), executor, cache, output);
+  ASSERT_TRUE(impl) << impl.message();
   EXPECT_EQ(*toHost(cache), expectedCache);
   EXPECT_EQ(*toHost(output), expected->out);
 }
+
+// An fp8 cache on the CPU: the layer's k_scale / v_scale reach the cache
+// write and the attention, which give what the reference ops give.
+class CpuFp8 : public ::testing::TestWithParam<std::pair<const char *, DType>> {
+};
+
+TEST_P(CpuFp8, FlashAttentionForwardIsTheReference) {
+  const auto [kvCacheDtype, cacheDtype] = GetParam();
+  Result<Problem> problem = flashProblem(DType::BF16, 11);
+  ASSERT_TRUE(problem) << problem.message();
+  Problem &p = *problem;
+  const float kScale = 0.0173f, vScale = 0.0291f;
+  Tensor ks(DType::F32, {1}), vs(DType::F32, {1});
+  ks.setFloat(0, kScale);
+  vs.setFloat(0, vScale);
+  // The problem's cache quantized: keys (axis 1 = 0) by k_scale, values by
+  // v_scale.
+  Tensor fp8Cache(cacheDtype, p.kvCache.shape());
+  const int64_t half = p.kvCache.numElements() / (p.kvCache.dim(0) * 2);
+  for (int64_t i = 0; i < fp8Cache.numElements(); ++i)
+    fp8Cache.setFloat(i, p.kvCache.getFloat(i) /
+                             ((i / half) % 2 ? vScale : kScale));
+
+  Tensor expectedCache = fp8Cache;
+  ASSERT_TRUE(reshapeAndCache(p.key, p.value, expectedCache, p.slotMapping,
+                              KvLayout::NHD, {&ks, &vs}));
+  attn::PagedAttentionParams refParams;
+  refParams.scale = p.scale;
+  Result<AttentionOutput> expected = pagedAttention(
+      p.query, expectedCache, p.blockTable, p.seqLens, p.queryStartLoc,
+      nullptr, nullptr, refParams, {&ks, &vs});
+  ASSERT_TRUE(expected) << expected.message();
+
+  AttentionLayer layer = flashLayer(p, DType::BF16, kvCacheDtype);
+  layer.kScale = kScale;
+  layer.vScale = vScale;
+  CpuExecutor executor;
+  DeviceTensor cache = dev(executor, fp8Cache);
+  DeviceTensor output = dev(executor, Tensor(DType::BF16, p.query.shape()));
+  Result<std::unique_ptr<AttentionImpl>> impl =
+      forwardOnCpu(p, layer, executor, cache, output);
+  ASSERT_TRUE(impl) << impl.message();
+  EXPECT_EQ(*toHost(cache), expectedCache);
+  EXPECT_EQ(*toHost(output), expected->out);
+
+  // A cache in the model dtype is not the layer's cache.
+  Result<std::unique_ptr<AttentionImpl>> wrong = forwardOnCpu(
+      p, layer, executor, dev(executor, p.kvCache), output);
+  ASSERT_FALSE(wrong);
+  EXPECT_THAT(wrong.message(), HasSubstr("kv cache"));
+
+  // A scale that is not positive is refused when the impl is made.
+  layer.vScale = 0.0f;
+  Result<std::unique_ptr<AttentionImpl>> bad =
+      forwardOnCpu(p, layer, executor, cache, output);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.message(),
+              HasSubstr("v_scale must be finite and > 0 with kv cache dtype"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Dtypes, CpuFp8,
+    ::testing::Values(std::pair{"fp8", DType::F8E4M3FN},
+                      std::pair{"fp8_e5m2", DType::F8E5M2}));
 
 // Cascade attention (a prefix pass over the shared blocks, a suffix pass, a
 // merge) computes the same attention as one pass, also when the batch has
@@ -307,7 +401,18 @@ TEST(CpuExecutor, ServesMla) {
   EXPECT_EQ(*toHost(output), expected->out);
 }
 
-TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
+// The latent cache in the model dtype and in both fp8 types: the layer's
+// k_scale reaches the latent write and the decode.
+class CpuMlaCaches
+    : public ::testing::TestWithParam<std::pair<const char *, DType>> {};
+
+TEST_P(CpuMlaCaches, ForwardWritesTheLatentCacheThenDecodes) {
+  const auto [kvCacheDtype, cacheDtype] = GetParam();
+  const bool fp8 = isFp8(cacheDtype);
+  const float kScale = fp8 ? 0.0231f : 1.0f;
+  Tensor ks(DType::F32, {1});
+  ks.setFloat(0, kScale);
+  const Tensor *scale = fp8 ? &ks : nullptr;
   ProblemShape shape;
   shape.numHeads = 4;
   shape.kvLoraRank = 512;
@@ -321,25 +426,31 @@ TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
   ASSERT_EQ(p.key.shape(), (std::vector<int64_t>{3, 512}));
   ASSERT_EQ(p.value.shape(), (std::vector<int64_t>{3, 64}));
 
-  // The cache before the step: the new tokens' rows hold something else.
-  Tensor before = p.kvCache;
+  // The cache before the step (quantized when fp8): the new tokens' rows
+  // hold something else.
+  Tensor before(cacheDtype, p.kvCache.shape());
+  for (int64_t i = 0; i < before.numElements(); ++i)
+    before.setFloat(i, p.kvCache.getFloat(i) / kScale);
   for (int64_t t = 0; t < p.slotMapping.dim(0); ++t)
     for (int64_t i = 0; i < 576; ++i)
       before.setFloat(p.slotMapping.getInt(t) * 576 + i, 3.0);
 
   // The reference doing the same: write, then decode.
   Tensor refCache = before;
-  ASSERT_TRUE(concatAndCacheMla(p.key, p.value, refCache, p.slotMapping));
+  ASSERT_TRUE(
+      concatAndCacheMla(p.key, p.value, refCache, p.slotMapping, scale));
   ASSERT_NE(refCache, before);
   attn::MlaDecodeParams refParams;
   refParams.scale = p.scale;
   refParams.kvLoraRank = 512;
   refParams.numKvSplits = 4;
   Result<AttentionOutput> expected =
-      mlaDecode(p.query, refCache, p.blockTable, p.seqLens, refParams);
+      mlaDecode(p.query, refCache, p.blockTable, p.seqLens, refParams, scale);
   ASSERT_TRUE(expected) << expected.message();
 
   AttentionLayer layer;
+  layer.kvCacheDtype = kvCacheDtype;
+  layer.kScale = kScale;
   layer.name = "mla.0";
   layer.numHeads = 4;
   layer.numKvHeads = 1;
@@ -351,7 +462,7 @@ TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
   CpuExecutor executor;
   auto impl = backend.getImpl(layer, executor);
   ASSERT_TRUE(impl) << impl.message();
-  KvCacheSpec spec{16, 1, 576, DType::BF16, "auto"};
+  KvCacheSpec spec{16, 1, 576, DType::BF16, kvCacheDtype};
   auto builder = backend.getBuilder(spec, {"mla.0"}, BuilderConfig{});
   ASSERT_TRUE(builder) << builder.message();
   auto md = (*builder)->build(0, commonMetadata(p));
@@ -374,6 +485,12 @@ TEST(CpuExecutor, MlaForwardWritesTheLatentCacheThenDecodes) {
   EXPECT_EQ(*toHost(untouched), before);
   EXPECT_NE(*toHost(stale), expected->out);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Dtypes, CpuMlaCaches,
+    ::testing::Values(std::pair{"auto", DType::BF16},
+                      std::pair{"fp8", DType::F8E4M3FN},
+                      std::pair{"fp8_e5m2", DType::F8E5M2}));
 
 TEST(CpuExecutor, ConcatAndCacheMlaSkipsPaddingRows) {
   Tensor kvC(DType::F32, {3, 4}), kPe(DType::F32, {3, 2});

@@ -83,7 +83,7 @@ TEST(DLPack, ForeignMemoryIsUsedInPlaceAndReleasedOnce) {
     Tensor slots(DType::I64, {2});
     slots.setInt(0, 5); // block 1, offset 1
     slots.setInt(1, -1);
-    ASSERT_TRUE(executor.reshapeAndCache(*k, *v, slots, KvCacheLayout::NHD, *c));
+    ASSERT_TRUE(executor.reshapeAndCache(*k, *v, slots, KvCacheLayout::NHD, *c, {}));
     EXPECT_EQ(cache.deletions, 0);
   }
   // The framework's memory holds the write; every deleter ran once.

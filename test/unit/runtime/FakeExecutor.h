@@ -32,7 +32,8 @@ public:
 
   Status reshapeAndCache(const DeviceTensor &key, const DeviceTensor &value,
                          const Tensor &slotMapping, KvCacheLayout layout,
-                         const DeviceTensor &kvCache) override {
+                         const DeviceTensor &kvCache,
+                         const KvCacheScales &kvScales) override {
     ++cacheWrites;
     lastSlotMapping = slotMapping;
     return Status::ok();
@@ -40,7 +41,8 @@ public:
 
   Status concatAndCacheMla(const DeviceTensor &kvC, const DeviceTensor &kPe,
                            const Tensor &slotMapping,
-                           const DeviceTensor &kvCache) override {
+                           const DeviceTensor &kvCache,
+                           const Tensor *kvScale) override {
     ++mlaCacheWrites;
     order.push_back("concat_and_cache_mla");
     lastSlotMapping = slotMapping;

@@ -114,6 +114,27 @@ TEST(BackendRegistry, MlaOnTenstorrent) {
   EXPECT_EQ((*mla)->name(), "TRITON_MLA");
 }
 
+TEST(BackendRegistry, Fp8CachesOnlyWhereAKernelIs) {
+  for (bool mla : {false, true}) {
+    SelectionRequest fp8 = request(mla ? 576 : 128, mla);
+    fp8.kvCacheDtype = "fp8";
+    EXPECT_TRUE(selectBackend(DeviceType::CPU, fp8));
+    for (DeviceType device :
+         {DeviceType::VULKAN, DeviceType::CUDA, DeviceType::METAL}) {
+      auto none = selectBackend(device, fp8);
+      ASSERT_FALSE(none);
+      EXPECT_THAT(none.message(),
+                  HasSubstr("kv cache dtype 'fp8': the " +
+                            std::string(toString(device)) +
+                            " kernels do not read or write fp8 caches yet"));
+    }
+    auto tt = selectBackend(DeviceType::TENSTORRENT, fp8);
+    ASSERT_FALSE(tt);
+    EXPECT_THAT(tt.message(),
+                HasSubstr("TT-Metalium has no fp8 data format"));
+  }
+}
+
 TEST(BackendRegistry, EachRejectionReason) {
   struct Case {
     SelectionRequest request;
@@ -129,8 +150,8 @@ TEST(BackendRegistry, EachRejectionReason) {
        "TRITON_MLA: head size 512 is not supported (supported: 576)"},
       {with([](SelectionRequest &r) { r.dtype = DType::I32; }),
        "TRITON_MLA: dtype i32 is not supported"},
-      {with([](SelectionRequest &r) { r.kvCacheDtype = "fp8_e4m3"; }),
-       "TRITON_MLA: kv cache dtype 'fp8_e4m3' is not supported"},
+      {with([](SelectionRequest &r) { r.kvCacheDtype = "int8"; }),
+       "TRITON_MLA: kv cache dtype 'int8' is not supported"},
       {with([](SelectionRequest &r) { r.blockSize = 40; }),
        "TRITON_MLA: block size 40 is not a multiple of 16"},
       {with([](SelectionRequest &r) { r.hasSinks = true; }),

@@ -16,7 +16,10 @@
 //    runPlan, says what they add). K = 0 is the kernel as it was before
 //    16-byte loads on SPIR-V and lane budgets by device (scalar loads, the
 //    GPU budget of 128 values per lane); K = 1 is the kernel as compiled for
-//    this device today (16-byte loads, the device's lane budget).
+//    this device today (16-byte loads, the device's lane budget), its
+//    buffers reached by device address; K = 2 is K = 1 with descriptor
+//    bindings instead (CompileOptions::bufferAddresses false), which this
+//    problem's 64 MiB cache allows.
 //
 // kv_GB/s is the K and V bytes the step must read (seq_len * G * D * 2 * 2
 // per request) over the time of one step; cpu_ms the CPU time the process
@@ -75,10 +78,10 @@ void BM_DecodeReference(benchmark::State &state) {
 }
 
 /// The compiled step with `subgroups` subgroups per attention workgroup, as
-/// compiled before (`current` false) or now, made once per pair.
-attn::bench::VulkanStep &vulkanStep(int64_t subgroups, bool current) {
-  static std::map<std::pair<int64_t, bool>, attn::bench::VulkanStep> steps;
-  auto key = std::make_pair(subgroups, current);
+/// compiled for `kernel` (see the file comment), made once per pair.
+attn::bench::VulkanStep &vulkanStep(int64_t subgroups, int64_t kernel) {
+  static std::map<std::pair<int64_t, int64_t>, attn::bench::VulkanStep> steps;
+  auto key = std::make_pair(subgroups, kernel);
   auto it = steps.find(key);
   if (it == steps.end())
     it = steps
@@ -88,10 +91,11 @@ attn::bench::VulkanStep &vulkanStep(int64_t subgroups, bool current) {
                           "head_size=128,block_size=16,dtype=bf16,layout=nhd",
                           [=](mlir::attn::CompileOptions &o) {
                             o.attentionSubgroups = subgroups;
-                            if (!current) {
+                            if (kernel == 0) {
                               o.vectorLoadBytes = 0;
                               o.laneRegisters = 128;
                             }
+                            o.bufferAddresses = kernel != 2;
                           }))
              .first;
   return it->second;
@@ -99,8 +103,7 @@ attn::bench::VulkanStep &vulkanStep(int64_t subgroups, bool current) {
 
 void BM_DecodeVulkan(benchmark::State &state) {
   const attn::Problem &p = decodeStep();
-  attn::bench::VulkanStep &step =
-      vulkanStep(state.range(0), state.range(1) != 0);
+  attn::bench::VulkanStep &step = vulkanStep(state.range(0), state.range(1));
   if (!step.error.empty()) {
     state.SkipWithError(step.error.c_str());
     return;
@@ -156,10 +159,11 @@ void BM_DecodeVulkan(benchmark::State &state) {
 
 BENCHMARK(BM_DecodeReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 // The arguments: subgroups per attention workgroup (convert-attn-to-gpu's
-// attention-subgroups; 4 is the default) and the kernel (0: before, 1: now).
+// attention-subgroups; 4 is the default) and the kernel (0: before, 1: now,
+// 2: now with descriptor bindings).
 BENCHMARK(BM_DecodeVulkan)
     ->ArgNames({"subgroups", "kernel"})
-    ->ArgsProduct({{1, 4}, {0, 1}})
+    ->ArgsProduct({{1, 4}, {0, 1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 

@@ -225,15 +225,15 @@ void printSummary() {
     for (const char *k :
          {"tiled", "per_token", "per_token_before", "reference"})
       std::printf(" %9.2f (%6.2f)", get(k).gflops, get(k).cpuSeconds);
-    Figures t = get("tiled"), before = get("per_token_before"),
-            ref = get("reference");
+    Figures t = get("tiled");
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-    std::printf("\n%-16s tiled / per_token_before %.2fx (cpu %.2fx), "
-                "tiled / reference %.2fx (cpu %.2fx)\n",
-                "", ratio(t.gflops, before.gflops),
-                ratio(before.cpuSeconds, t.cpuSeconds),
-                ratio(t.gflops, ref.gflops),
-                ratio(ref.cpuSeconds, t.cpuSeconds));
+    // Issue 16's yardstick is today's per-token kernel; the other two say
+    // how far the kernels have come.
+    std::printf("\n%-16s tiled /", "");
+    for (const char *k : {"per_token", "per_token_before", "reference"})
+      std::printf(" %s %.2fx (cpu %.2fx)", k, ratio(t.gflops, get(k).gflops),
+                  ratio(get(k).cpuSeconds, t.cpuSeconds));
+    std::printf("\n");
   }
 }
 

@@ -330,7 +330,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
           translateKernelsToSPIRV(*copy, options.subgroupSize,
                                   /*aliasWideLoads=*/true,
                                   /*cooperativeMatrix=*/false,
-                                  /*bufferAddresses=*/true);
+                                  options.bufferAddresses);
       if (failed(kernels))
         return failure();
       for (SPIRVKernel &k : *kernels) {
@@ -349,9 +349,10 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
         launch.subgroupSize = options.subgroupSize;
         launch.workgroup = workgroupOfEntry[k.entryPoint];
         // attn-spirv-buffer-addresses: argument i is a u64 device address at
-        // push-constant offset 8 i.
+        // push-constant offset 8 i; without it, binding i.
         launch.argElementBytes = elementBytesOfEntry[k.entryPoint];
-        launch.addressedBuffers = launch.argElementBytes.size();
+        if (options.bufferAddresses)
+          launch.addressedBuffers = launch.argElementBytes.size();
         out.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
         compiled.kernels.push_back(std::move(out));
       }

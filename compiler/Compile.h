@@ -76,6 +76,12 @@ struct CompileOptions {
   static int64_t vectorLoadBytesFor(bool cpuDevice) {
     return cpuDevice ? 32 : -1;
   }
+  /// Target spirv: kernels reach their buffers by 64-bit device address
+  /// (attn-spirv-buffer-addresses), so no buffer is limited to the device's
+  /// maxStorageBufferRange (128 MiB on lavapipe); false: descriptor
+  /// bindings, which lavapipe serves 1.5-2.5x faster (bench/README.md) when
+  /// every buffer fits.
+  bool bufferAddresses = true;
   /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
   /// bf16 type).
   bool bf16AsI16 = true;

@@ -526,6 +526,9 @@ Status addGraphNode(const CudaContext &ctx, CUgraph graph, CUgraphNode &last,
     p.srcDevice = work.src;
     p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
     p.dstDevice = work.dst;
+    // One row: pitches of the row's width, as cuMemcpy3D wants them set.
+    p.srcPitch = p.dstPitch = work.bytes;
+    p.srcHeight = p.dstHeight = 1;
     p.WidthInBytes = work.bytes;
     p.Height = 1;
     p.Depth = 1;

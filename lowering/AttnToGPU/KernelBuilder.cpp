@@ -27,7 +27,19 @@ Value HostLaunch::dim(Value memref, int64_t i) {
   return builder.createOrFold<memref::DimOp>(loc, memref, i);
 }
 
-unsigned HostLaunch::addBuffer(Value memref) {
+void HostLaunch::push(Arg role, Value buffer) {
+  assert(!args.has(role) && "a kernel argument role passed twice");
+  buffers.push_back(buffer);
+  args.set(role, buffers.size() - 1);
+}
+
+KernelArgs HostLaunch::arguments() const {
+  KernelArgs all = args;
+  all.set(Arg::Params, buffers.size());
+  return all;
+}
+
+void HostLaunch::addBuffer(Arg role, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   Value flat = memref;
   // Row-major operands with an identity layout are contiguous: one
@@ -47,15 +59,14 @@ unsigned HostLaunch::addBuffer(Value memref) {
     flat = arith::BitcastOp::create(
         builder, loc, MemRefType::get({ShapedType::kDynamic}, kernelElement),
         flat);
-  buffers.push_back(flat);
-  return buffers.size() - 1;
+  push(role, flat);
 }
 
-Value HostLaunch::addScratch(Value numElements) {
+Value HostLaunch::addScratch(Arg role, Value numElements) {
   auto type = MemRefType::get({ShapedType::kDynamic}, builder.getF32Type());
   Value alloc = memref::AllocOp::create(builder, loc, type, numElements);
   scratch.push_back(alloc);
-  buffers.push_back(alloc);
+  push(role, alloc);
   return alloc;
 }
 
@@ -66,10 +77,12 @@ std::pair<Value, Value> HostLaunch::addSplitScratch(Value rows,
   Value states = arith::MulIOp::create(
       builder, loc, rows,
       arith::ConstantIndexOp::create(builder, loc, numSplits * numHeads));
-  Value out = addScratch(arith::MulIOp::create(
-      builder, loc, states,
-      arith::ConstantIndexOp::create(builder, loc, headDim)));
-  return {out, addScratch(states)};
+  Value out = addScratch(
+      Arg::PartialOut,
+      arith::MulIOp::create(builder, loc, states,
+                            arith::ConstantIndexOp::create(builder, loc,
+                                                           headDim)));
+  return {out, addScratch(Arg::PartialLse, states)};
 }
 
 void HostLaunch::addParam(StringRef name, Value indexValue) {

@@ -67,23 +67,76 @@ struct LoweringContext {
   LoweringOptions options;
 };
 
+/// What a kernel argument holds. The host launch passes each argument under
+/// its role and the kernel body reads it by role (KernelArgs), so a kernel's
+/// argument order (lowering/AttnToGPU/KernelABI.h) and which optional
+/// arguments it has are decided once, where the launch adds them.
+enum class Arg {
+  Query,
+  Cache,
+  QueryStartLoc,
+  SeqLens,
+  BlockTable,
+  AlibiSlopes,
+  Sinks,
+  NewKey,
+  NewValue,
+  SlotMapping,
+  OutA,
+  LseA,
+  OutB,
+  LseB,
+  PartialOut,
+  PartialLse,
+  Out,
+  Lse,
+  Params,
+  Count,
+};
+
+/// The kernel argument index of each role one launch passes.
+class KernelArgs {
+public:
+  KernelArgs() { index.fill(-1); }
+  void set(Arg role, unsigned i) { index[static_cast<size_t>(role)] = i; }
+  bool has(Arg role) const { return index[static_cast<size_t>(role)] >= 0; }
+  /// `fn`'s argument of `role`; null when the launch passes none.
+  Value of(gpu::GPUFuncOp fn, Arg role) const {
+    int i = index[static_cast<size_t>(role)];
+    return i < 0 ? Value() : fn.getArgument(i);
+  }
+  /// Where an attention kernel writes its out and lse: the destinations, or
+  /// with split-KV the f32 partials.
+  std::pair<Value, Value> outputs(gpu::GPUFuncOp fn) const {
+    if (has(Arg::Out))
+      return {of(fn, Arg::Out), of(fn, Arg::Lse)};
+    return {of(fn, Arg::PartialOut), of(fn, Arg::PartialLse)};
+  }
+
+private:
+  std::array<int, static_cast<size_t>(Arg::Count)> index;
+};
+
 /// The arguments of one kernel launch, gathered on the host.
 class HostLaunch {
 public:
   HostLaunch(OpBuilder &builder, Location loc, const LoweringOptions &options)
       : builder(builder), loc(loc), options(options) {}
 
-  /// Adds `memref` (identity layout) as a kernel argument, flattened to 1-D;
-  /// bf16 becomes i16 words with bf16-as-i16. Returns the argument index.
-  unsigned addBuffer(Value memref);
+  /// Adds `memref` (identity layout) as the kernel argument of `role`,
+  /// flattened to 1-D; bf16 becomes i16 words with bf16-as-i16.
+  void addBuffer(Arg role, Value memref);
   /// Adds a host-allocated f32 buffer of `numElements` elements (split-KV
-  /// partial results) as a kernel argument and returns it.
-  Value addScratch(Value numElements);
+  /// partial results) as the kernel argument of `role` and returns it.
+  Value addScratch(Arg role, Value numElements);
   /// Adds the scratch of split-KV partials for `rows` (a host index) rows:
   /// f32 out [numSplits, rows, numHeads, headDim] and lse
-  /// [numSplits, rows, numHeads], in that order. Returns both.
+  /// [numSplits, rows, numHeads], in that order (PartialOut, PartialLse).
+  /// Returns both.
   std::pair<Value, Value> addSplitScratch(Value rows, int64_t numSplits,
                                           int64_t numHeads, int64_t headDim);
+  /// Where the kernel finds each role, the params buffer (last) included.
+  KernelArgs arguments() const;
   /// Adds an i32 field of the params buffer.
   void addParam(StringRef name, Value indexValue);
 
@@ -105,7 +158,10 @@ public:
   const LoweringOptions &options;
 
 private:
+  void push(Arg role, Value buffer);
+
   SmallVector<Value> buffers;
+  KernelArgs args;
   SmallVector<Value> scratch;
   SmallVector<std::string> paramNames;
   SmallVector<Value> paramValues;

@@ -44,9 +44,13 @@ LogicalResult mlir::attn::lowerMergeStates(MergeStatesOp op, LoweringContext &ct
   OpBuilder builder(op);
   Location loc = op.getLoc();
   HostLaunch launch(builder, loc, ctx.options);
-  for (Value v : {op.getOutA(), op.getLseA(), op.getOutB(), op.getLseB(),
-                  op.getOutInit(), op.getLseInit()})
-    launch.addBuffer(v);
+  launch.addBuffer(Arg::OutA, op.getOutA());
+  launch.addBuffer(Arg::LseA, op.getLseA());
+  launch.addBuffer(Arg::OutB, op.getOutB());
+  launch.addBuffer(Arg::LseB, op.getLseB());
+  launch.addBuffer(Arg::Out, op.getOutInit());
+  launch.addBuffer(Arg::Lse, op.getLseInit());
+  KernelArgs args = launch.arguments();
   Value numTokens = launch.dim(op.getOutA(), 0);
   launch.addParam("num_tokens", numTokens);
   gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
@@ -56,9 +60,9 @@ LogicalResult mlir::attn::lowerMergeStates(MergeStatesOp op, LoweringContext &ct
   {
     OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
     KernelBuilder b(loc, kernelBuilder, ctx.options);
-    Value outs[2] = {fn.getArgument(0), fn.getArgument(2)};
-    Value lses[2] = {fn.getArgument(1), fn.getArgument(3)};
-    Value out = fn.getArgument(4), lse = fn.getArgument(5);
+    Value outs[2] = {args.of(fn, Arg::OutA), args.of(fn, Arg::OutB)};
+    Value lses[2] = {args.of(fn, Arg::LseA), args.of(fn, Arg::LseB)};
+    Value out = args.of(fn, Arg::Out), lse = args.of(fn, Arg::Lse);
     Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
     Value h = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
     Value row = b.addi(b.muli(t, b.idx(*numHeads)), h);
@@ -89,14 +93,15 @@ void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
                              std::optional<DecodeRows> decodeRows) {
   int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
   HostLaunch launch(builder, loc, ctx.options);
-  launch.addBuffer(partialOut);
-  launch.addBuffer(partialLse);
+  launch.addBuffer(Arg::PartialOut, partialOut);
+  launch.addBuffer(Arg::PartialLse, partialLse);
   if (sinks)
-    launch.addBuffer(sinks);
-  launch.addBuffer(out);
-  launch.addBuffer(lse);
+    launch.addBuffer(Arg::Sinks, sinks);
+  launch.addBuffer(Arg::Out, out);
+  launch.addBuffer(Arg::Lse, lse);
   if (decodeRows)
-    launch.addBuffer(decodeRows->queryStartLoc);
+    launch.addBuffer(Arg::QueryStartLoc, decodeRows->queryStartLoc);
+  KernelArgs args = launch.arguments();
   launch.addParam("num_rows", numRows);
   if (decodeRows)
     launch.addParam("num_reqs", decodeRows->numReqs);
@@ -106,12 +111,12 @@ void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
   {
     OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
     KernelBuilder b(loc, kernelBuilder, ctx.options);
-    unsigned a = 0;
-    Value pOut = fn.getArgument(a++), pLse = fn.getArgument(a++);
-    Value sinkBuf = sinks ? fn.getArgument(a++) : Value();
-    Value outBuf = fn.getArgument(a++), lseBuf = fn.getArgument(a++);
-    Value qsl = decodeRows ? fn.getArgument(a++) : Value();
-    Value params = fn.getArgument(a++);
+    Value pOut = args.of(fn, Arg::PartialOut);
+    Value pLse = args.of(fn, Arg::PartialLse);
+    Value sinkBuf = args.of(fn, Arg::Sinks);
+    Value outBuf = args.of(fn, Arg::Out), lseBuf = args.of(fn, Arg::Lse);
+    Value qsl = args.of(fn, Arg::QueryStartLoc);
+    Value params = args.of(fn, Arg::Params);
     Value rows = b.loadIndex(params, b.idx(::attn::abi::kMergeNumTokens));
     Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
     Value h = b.create<gpu::BlockIdOp>(gpu::Dimension::y);

@@ -31,11 +31,13 @@ struct MlaConfig {
   LaneLayout rowLayout, latentLayout;
 };
 
-void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn, const MlaConfig &c) {
-  Value q = fn.getArgument(0), cache = fn.getArgument(1);
-  Value blockTable = fn.getArgument(2), seqLens = fn.getArgument(3);
-  Value out = fn.getArgument(4), lse = fn.getArgument(5);
-  Value params = fn.getArgument(6);
+void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
+                     const KernelArgs &args, const MlaConfig &c) {
+  Value q = args.of(fn, Arg::Query), cache = args.of(fn, Arg::Cache);
+  Value blockTable = args.of(fn, Arg::BlockTable);
+  Value seqLens = args.of(fn, Arg::SeqLens);
+  auto [out, lse] = args.outputs(fn);
+  Value params = args.of(fn, Arg::Params);
   Value numReqs = b.loadIndex(params, b.idx(::attn::abi::kMlaNumReqs));
   Value maxBlocks = b.loadIndex(params, b.idx(::attn::abi::kMlaMaxBlocksPerReq));
   Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kMlaNumBlocks));
@@ -136,15 +138,15 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   HostLaunch launch(builder, loc, ctx.options);
-  launch.addBuffer(op.getQ());
-  launch.addBuffer(op.getKvCache());
-  launch.addBuffer(op.getBlockTable());
-  launch.addBuffer(op.getSeqLens());
+  launch.addBuffer(Arg::Query, op.getQ());
+  launch.addBuffer(Arg::Cache, op.getKvCache());
+  launch.addBuffer(Arg::BlockTable, op.getBlockTable());
+  launch.addBuffer(Arg::SeqLens, op.getSeqLens());
   Value numReqs = launch.dim(op.getQ(), 0);
   Value partialOut, partialLse;
   if (c.numSplits == 1) {
-    launch.addBuffer(op.getOutInit());
-    launch.addBuffer(op.getLseInit());
+    launch.addBuffer(Arg::Out, op.getOutInit());
+    launch.addBuffer(Arg::Lse, op.getLseInit());
   } else {
     std::tie(partialOut, partialLse) =
         launch.addSplitScratch(numReqs, c.numSplits, c.numHeads, c.rank);
@@ -162,7 +164,7 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
   {
     OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
     KernelBuilder b(loc, kernelBuilder, ctx.options);
-    buildKernelBody(b, fn, c);
+    buildKernelBody(b, fn, launch.arguments(), c);
   }
   Value tiles = arith::ConstantIndexOp::create(
       builder, loc, c.numHeads / c.headsPerGroup);

@@ -215,16 +215,16 @@ Tiling chooseTiling(const PagedConfig &c, const LoweringOptions &o,
 }
 
 void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
-                     const PagedConfig &c, const Tiling &tiling) {
-  // Arguments, in ABI order.
-  unsigned a = 0;
-  Value query = fn.getArgument(a++), cache = fn.getArgument(a++);
-  Value qsl = fn.getArgument(a++), seqLens = fn.getArgument(a++);
-  Value blockTable = fn.getArgument(a++);
-  Value alibi = c.hasAlibi ? fn.getArgument(a++) : Value();
-  Value sinks = c.hasSinks && c.numSplits == 1 ? fn.getArgument(a++) : Value();
-  Value out = fn.getArgument(a++), lse = fn.getArgument(a++);
-  Value params = fn.getArgument(a++);
+                     const KernelArgs &args, const PagedConfig &c,
+                     const Tiling &tiling) {
+  Value query = args.of(fn, Arg::Query), cache = args.of(fn, Arg::Cache);
+  Value qsl = args.of(fn, Arg::QueryStartLoc);
+  Value seqLens = args.of(fn, Arg::SeqLens);
+  Value blockTable = args.of(fn, Arg::BlockTable);
+  Value alibi = args.of(fn, Arg::AlibiSlopes);
+  Value sinks = args.of(fn, Arg::Sinks);
+  auto [out, lse] = args.outputs(fn);
+  Value params = args.of(fn, Arg::Params);
   int64_t group = tiling.heads;
   Value shared;
   if (tiling.subgroups > 1)
@@ -499,8 +499,8 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   Value numTokens = launch.dim(op.getQuery(), 0);
   Value partialOut, partialLse;
   if (c.numSplits == 1) {
-    launch.addBuffer(op.getOutInit());
-    launch.addBuffer(op.getLseInit());
+    launch.addBuffer(Arg::Out, op.getOutInit());
+    launch.addBuffer(Arg::Lse, op.getLseInit());
   } else {
     std::tie(partialOut, partialLse) =
         launch.addSplitScratch(numTokens, c.numSplits, c.numHeads, c.headSize);
@@ -521,7 +521,7 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   {
     OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
     KernelBuilder b(loc, kernelBuilder, ctx.options);
-    buildKernelBody(b, fn, c, tiling);
+    buildKernelBody(b, fn, launch.arguments(), c, tiling);
   }
   Value headSlices = arith::ConstantIndexOp::create(
       builder, loc, c.numKvHeads * (c.group() / tiling.heads));
@@ -548,13 +548,13 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
 
 void mlir::attn::addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
                                 MetadataOp metadata, bool withSinks) {
-  launch.addBuffer(op.getQuery());
-  launch.addBuffer(op.getKvCache());
-  launch.addBuffer(metadata.getQueryStartLoc());
-  launch.addBuffer(metadata.getSeqLens());
-  launch.addBuffer(metadata.getBlockTable());
+  launch.addBuffer(Arg::Query, op.getQuery());
+  launch.addBuffer(Arg::Cache, op.getKvCache());
+  launch.addBuffer(Arg::QueryStartLoc, metadata.getQueryStartLoc());
+  launch.addBuffer(Arg::SeqLens, metadata.getSeqLens());
+  launch.addBuffer(Arg::BlockTable, metadata.getBlockTable());
   if (Value alibi = op.getAlibiSlopes())
-    launch.addBuffer(alibi);
+    launch.addBuffer(Arg::AlibiSlopes, alibi);
   if (withSinks)
-    launch.addBuffer(op.getSinks());
+    launch.addBuffer(Arg::Sinks, op.getSinks());
 }

@@ -131,17 +131,19 @@ std::optional<MatrixPlan> chooseMatrixPlan(const PagedConfig &c,
 /// Builds the body of `fn`, the tiled prefill kernel on matrix units (or
 /// their emulation, with prefill-matrix=emulate).
 void buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
-                              const PagedConfig &c, const MatrixPlan &plan);
+                              const KernelArgs &args, const PagedConfig &c,
+                              const MatrixPlan &plan);
+
+/// Adds the inputs both paged_attention kernels take, in the kernel ABI's
+/// order (KernelABI.h), each under its role: query, cache, query_start_loc,
+/// seq_lens, block table, then ALiBi slopes when the op has them and sinks
+/// when `withSinks`. The kernels read them by role (KernelArgs).
+void addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
+                    MetadataOp metadata, bool withSinks);
 
 /// Builds the tiled prefill kernel of `op` (PagedPrefill.cpp) and emits its
 /// launch before `op` with `builder`. Returns failure (with a diagnostic)
 /// when the shapes leave it nothing to tile.
-/// Adds the inputs both paged_attention kernels take, in the kernel ABI's
-/// order (KernelABI.h): query, cache, query_start_loc, seq_lens, block
-/// table, then ALiBi slopes when the op has them and sinks when `withSinks`.
-void addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
-                    MetadataOp metadata, bool withSinks);
-
 LogicalResult launchTiledPrefill(PagedAttentionOp op, MetadataOp metadata,
                                  const PagedConfig &c, LoweringContext &ctx,
                                  OpBuilder &builder);

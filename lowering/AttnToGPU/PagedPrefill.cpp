@@ -171,9 +171,11 @@ struct TileRow {
 
 class PrefillBuilder {
 public:
-  PrefillBuilder(KernelBuilder &b, gpu::GPUFuncOp fn, const PagedConfig &c,
-                 const PrefillTiling &t, Type cacheElement)
-      : b(b), fn(fn), c(c), t(t), cacheElement(cacheElement), math{c} {}
+  PrefillBuilder(KernelBuilder &b, gpu::GPUFuncOp fn, const KernelArgs &args,
+                 const PagedConfig &c, const PrefillTiling &t,
+                 Type cacheElement)
+      : b(b), fn(fn), args(args), c(c), t(t), cacheElement(cacheElement),
+        math{c} {}
 
   void build();
 
@@ -190,6 +192,7 @@ private:
 
   KernelBuilder &b;
   gpu::GPUFuncOp fn;
+  const KernelArgs &args;
   const PagedConfig &c;
   const PrefillTiling &t;
   Type cacheElement;
@@ -291,19 +294,16 @@ SoftmaxState PrefillBuilder::step(KernelBuilder &kb, Value kt, Value j0,
 }
 
 void PrefillBuilder::build() {
-  unsigned a = 0;
-  query = fn.getArgument(a++);
-  cache = fn.getArgument(a++);
-  qsl = fn.getArgument(a++);
-  seqLens = fn.getArgument(a++);
-  blockTable = fn.getArgument(a++);
-  if (c.hasAlibi)
-    alibi = fn.getArgument(a++);
-  if (c.hasSinks)
-    sinks = fn.getArgument(a++);
-  out = fn.getArgument(a++);
-  lse = fn.getArgument(a++);
-  params = fn.getArgument(a++);
+  query = args.of(fn, Arg::Query);
+  cache = args.of(fn, Arg::Cache);
+  qsl = args.of(fn, Arg::QueryStartLoc);
+  seqLens = args.of(fn, Arg::SeqLens);
+  blockTable = args.of(fn, Arg::BlockTable);
+  alibi = args.of(fn, Arg::AlibiSlopes);
+  sinks = args.of(fn, Arg::Sinks);
+  out = args.of(fn, Arg::Out);
+  lse = args.of(fn, Arg::Lse);
+  params = args.of(fn, Arg::Params);
   shared = addWorkgroupBuffer(
       fn, t.tileChunks(), getWordsType(b.getContext(), t.chunkBytes));
 
@@ -546,8 +546,8 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
 
   HostLaunch launch(builder, loc, ctx.options);
   addPagedInputs(launch, op, metadata, /*withSinks=*/op.getSinks() != nullptr);
-  launch.addBuffer(op.getOutInit());
-  launch.addBuffer(op.getLseInit());
+  launch.addBuffer(Arg::Out, op.getOutInit());
+  launch.addBuffer(Arg::Lse, op.getLseInit());
   Value numTokens = launch.dim(op.getQuery(), 0);
   Value numReqs = launch.dim(metadata.getSeqLens(), 0);
   launch.addParam("num_tokens", numTokens);
@@ -585,10 +585,11 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   {
     OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
     KernelBuilder b(loc, kernelBuilder, ctx.options);
+    KernelArgs args = launch.arguments();
     if (matrix)
-      buildMatrixPrefillKernel(b, fn, c, *matrix);
+      buildMatrixPrefillKernel(b, fn, args, c, *matrix);
     else
-      PrefillBuilder(b, fn, c, tiling, cacheElement).build();
+      PrefillBuilder(b, fn, args, c, tiling, cacheElement).build();
   }
   // ceil(T / Bq) aligned chunks plus one head piece per request.
   Value bq = arith::ConstantIndexOp::create(builder, loc, tokensPerTile);

@@ -227,9 +227,9 @@ struct MatrixBuffers {
 
 class MatrixBuilder {
 public:
-  MatrixBuilder(KernelBuilder &b, gpu::GPUFuncOp fn, const PagedConfig &c,
-                const MatrixTiling &t, bool emulate)
-      : b(b), fn(fn), c(c), t(t), emulate(emulate), math{c} {}
+  MatrixBuilder(KernelBuilder &b, gpu::GPUFuncOp fn, const KernelArgs &args,
+                const PagedConfig &c, const MatrixTiling &t, bool emulate)
+      : b(b), fn(fn), args(args), c(c), t(t), emulate(emulate), math{c} {}
 
   void build();
 
@@ -246,6 +246,7 @@ private:
 
   KernelBuilder &b;
   gpu::GPUFuncOp fn;
+  const KernelArgs &args;
   const PagedConfig &c;
   const MatrixTiling &t;
   bool emulate;
@@ -377,18 +378,16 @@ void MatrixBuilder::softmax(KernelBuilder &kb, const TileWork &work, Value kt,
 }
 
 void MatrixBuilder::build() {
-  unsigned a = 0;
-  query = fn.getArgument(a++);
-  cache = fn.getArgument(a++);
-  Value qsl = fn.getArgument(a++), seqLens = fn.getArgument(a++);
-  blockTable = fn.getArgument(a++);
-  if (c.hasAlibi)
-    alibi = fn.getArgument(a++);
-  if (c.hasSinks)
-    sinks = fn.getArgument(a++);
-  out = fn.getArgument(a++);
-  lse = fn.getArgument(a++);
-  Value params = fn.getArgument(a++);
+  query = args.of(fn, Arg::Query);
+  cache = args.of(fn, Arg::Cache);
+  Value qsl = args.of(fn, Arg::QueryStartLoc);
+  Value seqLens = args.of(fn, Arg::SeqLens);
+  blockTable = args.of(fn, Arg::BlockTable);
+  alibi = args.of(fn, Arg::AlibiSlopes);
+  sinks = args.of(fn, Arg::Sinks);
+  out = args.of(fn, Arg::Out);
+  lse = args.of(fn, Arg::Lse);
+  Value params = args.of(fn, Arg::Params);
   MatrixBuffers sizes = MatrixBuffers::of(c, t);
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   qs = addWorkgroupBuffer(fn, sizes.query, f16);
@@ -565,6 +564,7 @@ mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
 }
 
 void mlir::attn::buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
+                                          const KernelArgs &args,
                                           const PagedConfig &c,
                                           const MatrixPlan &plan) {
   MatrixTiling t;
@@ -573,7 +573,7 @@ void mlir::attn::buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
   t.keysPerTile = plan.keysPerTile;
   t.headsPerTile = plan.headsPerTile;
   t.tokensPerTile = plan.tokensPerTile;
-  MatrixBuilder(b, fn, c, t,
+  MatrixBuilder(b, fn, args, c, t,
                 b.options.prefillMatrix == PrefillMatrix::Emulate)
       .build();
 }

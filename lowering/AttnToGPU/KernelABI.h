@@ -10,6 +10,9 @@
 // with `!attn.metadata` expanded to query_start_loc, seq_lens, block_table
 // (slot_mapping is not passed to attention kernels), optional operands only
 // when present, and the destinations last; then ONE params buffer of i32.
+// Builders add each argument under its role (HostLaunch::addBuffer with an
+// `Arg`, KernelBuilder.h) and kernel bodies read them by role (KernelArgs),
+// so this order is written once per kernel, where its launch is built.
 // On SPIR-V, argument i is the storage buffer at set 0, binding i. With
 // bf16-as-i16, bf16 buffers are declared as i16 words (same bytes). On CUDA
 // (PTX, lowering/GPUToPTX/), bf16 stays bf16 and argument i is the five

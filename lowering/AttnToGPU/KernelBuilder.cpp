@@ -85,7 +85,10 @@ std::pair<Value, Value> HostLaunch::addSplitScratch(Value rows,
   return {out, addScratch(Arg::PartialLse, states)};
 }
 
-void HostLaunch::addParam(StringRef name, Value indexValue) {
+void HostLaunch::addParam(int index, StringRef name, Value indexValue) {
+  assert(index == static_cast<int>(paramValues.size()) &&
+         "params go in the order of their KernelABI.h enum");
+  (void)index;
   paramNames.push_back(name.str());
   paramValues.push_back(indexValue);
 }

@@ -137,8 +137,9 @@ public:
                                           int64_t numHeads, int64_t headDim);
   /// Where the kernel finds each role, the params buffer (last) included.
   KernelArgs arguments() const;
-  /// Adds an i32 field of the params buffer.
-  void addParam(StringRef name, Value indexValue);
+  /// Adds field `index` (a KernelABI.h enum: fields go in its order) of the
+  /// params buffer, an i32 named `name`.
+  void addParam(int index, StringRef name, Value indexValue);
 
   /// `memref.dim` of a host operand.
   Value dim(Value memref, int64_t i);

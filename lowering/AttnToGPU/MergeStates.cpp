@@ -52,7 +52,7 @@ LogicalResult mlir::attn::lowerMergeStates(MergeStatesOp op, LoweringContext &ct
   launch.addBuffer(Arg::Lse, op.getLseInit());
   KernelArgs args = launch.arguments();
   Value numTokens = launch.dim(op.getOutA(), 0);
-  launch.addParam("num_tokens", numTokens);
+  launch.addParam(::attn::abi::kMergeNumTokens, "num_tokens", numTokens);
   gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
                                    kernelName(op, "merge_states"),
                                    launch.getKernelArgTypes(), wgSize,
@@ -102,9 +102,10 @@ void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
   if (decodeRows)
     launch.addBuffer(Arg::QueryStartLoc, decodeRows->queryStartLoc);
   KernelArgs args = launch.arguments();
-  launch.addParam("num_rows", numRows);
+  launch.addParam(::attn::abi::kMergeNumTokens, "num_rows", numRows);
   if (decodeRows)
-    launch.addParam("num_reqs", decodeRows->numReqs);
+    launch.addParam(::attn::abi::kMergeNumReqs, "num_reqs",
+                    decodeRows->numReqs);
   gpu::GPUFuncOp fn =
       createKernel(ctx.module, loc, name, launch.getKernelArgTypes(), wgSize,
                    launch.getParamNames(), "split_kv_reduce");

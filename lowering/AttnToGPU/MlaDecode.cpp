@@ -151,9 +151,11 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
     std::tie(partialOut, partialLse) =
         launch.addSplitScratch(numReqs, c.numSplits, c.numHeads, c.rank);
   }
-  launch.addParam("num_reqs", numReqs);
-  launch.addParam("max_blocks_per_req", launch.dim(op.getBlockTable(), 1));
-  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  launch.addParam(::attn::abi::kMlaNumReqs, "num_reqs", numReqs);
+  launch.addParam(::attn::abi::kMlaMaxBlocksPerReq, "max_blocks_per_req",
+                  launch.dim(op.getBlockTable(), 1));
+  launch.addParam(::attn::abi::kMlaNumBlocks, "num_blocks",
+                  launch.dim(op.getKvCache(), 0));
   gpu::GPUFuncOp fn = createKernel(
       ctx.module, loc,
       kernelName(op, c.numSplits == 1 ? "mla_decode" : "mla_decode_partial"),

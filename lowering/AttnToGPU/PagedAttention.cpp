@@ -505,10 +505,13 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
     std::tie(partialOut, partialLse) =
         launch.addSplitScratch(numTokens, c.numSplits, c.numHeads, c.headSize);
   }
-  launch.addParam("num_tokens", numTokens);
-  launch.addParam("num_reqs", launch.dim(metadata.getSeqLens(), 0));
-  launch.addParam("max_blocks_per_req", launch.dim(metadata.getBlockTable(), 1));
-  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  launch.addParam(::attn::abi::kPagedNumTokens, "num_tokens", numTokens);
+  launch.addParam(::attn::abi::kPagedNumReqs, "num_reqs",
+                  launch.dim(metadata.getSeqLens(), 0));
+  launch.addParam(::attn::abi::kPagedMaxBlocksPerReq, "max_blocks_per_req",
+                  launch.dim(metadata.getBlockTable(), 1));
+  launch.addParam(::attn::abi::kPagedNumBlocks, "num_blocks",
+                  launch.dim(op.getKvCache(), 0));
 
   Tiling tiling = chooseTiling(c, ctx.options, cacheElement);
   int64_t workgroupSize = tiling.subgroups * ctx.options.subgroupSize;

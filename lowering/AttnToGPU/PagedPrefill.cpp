@@ -550,11 +550,12 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   launch.addBuffer(Arg::Lse, op.getLseInit());
   Value numTokens = launch.dim(op.getQuery(), 0);
   Value numReqs = launch.dim(metadata.getSeqLens(), 0);
-  launch.addParam("num_tokens", numTokens);
-  launch.addParam("num_reqs", numReqs);
-  launch.addParam("max_blocks_per_req",
+  launch.addParam(::attn::abi::kPagedNumTokens, "num_tokens", numTokens);
+  launch.addParam(::attn::abi::kPagedNumReqs, "num_reqs", numReqs);
+  launch.addParam(::attn::abi::kPagedMaxBlocksPerReq, "max_blocks_per_req",
                   launch.dim(metadata.getBlockTable(), 1));
-  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  launch.addParam(::attn::abi::kPagedNumBlocks, "num_blocks",
+                  launch.dim(op.getKvCache(), 0));
 
   // On matrix units when the target has them and the cache suits them,
   // with the SIMT tile's rows, so both kernels of any target share a grid

@@ -61,8 +61,9 @@ LogicalResult emitCacheWrite(
   launch.addBuffer(Arg::Cache, op.getKvCache());
   KernelArgs args = launch.arguments();
   Value numTokens = launch.dim(op.getKey(), 0);
-  launch.addParam("num_tokens", numTokens);
-  launch.addParam("num_blocks", launch.dim(op.getKvCache(), 0));
+  launch.addParam(::attn::abi::kCacheNumTokens, "num_tokens", numTokens);
+  launch.addParam(::attn::abi::kCacheNumBlocks, "num_blocks",
+                  launch.dim(op.getKvCache(), 0));
   gpu::GPUFuncOp fn =
       createKernel(ctx.module, loc, kernelName(op, "reshape_and_cache"),
                    launch.getKernelArgTypes(), wgSize, launch.getParamNames(),

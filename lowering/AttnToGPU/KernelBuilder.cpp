@@ -318,18 +318,6 @@ SmallVector<Value> KernelBuilder::loadLaneRowVectors(
   return values;
 }
 
-Type mlir::attn::getWordsType(MLIRContext *ctx, int64_t bytes) {
-  assert((bytes == 4 || bytes == 8 || bytes == 16 || bytes == 32) &&
-         "4, 8, 16 or 32 bytes");
-  Type i32 = IntegerType::get(ctx, 32);
-  if (bytes == 4)
-    return i32;
-  // SPIR-V vectors have at most 4 elements: 32 bytes are 4 x i64.
-  if (bytes == 32)
-    return VectorType::get({4}, IntegerType::get(ctx, 64));
-  return VectorType::get({bytes / 4}, i32);
-}
-
 Value KernelBuilder::loadWords(Value buffer, Value i, int64_t bytes) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   int64_t bits = element.getIntOrFloatBitWidth();

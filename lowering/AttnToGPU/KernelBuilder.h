@@ -11,6 +11,8 @@
 #ifndef ATTN_LOWERING_ATTNTOGPU_KERNELBUILDER_H
 #define ATTN_LOWERING_ATTNTOGPU_KERNELBUILDER_H
 
+#include "lowering/WordsType.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -183,11 +185,6 @@ gpu::GPUFuncOp createKernel(ModuleOp module, Location loc,
 Value addWorkgroupBuffer(gpu::GPUFuncOp kernel, int64_t numElements,
                          Type element = Type());
 
-/// The type that holds `bytes` (4, 8, 16 or 32) bytes as words: i32,
-/// vector<(bytes / 4) x i32>, or for 32 bytes vector<4 x i64>. Tiles of a
-/// cache are staged in workgroup memory as such words, whatever the element
-/// type.
-Type getWordsType(MLIRContext *ctx, int64_t bytes);
 
 /// The element type a kernel sees for a host element type.
 Type getKernelElementType(Type hostElementType, const LoweringOptions &options);

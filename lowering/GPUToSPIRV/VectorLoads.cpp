@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Passes.h"
+#include "lowering/WordsType.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -30,8 +31,6 @@ namespace attn {
 using namespace mlir;
 
 namespace {
-
-Type wordsTypeOf(MLIRContext *ctx, int64_t bytes);
 
 /// What a rewritable load reads: `count` elements of `bits` bits.
 struct LoadShape {
@@ -65,8 +64,8 @@ std::optional<LoadShape> matchLoad(vector::LoadOp load, gpu::GPUFuncOp fn) {
       continue;
     }
     auto cast = dyn_cast<vector::BitCastOp>(user);
-    if (!cast || (cast.getResultVectorType() !=
-                      wordsTypeOf(load.getContext(), shape.bytes()) &&
+    Type words = mlir::attn::getWordsType(load.getContext(), shape.bytes());
+    if (!cast || (cast.getResultVectorType() != words &&
                   !(shape.bytes() == 4 &&
                     cast.getResultVectorType().getNumElements() == 1)))
       return std::nullopt;
@@ -136,18 +135,6 @@ Value asType(OpBuilder &b, Location loc, Value words, VectorType type) {
   return vector::BitCastOp::create(b, loc, type, words);
 }
 
-/// The words a load of `bytes` bytes reads: i32, vector<2xi32>,
-/// vector<4xi32>, or for 32 bytes (SPIR-V vectors have at most four
-/// elements) vector<4xi64>.
-Type wordsTypeOf(MLIRContext *ctx, int64_t bytes) {
-  Type i32 = IntegerType::get(ctx, 32);
-  if (bytes == 4)
-    return i32;
-  if (bytes == 32)
-    return VectorType::get({4}, IntegerType::get(ctx, 64));
-  return VectorType::get({bytes / 4}, i32);
-}
-
 struct VectorLoadsPass
     : public attn::impl::AttnSPIRVVectorLoadsBase<VectorLoadsPass> {
   using Base::Base;
@@ -196,7 +183,7 @@ struct VectorLoadsPass
       OpBuilder b(load);
       Location loc = load.getLoc();
       auto arg = cast<BlockArgument>(load.getBase());
-      Type wordsType = wordsTypeOf(ctx, shape.bytes());
+      Type wordsType = mlir::attn::getWordsType(ctx, shape.bytes());
       Type elementType = load.getVectorType().getElementType();
       SmallVector<Value> words, elements;
       if (alias) {

@@ -62,6 +62,21 @@ inline double processCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+/// runReference(p), adding its wall time to `seconds` and the process's CPU
+/// time to `cpuSeconds`.
+inline Result<AttentionOutput> timedReference(const Problem &p,
+                                              double &seconds,
+                                              double &cpuSeconds) {
+  auto start = std::chrono::steady_clock::now();
+  double cpuStart = processCpuSeconds();
+  Result<AttentionOutput> out = runReference(p);
+  cpuSeconds += processCpuSeconds() - cpuStart;
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           start)
+                 .count();
+  return out;
+}
+
 /// A compiled step on a Vulkan device: its plan, and the seconds of its
 /// first run beyond a later one's (lavapipe compiles a kernel's code when
 /// it first runs: the JIT time, filled in by the first benchmark to run it).

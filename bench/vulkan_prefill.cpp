@@ -133,13 +133,8 @@ void BM_PrefillReference(benchmark::State &state) {
   const attn::Problem &p = problemOf(batch);
   double seconds = 0, cpuSeconds = 0;
   for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
-    double cpuStart = attn::bench::processCpuSeconds();
-    attn::Result<attn::AttentionOutput> out = attn::bench::runReference(p);
-    cpuSeconds += attn::bench::processCpuSeconds() - cpuStart;
-    seconds += std::chrono::duration<double>(
-                   std::chrono::steady_clock::now() - start)
-                   .count();
+    attn::Result<attn::AttentionOutput> out =
+        attn::bench::timedReference(p, seconds, cpuSeconds);
     if (!out) {
       state.SkipWithError(out.message().c_str());
       return;

@@ -23,6 +23,10 @@ std::optional<::attn::DType> mlir::attn::planElementType(Type t) {
     return ::attn::DType::F16;
   if (t.isBF16())
     return ::attn::DType::BF16;
+  if (isa<Float8E4M3FNType>(t))
+    return ::attn::DType::F8E4M3FN;
+  if (isa<Float8E5M2Type>(t))
+    return ::attn::DType::F8E5M2;
   if (t.isSignlessInteger(32))
     return ::attn::DType::I32;
   if (t.isSignlessInteger(64))

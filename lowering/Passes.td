@@ -119,8 +119,8 @@ def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
                 "kernels";
   let description = [{
     Puts a `#spirv.target_env` on the module: SPIR-V 1.3 (Vulkan 1.1), with
-    Shader, Float16, Int16, Int64, 16-bit storage-buffer access and
-    non-uniform subgroup arithmetic, shuffle and ballot, and the given
+    Shader, Float16, Int16, Int8, Int64, 16- and 8-bit storage-buffer
+    access and non-uniform subgroup arithmetic, shuffle and ballot, and the given
     subgroup size; with `buffer-addresses`, also buffers by device address.
     Gives every kernel a `spirv.entry_point_abi` whose workgroup size is its
     `known_block_size`, which the GPU to SPIR-V conversion needs. First step of the `attn-gpu-to-spirv` pipeline.
@@ -161,7 +161,7 @@ def AttnSPIRVVectorLoads : Pass<"attn-spirv-vector-loads",
                 "arguments into loads of 32-bit words";
   let description = [{
     SPIR-V's logical addressing has no pointer casts, so upstream's
-    conversion of a `vector.load` of 16-bit elements (or of a vector wider
+    conversion of a `vector.load` of 8- or 16-bit elements (or of a vector wider
     than SPIR-V allows) from a storage buffer has no valid form. The kernels
     of convert-attn-to-gpu read 4, 8, 16 or 32 bytes at a time from their
     1-D buffer arguments, aligned to the load's size, and use the result only

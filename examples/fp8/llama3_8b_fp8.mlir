@@ -9,9 +9,8 @@
 // `attn-compile --emit=mlir --variant ...,kv_cache_dtype=fp8` gives them
 // (scales last), so the runtime can call them.
 //
-// This folder is apart from the other examples because only the reference
-// runs fp8 caches today: the GPU lowerings reject them (issue 13) and TT has
-// no fp8 format.
+// This folder is apart from the other examples because tt cannot compile
+// it (TT-Metalium has no fp8 format); every GPU target can.
 
 func.func @paged_attention(%query: tensor<?x32x128xbf16>,
                            %kv_cache: tensor<?x2x16x8x128xf8E4M3FN>,

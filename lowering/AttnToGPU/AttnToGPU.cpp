@@ -53,11 +53,6 @@ LogicalResult checkOperands(Operation *op) {
              << "expects memref operands; bufferize before "
                 "convert-attn-to-gpu";
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (type && isa<Float8E4M3FNType, Float8E5M2Type>(type.getElementType()))
-      return op->emitOpError()
-             << "has an fp8 kv cache (" << type.getElementType()
-             << "); the GPU kernels do not read or write fp8 caches yet "
-                "(issue 13), only the reference does";
     if (type && !type.getLayout().isIdentity())
       return op->emitOpError()
              << "expects operands with an identity layout, got " << type

@@ -14,7 +14,9 @@
 // `Arg`, KernelBuilder.h) and kernel bodies read them by role (KernelArgs),
 // so this order is written once per kernel, where its launch is built.
 // On SPIR-V, argument i is the storage buffer at set 0, binding i. With
-// bf16-as-i16, bf16 buffers are declared as i16 words (same bytes). On CUDA
+// bf16-as-i16, bf16 buffers are declared as i16 words (same bytes). An fp8
+// cache is i8 bytes on every target; its k_scale / v_scale (f32 [1] or [G])
+// follow the sinks, as in the op. On CUDA
 // (PTX, lowering/GPUToPTX/), bf16 stays bf16 and argument i is the five
 // `.param .u64` values 5i .. 5i+4 of upstream's memref descriptor
 // (allocated pointer, aligned pointer, offset, size, stride); the runtime

@@ -20,7 +20,15 @@ Type mlir::attn::getKernelElementType(Type hostElementType,
                                 const LoweringOptions &options) {
   if (hostElementType.isBF16() && options.bf16AsI16)
     return IntegerType::get(hostElementType.getContext(), 16);
+  if (getFp8Format(hostElementType))
+    return IntegerType::get(hostElementType.getContext(), 8);
   return hostElementType;
+}
+
+Type mlir::attn::getFp8Format(Type hostElementType) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(hostElementType)
+             ? hostElementType
+             : Type();
 }
 
 Value HostLaunch::dim(Value memref, int64_t i) {
@@ -164,7 +172,8 @@ gpu::GPUFuncOp mlir::attn::createKernel(ModuleOp module, Location loc,
 LaneChunks mlir::attn::chooseLaneChunks(const LoweringOptions &options,
                                         Type element, int64_t dim) {
   int64_t bits = element.getIntOrFloatBitWidth();
-  bool vectorLoads = options.vectorLoadBytes > 0 && (bits == 16 || bits == 32);
+  bool vectorLoads = options.vectorLoadBytes > 0 &&
+                     (bits == 8 || bits == 16 || bits == 32);
   int64_t bytes = bits / 8;
   int64_t want =
       vectorLoads ? std::max<int64_t>(options.vectorLoadBytes / bytes, 1)
@@ -183,6 +192,12 @@ LaneChunks mlir::attn::chooseLaneChunks(const LoweringOptions &options,
 Value KernelBuilder::loadIndex(Value buffer, Value i) {
   Value v = create<memref::LoadOp>(buffer, i);
   return create<arith::IndexCastOp>(getIndexType(), v);
+}
+
+Value KernelBuilder::loadScale(Value scales, int64_t count, Value g) {
+  if (!scales)
+    return Value();
+  return create<memref::LoadOp>(scales, count == 1 ? idx(0) : g);
 }
 
 Value KernelBuilder::fma(Value a, Value b, Value c) {
@@ -210,14 +225,18 @@ Value KernelBuilder::tanhF32(Value x) {
   return select(isSmall, small, large);
 }
 
-Value KernelBuilder::loadF32(Value buffer, Value i) {
-  return toF32(create<memref::LoadOp>(buffer, i));
+Value KernelBuilder::loadF32(Value buffer, Value i, Type fp8Format) {
+  return toF32(create<memref::LoadOp>(buffer, i), fp8Format);
 }
 
-Value KernelBuilder::toF32(Value v) {
+Value KernelBuilder::toF32(Value v, Type fp8Format) {
   Type t = v.getType();
   if (t.isF32())
     return v;
+  if (t.isInteger(8)) {
+    assert(fp8Format && "an i8 element is an fp8 byte of a known format");
+    return fp8ToF32(v, fp8Format);
+  }
   if (t.isInteger(16)) {
     // bf16 stored as a 16-bit word: its bits are the high half of an f32.
     Value wide = create<arith::ExtUIOp>(getI32Type(), v);
@@ -226,6 +245,124 @@ Value KernelBuilder::toF32(Value v) {
     return create<arith::BitcastOp>(getF32Type(), shifted);
   }
   return create<arith::ExtFOp>(getF32Type(), v);
+}
+
+namespace {
+
+/// The fields of an fp8 format: `m` mantissa bits, exponent `bias`, the
+/// magnitude bits of its largest finite value and of its quiet NaN.
+struct Fp8Fields {
+  int64_t m, bias, maxFinite, nan;
+  bool e4m3;
+};
+
+Fp8Fields fp8Fields(Type format) {
+  if (isa<Float8E4M3FNType>(format))
+    return {3, 7, 0x7E, 0x7F, true};
+  assert(isa<Float8E5M2Type>(format) && "an fp8 format");
+  return {2, 15, 0x7B, 0x7F, false};
+}
+
+} // namespace
+
+Value KernelBuilder::fp8ToF32(Value byte, Type format) {
+  Fp8Fields f = fp8Fields(format);
+  Type i32 = getI32Type();
+  auto c = [&](int64_t v) { return create<arith::ConstantIntOp>(i32, v); };
+  Value b = create<arith::ExtUIOp>(i32, byte);
+  Value sign = create<arith::ShLIOp>(create<arith::AndIOp>(b, c(0x80)), c(24));
+  Value mag = create<arith::AndIOp>(b, c(0x7F));
+  // A normal value moves into f32's fields: the mantissa up, the exponent
+  // rebiased.
+  Value normalBits = addi(create<arith::ShLIOp>(mag, c(23 - f.m)),
+                            c((127 - f.bias) << 23));
+  Value normal = create<arith::BitcastOp>(getF32Type(), normalBits);
+  // A subnormal is its mantissa times 2^(1 - bias - m), exactly in f32.
+  Value exponent = create<arith::ShRUIOp>(mag, c(f.m));
+  Value mantissa = create<arith::AndIOp>(mag, c((1 << f.m) - 1));
+  Value sub = mulf(create<arith::UIToFPOp>(getF32Type(), mantissa),
+                   f32(std::ldexp(1.0, static_cast<int>(1 - f.bias - f.m))));
+  Value isSub = cmpi(arith::CmpIPredicate::eq, exponent, c(0));
+  Value magnitude =
+      create<arith::BitcastOp>(i32, select(isSub, sub, normal));
+  // e4m3 has one NaN per sign and no infinity; e5m2's top exponent is
+  // infinity (mantissa 0) or NaN, as in IEEE formats.
+  Value special, specialBits;
+  if (f.e4m3) {
+    special = cmpi(arith::CmpIPredicate::eq, mag, c(f.nan));
+    specialBits = c(0x7FC00000);
+  } else {
+    special = cmpi(arith::CmpIPredicate::eq, exponent, c((1 << 5) - 1));
+    specialBits = create<arith::OrIOp>(
+        c(0x7F800000), create<arith::ShLIOp>(mantissa, c(21)));
+  }
+  magnitude = select(special, specialBits, magnitude);
+  return create<arith::BitcastOp>(getF32Type(),
+                                  create<arith::OrIOp>(magnitude, sign));
+}
+
+Value KernelBuilder::quantizeFp8(Value x, Value scale, Type format) {
+  Fp8Fields f = fp8Fields(format);
+  Type i32 = getI32Type();
+  auto c = [&](int64_t v) { return create<arith::ConstantIntOp>(i32, v); };
+  auto lt = [&](Value a, Value b) {
+    return cmpi(arith::CmpIPredicate::ult, a, b);
+  };
+  Value q = divf(x, scale);
+  // The sign of q * scale - x, and whether it is 0 (q is the quotient),
+  // exactly where it matters: when q is an fp8 tie, so of at most m + 2
+  // significant bits. With scale = hi + lo, hi its 12 leading bits, q * hi
+  // and q * lo are exact, q * hi - x is exact (the two are within a factor
+  // of two), and the last sum rounds once, keeping its sign and its zero.
+  // No fused multiply-add: Vulkan lets a device split one.
+  Value hi = create<arith::BitcastOp>(
+      getF32Type(), create<arith::AndIOp>(
+                        create<arith::BitcastOp>(i32, scale),
+                        c(static_cast<int64_t>(0xFFFFF000u) - (1ll << 32))));
+  Value lo = subf(scale, hi);
+  Value residual = addf(subf(mulf(q, hi), x), mulf(q, lo));
+  Value bits = create<arith::BitcastOp>(i32, q);
+  Value sign = create<arith::AndIOp>(create<arith::ShRUIOp>(bits, c(24)),
+                                     c(0x80));
+  Value a = create<arith::AndIOp>(bits, c(0x7FFFFFFF));
+  Value e32 = create<arith::ShRUIOp>(a, c(23));
+  Value significand = create<arith::OrIOp>(
+      create<arith::AndIOp>(a, c(0x7FFFFF)), c(0x800000));
+  // f32's biased exponent of the format's smallest normal; below it the
+  // quantum stays that of the subnormals, so more bits drop.
+  int64_t minNormal = 127 + 1 - f.bias;
+  Value below = create<arith::MaxSIOp>(subi(c(minNormal), e32), c(0));
+  Value shift = create<arith::MinUIOp>(addi(below, c(23 - f.m)), c(31));
+  Value kept = create<arith::ShRUIOp>(significand, shift);
+  Value half = create<arith::ShLIOp>(c(1), subi(shift, c(1)));
+  Value rest = create<arith::AndIOp>(
+      significand, subi(create<arith::ShLIOp>(half, c(1)), c(1)));
+  // A tie of q is a tie of the quotient only when q is exact; otherwise the
+  // quotient lies on the side the residual says (|quotient| > |q| when q *
+  // scale falls short of x in magnitude).
+  Value exact = create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, residual,
+                                      f32(0.0));
+  Value qNegative = cmpi(arith::CmpIPredicate::ne, sign, c(0));
+  Value residualNegative =
+      create<arith::CmpFOp>(arith::CmpFPredicate::OLT, residual, f32(0.0));
+  Value above = cmpi(arith::CmpIPredicate::ne, qNegative, residualNegative);
+  Value odd = cmpi(arith::CmpIPredicate::ne,
+                   create<arith::AndIOp>(kept, c(1)), c(0));
+  Value tieUp = select(exact, odd, above);
+  Value isTie = cmpi(arith::CmpIPredicate::eq, rest, half);
+  Value up = select(isTie, tieUp, lt(half, rest));
+  kept = addi(kept, create<arith::ExtUIOp>(i32, up));
+  // The exponent field over the smallest normal's, plus the kept bits with
+  // their leading one: a carry out of the mantissa ripples into the
+  // exponent, and a subnormal's leading one is not there.
+  Value over = create<arith::MaxSIOp>(subi(e32, c(minNormal)), c(0));
+  Value magnitude =
+      addi(create<arith::ShLIOp>(over, c(f.m)), kept);
+  magnitude = create<arith::MinUIOp>(magnitude, c(f.maxFinite));
+  Value isNan = create<arith::CmpFOp>(arith::CmpFPredicate::UNO, q, q);
+  magnitude = select(isNan, c(f.nan), magnitude);
+  return create<arith::TruncIOp>(getI8Type(),
+                                 create<arith::OrIOp>(magnitude, sign));
 }
 
 void KernelBuilder::storeF32(Value value, Value buffer, Value i) {
@@ -258,9 +395,10 @@ void KernelBuilder::storeF32(Value value, Value buffer, Value i) {
 SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
                                               Value laneBase,
                                               const LaneLayout &layout,
-                                              Value scale) {
+                                              Value scale, Type fp8Format) {
   if (layout.vectorLoads && layout.vectorWidth > 1)
-    return loadLaneRowVectors(buffer, rowBase, laneBase, layout, scale);
+    return loadLaneRowVectors(buffer, rowBase, laneBase, layout, scale,
+                              fp8Format);
   SmallVector<Value> values;
   for (int64_t i = 0; i < layout.perLane(); ++i) {
     Value e = addi(laneBase, idx(layout.offset(i)));
@@ -270,7 +408,7 @@ SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
       inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
       e = create<arith::MinUIOp>(e, idx(layout.dim - 1));
     }
-    Value v = loadF32(buffer, addi(rowBase, e));
+    Value v = loadF32(buffer, addi(rowBase, e), fp8Format);
     if (scale)
       v = mulf(v, scale);
     if (inRow)
@@ -282,16 +420,21 @@ SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
 
 SmallVector<Value> KernelBuilder::loadLaneRowVectors(
     Value buffer, Value rowBase, Value laneBase, const LaneLayout &layout,
-    Value scale) {
+    Value scale, Type fp8Format) {
   int64_t w = layout.vectorWidth;
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   int64_t bits = element.getIntOrFloatBitWidth();
-  assert((bits == 16 || bits == 32) && layout.dim % w == 0 &&
-         "vector loads need 16- or 32-bit elements and whole chunks");
-  auto vectorType = VectorType::get({w}, element);
+  assert((bits == 8 || bits == 16 || bits == 32) && layout.dim % w == 0 &&
+         "vector loads need 8-, 16- or 32-bit elements and whole chunks");
+  // A chunk wider than the target's widest load (the query's chunks beside
+  // an fp8 cache's: the same elements, twice the bytes) takes several.
+  int64_t widest = std::max<int64_t>(options.vectorLoadBytes, 4) * 8 / bits;
+  int64_t n = std::min(w, widest);
+  auto vectorType = VectorType::get({n}, element);
   // The row starts at a multiple of dim elements and the chunk at a
-  // multiple of w, so with w | dim the load is aligned to its own size.
-  llvm::MaybeAlign align(w * bits / 8);
+  // multiple of w, so with w | dim (and n | w) each load is aligned to its
+  // own size.
+  llvm::MaybeAlign align(n * bits / 8);
   SmallVector<Value> values;
   for (int64_t c = 0; c < layout.perLane() / w; ++c) {
     Value e = addi(laneBase, idx(layout.offset(c * w)));
@@ -301,18 +444,21 @@ SmallVector<Value> KernelBuilder::loadLaneRowVectors(
       inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
       e = create<arith::MinUIOp>(e, idx(layout.dim - w));
     }
-    Value chunk = vector::LoadOp::create(*this, vectorType, buffer,
-                                         ValueRange{addi(rowBase, e)},
-                                         /*nontemporal=*/false, align);
-    // Element by element: targets without wide vector types (SPIR-V) turn
-    // such a load and its extracts into 32-bit words (GPUToSPIRV/).
-    for (int64_t i = 0; i < w; ++i) {
-      Value v = toF32(create<vector::ExtractOp>(chunk, i));
-      if (scale)
-        v = mulf(v, scale);
-      if (inRow)
-        v = select(inRow, v, f32(0.0));
-      values.push_back(v);
+    for (int64_t part = 0; part < w; part += n) {
+      Value at = addi(rowBase, part ? addi(e, idx(part)) : e);
+      Value chunk = vector::LoadOp::create(*this, vectorType, buffer,
+                                           ValueRange{at},
+                                           /*nontemporal=*/false, align);
+      // Element by element: targets without wide vector types (SPIR-V)
+      // turn such a load and its extracts into 32-bit words (GPUToSPIRV/).
+      for (int64_t i = 0; i < n; ++i) {
+        Value v = toF32(create<vector::ExtractOp>(chunk, i), fp8Format);
+        if (scale)
+          v = mulf(v, scale);
+        if (inRow)
+          v = select(inRow, v, f32(0.0));
+        values.push_back(v);
+      }
     }
   }
   return values;
@@ -359,6 +505,17 @@ SmallVector<Value> KernelBuilder::unpackWords(Value words, Type element) {
   SmallVector<Value> values;
   int64_t bits = element.getIntOrFloatBitWidth();
   for (Value word : w) {
+    if (Type format = getFp8Format(element)) {
+      // Four fp8 bytes, the lowest address in the lowest byte.
+      for (int64_t k = 0; k < 4; ++k) {
+        Value byte = k ? create<arith::ShRUIOp>(
+                             word, create<arith::ConstantIntOp>(i32, 8 * k))
+                       : word;
+        values.push_back(
+            fp8ToF32(create<arith::TruncIOp>(getI8Type(), byte), format));
+      }
+      continue;
+    }
     if (bits == 32) {
       values.push_back(create<arith::BitcastOp>(getF32Type(), word));
       continue;

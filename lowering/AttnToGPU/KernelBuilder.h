@@ -81,6 +81,9 @@ enum class Arg {
   BlockTable,
   AlibiSlopes,
   Sinks,
+  /// An fp8 cache's scales (f32 [1] or [G]): dequantize keys / values.
+  KScale,
+  VScale,
   NewKey,
   NewValue,
   SlotMapping,
@@ -186,8 +189,14 @@ Value addWorkgroupBuffer(gpu::GPUFuncOp kernel, int64_t numElements,
                          Type element = Type());
 
 
-/// The element type a kernel sees for a host element type.
+/// The element type a kernel sees for a host element type: bf16 as i16
+/// words with bf16-as-i16, an fp8 type as i8 bytes (no target here has fp8
+/// types; KernelBuilder decodes and encodes them).
 Type getKernelElementType(Type hostElementType, const LoweringOptions &options);
+
+/// `hostElementType` when it is an fp8 type (f8E4M3FN, f8E5M2), else null:
+/// what the i8 bytes of a kernel's fp8 buffer hold.
+Type getFp8Format(Type hostElementType);
 
 /// A lane's share of a contiguous vector of `dim` elements: chunks of
 /// `vectorWidth` elements dealt round-robin to `lanes` lanes (a subgroup or
@@ -218,8 +227,8 @@ struct LaneLayout {
 };
 
 /// How wide a lane's chunks of a row are: with `vector-load-bytes` and
-/// 16- or 32-bit elements, as many elements as one such load holds (vector
-/// loads); else
+/// 8-, 16- or 32-bit elements, as many elements as one such load holds
+/// (vector loads); else
 /// `vector-width` (scalar loads). Either way the widest power of two not
 /// above that which divides `dim`, so that chunks never straddle rows.
 struct LaneChunks {
@@ -275,13 +284,28 @@ public:
 
   /// Loads element `i` of an i32 or i64 buffer as an index.
   Value loadIndex(Value buffer, Value i);
-  /// Loads element `i` of a float buffer (f32, f16, bf16 or bf16 as i16) and
-  /// extends it to f32.
-  Value loadF32(Value buffer, Value i);
-  /// Extends a loaded element (f32, f16, bf16 or bf16 as i16) to f32.
-  Value toF32(Value element);
+  /// The fp8 scale of kv head `g` from `scales` (f32, `count` = 1: one for
+  /// all heads, else one per head); null when `scales` is.
+  Value loadScale(Value scales, int64_t count, Value g);
+  /// Loads element `i` of a float buffer (f32, f16, bf16 or bf16 as i16, or
+  /// fp8 bytes of `fp8Format`) and extends it to f32.
+  Value loadF32(Value buffer, Value i, Type fp8Format = Type());
+  /// Extends a loaded element (f32, f16, bf16 or bf16 as i16, or an i8 byte
+  /// of `fp8Format`) to f32.
+  Value toF32(Value element, Type fp8Format = Type());
+  /// The f32 value of fp8 byte `byte` (i8) of `format`, exactly, with integer
+  /// operations only (subnormals included, which a device may flush in
+  /// float arithmetic); NaN stays NaN and e5m2's infinities stay infinite.
+  Value fp8ToF32(Value byte, Type format);
+  /// The fp8 byte (i8) of `format` nearest `x / scale` (f32, `scale` > 0):
+  /// rounded once, to nearest even, as if from the exact quotient (the f32
+  /// division's residual breaks the ties it creates), saturated to the
+  /// largest finite value (infinities too); NaN stays NaN. The reference's
+  /// cache write (core/DType.h) bit for bit.
+  Value quantizeFp8(Value x, Value scale, Type format);
   /// The f32 values of the elements of type `element` packed in `words` (as
-  /// getWordsType makes them), lowest address first.
+  /// getWordsType makes them), lowest address first. `element` is the host
+  /// type: f32, f16, bf16 (or i16 words of bf16) or fp8.
   SmallVector<Value> unpackWords(Value words, Type element);
   /// Reads `bytes` bytes (4, 8, 16 or 32) of `buffer` starting at element `i`
   /// with one vector load aligned to its size, as 32-bit words
@@ -293,15 +317,16 @@ public:
 
   /// The lane's elements of the row of `layout.dim` values that starts at
   /// `rowBase` of `buffer`, in f32, scaled by `scale` when given. Slots past
-  /// the row read 0.
+  /// the row read 0. An i8 buffer holds fp8 bytes of `fp8Format`.
   SmallVector<Value> loadLaneRow(Value buffer, Value rowBase, Value laneBase,
                                  const LaneLayout &layout,
-                                 Value scale = nullptr);
+                                 Value scale = nullptr,
+                                 Type fp8Format = Type());
   /// loadLaneRow with one vector load per chunk (`layout.vectorLoads`).
   SmallVector<Value> loadLaneRowVectors(Value buffer, Value rowBase,
                                         Value laneBase,
-                                        const LaneLayout &layout,
-                                        Value scale);
+                                        const LaneLayout &layout, Value scale,
+                                        Type fp8Format);
   /// Stores the lane's `values` of a row; slots past the row are skipped.
   void storeLaneRow(ArrayRef<Value> values, Value buffer, Value rowBase,
                     Value laneBase, const LaneLayout &layout);

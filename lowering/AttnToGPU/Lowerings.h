@@ -51,6 +51,10 @@ std::string kernelName(Operation *op, StringRef suffix);
 FailureOr<int64_t> getStaticDim(Operation *op, Value value, int64_t i,
                                 StringRef what);
 
+/// How many scales an fp8 cache's `scale` operand holds (1, or one per kv
+/// head): its static size; 1 when there is none.
+FailureOr<int64_t> getScaleCount(Operation *op, Value scale);
+
 } // namespace attn
 } // namespace mlir
 

@@ -32,6 +32,12 @@ FailureOr<int64_t> mlir::attn::getStaticDim(Operation *op, Value value, int64_t 
   return type.getDimSize(i);
 }
 
+FailureOr<int64_t> mlir::attn::getScaleCount(Operation *op, Value scale) {
+  if (!scale)
+    return 1;
+  return getStaticDim(op, scale, 0, "the number of fp8 scales");
+}
+
 LogicalResult mlir::attn::lowerMergeStates(MergeStatesOp op, LoweringContext &ctx) {
   FailureOr<int64_t> numHeads =
       getStaticDim(op, op.getOutA(), 1, "the number of heads");

@@ -26,6 +26,9 @@ namespace {
 struct MlaConfig {
   int64_t numHeads, rowSize, rank, blockSize, headsPerGroup, numSplits;
   double scale;
+  /// An fp8 latent cache's format, null otherwise; its one scale (k_scale)
+  /// dequantizes keys and values alike.
+  Type fp8Format;
   /// A lane's share of a cache row and of its latent part: the same chunks
   /// (dividing both sizes), so the latent elements are the first ones.
   LaneLayout rowLayout, latentLayout;
@@ -38,6 +41,7 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   Value seqLens = args.of(fn, Arg::SeqLens);
   auto [out, lse] = args.outputs(fn);
   Value params = args.of(fn, Arg::Params);
+  Value cacheScale = b.loadScale(args.of(fn, Arg::KScale), 1, Value());
   Value numReqs = b.loadIndex(params, b.idx(::attn::abi::kMlaNumReqs));
   Value maxBlocks = b.loadIndex(params, b.idx(::attn::abi::kMlaMaxBlocksPerReq));
   Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kMlaNumBlocks));
@@ -57,7 +61,10 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   const LaneLayout &rowLayout = c.rowLayout, &latentLayout = c.latentLayout;
   Value laneBase = b.muli(lane, b.idx(rowLayout.vectorWidth));
   Value firstHead = b.muli(tile, b.idx(c.headsPerGroup));
+  // An fp8 cache's scale multiplies every score and the output.
   Value qScale = b.f32(c.scale * kLog2E);
+  if (cacheScale)
+    qScale = b.mulf(qScale, cacheScale);
   SmallVector<SmallVector<Value>> qs;
   for (int64_t i = 0; i < c.headsPerGroup; ++i) {
     Value h = b.addi(firstHead, b.idx(i));
@@ -70,7 +77,8 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
                   const SoftmaxState &state) {
     Value row = kb.muli(kb.addi(kb.muli(block, kb.idx(c.blockSize)), offset),
                         kb.idx(c.rowSize));
-    SmallVector<Value> k = kb.loadLaneRow(cache, row, laneBase, rowLayout);
+    SmallVector<Value> k = kb.loadLaneRow(cache, row, laneBase, rowLayout,
+                                          /*scale=*/Value(), c.fp8Format);
     SmallVector<Value> scores;
     for (Value partial : kb.partialDots(qs, k))
       scores.push_back(kb.subgroupSum(partial));
@@ -86,7 +94,8 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   Value isLane0 = b.cmpi(arith::CmpIPredicate::eq, lane, b.idx(0));
   for (int64_t i = 0; i < c.headsPerGroup; ++i) {
     Value h = b.addi(firstHead, b.idx(i));
-    HeadResult res = finalizeSoftmax(b, final, i, /*sinkLog2=*/Value());
+    HeadResult res =
+        finalizeSoftmax(b, final, i, /*sinkLog2=*/Value(), cacheScale);
     Value row = r;
     if (split)
       row = b.addi(b.muli(split, numReqs), r);
@@ -115,15 +124,22 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
   c.rank = op.getKvLoraRank();
   c.blockSize = *blockSize;
   c.scale = op.getScale().convertToDouble();
+  Type hostCacheElement =
+      cast<ShapedType>(op.getKvCache().getType()).getElementType();
+  c.fp8Format = getFp8Format(hostCacheElement);
+  FailureOr<int64_t> scales = getScaleCount(op, op.getKScale());
+  if (failed(scales))
+    return failure();
+  if (*scales != 1)
+    return op.emitOpError() << "expects one k_scale for its latent cache, got "
+                            << *scales;
   c.numSplits = ctx.options.splitKv > 0 ? ctx.options.splitKv
                                         : op.getNumKvSplits();
   // The largest tile of heads dividing H whose queries and accumulators fit
   // the lanes' register budget (lane-registers; at least one head).
   LaneChunks chunks = chooseLaneChunks(
       ctx.options,
-      getKernelElementType(
-          cast<ShapedType>(op.getKvCache().getType()).getElementType(),
-          ctx.options),
+      getKernelElementType(hostCacheElement, ctx.options),
       std::gcd(c.rowSize, c.rank));
   c.rowLayout = LaneLayout{c.rowSize, ctx.options.subgroupSize, chunks.width,
                            chunks.vectorLoads};
@@ -142,6 +158,8 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
   launch.addBuffer(Arg::Cache, op.getKvCache());
   launch.addBuffer(Arg::BlockTable, op.getBlockTable());
   launch.addBuffer(Arg::SeqLens, op.getSeqLens());
+  if (Value kScale = op.getKScale())
+    launch.addBuffer(Arg::KScale, kScale);
   Value numReqs = launch.dim(op.getQ(), 0);
   Value partialOut, partialLse;
   if (c.numSplits == 1) {

@@ -160,7 +160,8 @@ SoftmaxState mlir::attn::emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
 }
 
 HeadResult mlir::attn::finalizeSoftmax(KernelBuilder &b, const SoftmaxState &state,
-                                 int64_t h, Value sinkLog2) {
+                                 int64_t h, Value sinkLog2,
+                                 Value valueScale) {
   Value m = state.m[h], l = state.l[h];
   SmallVector<Value> acc(state.acc[h]);
   if (sinkLog2) {
@@ -177,7 +178,8 @@ HeadResult mlir::attn::finalizeSoftmax(KernelBuilder &b, const SoftmaxState &sta
   }
   Value zero = b.f32(0.0);
   Value empty = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, l, zero);
-  Value inv = b.select(empty, zero, b.divf(b.f32(1.0), l));
+  Value inv = b.select(empty, zero,
+                       b.divf(valueScale ? valueScale : b.f32(1.0), l));
   HeadResult r;
   for (Value a : acc)
     r.out.push_back(b.mulf(a, inv));

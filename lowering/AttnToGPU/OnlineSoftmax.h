@@ -69,13 +69,16 @@ SoftmaxState emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
 
 /// The normalized output and natural-log lse of head `h`. With `sinkLog2`
 /// (the sink logit in log2 units) the sink joins the denominator. No
-/// visible key: out 0 and lse -inf (the sink with one).
+/// visible key: out 0 and lse -inf (the sink with one). With `valueScale`
+/// (an fp8 cache's v_scale: the accumulator summed the cached values) out is
+/// scaled by it.
 struct HeadResult {
   SmallVector<Value> out;
   Value lse;
 };
 HeadResult finalizeSoftmax(KernelBuilder &b, const SoftmaxState &state,
-                           int64_t h, Value sinkLog2);
+                           int64_t h, Value sinkLog2,
+                           Value valueScale = Value());
 
 /// The body of a merge kernel (merge_states, split-KV reduce): one
 /// workgroup per (row, head), invocations over the head dimension. Merges

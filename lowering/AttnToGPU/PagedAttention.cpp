@@ -225,6 +225,7 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   Value sinks = args.of(fn, Arg::Sinks);
   auto [out, lse] = args.outputs(fn);
   Value params = args.of(fn, Arg::Params);
+  Value kScales = args.of(fn, Arg::KScale), vScales = args.of(fn, Arg::VScale);
   int64_t group = tiling.heads;
   Value shared;
   if (tiling.subgroups > 1)
@@ -290,7 +291,12 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
     firstHead = b.addi(firstHead,
                        b.muli(b.remui(y, b.idx(slices)), b.idx(group)));
   ScoreMath math{c};
+  // An fp8 cache's k_scale scales every score, so it joins the query's
+  // scale; v_scale scales the output (finalizeSoftmax).
   Value qScale = math.queryScale(b);
+  if (Value kScale = b.loadScale(kScales, c.kScaleCount, g))
+    qScale = b.mulf(qScale, kScale);
+  Value vScale = b.loadScale(vScales, c.vScaleCount, g);
   SmallVector<SmallVector<Value>> q;
   SmallVector<Value> slopes;
   for (int64_t i = 0; i < group; ++i) {
@@ -335,10 +341,10 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
           keys.push_back(jc);
           k.push_back(kb.loadLaneRow(
               cache, cacheRowStart(kb, c, 0, block, offset, g), laneBase,
-              layout));
+              layout, /*scale=*/Value(), c.fp8Format));
           v.push_back(kb.loadLaneRow(
               cache, cacheRowStart(kb, c, 1, block, offset, g), laneBase,
-              layout));
+              layout, /*scale=*/Value(), c.fp8Format));
         }
         SmallVector<SmallVector<Value>> scores(U);
         for (int64_t u = 0; u < U; ++u) {
@@ -386,7 +392,7 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
       Value sinkLog2;
       if (sinks)
         sinkLog2 = b.mulf(b.loadF32(sinks, h), b.f32(kLog2E));
-      HeadResult res = finalizeSoftmax(b, final, i, sinkLog2);
+      HeadResult res = finalizeSoftmax(b, final, i, sinkLog2, vScale);
       Value lseAt = b.addi(b.muli(row, b.idx(c.numHeads)), h);
       auto store = [&](KernelBuilder &ib) {
         ib.storeLaneRow(res.out, out, ib.muli(lseAt, ib.idx(c.headSize)),
@@ -408,7 +414,8 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
   int64_t W = tiling.subgroups;
   int64_t rowsBase = W * group;
   for (int64_t i = 0; i < group; ++i) {
-    HeadResult res = finalizeSoftmax(b, final, i, /*sinkLog2=*/Value());
+    HeadResult res =
+        finalizeSoftmax(b, final, i, /*sinkLog2=*/Value(), vScale);
     Value slot = b.addi(b.muli(sg, b.idx(group)), b.idx(i));
     emitIf(b, isRow0, [&](KernelBuilder &ib) {
       Value base = ib.addi(ib.idx(rowsBase), ib.muli(slot, ib.idx(c.headSize)));
@@ -477,9 +484,16 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   // Prefill and decode share one op whose batch is only known at run time,
   // so splitting is opted into.
   c.numSplits = std::max<int64_t>(ctx.options.splitKv, 1);
-  Type cacheElement = getKernelElementType(
-      cast<ShapedType>(op.getKvCache().getType()).getElementType(),
-      ctx.options);
+  Type hostCacheElement =
+      cast<ShapedType>(op.getKvCache().getType()).getElementType();
+  c.fp8Format = getFp8Format(hostCacheElement);
+  FailureOr<int64_t> kScales = getScaleCount(op, op.getKScale());
+  FailureOr<int64_t> vScales = getScaleCount(op, op.getVScale());
+  if (failed(kScales) || failed(vScales))
+    return failure();
+  c.kScaleCount = *kScales;
+  c.vScaleCount = *vScales;
+  Type cacheElement = getKernelElementType(hostCacheElement, ctx.options);
   if (ctx.options.tiledPrefill &&
       canTilePrefill(c, cacheElement, ctx.options)) {
     // The backend's reorder_batch_threshold says which requests are
@@ -560,4 +574,8 @@ void mlir::attn::addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
     launch.addBuffer(Arg::AlibiSlopes, alibi);
   if (withSinks)
     launch.addBuffer(Arg::Sinks, op.getSinks());
+  if (Value kScale = op.getKScale())
+    launch.addBuffer(Arg::KScale, kScale);
+  if (Value vScale = op.getVScale())
+    launch.addBuffer(Arg::VScale, vScale);
 }

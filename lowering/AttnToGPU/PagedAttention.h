@@ -35,6 +35,10 @@ struct PagedConfig {
   /// the others to the tiled one; none: no tiled kernel, every request goes
   /// to the per-token kernel.
   std::optional<int64_t> decodeMaxQueryLen;
+  /// An fp8 cache's format (null for a cache in the query's dtype) and how
+  /// many k_scale and v_scale values it has (1 or numKvHeads each).
+  Type fp8Format;
+  int64_t kScaleCount = 1, vScaleCount = 1;
 
   int64_t group() const { return numHeads / numKvHeads; }
 };
@@ -136,8 +140,9 @@ void buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
 
 /// Adds the inputs both paged_attention kernels take, in the kernel ABI's
 /// order (KernelABI.h), each under its role: query, cache, query_start_loc,
-/// seq_lens, block table, then ALiBi slopes when the op has them and sinks
-/// when `withSinks`. The kernels read them by role (KernelArgs).
+/// seq_lens, block table, then ALiBi slopes when the op has them, sinks
+/// when `withSinks` and an fp8 cache's k_scale and v_scale. The kernels
+/// read them by role (KernelArgs).
 void addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
                     MetadataOp metadata, bool withSinks);
 

@@ -222,7 +222,8 @@ SmallVector<Value> PrefillBuilder::readStaged(KernelBuilder &kb, int64_t part,
     }
     Value words =
         kb.create<memref::LoadOp>(shared, ValueRange{kb.addi(rowChunk, chunk)});
-    for (Value v : kb.unpackWords(words, cacheElement))
+    for (Value v : kb.unpackWords(words, c.fp8Format ? c.fp8Format
+                                                     : cacheElement))
       values.push_back(inRow ? kb.select(inRow, v, kb.f32(0.0)) : v);
   }
   return values;
@@ -304,6 +305,7 @@ void PrefillBuilder::build() {
   out = args.of(fn, Arg::Out);
   lse = args.of(fn, Arg::Lse);
   params = args.of(fn, Arg::Params);
+  Value kScales = args.of(fn, Arg::KScale), vScales = args.of(fn, Arg::VScale);
   shared = addWorkgroupBuffer(
       fn, t.tileChunks(), getWordsType(b.getContext(), t.chunkBytes));
 
@@ -340,8 +342,12 @@ void PrefillBuilder::build() {
     lastBlock = work.lastBlock;
 
     // The lane's rows: row (sg * R + i) * (S / L) + rowGroup of the tile,
-    // token-major.
+    // token-major. An fp8 cache's k_scale joins the query's scale and its
+    // v_scale scales the output.
     Value qScale = math.queryScale(kb);
+    if (Value kScale = kb.loadScale(kScales, c.kScaleCount, g))
+      qScale = kb.mulf(qScale, kScale);
+    Value vScale = kb.loadScale(vScales, c.vScaleCount, g);
     for (int64_t i = 0; i < R; ++i) {
       TileRow row;
       Value index = kb.addi(
@@ -422,7 +428,7 @@ void PrefillBuilder::build() {
       Value sinkLog2;
       if (sinks)
         sinkLog2 = kb.mulf(kb.loadF32(sinks, row.head), kb.f32(kLog2E));
-      HeadResult res = finalizeSoftmax(kb, final, i, sinkLog2);
+      HeadResult res = finalizeSoftmax(kb, final, i, sinkLog2, vScale);
       Value lseAt =
           kb.addi(kb.muli(row.token, kb.idx(c.numHeads)), row.head);
       emitIf(kb, row.active, [&](KernelBuilder &ib) {

@@ -5,7 +5,9 @@
 // the head dimension. MLA form (rank-3 latent cache): one workgroup per token
 // copies kv_c [L] then k_pe [P] into the slot's latent row [L + P]. In both,
 // padding tokens (slot < 0) and slots outside the cache are skipped, so a bad
-// slot never writes outside the buffer.
+// slot never writes outside the buffer. An fp8 cache stores each element
+// quantized by its scale (KernelBuilder::quantizeFp8); any other cache has
+// the rows' element type and gets their bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,27 +22,41 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Copies `size` elements from `src` at `srcStart` to `dst` at `dstStart`,
-/// the workgroup's invocations striding over them. Both sides have the same
-/// element type, so the stored bits are copied.
+/// What the body of a cache-write kernel works with: the kernel's buffers,
+/// the token `t` (block id x), the block id y, the invocation and the slot,
+/// already known to be inside the cache; with an fp8 cache its format and
+/// the scale buffers.
+struct CacheWrite {
+  Value key, value, cache, t, y, tid, slot;
+  Type fp8Format;
+  Value kScales, vScales;
+};
+
+/// Stores `element` (loaded from a key or value row) at `to` of the cache:
+/// its bits, or with `fp8Format` its fp8 byte for `scale`.
+void emitCacheStore(KernelBuilder &b, Value element, Value cache, Value to,
+                    Type fp8Format, Value scale) {
+  if (fp8Format)
+    element = b.quantizeFp8(b.toF32(element), scale, fp8Format);
+  b.create<memref::StoreOp>(element, cache, to);
+}
+
+/// Copies `size` elements from `src` at `srcStart` to the cache at
+/// `dstStart` (emitCacheStore), the workgroup's invocations striding over
+/// them.
 void emitRowCopy(KernelBuilder &b, Value src, Value srcStart, Value dst,
-                 Value dstStart, int64_t size, Value tid, int64_t wgSize) {
+                 Value dstStart, int64_t size, Value tid, int64_t wgSize,
+                 Type fp8Format, Value scale) {
   b.create<scf::ForOp>(
       tid, b.idx(size), b.idx(wgSize), ValueRange(),
       [&](OpBuilder &nested, Location l, Value e, ValueRange) {
         KernelBuilder lb(l, nested, b.options);
         Value element = lb.create<memref::LoadOp>(src, lb.addi(srcStart, e));
-        lb.create<memref::StoreOp>(element, dst, lb.addi(dstStart, e));
+        emitCacheStore(lb, element, dst, lb.addi(dstStart, e), fp8Format,
+                       scale);
         lb.create<scf::YieldOp>();
       });
 }
-
-/// What the body of a cache-write kernel works with: the kernel's buffers,
-/// the token `t` (block id x), the block id y, the invocation and the slot,
-/// already known to be inside the cache.
-struct CacheWrite {
-  Value key, value, cache, t, y, tid, slot;
-};
 
 /// The part both forms share: the launch (buffers key, value, slot_mapping,
 /// kv_cache; params num_tokens, num_blocks; grid (T, gridY)) and the kernel's
@@ -59,6 +75,10 @@ LogicalResult emitCacheWrite(
   launch.addBuffer(Arg::NewValue, op.getValue());
   launch.addBuffer(Arg::SlotMapping, op.getSlotMapping());
   launch.addBuffer(Arg::Cache, op.getKvCache());
+  if (Value kScale = op.getKScale())
+    launch.addBuffer(Arg::KScale, kScale);
+  if (Value vScale = op.getVScale())
+    launch.addBuffer(Arg::VScale, vScale);
   KernelArgs args = launch.arguments();
   Value numTokens = launch.dim(op.getKey(), 0);
   launch.addParam(::attn::abi::kCacheNumTokens, "num_tokens", numTokens);
@@ -76,6 +96,10 @@ LogicalResult emitCacheWrite(
     w.value = args.of(fn, Arg::NewValue);
     Value slots = args.of(fn, Arg::SlotMapping);
     w.cache = args.of(fn, Arg::Cache);
+    w.fp8Format = getFp8Format(
+        cast<ShapedType>(op.getKvCache().getType()).getElementType());
+    w.kScales = args.of(fn, Arg::KScale);
+    w.vScales = args.of(fn, Arg::VScale);
     Value params = args.of(fn, Arg::Params);
     Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kCacheNumBlocks));
     w.t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
@@ -114,11 +138,13 @@ LogicalResult lowerLatentCacheWrite(ReshapeAndCacheOp op,
                         [&](KernelBuilder &ib, const CacheWrite &w) {
                           // Row `slot` of the cache viewed as [NB * B, L + P].
                           Value row = ib.muli(w.slot, ib.idx(L + P));
+                          Value scale = ib.loadScale(w.kScales, 1, Value());
                           emitRowCopy(ib, w.key, ib.muli(w.t, ib.idx(L)),
-                                      w.cache, row, L, w.tid, wgSize);
+                                      w.cache, row, L, w.tid, wgSize,
+                                      w.fp8Format, scale);
                           emitRowCopy(ib, w.value, ib.muli(w.t, ib.idx(P)),
                                       w.cache, ib.addi(row, ib.idx(L)), P,
-                                      w.tid, wgSize);
+                                      w.tid, wgSize, w.fp8Format, scale);
                         });
 }
 
@@ -135,7 +161,10 @@ LogicalResult mlir::attn::lowerReshapeAndCache(ReshapeAndCacheOp op,
       getStaticDim(op, op.getKey(), 2, "the head size");
   FailureOr<int64_t> blockSize =
       getStaticDim(op, op.getKvCache(), nhd ? 2 : 3, "the block size");
-  if (failed(numKvHeads) || failed(headSize) || failed(blockSize))
+  FailureOr<int64_t> kScales = getScaleCount(op, op.getKScale());
+  FailureOr<int64_t> vScales = getScaleCount(op, op.getVScale());
+  if (failed(numKvHeads) || failed(headSize) || failed(blockSize) ||
+      failed(kScales) || failed(vScales))
     return failure();
   int64_t wgSize = ctx.options.elementwiseWorkgroupSize();
   int64_t G = *numKvHeads, D = *headSize, B = *blockSize;
@@ -159,17 +188,19 @@ LogicalResult mlir::attn::lowerReshapeAndCache(ReshapeAndCacheOp op,
         };
         Value keyRow = rowStart(0), valueRow = rowStart(1);
         Value srcRow = ib.muli(ib.addi(ib.muli(w.t, ib.idx(G)), g), ib.idx(D));
+        Value kScale = ib.loadScale(w.kScales, *kScales, g);
+        Value vScale = ib.loadScale(w.vScales, *vScales, g);
         ib.create<scf::ForOp>(
             w.tid, ib.idx(D), ib.idx(wgSize), ValueRange(),
             [&](OpBuilder &nested, Location l, Value d, ValueRange) {
               KernelBuilder lb(l, nested, ctx.options);
-              // Same element type on both sides: copy the stored bits.
               Value src = lb.addi(srcRow, d);
-              lb.create<memref::StoreOp>(lb.create<memref::LoadOp>(w.key, src),
-                                         w.cache, lb.addi(keyRow, d));
-              lb.create<memref::StoreOp>(
-                  lb.create<memref::LoadOp>(w.value, src), w.cache,
-                  lb.addi(valueRow, d));
+              Value keyAt = lb.addi(keyRow, d);
+              emitCacheStore(lb, lb.create<memref::LoadOp>(w.key, src),
+                             w.cache, keyAt, w.fp8Format, kScale);
+              Value valueAt = lb.addi(valueRow, d);
+              emitCacheStore(lb, lb.create<memref::LoadOp>(w.value, src),
+                             w.cache, valueAt, w.fp8Format, vScale);
               lb.create<scf::YieldOp>();
             });
       });

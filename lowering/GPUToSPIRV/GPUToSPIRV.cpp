@@ -40,8 +40,9 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Vulkan 1.1 (SPIR-V 1.3) with what the kernels use: f16 and i16 values
-/// and 16-bit storage (f16 / bf16-as-i16 buffers), i64 (slot_mapping),
+/// Vulkan 1.1 (SPIR-V 1.3) with what the kernels use: f16, i16 and i8
+/// values, 16-bit storage (f16 / bf16-as-i16 buffers) and 8-bit storage
+/// (fp8 caches as bytes), i64 (slot_mapping),
 /// subgroup arithmetic (dot products), shuffle and ballot; with
 /// `cooperativeMatrix`, SPIR-V 1.6 with SPV_KHR_cooperative_matrix; with
 /// `bufferAddresses`, buffers by device address (which makes upstream's
@@ -49,11 +50,13 @@ namespace {
 std::string getTargetEnvText(int64_t subgroupSize, bool cooperativeMatrix,
                              bool bufferAddresses) {
   std::string capabilities =
-      "Shader, Float16, Int16, Int64, StorageBuffer16BitAccess, "
+      "Shader, Float16, Int16, Int8, Int64, StorageBuffer16BitAccess, "
+      "StorageBuffer8BitAccess, "
       "GroupNonUniform, GroupNonUniformArithmetic, GroupNonUniformShuffle, "
       "GroupNonUniformBallot";
   std::string extensions =
-      "SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage";
+      "SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
+      "SPV_KHR_8bit_storage";
   if (bufferAddresses) {
     capabilities += ", PhysicalStorageBufferAddresses";
     extensions += ", SPV_KHR_physical_storage_buffer";

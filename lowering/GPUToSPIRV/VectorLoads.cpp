@@ -38,7 +38,7 @@ struct LoadShape {
   int64_t bytes() const { return count * bits / 8; }
 };
 
-/// The load's shape when this pass can rewrite it: 1-D, 16- or 32-bit
+/// The load's shape when this pass can rewrite it: 1-D, 8-, 16- or 32-bit
 /// elements, 4, 8, 16 or 32 bytes aligned to their size, from an argument of
 /// the kernel, and used only by static extracts and bitcasts to words.
 std::optional<LoadShape> matchLoad(vector::LoadOp load, gpu::GPUFuncOp fn) {
@@ -50,7 +50,7 @@ std::optional<LoadShape> matchLoad(vector::LoadOp load, gpu::GPUFuncOp fn) {
   if (type.getRank() != 1 || load.getIndices().size() != 1)
     return std::nullopt;
   LoadShape shape{type.getNumElements(), type.getElementTypeBitWidth()};
-  if ((shape.bits != 16 && shape.bits != 32) ||
+  if ((shape.bits != 8 && shape.bits != 16 && shape.bits != 32) ||
       !llvm::is_contained({4, 8, 16, 32}, shape.bytes()))
     return std::nullopt;
   std::optional<uint64_t> align = load.getAlignment();
@@ -160,7 +160,7 @@ struct VectorLoadsPass
           load.emitOpError() << "reads a kernel argument in a way "
                                 "attn-spirv-vector-loads cannot express in "
                                 "SPIR-V (expects 4, 8, 16 or 32 aligned bytes of "
-                                "16- or 32-bit elements, used by static "
+                                "8-, 16- or 32-bit elements, used by static "
                                 "extracts and bitcasts to i32 words)";
           return WalkResult::interrupt();
         }

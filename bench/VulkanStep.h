@@ -38,14 +38,16 @@ namespace attn::bench {
 /// well (LP_NUM_THREADS changes it).
 constexpr int kThreads = 2;
 
-/// The paged-attention reference on `p` (causal, no knobs) on kThreads.
-inline Result<AttentionOutput> runReference(const Problem &p) {
+/// The paged-attention reference on `p` (causal, no knobs; an fp8 cache
+/// with `scales`) on kThreads.
+inline Result<AttentionOutput> runReference(const Problem &p,
+                                            const KvCacheScales &scales = {}) {
   PagedAttentionParams params;
   params.scale = p.scale;
   setReferenceThreadCount(kThreads);
   Result<AttentionOutput> out =
       pagedAttention(p.query, p.kvCache, p.blockTable, p.seqLens,
-                     p.queryStartLoc, nullptr, nullptr, params);
+                     p.queryStartLoc, nullptr, nullptr, params, scales);
   setReferenceThreadCount(0);
   return out;
 }

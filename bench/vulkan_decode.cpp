@@ -19,7 +19,12 @@
 //    this device today (16-byte loads, the device's lane budget), its
 //    buffers reached by device address; K = 2 is K = 1 with descriptor
 //    bindings instead (CompileOptions::bufferAddresses false), which this
-//    problem's 64 MiB cache allows.
+//    problem's 64 MiB cache allows;
+//  - BM_DecodeVulkanFp8/subgroups:W/kernel:K: the same step over an fp8
+//    (e4m3) cache holding the bf16 cache quantized with k_scale = v_scale =
+//    1/256 (kv_cache_dtype=fp8, half the bytes to read), checked against
+//    the reference over the same fp8 cache; its ratio to
+//    BM_DecodeVulkan/subgroups:W/kernel:K is what the fp8 cache buys.
 //
 // kv_GB/s is the K and V bytes the step must read (seq_len * G * D * 2 * 2
 // per request) over the time of one step; cpu_ms the CPU time the process
@@ -39,6 +44,8 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <string>
+#include <tuple>
 
 namespace {
 
@@ -47,11 +54,35 @@ const attn::Problem &decodeStep() {
   return problem;
 }
 
-void setCounters(benchmark::State &state, double seconds,
-                 double cpuSeconds) {
+/// The fp8 cache's scales: the bf16 cache's values, in [-1, 1], become up
+/// to 256 of e4m3's 448.
+constexpr double kFp8Scale = 1.0 / 256;
+
+/// decodeStep() with its cache quantized to e4m3 by kFp8Scale, and the
+/// scales as the variant takes them ([1] f32 each).
+struct Fp8Step {
+  attn::Problem problem;
+  attn::Tensor kScale{attn::DType::F32, {1}}, vScale{attn::DType::F32, {1}};
+};
+const Fp8Step &fp8DecodeStep() {
+  static const Fp8Step step = [] {
+    Fp8Step s{decodeStep()};
+    const attn::Tensor &cache = decodeStep().kvCache;
+    s.problem.kvCache = attn::Tensor(attn::DType::F8E4M3FN, cache.shape());
+    for (int64_t i = 0; i < cache.numElements(); ++i)
+      s.problem.kvCache.setFloat(i, cache.getFloat(i) / kFp8Scale);
+    s.kScale.setFloat(0, kFp8Scale);
+    s.vScale.setFloat(0, kFp8Scale);
+    return s;
+  }();
+  return step;
+}
+
+void setCounters(benchmark::State &state, const attn::Problem &p,
+                 double seconds, double cpuSeconds) {
   double perStep = seconds / static_cast<double>(state.iterations());
   state.counters["kv_GB/s"] =
-      static_cast<double>(attn::bench::kvBytes(decodeStep())) / perStep / 1e9;
+      static_cast<double>(attn::bench::kvBytes(p)) / perStep / 1e9;
   state.counters["step_ms"] = perStep * 1e3;
   state.counters["cpu_ms"] =
       cpuSeconds / static_cast<double>(state.iterations()) * 1e3;
@@ -69,21 +100,26 @@ void BM_DecodeReference(benchmark::State &state) {
     }
     benchmark::DoNotOptimize(out->out.data());
   }
-  setCounters(state, seconds, cpuSeconds);
+  setCounters(state, p, seconds, cpuSeconds);
 }
 
 /// The compiled step with `subgroups` subgroups per attention workgroup, as
-/// compiled for `kernel` (see the file comment), made once per pair.
-attn::bench::VulkanStep &vulkanStep(int64_t subgroups, int64_t kernel) {
-  static std::map<std::pair<int64_t, int64_t>, attn::bench::VulkanStep> steps;
-  auto key = std::make_pair(subgroups, kernel);
+/// compiled for `kernel` (see the file comment), over a bf16 or an fp8
+/// cache, made once per triple.
+attn::bench::VulkanStep &vulkanStep(int64_t subgroups, int64_t kernel,
+                                    bool fp8) {
+  static std::map<std::tuple<int64_t, int64_t, bool>, attn::bench::VulkanStep>
+      steps;
+  auto key = std::make_tuple(subgroups, kernel, fp8);
   auto it = steps.find(key);
   if (it == steps.end())
     it = steps
              .emplace(key,
                       attn::bench::makeVulkanStep(
-                          "op=paged_attention,num_heads=32,num_kv_heads=8,"
-                          "head_size=128,block_size=16,dtype=bf16,layout=nhd",
+                          std::string("op=paged_attention,num_heads=32,"
+                                      "num_kv_heads=8,head_size=128,"
+                                      "block_size=16,dtype=bf16,layout=nhd") +
+                              (fp8 ? ",kv_cache_dtype=fp8" : ""),
                           [=](mlir::attn::CompileOptions &o) {
                             o.attentionSubgroups = subgroups;
                             if (kernel == 0) {
@@ -96,21 +132,27 @@ attn::bench::VulkanStep &vulkanStep(int64_t subgroups, int64_t kernel) {
   return it->second;
 }
 
-void BM_DecodeVulkan(benchmark::State &state) {
-  const attn::Problem &p = decodeStep();
-  attn::bench::VulkanStep &step = vulkanStep(state.range(0), state.range(1));
+/// Times the step of `state`'s arguments over `p`'s cache (fp8 with
+/// `scales`), after checking it against the reference.
+void runDecodeVulkan(benchmark::State &state, const attn::Problem &p,
+                     const attn::Tensor *scales) {
+  attn::bench::VulkanStep &step =
+      vulkanStep(state.range(0), state.range(1), scales != nullptr);
   if (!step.error.empty()) {
     state.SkipWithError(step.error.c_str());
     return;
   }
-  const attn::Tensor inputs[] = {p.query, p.kvCache, p.blockTable, p.seqLens,
-                                 p.queryStartLoc};
+  std::vector<attn::Tensor> inputs = {p.query, p.kvCache, p.blockTable,
+                                      p.seqLens, p.queryStartLoc};
+  if (scales)
+    inputs.insert(inputs.end(), {scales[0], scales[1]});
 
   // Right first: the same tolerance attn-diff uses for bf16.
   {
     attn::Result<std::vector<attn::Tensor>> got =
         attn::runtime::runPlan(step.plan, *step.device, inputs);
-    attn::Result<attn::AttentionOutput> want = attn::bench::runReference(p);
+    attn::Result<attn::AttentionOutput> want =
+        attn::bench::runReference(p, {scales, scales ? scales + 1 : nullptr});
     if (!got || !want) {
       state.SkipWithError(!got ? got.message().c_str()
                                : want.message().c_str());
@@ -144,10 +186,20 @@ void BM_DecodeVulkan(benchmark::State &state) {
     kernelSeconds += stats.kernelSeconds;
     wallSeconds += wall;
   }
-  setCounters(state, kernelSeconds, cpuSeconds);
+  setCounters(state, p, kernelSeconds, cpuSeconds);
   state.counters["wall_ms"] =
       wallSeconds / static_cast<double>(state.iterations()) * 1e3;
   state.SetLabel(std::string(step.device->name()));
+}
+
+void BM_DecodeVulkan(benchmark::State &state) {
+  runDecodeVulkan(state, decodeStep(), /*scales=*/nullptr);
+}
+
+void BM_DecodeVulkanFp8(benchmark::State &state) {
+  const Fp8Step &fp8 = fp8DecodeStep();
+  const attn::Tensor scales[] = {fp8.kScale, fp8.vScale};
+  runDecodeVulkan(state, fp8.problem, scales);
 }
 
 } // namespace
@@ -159,6 +211,12 @@ BENCHMARK(BM_DecodeReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DecodeVulkan)
     ->ArgNames({"subgroups", "kernel"})
     ->ArgsProduct({{1, 4}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+// The fp8 cache beside today's kernels (1: device addresses, 2: bindings).
+BENCHMARK(BM_DecodeVulkanFp8)
+    ->ArgNames({"subgroups", "kernel"})
+    ->ArgsProduct({{4}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 

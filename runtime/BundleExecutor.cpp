@@ -115,16 +115,20 @@ Status noVariant(const Bundle &bundle, const VariantQuery &query) {
                 query.describe());
 }
 
-/// Bundles hold no fp8 kernel: attn-compile's GPU targets reject fp8 caches
-/// (issue 13) and tt has no fp8 format. Said before a variant is looked for,
-/// which would name an attn-compile --variant that cannot compile.
-Status checkNotFp8(const DeviceTensor &kvCache) {
-  if (!isFp8(kvCache.dtype))
-    return Status::ok();
-  return errorf("kv cache ", kvCache.describe(),
-                ": bundles have no fp8 kernels (the GPU lowerings do not "
-                "read or write fp8 caches yet, issue 13; tt has no fp8 "
-                "format)");
+/// The scales an fp8 `kvCache` needs (`names` of those in `scales`), none
+/// for any other: given exactly when the cache is fp8.
+Status checkScales(const DeviceTensor &kvCache,
+                   std::initializer_list<std::pair<const char *, const Tensor *>>
+                       scales) {
+  for (const auto &[name, scale] : scales) {
+    if (isFp8(kvCache.dtype) && !scale)
+      return errorf("kv cache ", kvCache.describe(), " is fp8 but no ", name,
+                    " was given");
+    if (!isFp8(kvCache.dtype) && scale)
+      return errorf(name, " given for kv cache ", kvCache.describe(),
+                    ", which is not fp8");
+  }
+  return Status::ok();
 }
 
 } // namespace
@@ -264,6 +268,19 @@ Result<DeviceTensor> BundleExecutor::stage(const Tensor &host) {
   return t;
 }
 
+Status BundleExecutor::stageAll(std::span<const Tensor *const> hosts,
+                                std::vector<DeviceTensor> &args) {
+  for (const Tensor *host : hosts) {
+    if (!host)
+      continue;
+    Result<DeviceTensor> staged = stage(*host);
+    if (!staged)
+      return staged.status();
+    args.push_back(std::move(*staged));
+  }
+  return Status::ok();
+}
+
 Result<std::vector<DeviceTensor>>
 BundleExecutor::run(const BundleVariant &variant, std::string_view op,
                     std::span<const DeviceTensor> args) {
@@ -326,7 +343,8 @@ Status BundleExecutor::reshapeAndCache(const DeviceTensor &key,
                                        KvCacheLayout layout,
                                        const DeviceTensor &kvCache,
                                        const KvCacheScales &kvScales) {
-  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
+  ATTN_RETURN_IF_ERROR(checkScales(
+      kvCache, {{"k_scale", kvScales.key}, {"v_scale", kvScales.value}}));
   Result<std::pair<int64_t, int64_t>> cache = pagedCacheBlocks(kvCache, layout);
   if (!cache)
     return cache.status();
@@ -343,19 +361,23 @@ Status BundleExecutor::reshapeAndCache(const DeviceTensor &key,
       select(reshapeAndCacheQuery(key, kvCache, layout));
   if (!variant)
     return variant.status();
-  return runCacheWrite(**variant, key, value, tokens, slotMapping, kvCache);
+  const Tensor *scales[] = {kvScales.key, kvScales.value};
+  return runCacheWrite(**variant, key, value, tokens, slotMapping, kvCache,
+                       scales);
 }
 
 Status BundleExecutor::runCacheWrite(const BundleVariant &variant,
                                      const DeviceTensor &key,
                                      const DeviceTensor &value, int64_t tokens,
                                      const Tensor &slotMapping,
-                                     const DeviceTensor &kvCache) {
+                                     const DeviceTensor &kvCache,
+                                     std::span<const Tensor *const> scales) {
   Result<DeviceTensor> slots = stage(slotMapping);
   if (!slots)
     return slots.status();
   std::vector<DeviceTensor> args = {firstRows(key, tokens),
                                     firstRows(value, tokens), kvCache, *slots};
+  ATTN_RETURN_IF_ERROR(stageAll(scales, args));
   Result<std::vector<DeviceTensor>> results =
       run(variant, "reshape_and_cache", args);
   if (!results)
@@ -372,15 +394,17 @@ Status BundleExecutor::concatAndCacheMla(const DeviceTensor &kvC,
                                          const Tensor &slotMapping,
                                          const DeviceTensor &kvCache,
                                          const Tensor *kvScale) {
-  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
+  ATTN_RETURN_IF_ERROR(checkScales(kvCache, {{"k_scale", kvScale}}));
   if (kvCache.rank() != 3 || kvC.rank() != 2 || kPe.rank() != 2 ||
       kPe.dim(0) != kvC.dim(0) || kvC.dim(1) + kPe.dim(1) != kvCache.dim(2))
     return errorf("kv_c ", kvC.describe(), ", k_pe ", kPe.describe(),
                   " and kv cache ", kvCache.describe(),
                   " must be [T, L], [T, P] and [num_blocks, B, L + P]");
-  if (kvC.dtype != kvCache.dtype || kPe.dtype != kvCache.dtype)
+  if (kPe.dtype != kvC.dtype ||
+      (kvC.dtype != kvCache.dtype && !isFp8(kvCache.dtype)))
     return errorf("kv_c ", kvC.describe(), " and k_pe ", kPe.describe(),
-                  " must have the kv cache's dtype (", kvCache.describe(), ")");
+                  " must have the kv cache's dtype (", kvCache.describe(),
+                  "), or one dtype beside an fp8 cache");
   int64_t tokens = slotMapping.rank() == 1 ? slotMapping.dim(0) : -1;
   ATTN_RETURN_IF_ERROR(
       checkSlotMapping(slotMapping, tokens, kvCache.dim(0), kvCache.dim(1)));
@@ -391,7 +415,8 @@ Status BundleExecutor::concatAndCacheMla(const DeviceTensor &kvC,
       select(concatAndCacheMlaQuery(kvC, kPe, kvCache));
   if (!variant)
     return variant.status();
-  return runCacheWrite(**variant, kvC, kPe, tokens, slotMapping, kvCache);
+  return runCacheWrite(**variant, kvC, kPe, tokens, slotMapping, kvCache,
+                       {&kvScale, 1});
 }
 
 Status BundleExecutor::pagedAttention(
@@ -399,7 +424,9 @@ Status BundleExecutor::pagedAttention(
     const Tensor &queryStartLoc, const Tensor &seqLens,
     const Tensor &blockTable, const PagedAttentionParams &params,
     const DeviceTensor &out, const DeviceTensor *lse) {
-  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
+  ATTN_RETURN_IF_ERROR(
+      checkScales(kvCache, {{"k_scale", params.kvScales.key},
+                            {"v_scale", params.kvScales.value}}));
   Result<std::pair<int64_t, int64_t>> cache =
       pagedCacheBlocks(kvCache, params.layout);
   if (!cache)
@@ -416,17 +443,14 @@ Status BundleExecutor::pagedAttention(
   if (!variant)
     return variant.status();
 
+  // The variant's arguments: query, cache, metadata, the optional per-head
+  // tensors, an fp8 cache's scales (attn-compile --variant's order).
   std::vector<DeviceTensor> args = {firstRows(query, *tokens), kvCache};
-  for (const Tensor *host :
-       {&blockTable, &seqLens, &queryStartLoc, params.alibiSlopes,
-        params.sinks}) {
-    if (!host)
-      continue;
-    Result<DeviceTensor> staged = stage(*host);
-    if (!staged)
-      return staged.status();
-    args.push_back(std::move(*staged));
-  }
+  const Tensor *hosts[] = {&blockTable,          &seqLens,
+                           &queryStartLoc,       params.alibiSlopes,
+                           params.sinks,         params.kvScales.key,
+                           params.kvScales.value};
+  ATTN_RETURN_IF_ERROR(stageAll(hosts, args));
   Result<std::vector<DeviceTensor>> results =
       run(**variant, "paged_attention", args);
   if (!results)
@@ -441,7 +465,7 @@ Status BundleExecutor::mlaDecode(const DeviceTensor &q,
                                  const MlaDecodeParams &params,
                                  const DeviceTensor &out,
                                  const DeviceTensor *lse) {
-  ATTN_RETURN_IF_ERROR(checkNotFp8(kvCache));
+  ATTN_RETURN_IF_ERROR(checkScales(kvCache, {{"k_scale", params.kvScale}}));
   if (kvCache.rank() != 3 || q.rank() != 3)
     return errorf("q ", q.describe(), " and kv cache ", kvCache.describe(),
                   " must be [R, H, L + P] and [num_blocks, B, L + P]");
@@ -469,6 +493,7 @@ Status BundleExecutor::mlaDecode(const DeviceTensor &q,
   if (!lens)
     return lens.status();
   std::vector<DeviceTensor> args = {q, kvCache, *table, *lens};
+  ATTN_RETURN_IF_ERROR(stageAll({&params.kvScale, 1}, args));
   Result<std::vector<DeviceTensor>> results = run(**variant, "mla_decode", args);
   if (!results)
     return results.status();

@@ -31,6 +31,7 @@
 #include "runtime/VariantQuery.h"
 
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,10 +124,15 @@ private:
                           const DeviceTensor &out, const DeviceTensor *lse);
   /// Runs @reshape_and_cache of `variant` on the first `tokens` rows of
   /// `key` and `value` (paged form: key and value; latent form: kv_c and
-  /// k_pe); the plan writes the cache in place.
+  /// k_pe), with an fp8 cache's `scales` (null entries are skipped); the
+  /// plan writes the cache in place.
   Status runCacheWrite(const BundleVariant &variant, const DeviceTensor &key,
                        const DeviceTensor &value, int64_t tokens,
-                       const Tensor &slotMapping, const DeviceTensor &kvCache);
+                       const Tensor &slotMapping, const DeviceTensor &kvCache,
+                       std::span<const Tensor *const> scales);
+  /// Stages each of `hosts` that is not null and appends it to `args`.
+  Status stageAll(std::span<const Tensor *const> hosts,
+                  std::vector<DeviceTensor> &args);
 
   Bundle bundle_;
   std::string target_;

@@ -149,19 +149,16 @@ std::vector<std::string> BackendRegistry::candidates(DeviceType device) const {
 }
 
 /// Why `device` has no kernels for a cache of vLLM's `kvCacheDtype`, or
-/// nothing when it has. Only the CPU (the reference) runs fp8 caches.
+/// nothing when it has. Every device but Tenstorrent runs fp8 caches (the
+/// GPU kernels, when a bundle has the variant; the reference on the CPU).
 static std::optional<std::string> missingCacheKernels(DeviceType device,
                                                       std::string_view
                                                           kvCacheDtype) {
   Result<DType> element = kvCacheElementType(kvCacheDtype, DType::F32);
-  if (!element || !isFp8(*element) || device == DeviceType::CPU)
+  if (!element || !isFp8(*element) || device != DeviceType::TENSTORRENT)
     return std::nullopt; // an unknown name is each backend's to refuse
-  if (device == DeviceType::TENSTORRENT)
-    return "TT-Metalium has no fp8 data format (Bfp8_b and Bfp4_b are block "
-           "floats sharing one exponent per 16 values)";
-  return "the " + std::string(toString(device)) +
-         " kernels do not read or write fp8 caches yet (issue 13); only the "
-         "cpu device does";
+  return "TT-Metalium has no fp8 data format (Bfp8_b and Bfp4_b are block "
+         "floats sharing one exponent per 16 values)";
 }
 
 Result<std::unique_ptr<AttentionBackend>>

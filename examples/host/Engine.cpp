@@ -3,6 +3,7 @@
 #include "examples/host/Engine.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace attn::example {
 
@@ -21,7 +22,7 @@ Engine::open(DeviceType device, const std::vector<std::string> &bundles,
   for (const AttentionLayer &model : models) {
     // A missing variant fails here, naming the attn-compile --variant.
     KvCacheSpec spec{blockSize, model.numKvHeads, model.headSize, model.dtype,
-                     "auto"};
+                     model.kvCacheDtype};
     Result<std::unique_ptr<SessionLayer>> layer =
         engine->session_->createLayer(model, spec, numBlocks);
     if (!layer)
@@ -66,9 +67,15 @@ Status Engine::writeLatents(size_t model, const DeviceTensor &kvC,
                             const DeviceTensor &kPe,
                             const std::vector<int64_t> &slots) {
   SessionLayer &l = *layers_[model];
-  // The example's caches are in the model dtype: no fp8 scale.
+  // An fp8 latent cache stores fp8(x / k_scale), as the layer's forward
+  // would write it.
+  std::optional<Tensor> kScale;
+  if (isFp8(l.kvCache.dtype)) {
+    kScale.emplace(DType::F32, std::vector<int64_t>{1});
+    kScale->setFloat(0, l.config.kScale);
+  }
   return l.executor->concatAndCacheMla(kvC, kPe, toTensor(slots), l.kvCache,
-                                       /*kvScale=*/nullptr);
+                                       kScale ? &*kScale : nullptr);
 }
 
 } // namespace attn::example

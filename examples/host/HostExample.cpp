@@ -16,10 +16,13 @@
 // prompts go into the latent cache on arrival, as an engine's prefill path
 // would). Every step runs on the device and on the CPU backend and is
 // compared with DESIGN.md's tolerances; forward moves only metadata to the
-// device and nothing back (checked every step).
+// device and nothing back (checked every step). With --kv-cache-dtype fp8
+// (or fp8_e4m3, fp8_e5m2) every model's cache is fp8 with fixed per-layer
+// scales, on the device and on the CPU alike.
 //
 //   attn-host-example --device cpu
 //   attn-host-example --device vulkan --bundle host.attnb [--bundle ...]
+//   attn-host-example --device vulkan --bundle host-fp8.attnb --kv-cache-dtype fp8
 //   attn-host-example --device tenstorrent --bundle host-tt.attnb
 //
 // examples/host/grid.json lists the variants (attn-compile --grid). Exit
@@ -51,8 +54,8 @@ constexpr int64_t kNumBlocks = 64;
 constexpr int64_t kPrefillChunk = 24;
 
 /// The models of the deployment: one attention layer each (every layer of a
-/// model runs the same variants).
-std::vector<AttentionLayer> models() {
+/// model runs the same variants), with caches of vLLM's `kvCacheDtype`.
+std::vector<AttentionLayer> models(const std::string &kvCacheDtype) {
   AttentionLayer llama;
   llama.name = "llama.layers.0.self_attn";
   llama.numHeads = 8;
@@ -75,8 +78,14 @@ std::vector<AttentionLayer> models() {
   deepseek.kvLoraRank = 512;
   deepseek.dtype = DType::BF16;
   std::vector<AttentionLayer> layers = {llama, gemma, deepseek};
-  for (AttentionLayer &layer : layers)
+  for (AttentionLayer &layer : layers) {
     layer.scale = 1.0 / std::sqrt(static_cast<double>(layer.headSize));
+    // Keys and values are drawn from [-1, 1]: these scales put them at up
+    // to 250 and 200 of e4m3's 448, where its steps are finest relative.
+    layer.kvCacheDtype = kvCacheDtype;
+    layer.kScale = 0.004f;
+    layer.vScale = 0.005f;
+  }
   return layers;
 }
 
@@ -87,12 +96,14 @@ struct Options {
   std::vector<std::string> bundles;
   int64_t steps = 8;
   uint64_t seed = 1;
+  std::string kvCacheDtype = "auto";
 };
 
 void usage() {
   std::fprintf(stderr, "usage: attn-host-example "
                        "[--device cpu|vulkan|tenstorrent|cuda] "
-                       "[--bundle DIR]... [--steps N] [--seed S]\n");
+                       "[--bundle DIR]... [--steps N] [--seed S] "
+                       "[--kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2]\n");
 }
 
 std::optional<Options> parseOptions(int argc, char **argv) {
@@ -114,6 +125,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       o.steps = std::atoll(value.c_str());
     } else if (arg == "--seed") {
       o.seed = std::strtoull(value.c_str(), nullptr, 10);
+    } else if (arg == "--kv-cache-dtype") {
+      o.kvCacheDtype = value;
     } else {
       std::fprintf(stderr, "attn-host-example: unknown argument '%s'\n",
                    argv[i]);
@@ -413,18 +426,20 @@ int run(const Options &options) {
   // The engine under test and the CPU engine, each with a layer per model.
   Engines engines;
   Result<std::unique_ptr<Engine>> onDevice =
-      Engine::open(*device, options.bundles, models(), kNumBlocks, kBlockSize);
+      Engine::open(*device, options.bundles, models(options.kvCacheDtype),
+                   kNumBlocks, kBlockSize);
   if (!onDevice)
     return fail(options.device, onDevice.status());
   engines.device = std::move(*onDevice);
   Result<std::unique_ptr<Engine>> cpu =
-      Engine::open(DeviceType::CPU, {}, models(), kNumBlocks, kBlockSize);
+      Engine::open(DeviceType::CPU, {}, models(options.kvCacheDtype),
+                   kNumBlocks, kBlockSize);
   if (!cpu)
     return fail("cpu", cpu.status());
   engines.reference = std::move(*cpu);
   Random random(options.seed);
   std::vector<std::unique_ptr<Model>> served;
-  for (const AttentionLayer &layer : models()) {
+  for (const AttentionLayer &layer : models(options.kvCacheDtype)) {
     SessionLayer &l = engines.device->layer(served.size());
     std::printf("%s: %s on %s%s, kv cache %s\n", layer.name.c_str(),
                 std::string(l.backend->name()).c_str(),

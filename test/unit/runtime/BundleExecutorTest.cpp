@@ -508,6 +508,34 @@ TEST_F(BundleExecutorTest, ReshapeAndCacheUpdatesTheCallersCache) {
             kNumBlocks * 2 * kBlockSize * kKvHeads * kHeadSize);
 }
 
+TEST_F(BundleExecutorTest, Fp8ScalesGoWithFp8CachesOnly) {
+  // A scale for a cache that is not fp8 (and an fp8 cache without one) is
+  // refused before any variant is looked for or launched.
+  Tensor key(DType::F32, {1, kKvHeads, kHeadSize});
+  Tensor scale(DType::F32, {1});
+  scale.setFloat(0, 0.5);
+  auto executor = makeExecutor();
+  Result<DeviceTensor> k = toDevice(device, key);
+  Result<DeviceTensor> cache = toDevice(device, kvCache);
+  ASSERT_TRUE(k && cache);
+  Status s = executor->reshapeAndCache(*k, *k, ints({3}, {1}, DType::I64),
+                                       KvCacheLayout::NHD, *cache,
+                                       {&scale, nullptr});
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("k_scale given for kv cache"));
+  EXPECT_THAT(s.message(), HasSubstr("which is not fp8"));
+
+  Tensor fp8Cache(DType::F8E4M3FN, kvCache.shape());
+  Result<DeviceTensor> fp8 = toDevice(device, fp8Cache);
+  ASSERT_TRUE(fp8);
+  Status missing = executor->reshapeAndCache(
+      *k, *k, ints({3}, {1}, DType::I64), KvCacheLayout::NHD, *fp8,
+      {&scale, nullptr});
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.message(), HasSubstr("is fp8 but no v_scale was given"));
+  EXPECT_TRUE(device.launched.empty());
+}
+
 //===----------------------------------------------------------------------===//
 // concatAndCacheMla: the latent form of reshape_and_cache
 //===----------------------------------------------------------------------===//

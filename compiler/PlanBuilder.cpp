@@ -153,15 +153,21 @@ private:
     return success();
   }
 
+  /// The slots of `values`, in order.
+  FailureOr<SmallVector<int32_t>> slotsOf(Operation *user, ValueRange values) {
+    SmallVector<int32_t> result;
+    for (Value v : values) {
+      FailureOr<int32_t> s = slotOf(user, v);
+      if (failed(s))
+        return failure();
+      result.push_back(*s);
+    }
+    return result;
+  }
+
   LogicalResult visit(Operation *op) {
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](arith::ConstantOp c) -> LogicalResult {
-          auto attr = dyn_cast<IntegerAttr>(c.getValue());
-          if (!attr)
-            return c.emitOpError() << "only integer constants reach plans";
-          slots[c.getResult()] = constant(attr.getValue().getSExtValue());
-          return success();
-        })
+        .Case([&](arith::ConstantOp c) { return visitConstant(c); })
         .Case<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
               arith::ExtUIOp, arith::TruncIOp>([&](Operation *cast) {
           // Sizes are small non-negative integers: every integer cast keeps
@@ -172,168 +178,205 @@ private:
               arith::DivSIOp, arith::RemUIOp, arith::RemSIOp,
               arith::CeilDivUIOp, arith::CeilDivSIOp, arith::MinUIOp,
               arith::MaxUIOp, arith::MinSIOp, arith::MaxSIOp>(
-            [&](Operation *bin) -> LogicalResult {
-              PlanOpKind kind =
-                  llvm::TypeSwitch<Operation *, PlanOpKind>(bin)
-                      .Case<arith::AddIOp>([](auto) { return PlanOpKind::Add; })
-                      .Case<arith::SubIOp>([](auto) { return PlanOpKind::Sub; })
-                      .Case<arith::MulIOp>([](auto) { return PlanOpKind::Mul; })
-                      .Case<arith::DivUIOp, arith::DivSIOp>(
-                          [](auto) { return PlanOpKind::DivU; })
-                      .Case<arith::RemUIOp, arith::RemSIOp>(
-                          [](auto) { return PlanOpKind::RemU; })
-                      .Case<arith::CeilDivUIOp, arith::CeilDivSIOp>(
-                          [](auto) { return PlanOpKind::CeilDivU; })
-                      .Case<arith::MinUIOp, arith::MinSIOp>(
-                          [](auto) { return PlanOpKind::MinU; })
-                      .Default([](auto) { return PlanOpKind::MaxU; });
-              FailureOr<int32_t> a = slotOf(bin, bin->getOperand(0));
-              FailureOr<int32_t> b = slotOf(bin, bin->getOperand(1));
-              if (failed(a) || failed(b))
-                return failure();
-              slots[bin->getResult(0)] = binary(kind, *a, *b);
-              return success();
-            })
-        .Case([&](memref::DimOp dim) -> LogicalResult {
-          std::optional<int64_t> index = dim.getConstantIndex();
-          if (!index)
-            return dim.emitOpError() << "needs a constant dimension in a plan";
-          FailureOr<int32_t> source = slotOf(dim, dim.getSource());
-          if (failed(source))
-            return failure();
-          slots[dim.getResult()] = dimOf(*source, *index);
-          return success();
-        })
-        .Case<memref::AllocOp, memref::AllocaOp>([&](Operation *alloc)
-                                                     -> LogicalResult {
-          auto type = cast<MemRefType>(alloc->getResult(0).getType());
-          std::optional<::attn::DType> dtype =
-              mlir::attn::planElementType(type.getElementType());
-          if (!dtype)
-            return alloc->emitOpError()
-                   << "allocates " << type.getElementType()
-                   << ", which the runtime has no type for";
-          SmallVector<int32_t> dynamic;
-          for (Value size : alloc->getOperands()) {
-            FailureOr<int32_t> s = slotOf(alloc, size);
-            if (failed(s))
-              return failure();
-            dynamic.push_back(*s);
-          }
-          PlanOp a;
-          a.kind = PlanOpKind::Alloc;
-          a.dtype = *dtype;
-          SmallVector<int32_t> shape = shapeSlots(type, dynamic);
-          a.operands.assign(shape.begin(), shape.end());
-          a.result = fresh();
-          slots[alloc->getResult(0)] = add(a);
-          return success();
-        })
+            [&](Operation *bin) { return visitBinary(bin); })
+        .Case([&](memref::DimOp dim) { return visitDim(dim); })
+        .Case<memref::AllocOp, memref::AllocaOp>(
+            [&](Operation *alloc) { return visitAlloc(alloc); })
         .Case([&](memref::CastOp cast) {
           return alias(cast.getResult(), cast.getSource(), cast);
         })
-        .Case([&](arith::BitcastOp cast) -> LogicalResult {
-          // bf16 buffers handed to kernels as i16 words: same bytes.
-          if (!isa<MemRefType>(cast.getType()))
-            return cast.emitOpError() << "only buffer bitcasts reach plans";
-          return alias(cast.getResult(), cast.getIn(), cast);
+        .Case([&](arith::BitcastOp cast) { return visitBitcast(cast); })
+        .Case([&](memref::CollapseShapeOp collapse) {
+          return visitCollapseShape(collapse);
         })
-        .Case([&](memref::CollapseShapeOp collapse) -> LogicalResult {
-          FailureOr<int32_t> source = slotOf(collapse, collapse.getSrc());
-          if (failed(source))
-            return failure();
-          SmallVector<int32_t> shape;
-          for (const ReassociationIndices &group :
-               collapse.getReassociationIndices()) {
-            int32_t size = dimOf(*source, group.front());
-            for (int64_t d : ArrayRef(group).drop_front())
-              size = binary(PlanOpKind::Mul, size, dimOf(*source, d));
-            shape.push_back(size);
-          }
-          return view(collapse.getResult(), *source, shape);
+        .Case([&](memref::ExpandShapeOp expand) {
+          return visitExpandShape(expand);
         })
-        .Case([&](memref::ExpandShapeOp expand) -> LogicalResult {
-          FailureOr<int32_t> source = slotOf(expand, expand.getSrc());
-          if (failed(source))
-            return failure();
-          SmallVector<int32_t> dynamic;
-          for (Value size : expand.getOutputShape()) {
-            FailureOr<int32_t> s = slotOf(expand, size);
-            if (failed(s))
-              return failure();
-            dynamic.push_back(*s);
-          }
-          return view(expand.getResult(), *source,
-                      shapeSlots(expand.getResultType(), dynamic));
-        })
-        .Case([&](memref::StoreOp store) -> LogicalResult {
-          if (store.getIndices().size() != 1)
-            return store.emitOpError() << "plans store into 1-D buffers only";
-          FailureOr<int32_t> buffer = slotOf(store, store.getMemRef());
-          FailureOr<int32_t> index = slotOf(store, store.getIndices()[0]);
-          FailureOr<int32_t> value = slotOf(store, store.getValue());
-          if (failed(buffer) || failed(index) || failed(value))
-            return failure();
-          PlanOp s;
-          s.kind = PlanOpKind::Store;
-          s.operands = {*buffer, *index, *value};
-          add(s);
-          return success();
-        })
-        .Case([&](gpu::LaunchFuncOp launch) -> LogicalResult {
-          PlanOp l;
-          l.kind = PlanOpKind::Launch;
-          l.kernel = (launch.getKernelModuleName().getValue() +
-                      "::" + launch.getKernelName().getValue())
-                         .str();
-          gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-          for (Value g : {grid.x, grid.y, grid.z}) {
-            FailureOr<int32_t> s = slotOf(launch, g);
-            if (failed(s))
-              return failure();
-            l.operands.push_back(*s);
-          }
-          gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-          int i = 0;
-          for (Value b : {block.x, block.y, block.z}) {
-            APInt value;
-            if (!matchPattern(b, m_ConstantInt(&value)))
-              return launch.emitOpError()
-                     << "needs a constant workgroup size in a plan";
-            l.block[i++] = value.getSExtValue();
-          }
-          for (Value arg : launch.getKernelOperands()) {
-            if (!isa<MemRefType>(arg.getType()))
-              return launch.emitOpError()
-                     << "passes " << arg.getType()
-                     << "; attn kernels take buffers only";
-            FailureOr<int32_t> s = slotOf(launch, arg);
-            if (failed(s))
-              return failure();
-            l.operands.push_back(*s);
-          }
-          add(l);
-          return success();
-        })
+        .Case([&](memref::StoreOp store) { return visitStore(store); })
+        .Case([&](gpu::LaunchFuncOp launch) { return visitLaunch(launch); })
         .Case([&](memref::DeallocOp) { return success(); })
-        .Case([&](func::ReturnOp ret) -> LogicalResult {
-          PlanOp r;
-          r.kind = PlanOpKind::Return;
-          for (Value v : ret.getOperands()) {
-            FailureOr<int32_t> s = slotOf(ret, v);
-            if (failed(s))
-              return failure();
-            r.operands.push_back(*s);
-          }
-          add(r);
-          return success();
-        })
+        .Case([&](func::ReturnOp ret) { return visitReturn(ret); })
         .Default([](Operation *other) {
           return other->emitOpError()
                  << "cannot be expressed in a launch plan (host functions "
                     "may hold size arithmetic, allocations, views, stores "
                     "and gpu.launch_func only)";
         });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Size arithmetic
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult visitConstant(arith::ConstantOp c) {
+    auto attr = dyn_cast<IntegerAttr>(c.getValue());
+    if (!attr)
+      return c.emitOpError() << "only integer constants reach plans";
+    slots[c.getResult()] = constant(attr.getValue().getSExtValue());
+    return success();
+  }
+
+  /// The plan op of an arith binary op: signed and unsigned forms are one
+  /// op, as sizes are never negative.
+  static PlanOpKind binaryKind(Operation *bin) {
+    return llvm::TypeSwitch<Operation *, PlanOpKind>(bin)
+        .Case<arith::AddIOp>([](auto) { return PlanOpKind::Add; })
+        .Case<arith::SubIOp>([](auto) { return PlanOpKind::Sub; })
+        .Case<arith::MulIOp>([](auto) { return PlanOpKind::Mul; })
+        .Case<arith::DivUIOp, arith::DivSIOp>(
+            [](auto) { return PlanOpKind::DivU; })
+        .Case<arith::RemUIOp, arith::RemSIOp>(
+            [](auto) { return PlanOpKind::RemU; })
+        .Case<arith::CeilDivUIOp, arith::CeilDivSIOp>(
+            [](auto) { return PlanOpKind::CeilDivU; })
+        .Case<arith::MinUIOp, arith::MinSIOp>(
+            [](auto) { return PlanOpKind::MinU; })
+        .Default([](auto) { return PlanOpKind::MaxU; });
+  }
+
+  LogicalResult visitBinary(Operation *bin) {
+    FailureOr<int32_t> a = slotOf(bin, bin->getOperand(0));
+    FailureOr<int32_t> b = slotOf(bin, bin->getOperand(1));
+    if (failed(a) || failed(b))
+      return failure();
+    slots[bin->getResult(0)] = binary(binaryKind(bin), *a, *b);
+    return success();
+  }
+
+  LogicalResult visitDim(memref::DimOp dim) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!index)
+      return dim.emitOpError() << "needs a constant dimension in a plan";
+    FailureOr<int32_t> source = slotOf(dim, dim.getSource());
+    if (failed(source))
+      return failure();
+    slots[dim.getResult()] = dimOf(*source, *index);
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Buffers and views
+  //===--------------------------------------------------------------------===//
+
+  /// memref.alloc and memref.alloca.
+  LogicalResult visitAlloc(Operation *alloc) {
+    auto type = cast<MemRefType>(alloc->getResult(0).getType());
+    std::optional<::attn::DType> dtype =
+        mlir::attn::planElementType(type.getElementType());
+    if (!dtype)
+      return alloc->emitOpError() << "allocates " << type.getElementType()
+                                  << ", which the runtime has no type for";
+    FailureOr<SmallVector<int32_t>> dynamic =
+        slotsOf(alloc, alloc->getOperands());
+    if (failed(dynamic))
+      return failure();
+    PlanOp a;
+    a.kind = PlanOpKind::Alloc;
+    a.dtype = *dtype;
+    SmallVector<int32_t> shape = shapeSlots(type, *dynamic);
+    a.operands.assign(shape.begin(), shape.end());
+    // After the shape, whose constants take slots too.
+    a.result = fresh();
+    slots[alloc->getResult(0)] = add(a);
+    return success();
+  }
+
+  LogicalResult visitBitcast(arith::BitcastOp cast) {
+    // bf16 buffers handed to kernels as i16 words: same bytes.
+    if (!isa<MemRefType>(cast.getType()))
+      return cast.emitOpError() << "only buffer bitcasts reach plans";
+    return alias(cast.getResult(), cast.getIn(), cast);
+  }
+
+  LogicalResult visitCollapseShape(memref::CollapseShapeOp collapse) {
+    FailureOr<int32_t> source = slotOf(collapse, collapse.getSrc());
+    if (failed(source))
+      return failure();
+    SmallVector<int32_t> shape;
+    for (const ReassociationIndices &group :
+         collapse.getReassociationIndices()) {
+      int32_t size = dimOf(*source, group.front());
+      for (int64_t d : ArrayRef(group).drop_front())
+        size = binary(PlanOpKind::Mul, size, dimOf(*source, d));
+      shape.push_back(size);
+    }
+    return view(collapse.getResult(), *source, shape);
+  }
+
+  LogicalResult visitExpandShape(memref::ExpandShapeOp expand) {
+    FailureOr<int32_t> source = slotOf(expand, expand.getSrc());
+    if (failed(source))
+      return failure();
+    FailureOr<SmallVector<int32_t>> dynamic =
+        slotsOf(expand, expand.getOutputShape());
+    if (failed(dynamic))
+      return failure();
+    return view(expand.getResult(), *source,
+                shapeSlots(expand.getResultType(), *dynamic));
+  }
+
+  LogicalResult visitStore(memref::StoreOp store) {
+    if (store.getIndices().size() != 1)
+      return store.emitOpError() << "plans store into 1-D buffers only";
+    FailureOr<int32_t> buffer = slotOf(store, store.getMemRef());
+    FailureOr<int32_t> index = slotOf(store, store.getIndices()[0]);
+    FailureOr<int32_t> value = slotOf(store, store.getValue());
+    if (failed(buffer) || failed(index) || failed(value))
+      return failure();
+    PlanOp s;
+    s.kind = PlanOpKind::Store;
+    s.operands = {*buffer, *index, *value};
+    add(s);
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Launches and the return
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult visitLaunch(gpu::LaunchFuncOp launch) {
+    PlanOp l;
+    l.kind = PlanOpKind::Launch;
+    l.kernel = (launch.getKernelModuleName().getValue() +
+                "::" + launch.getKernelName().getValue())
+                   .str();
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    FailureOr<SmallVector<int32_t>> gridSlots =
+        slotsOf(launch, {grid.x, grid.y, grid.z});
+    if (failed(gridSlots))
+      return failure();
+    l.operands.assign(gridSlots->begin(), gridSlots->end());
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    int i = 0;
+    for (Value b : {block.x, block.y, block.z}) {
+      APInt value;
+      if (!matchPattern(b, m_ConstantInt(&value)))
+        return launch.emitOpError()
+               << "needs a constant workgroup size in a plan";
+      l.block[i++] = value.getSExtValue();
+    }
+    for (Value arg : launch.getKernelOperands()) {
+      if (!isa<MemRefType>(arg.getType()))
+        return launch.emitOpError() << "passes " << arg.getType()
+                                    << "; attn kernels take buffers only";
+      FailureOr<int32_t> s = slotOf(launch, arg);
+      if (failed(s))
+        return failure();
+      l.operands.push_back(*s);
+    }
+    add(l);
+    return success();
+  }
+
+  LogicalResult visitReturn(func::ReturnOp ret) {
+    FailureOr<SmallVector<int32_t>> results = slotsOf(ret, ret.getOperands());
+    if (failed(results))
+      return failure();
+    PlanOp r;
+    r.kind = PlanOpKind::Return;
+    r.operands.assign(results->begin(), results->end());
+    add(r);
+    return success();
   }
 
   func::FuncOp func;

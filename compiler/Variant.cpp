@@ -82,50 +82,154 @@ enum OpMask : unsigned {
   kMerge = 1u << static_cast<unsigned>(VariantOp::MergeStates),
 };
 
-/// One key of the variant syntax: its name, the ops it applies to and what
-/// it means (for --help). The order is the order of --help and of the
-/// "known keys" message.
+llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Error badValue(StringRef key, StringRef value, StringRef expected) {
+  return makeError("bad value '" + value + "' for variant key '" + key +
+                   "': expected " + expected);
+}
+
+/// Parses the value of a key into the variant.
+using ValueParser = llvm::Error (*)(StringRef key, StringRef value, Variant &v);
+
+template <int64_t Variant::*field>
+llvm::Error intValue(StringRef key, StringRef value, Variant &v) {
+  if (value.getAsInteger(10, v.*field))
+    return badValue(key, value, "an integer");
+  return llvm::Error::success();
+}
+
+template <double Variant::*field>
+llvm::Error floatValue(StringRef key, StringRef value, Variant &v) {
+  if (value.getAsDouble(v.*field) || !std::isfinite(v.*field))
+    return badValue(key, value, "a finite number");
+  return llvm::Error::success();
+}
+
+template <bool Variant::*field>
+llvm::Error boolValue(StringRef key, StringRef value, Variant &v) {
+  std::optional<bool> b = llvm::StringSwitch<std::optional<bool>>(value)
+                              .Cases({"true", "1"}, true)
+                              .Cases({"false", "0"}, false)
+                              .Default(std::nullopt);
+  if (!b)
+    return badValue(key, value, "true, false, 1 or 0");
+  v.*field = *b;
+  return llvm::Error::success();
+}
+
+/// The op is parsed before every other key (parseOp): it decides which keys
+/// apply.
+llvm::Error opValue(StringRef, StringRef, Variant &) {
+  return llvm::Error::success();
+}
+
+llvm::Error dtypeValue(StringRef key, StringRef value, Variant &v) {
+  std::optional<VariantDType> dtype =
+      llvm::StringSwitch<std::optional<VariantDType>>(value)
+          .Case("f32", VariantDType::F32)
+          .Case("f16", VariantDType::F16)
+          .Case("bf16", VariantDType::BF16)
+          .Default(std::nullopt);
+  if (!dtype)
+    return badValue(key, value, "f32, f16 or bf16");
+  v.dtype = *dtype;
+  return llvm::Error::success();
+}
+
+llvm::Error kvCacheDtypeValue(StringRef key, StringRef value, Variant &v) {
+  std::optional<VariantCacheDType> dtype =
+      llvm::StringSwitch<std::optional<VariantCacheDType>>(value)
+          .Case("auto", VariantCacheDType::Auto)
+          .Cases({"fp8", "fp8_e4m3"}, VariantCacheDType::F8E4M3)
+          .Case("fp8_e5m2", VariantCacheDType::F8E5M2)
+          .Default(std::nullopt);
+  if (!dtype)
+    return badValue(key, value, "auto, fp8, fp8_e4m3 or fp8_e5m2");
+  v.kvCacheDtype = *dtype;
+  return llvm::Error::success();
+}
+
+llvm::Error layoutValue(StringRef key, StringRef value, Variant &v) {
+  std::optional<::attn::KvLayout> layout = ::attn::parseKvLayout(value);
+  if (!layout)
+    return badValue(key, value, "nhd or hnd");
+  v.layout = *layout;
+  return llvm::Error::success();
+}
+
+/// One key of the variant syntax: its name, the ops it applies to, what it
+/// means (for --help) and how its value is read. The order is the order of
+/// --help and of the "known keys" message.
 struct KeyInfo {
   StringRef name;
   unsigned ops;
   StringRef help;
+  ValueParser parse;
 };
 
 constexpr KeyInfo kKeys[] = {
     {"op", kPaged | kCache | kMla | kMerge,
-     "paged_attention | reshape_and_cache | mla_decode | merge_states"},
-    {"num_heads", kPaged | kMla | kMerge, "query heads H (32)"},
+     "paged_attention | reshape_and_cache | mla_decode | merge_states",
+     opValue},
+    {"num_heads", kPaged | kMla | kMerge, "query heads H (32)",
+     intValue<&Variant::numHeads>},
     {"num_kv_heads", kPaged | kCache,
      "kv heads G (num_heads; 8 for reshape_and_cache, not with its latent "
-     "form)"},
+     "form)",
+     intValue<&Variant::numKvHeads>},
     {"head_size", kPaged | kCache | kMerge,
-     "head size D (128; not with reshape_and_cache's latent form)"},
-    {"block_size", kPaged | kCache | kMla, "tokens per cache block B (16)"},
-    {"dtype", kPaged | kCache | kMla | kMerge, "f32 | f16 | bf16 (bf16)"},
+     "head size D (128; not with reshape_and_cache's latent form)",
+     intValue<&Variant::headSize>},
+    {"block_size", kPaged | kCache | kMla, "tokens per cache block B (16)",
+     intValue<&Variant::blockSize>},
+    {"dtype", kPaged | kCache | kMla | kMerge, "f32 | f16 | bf16 (bf16)",
+     dtypeValue},
     {"kv_cache_dtype", kPaged | kCache | kMla,
      "auto | fp8 | fp8_e4m3 | fp8_e5m2 (auto: dtype); fp8 is e4m3, and the "
-     "function takes k_scale (and v_scale, not for MLA) f32 [1] last"},
+     "function takes k_scale (and v_scale, not for MLA) f32 [1] last",
+     kvCacheDtypeValue},
     {"layout", kPaged | kCache,
      "kv cache layout nhd | hnd (nhd; not with reshape_and_cache's latent "
-     "form)"},
-    {"causal", kPaged, "true | false (true)"},
-    {"window_left", kPaged, "keys visible to the left, -1: all (-1)"},
+     "form)",
+     layoutValue},
+    {"causal", kPaged, "true | false (true)", boolValue<&Variant::causal>},
+    {"window_left", kPaged, "keys visible to the left, -1: all (-1)",
+     intValue<&Variant::windowLeft>},
     {"window_right", kPaged,
-     "keys visible to the right, causal=false only, -1: all (-1)"},
-    {"soft_cap", kPaged, "s = cap * tanh(s / cap), 0: off (0)"},
-    {"alibi", kPaged, "take ALiBi slopes [H] f32 (false)"},
-    {"sinks", kPaged, "take attention sinks [H] f32 (false)"},
+     "keys visible to the right, causal=false only, -1: all (-1)",
+     intValue<&Variant::windowRight>},
+    {"soft_cap", kPaged, "s = cap * tanh(s / cap), 0: off (0)",
+     floatValue<&Variant::softCap>},
+    {"alibi", kPaged, "take ALiBi slopes [H] f32 (false)",
+     boolValue<&Variant::alibi>},
+    {"sinks", kPaged, "take attention sinks [H] f32 (false)",
+     boolValue<&Variant::sinks>},
     {"scale", kPaged | kMla,
      "softmax scale (1/sqrt(head_size); MLA: 1/sqrt(kv_lora_rank + "
-     "rope_dim))"},
+     "rope_dim))",
+     floatValue<&Variant::scale>},
     {"kv_lora_rank", kMla | kCache,
      "latent size L (512); reshape_and_cache given kv_lora_rank and rope_dim "
      "writes the MLA latent cache [NB, B, L + P] from kv_c [T, L] and k_pe "
-     "[T, P]"},
+     "[T, P]",
+     intValue<&Variant::kvLoraRank>},
     {"rope_dim", kMla | kCache,
-     "rotary part P of a latent row (64); see kv_lora_rank"},
-    {"num_kv_splits", kMla, "split-KV chunks per request (1)"},
+     "rotary part P of a latent row (64); see kv_lora_rank",
+     intValue<&Variant::ropeDim>},
+    {"num_kv_splits", kMla, "split-KV chunks per request (1)",
+     intValue<&Variant::numKvSplits>},
 };
+
+constexpr bool everyKeyHasAParser() {
+  for (const KeyInfo &k : kKeys)
+    if (!k.parse)
+      return false;
+  return true;
+}
+static_assert(everyKeyHasAParser(), "a key of kKeys has no parser");
 
 /// Keys of reshape_and_cache that only its paged form has, and those that
 /// only its latent (MLA) form has.
@@ -145,38 +249,6 @@ bool keyApplies(const KeyInfo &key, const Variant &v) {
     return true;
   return v.latentCache ? !isPagedCacheKey(key.name)
                        : !isLatentCacheKey(key.name);
-}
-
-llvm::Error makeError(const Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-llvm::Error badValue(StringRef key, StringRef value, StringRef expected) {
-  return makeError("bad value '" + value + "' for variant key '" + key +
-                   "': expected " + expected);
-}
-
-llvm::Error parseInt(StringRef key, StringRef value, int64_t &out) {
-  if (value.getAsInteger(10, out))
-    return badValue(key, value, "an integer");
-  return llvm::Error::success();
-}
-
-llvm::Error parseFloat(StringRef key, StringRef value, double &out) {
-  if (value.getAsDouble(out) || !std::isfinite(out))
-    return badValue(key, value, "a finite number");
-  return llvm::Error::success();
-}
-
-llvm::Error parseBool(StringRef key, StringRef value, bool &out) {
-  std::optional<bool> b = llvm::StringSwitch<std::optional<bool>>(value)
-                              .Cases({"true", "1"}, true)
-                              .Cases({"false", "0"}, false)
-                              .Default(std::nullopt);
-  if (!b)
-    return badValue(key, value, "true, false, 1 or 0");
-  out = *b;
-  return llvm::Error::success();
 }
 
 /// `key` must be in [min, max].
@@ -314,10 +386,12 @@ std::string mlir::attn::variantKeysHelp() {
   return help;
 }
 
-llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
-  // Split into key -> value, rejecting malformed entries and repeated keys.
-  llvm::StringMap<StringRef> values;
-  SmallVector<StringRef> order;
+namespace {
+
+/// The entries of `spec` as key -> value and the keys in the order given,
+/// rejecting malformed entries, unknown keys and repeated keys.
+llvm::Error splitEntries(StringRef spec, llvm::StringMap<StringRef> &values,
+                         SmallVectorImpl<StringRef> &order) {
   SmallVector<StringRef> entries;
   spec.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef entry : entries) {
@@ -329,13 +403,16 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
       return makeError("variant entry '" + entry +
                        "' is not of the form key=value");
     if (llvm::Error err = checkVariantKey(key))
-      return std::move(err);
+      return err;
     if (!values.try_emplace(key, value).second)
       return makeError("variant key '" + key + "' is given twice");
     order.push_back(key);
   }
+  return llvm::Error::success();
+}
 
-  Variant v;
+/// The op of the variant, which decides the keys that apply.
+llvm::Expected<VariantOp> parseOp(const llvm::StringMap<StringRef> &values) {
   auto opIt = values.find("op");
   if (opIt == values.end())
     return makeError("the variant has no 'op' key (one of paged_attention, "
@@ -351,85 +428,26 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
     return badValue("op", opIt->second,
                     "paged_attention, reshape_and_cache, mla_decode or "
                     "merge_states");
-  v.op = *op;
-  unsigned opBit = 1u << static_cast<unsigned>(v.op);
+  return *op;
+}
 
-  bool kvHeadsGiven = false, scaleGiven = false;
+/// Reads the value of every key, in `order`, into `v`, whose op is set.
+llvm::Error parseValues(const llvm::StringMap<StringRef> &values,
+                        ArrayRef<StringRef> order, Variant &v) {
   for (StringRef key : order) {
-    StringRef value = values.lookup(key);
     const KeyInfo *info = findKey(key);
-    if (!(info->ops & opBit))
+    if (!(info->ops & (1u << static_cast<unsigned>(v.op))))
       return makeError("variant key '" + key + "' does not apply to op=" +
                        toString(v.op));
-    llvm::Error err = llvm::Error::success();
-    if (key == "op") {
-      // Already parsed.
-    } else if (key == "num_heads") {
-      err = parseInt(key, value, v.numHeads);
-    } else if (key == "num_kv_heads") {
-      err = parseInt(key, value, v.numKvHeads);
-      kvHeadsGiven = true;
-    } else if (key == "head_size") {
-      err = parseInt(key, value, v.headSize);
-    } else if (key == "block_size") {
-      err = parseInt(key, value, v.blockSize);
-    } else if (key == "dtype") {
-      std::optional<VariantDType> dtype =
-          llvm::StringSwitch<std::optional<VariantDType>>(value)
-              .Case("f32", VariantDType::F32)
-              .Case("f16", VariantDType::F16)
-              .Case("bf16", VariantDType::BF16)
-              .Default(std::nullopt);
-      if (!dtype)
-        err = badValue(key, value, "f32, f16 or bf16");
-      else
-        v.dtype = *dtype;
-    } else if (key == "kv_cache_dtype") {
-      std::optional<VariantCacheDType> dtype =
-          llvm::StringSwitch<std::optional<VariantCacheDType>>(value)
-              .Case("auto", VariantCacheDType::Auto)
-              .Cases({"fp8", "fp8_e4m3"}, VariantCacheDType::F8E4M3)
-              .Case("fp8_e5m2", VariantCacheDType::F8E5M2)
-              .Default(std::nullopt);
-      if (!dtype)
-        err = badValue(key, value, "auto, fp8, fp8_e4m3 or fp8_e5m2");
-      else
-        v.kvCacheDtype = *dtype;
-    } else if (key == "layout") {
-      if (std::optional<::attn::KvLayout> layout = ::attn::parseKvLayout(value))
-        v.layout = *layout;
-      else
-        err = badValue(key, value, "nhd or hnd");
-    } else if (key == "causal") {
-      err = parseBool(key, value, v.causal);
-    } else if (key == "window_left") {
-      err = parseInt(key, value, v.windowLeft);
-    } else if (key == "window_right") {
-      err = parseInt(key, value, v.windowRight);
-    } else if (key == "soft_cap") {
-      err = parseFloat(key, value, v.softCap);
-    } else if (key == "alibi") {
-      err = parseBool(key, value, v.alibi);
-    } else if (key == "sinks") {
-      err = parseBool(key, value, v.sinks);
-    } else if (key == "scale") {
-      err = parseFloat(key, value, v.scale);
-      scaleGiven = true;
-    } else if (key == "kv_lora_rank") {
-      err = parseInt(key, value, v.kvLoraRank);
-    } else if (key == "rope_dim") {
-      err = parseInt(key, value, v.ropeDim);
-    } else if (key == "num_kv_splits") {
-      err = parseInt(key, value, v.numKvSplits);
-    } else {
-      llvm_unreachable("key in kKeys without a parser");
-    }
-    if (err)
-      return std::move(err);
+    if (llvm::Error err = info->parse(key, values.lookup(key), v))
+      return err;
   }
+  return llvm::Error::success();
+}
 
-  // Ranges, then combinations. Keys that do not apply keep their defaults,
-  // which are valid.
+/// The bounds of each key. Keys that do not apply keep their defaults, which
+/// are valid. `latentGiven`: kv_lora_rank is given; `scaleGiven`: scale is.
+llvm::Error checkRanges(const Variant &v, bool latentGiven, bool scaleGiven) {
   for (auto [key, value, min, max] : {
            std::tuple<StringRef, int64_t, int64_t, int64_t>{
                "num_heads", v.numHeads, 1, kMaxHeads},
@@ -443,38 +461,43 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
            {"num_kv_splits", v.numKvSplits, 1, kMaxKvSplits},
        })
     if (llvm::Error err = expectInRange(key, value, min, max))
-      return std::move(err);
-  if (v.op == VariantOp::MlaDecode || values.count("kv_lora_rank"))
+      return err;
+  if (v.op == VariantOp::MlaDecode || latentGiven)
     if (llvm::Error err = expectInRange("kv_lora_rank + rope_dim",
                                         v.kvLoraRank + v.ropeDim, 2,
                                         kMaxHeadSize))
-      return std::move(err);
+      return err;
   if (v.softCap < 0)
     return makeError(llvm::formatv(
         "variant key 'soft_cap' must be >= 0 (0: no cap), got {0}", v.softCap));
   if (scaleGiven && !(v.scale > 0))
     return makeError(
         llvm::formatv("variant key 'scale' must be > 0, got {0}", v.scale));
+  return llvm::Error::success();
+}
 
-  if (v.op == VariantOp::ReshapeAndCache) {
-    // kv_lora_rank and rope_dim together select the MLA latent cache, which
-    // has no kv heads, head size or layout.
-    bool rank = values.count("kv_lora_rank"), rope = values.count("rope_dim");
-    if (rank != rope)
-      return makeError("variant keys 'kv_lora_rank' and 'rope_dim' go "
-                       "together for op=reshape_and_cache (its MLA latent "
-                       "cache form)");
-    v.latentCache = rank;
-    if (v.latentCache)
-      for (StringRef key : order)
-        if (isPagedCacheKey(key))
-          return makeError("variant key '" + key +
-                           "' does not apply to op=reshape_and_cache with "
-                           "kv_lora_rank and rope_dim (the MLA latent "
-                           "cache)");
-  }
-  if (!kvHeadsGiven)
-    v.numKvHeads = v.op == VariantOp::ReshapeAndCache ? 8 : v.numHeads;
+/// reshape_and_cache: kv_lora_rank and rope_dim together select the MLA
+/// latent cache, which has no kv heads, head size or layout.
+llvm::Error selectCacheForm(const llvm::StringMap<StringRef> &values,
+                            ArrayRef<StringRef> order, Variant &v) {
+  bool rank = values.count("kv_lora_rank"), rope = values.count("rope_dim");
+  if (rank != rope)
+    return makeError("variant keys 'kv_lora_rank' and 'rope_dim' go "
+                     "together for op=reshape_and_cache (its MLA latent "
+                     "cache form)");
+  v.latentCache = rank;
+  if (v.latentCache)
+    for (StringRef key : order)
+      if (isPagedCacheKey(key))
+        return makeError("variant key '" + key +
+                         "' does not apply to op=reshape_and_cache with "
+                         "kv_lora_rank and rope_dim (the MLA latent "
+                         "cache)");
+  return llvm::Error::success();
+}
+
+/// paged_attention's keys that must agree with each other.
+llvm::Error checkCombinations(const Variant &v) {
   if (v.op == VariantOp::PagedAttention && v.numHeads % v.numKvHeads != 0)
     return makeError(llvm::formatv(
         "variant key 'num_heads' ({0}) must be a multiple of 'num_kv_heads' "
@@ -484,6 +507,36 @@ llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
     return makeError("variant key 'window_right' applies only with "
                      "causal=false (causal attention sees no key to the "
                      "right)");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<Variant> mlir::attn::parseVariant(StringRef spec) {
+  llvm::StringMap<StringRef> values;
+  SmallVector<StringRef> order;
+  if (llvm::Error err = splitEntries(spec, values, order))
+    return std::move(err);
+  Variant v;
+  llvm::Expected<VariantOp> op = parseOp(values);
+  if (!op)
+    return op.takeError();
+  v.op = *op;
+  if (llvm::Error err = parseValues(values, order, v))
+    return std::move(err);
+
+  // Ranges, then combinations.
+  bool scaleGiven = values.count("scale");
+  if (llvm::Error err =
+          checkRanges(v, values.count("kv_lora_rank"), scaleGiven))
+    return std::move(err);
+  if (v.op == VariantOp::ReshapeAndCache)
+    if (llvm::Error err = selectCacheForm(values, order, v))
+      return std::move(err);
+  if (!values.count("num_kv_heads"))
+    v.numKvHeads = v.op == VariantOp::ReshapeAndCache ? 8 : v.numHeads;
+  if (llvm::Error err = checkCombinations(v))
+    return std::move(err);
   if (!scaleGiven) {
     int64_t dim = v.op == VariantOp::MlaDecode ? v.kvLoraRank + v.ropeDim
                                                : v.headSize;

@@ -107,6 +107,121 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
 }
 
 #ifdef ATTN_HAVE_TT
+namespace ops = mlir::attn;
+
+/// Writes compiled TT kernel `k` under `dir` as a bundle holds it
+/// (<dir>/<program>/<file>); once its program.json is there, adds the
+/// program to `device`, which builds its kernels when it first launches.
+::attn::Status addTTKernel(StringRef dir, const ops::CompiledKernel &k,
+                           ::attn::tt::TTPlanDevice &device) {
+  SmallString<128> path(dir);
+  llvm::sys::path::append(path, k.symbol, k.entryPoint);
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(path)))
+    return ::attn::errorf("cannot create the folder of ", path.str().str(),
+                          ": ", ec.message());
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec)
+    return ::attn::errorf("cannot write ", path.str().str(), ": ",
+                          ec.message());
+  out << k.bytes;
+  if (k.entryPoint != "program.json")
+    return ::attn::Status::ok();
+  return device.addProgram(k.symbol, llvm::sys::path::parent_path(path).str(),
+                           /*loadNow=*/false);
+}
+
+/// The tt backend's tolerance of each result of a function, and which kinds
+/// it holds.
+struct TTTolerances {
+  std::vector<::attn::Tolerance> perResult;
+  /// A reshape_and_cache result: bit-exact.
+  bool anyExact = false;
+  /// A result of a bf16 program.
+  bool anyBf16 = false;
+};
+
+/// The dtype the op producing a result computes in: its query's
+/// (paged_attention, mla_decode) or its first state's (merge_states); none
+/// for any other producer.
+std::optional<::attn::DType> computeDType(Operation *op) {
+  Value source;
+  if (auto p = dyn_cast_or_null<ops::PagedAttentionOp>(op))
+    source = p.getQuery();
+  else if (auto m = dyn_cast_or_null<ops::MlaDecodeOp>(op))
+    source = m.getQ();
+  else if (auto m = dyn_cast_or_null<ops::MergeStatesOp>(op))
+    source = m.getOutA();
+  if (!source)
+    return std::nullopt;
+  auto type = cast<ShapedType>(source.getType()).getElementType();
+  return type.isBF16()  ? ::attn::DType::BF16
+         : type.isF16() ? ::attn::DType::F16
+                        : ::attn::DType::F32;
+}
+
+/// Per result of `fn`, the op that produced it decides its tolerance.
+TTTolerances resultTolerances(func::FuncOp fn,
+                              llvm::ArrayRef<::attn::Tensor> results) {
+  TTTolerances tolerances;
+  Operation *terminator = fn.getBody().front().getTerminator();
+  for (auto [v, t] : llvm::zip(terminator->getOperands(), results)) {
+    Operation *op = v.getDefiningOp();
+    if (isa_and_nonnull<ops::ReshapeAndCacheOp>(op)) {
+      tolerances.perResult.push_back({0.0, 0.0});
+      tolerances.anyExact = true;
+      continue;
+    }
+    std::optional<::attn::DType> dtype = computeDType(op);
+    if (!dtype) {
+      tolerances.perResult.push_back(::attn::defaultTolerance(t.dtype()));
+      continue;
+    }
+    tolerances.anyBf16 |= *dtype == ::attn::DType::BF16;
+    tolerances.perResult.push_back(::attn::tt::toleranceFor(*dtype));
+  }
+  return tolerances;
+}
+
+/// Where the tolerances of `tolerances` are documented, for the report.
+std::string toleranceNote(const TTTolerances &tolerances) {
+  std::vector<std::string> notes;
+  if (tolerances.anyExact)
+    notes.push_back("tt: reshape_and_cache must match bit for bit");
+  if (tolerances.anyBf16) {
+    ::attn::Tolerance tol = ::attn::tt::toleranceFor(::attn::DType::BF16);
+    char values[64];
+    std::snprintf(values, sizeof values, "atol %g, rtol %g", tol.atol,
+                  tol.rtol);
+    notes.push_back("tt: a bf16 program's outputs, lse included, within " +
+                    std::string(values) +
+                    " (P is rounded to bf16 before P.V as on the device; "
+                    "runtime/executors/tt/README.md)");
+  }
+  return llvm::join(notes, "; ");
+}
+
+/// Adds to `stats` the emulator and the core grid the programs of `device`
+/// spread over, and the tolerances of the results.
+void recordTTStats(const ::attn::tt::TTPlanDevice &device,
+                   const TTTolerances &tolerances,
+                   mlir::attn::DeviceRunStats &stats) {
+  for (const auto &[symbol, program] : device.programs()) {
+    const ::attn::tt::ProgramDescription &d = program.description;
+    stats.device = "tt:emulator (" +
+                   std::string(::attn::tt::toString(d.arch)) + ", " +
+                   std::to_string(d.gridX) + "x" + std::to_string(d.gridY) +
+                   " cores)";
+  }
+  // reshape_and_cache moves bits; the outputs of a bf16 program (lse too)
+  // carry the error of its bf16 tiles. f32 and f16 programs meet the
+  // defaults.
+  if (tolerances.anyExact || tolerances.anyBf16)
+    stats.tolerances = tolerances.perResult;
+  stats.toleranceNote = toleranceNote(tolerances);
+}
+
 /// The Tenstorrent backend, on the Plan path as a bundle runs: the function
 /// compiled for tt (its TT programs and its plan, compiler/TTPlanBuilder.h),
 /// each program's files written to a temporary folder as a bundle holds
@@ -117,7 +232,6 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
         mlir::attn::DeviceRunStats *stats) {
-  namespace ops = mlir::attn;
   auto fail = [&](const llvm::Twine &message) {
     return llvm::createStringError("backend tt, @" + entry + ": " + message);
   };
@@ -132,24 +246,8 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
   llvm::scope_exit removeDir([&] { llvm::sys::fs::remove_directories(dir); });
   ::attn::tt::EmulatorDevice emulator(::attn::tt::Arch::WormholeB0);
   ::attn::tt::TTPlanDevice device(emulator);
-  auto addKernel = [&](const ops::CompiledKernel &k) -> ::attn::Status {
-    SmallString<128> path(dir);
-    llvm::sys::path::append(path, k.symbol, k.entryPoint);
-    if (std::error_code ec = llvm::sys::fs::create_directories(
-            llvm::sys::path::parent_path(path)))
-      return ::attn::errorf("cannot create the folder of ", path.str().str(),
-                            ": ", ec.message());
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path, ec);
-    if (ec)
-      return ::attn::errorf("cannot write ", path.str().str(), ": ",
-                            ec.message());
-    out << k.bytes;
-    if (k.entryPoint != "program.json")
-      return ::attn::Status::ok();
-    return device.addProgram(k.symbol,
-                             llvm::sys::path::parent_path(path).str(),
-                             /*loadNow=*/false);
+  auto addKernel = [&](const ops::CompiledKernel &k) {
+    return addTTKernel(dir, k, device);
   };
 
   // Compile the function alone, so other functions of the module (which the
@@ -162,66 +260,8 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
       *single, entry, options, device, addKernel, inputs, stats);
   if (!results)
     return fail(llvm::toString(results.takeError()));
-
-  // Per result, the op that produced it decides its tolerance.
-  std::vector<::attn::Tolerance> tolerances;
-  bool anyExact = false, anyBf16 = false;
-  Operation *terminator = fn.getBody().front().getTerminator();
-  for (auto [v, t] : llvm::zip(terminator->getOperands(), *results)) {
-    Operation *op = v.getDefiningOp();
-    if (isa_and_nonnull<ops::ReshapeAndCacheOp>(op)) {
-      tolerances.push_back({0.0, 0.0});
-      anyExact = true;
-      continue;
-    }
-    Value source;
-    if (auto p = dyn_cast_or_null<ops::PagedAttentionOp>(op))
-      source = p.getQuery();
-    else if (auto m = dyn_cast_or_null<ops::MlaDecodeOp>(op))
-      source = m.getQ();
-    else if (auto m = dyn_cast_or_null<ops::MergeStatesOp>(op))
-      source = m.getOutA();
-    if (!source) {
-      tolerances.push_back(::attn::defaultTolerance(t.dtype()));
-      continue;
-    }
-    auto type = cast<ShapedType>(source.getType()).getElementType();
-    ::attn::DType dtype = type.isBF16()   ? ::attn::DType::BF16
-                          : type.isF16()  ? ::attn::DType::F16
-                                          : ::attn::DType::F32;
-    anyBf16 |= dtype == ::attn::DType::BF16;
-    tolerances.push_back(::attn::tt::toleranceFor(dtype));
-  }
-  if (stats) {
-    // The emulator and the core grid the programs spread over.
-    for (const auto &[symbol, program] : device.programs()) {
-      const ::attn::tt::ProgramDescription &d = program.description;
-      stats->device = "tt:emulator (" +
-                      std::string(::attn::tt::toString(d.arch)) + ", " +
-                      std::to_string(d.gridX) + "x" + std::to_string(d.gridY) +
-                      " cores)";
-    }
-    // reshape_and_cache moves bits; the outputs of a bf16 program (lse too)
-    // carry the error of its bf16 tiles. f32 and f16 programs meet the
-    // defaults.
-    if (anyExact || anyBf16)
-      stats->tolerances = tolerances;
-    std::vector<std::string> notes;
-    if (anyExact)
-      notes.push_back("tt: reshape_and_cache must match bit for bit");
-    if (anyBf16) {
-      ::attn::Tolerance tol = ::attn::tt::toleranceFor(::attn::DType::BF16);
-      char values[64];
-      std::snprintf(values, sizeof values, "atol %g, rtol %g", tol.atol,
-                    tol.rtol);
-      notes.push_back(
-          "tt: a bf16 program's outputs, lse included, within " +
-          std::string(values) +
-          " (P is rounded to bf16 before P.V as on the device; "
-          "runtime/executors/tt/README.md)");
-    }
-    stats->toleranceNote = llvm::join(notes, "; ");
-  }
+  if (stats)
+    recordTTStats(device, resultTolerances(fn, *results), *stats);
   return results;
 }
 #endif

@@ -660,6 +660,116 @@ std::string overview() {
          variantKeysHelp();
 }
 
+/// The jobs to compile (collectJobs), with the invalid grid combinations
+/// listed on stderr; `invalid` gets them.
+llvm::Error checkedJobs(std::vector<Job> &jobList,
+                        std::vector<std::string> &invalid) {
+  if (llvm::Error err = collectJobs(jobList, invalid))
+    return err;
+  for (const std::string &why : invalid)
+    llvm::errs() << "attn-compile: " << (skipInvalid ? "skipped " : "invalid ")
+                 << why << "\n";
+  if (!invalid.empty() && !skipInvalid)
+    return llvm::createStringError(
+        llvm::Twine(invalid.size()) +
+        " grid combination(s) are invalid (listed above); fix the "
+        "grid or pass --skip-invalid to compile the others");
+  if (jobList.empty())
+    return llvm::createStringError(
+        invalid.empty()
+            ? "nothing to compile: give FILE.mlir, --variant or --grid"
+            : "every combination of the grid is invalid");
+  return llvm::Error::success();
+}
+
+/// What the tasks of a run left: task i compiles job i / #builds for build
+/// i % #builds.
+struct TaskResults {
+  std::vector<std::vector<rt::BundleVariant>> entries;
+  std::vector<Outcome> outcomes;
+  double seconds = 0.0;
+};
+
+/// Runs one task per job and build on a thread pool of -j threads, showing
+/// progress on a terminal.
+TaskResults runTasks(BundleCompiler &compiler, const std::vector<Job> &jobList,
+                     const std::vector<Build> &builds) {
+  size_t numTasks = jobList.size() * builds.size();
+  auto start = std::chrono::steady_clock::now();
+  TaskResults results;
+  results.entries.resize(numTasks);
+  results.outcomes.assign(numTasks, Outcome::Failed);
+  std::atomic<size_t> done = 0;
+  bool showProgress = !quiet && llvm::sys::Process::StandardErrIsDisplayed();
+  std::mutex progressMutex;
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
+    for (size_t i = 0; i < numTasks; ++i)
+      pool.async([&, i] {
+        const Job &job = jobList[i / builds.size()];
+        results.outcomes[i] =
+            compiler.run(job, builds[i % builds.size()], results.entries[i]);
+        size_t n = ++done;
+        if (showProgress) {
+          std::lock_guard<std::mutex> lock(progressMutex);
+          llvm::errs() << "\r[" << n << "/" << numTasks << "] " << job.name
+                       << "\x1b[K";
+        }
+      });
+    pool.wait();
+  }
+  if (showProgress)
+    llvm::errs() << "\r\x1b[K";
+  results.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return results;
+}
+
+/// How many jobs compiled, were reused whole, or failed in some build.
+struct Tally {
+  size_t compiled = 0, reused = 0, failed = 0;
+};
+
+/// Moves the entries of every job that no build failed into `bundle`, in
+/// job and build order.
+Tally collectEntries(size_t numJobs, size_t numBuilds, TaskResults &results,
+                     rt::Bundle &bundle) {
+  Tally tally;
+  for (size_t j = 0; j < numJobs; ++j) {
+    bool anyFailed = false, allReused = true;
+    for (size_t b = 0; b < numBuilds; ++b) {
+      size_t i = j * numBuilds + b;
+      anyFailed |= results.outcomes[i] == Outcome::Failed;
+      allReused &= results.outcomes[i] == Outcome::Reused;
+    }
+    if (anyFailed) {
+      ++tally.failed;
+      continue;
+    }
+    ++(allReused ? tally.reused : tally.compiled);
+    for (size_t b = 0; b < numBuilds; ++b)
+      for (rt::BundleVariant &entry : results.entries[j * numBuilds + b])
+        bundle.variants.push_back(std::move(entry));
+  }
+  return tally;
+}
+
+/// The closing line of a run.
+void printSummary(const Tally &tally, size_t skipped, double seconds,
+                  const std::vector<Build> &builds) {
+  std::string sizes;
+  for (const Build &build : builds)
+    if (build.subgroupSize)
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(build.subgroupSize);
+  llvm::outs() << "attn-compile: " << tally.compiled << " compiled, "
+               << tally.reused << " reused, " << skipped << " skipped, "
+               << tally.failed << " failed in "
+               << llvm::formatv("{0:f1}", seconds) << " s -> " << outputPath
+               << (sizes.empty() ? "" : " (subgroup sizes " + sizes + ")")
+               << "\n";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -678,22 +788,10 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<Build>> builds = plannedBuilds(*targets);
   if (!builds)
     return fail(llvm::toString(builds.takeError()));
-
-  std::vector<Job> jobs_;
+  std::vector<Job> jobList;
   std::vector<std::string> invalid;
-  if (llvm::Error err = collectJobs(jobs_, invalid))
+  if (llvm::Error err = checkedJobs(jobList, invalid))
     return fail(llvm::toString(std::move(err)));
-  for (const std::string &why : invalid)
-    llvm::errs() << "attn-compile: " << (skipInvalid ? "skipped " : "invalid ")
-                 << why << "\n";
-  if (!invalid.empty() && !skipInvalid)
-    return fail(llvm::Twine(invalid.size()) +
-                " grid combination(s) are invalid (listed above); fix the "
-                "grid or pass --skip-invalid to compile the others");
-  if (jobs_.empty())
-    return fail(invalid.empty()
-                    ? "nothing to compile: give FILE.mlir, --variant or --grid"
-                    : "every combination of the grid is invalid");
 
   // One writer at a time; what the last one left is the bundle to build on.
   ::attn::Result<rt::BundleLock> lock =
@@ -712,62 +810,17 @@ int main(int argc, char **argv) {
   options.ptxFeatures = ptxFeaturesForChip(chip);
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
-
-  // One task per job and build.
-  size_t numTasks = jobs_.size() * builds->size();
-  auto start = std::chrono::steady_clock::now();
-  std::vector<std::vector<rt::BundleVariant>> entries(numTasks);
-  std::vector<Outcome> outcomes(numTasks, Outcome::Failed);
-  std::atomic<size_t> done = 0;
-  bool showProgress = !quiet && llvm::sys::Process::StandardErrIsDisplayed();
-  std::mutex progressMutex;
-  {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
-    for (size_t i = 0; i < numTasks; ++i)
-      pool.async([&, i] {
-        const Job &job = jobs_[i / builds->size()];
-        outcomes[i] = compiler.run(job, (*builds)[i % builds->size()],
-                                   entries[i]);
-        size_t n = ++done;
-        if (showProgress) {
-          std::lock_guard<std::mutex> lock(progressMutex);
-          llvm::errs() << "\r[" << n << "/" << numTasks << "] " << job.name
-                       << "\x1b[K";
-        }
-      });
-    pool.wait();
-  }
-  if (showProgress)
-    llvm::errs() << "\r\x1b[K";
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  TaskResults results = runTasks(compiler, jobList, *builds);
 
   rt::Bundle bundle;
   bundle.compiler = kCompilerVersion;
   bundle.directory = outputPath;
-  size_t compiled = 0, reused = 0, failedCount = 0;
-  for (size_t j = 0; j < jobs_.size(); ++j) {
-    bool anyFailed = false, allReused = true;
-    for (size_t b = 0; b < builds->size(); ++b) {
-      size_t i = j * builds->size() + b;
-      anyFailed |= outcomes[i] == Outcome::Failed;
-      allReused &= outcomes[i] == Outcome::Reused;
-    }
-    if (anyFailed) {
-      ++failedCount;
-      continue;
-    }
-    ++(allReused ? reused : compiled);
-    for (size_t b = 0; b < builds->size(); ++b)
-      for (rt::BundleVariant &entry : entries[j * builds->size() + b])
-        bundle.variants.push_back(std::move(entry));
-  }
+  Tally tally = collectEntries(jobList.size(), builds->size(), results, bundle);
   // A run that failed keeps the bundle that was there: its kernel files are
   // content-addressed, so the new ones written so far harm nothing.
-  if (failedCount)
-    llvm::errs() << "attn-compile: " << failedCount
-                 << " variant(s) failed; " << outputPath
+  if (tally.failed)
+    llvm::errs() << "attn-compile: " << tally.failed << " variant(s) failed; "
+                 << outputPath
                  << (previous ? " keeps its previous manifest"
                               : " has no manifest")
                  << "\n";
@@ -776,17 +829,7 @@ int main(int argc, char **argv) {
   else if (::attn::Status s = rt::removeUnnamedKernelFiles(bundle); !s)
     return fail(s.message());
 
-  if (!quiet) {
-    std::string sizes;
-    for (const Build &build : *builds)
-      if (build.subgroupSize)
-        sizes += (sizes.empty() ? "" : ", ") + std::to_string(build.subgroupSize);
-    llvm::outs() << "attn-compile: " << compiled << " compiled, " << reused
-                 << " reused, " << invalid.size() << " skipped, "
-                 << failedCount << " failed in "
-                 << llvm::formatv("{0:f1}", seconds) << " s -> " << outputPath
-                 << (sizes.empty() ? "" : " (subgroup sizes " + sizes + ")")
-                 << "\n";
-  }
-  return failedCount == 0 ? 0 : 1;
+  if (!quiet)
+    printSummary(tally, invalid.size(), results.seconds, *builds);
+  return tally.failed == 0 ? 0 : 1;
 }

@@ -214,50 +214,100 @@ Tiling chooseTiling(const PagedConfig &c, const LoweringOptions &o,
   return t;
 }
 
-void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
-                     const KernelArgs &args, const PagedConfig &c,
-                     const Tiling &tiling) {
-  Value query = args.of(fn, Arg::Query), cache = args.of(fn, Arg::Cache);
-  Value qsl = args.of(fn, Arg::QueryStartLoc);
-  Value seqLens = args.of(fn, Arg::SeqLens);
-  Value blockTable = args.of(fn, Arg::BlockTable);
-  Value alibi = args.of(fn, Arg::AlibiSlopes);
-  Value sinks = args.of(fn, Arg::Sinks);
-  auto [out, lse] = args.outputs(fn);
-  Value params = args.of(fn, Arg::Params);
-  Value kScales = args.of(fn, Arg::KScale), vScales = args.of(fn, Arg::VScale);
-  int64_t group = tiling.heads;
-  Value shared;
-  if (tiling.subgroups > 1)
-    shared = addWorkgroupBuffer(fn, tiling.subgroups * group *
-                                        (c.headSize + 1));
+/// Builds the per-token kernel's body (see the file comment), one concern
+/// per method, each emitting its ops where the last one left off.
+class DecodeBuilder {
+public:
+  DecodeBuilder(KernelBuilder &b, gpu::GPUFuncOp fn, const KernelArgs &args,
+                const PagedConfig &c, const Tiling &tiling)
+      : b(b), fn(fn), args(args), c(c), tiling(tiling), math{c},
+        group(tiling.heads) {}
+
+  void build() {
+    placeLanes();
+    locateToken();
+    loadQueries();
+    SoftmaxState state = mergeRowGroups(walkKeys());
+    if (tiling.subgroups == 1)
+      writeResults(state);
+    else
+      mergeSubgroups(state);
+  }
+
+private:
+  /// The lane's place: its row group and its share of a row.
+  void placeLanes();
+  /// The token, its request and position, the visible keys (this split's
+  /// share of them) and the workgroup's kv head and query heads.
+  void locateToken();
+  /// The lane's share of each query row (scaled), and the ALiBi slopes.
+  void loadQueries();
+  /// The online softmax over the visible keys, U keys per row group and
+  /// step, every load of a step before its math.
+  SoftmaxState walkKeys();
+  /// Merges the R row groups of a subgroup through shuffles.
+  SoftmaxState mergeRowGroups(SoftmaxState final);
+  /// One subgroup: writes out and lse (or the split's partials).
+  void writeResults(const SoftmaxState &final);
+  /// W subgroups: their normalized rows through workgroup memory, merged
+  /// by their lses with the sink, as split-KV partials merge.
+  void mergeSubgroups(const SoftmaxState &final);
+
+  KernelBuilder &b;
+  gpu::GPUFuncOp fn;
+  const KernelArgs &args;
+  const PagedConfig &c;
+  const Tiling &tiling;
+  ScoreMath math;
+  int64_t group;
+
+  Value cache, blockTable, alibi, sinks, out, lse, kScales, vScales;
+  Value lane, sg, rowInSg, rowGroup, laneBase;
+  Value t, y, r, numTokens, maxBlocks, numBlocks, pos, jlo, jhi, split, g,
+      firstHead;
+  Value qScale, vScale, posF32;
+  SmallVector<SmallVector<Value>> q;
+  SmallVector<Value> slopes;
+};
+
+void DecodeBuilder::placeLanes() {
+  cache = args.of(fn, Arg::Cache);
+  blockTable = args.of(fn, Arg::BlockTable);
+  alibi = args.of(fn, Arg::AlibiSlopes);
+  sinks = args.of(fn, Arg::Sinks);
+  std::tie(out, lse) = args.outputs(fn);
+  kScales = args.of(fn, Arg::KScale);
+  vScales = args.of(fn, Arg::VScale);
 
   int64_t S = b.options.subgroupSize, L = tiling.lanesPerRow;
-  int64_t R = tiling.rowsPerGroup, U = tiling.keysPerStep;
-  const LaneLayout &layout = tiling.layout;
-  Value t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
-  Value y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
+  int64_t R = tiling.rowsPerGroup;
+  t = b.create<gpu::BlockIdOp>(gpu::Dimension::x);
+  y = b.create<gpu::BlockIdOp>(gpu::Dimension::y);
   // Lanes and subgroups as the device numbers them: the shuffles of a row
   // group need lanes that are neighbours in the subgroup.
-  Value lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
-  Value sg = tiling.subgroups > 1
-                 ? Value(b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr))
-                 : b.idx(0);
+  lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
+  sg = tiling.subgroups > 1
+           ? Value(b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr))
+           : b.idx(0);
   Value laneInRow = L == S ? lane : b.remui(lane, b.idx(L));
-  Value rowInSg = L == S ? b.idx(0) : b.divui(lane, b.idx(L));
-  Value rowGroup = b.addi(b.muli(sg, b.idx(R)), rowInSg);
-  Value laneBase = b.muli(laneInRow, b.idx(layout.vectorWidth));
+  rowInSg = L == S ? b.idx(0) : b.divui(lane, b.idx(L));
+  rowGroup = b.addi(b.muli(sg, b.idx(R)), rowInSg);
+  laneBase = b.muli(laneInRow, b.idx(tiling.layout.vectorWidth));
+}
 
-  Value numTokens = b.loadIndex(params, b.idx(::attn::abi::kPagedNumTokens));
+void DecodeBuilder::locateToken() {
+  Value qsl = args.of(fn, Arg::QueryStartLoc);
+  Value params = args.of(fn, Arg::Params);
+  numTokens = b.loadIndex(params, b.idx(::attn::abi::kPagedNumTokens));
   Value numReqs = b.loadIndex(params, b.idx(::attn::abi::kPagedNumReqs));
-  Value maxBlocks = b.loadIndex(params, b.idx(::attn::abi::kPagedMaxBlocksPerReq));
-  Value numBlocks = b.loadIndex(params, b.idx(::attn::abi::kPagedNumBlocks));
+  maxBlocks = b.loadIndex(params, b.idx(::attn::abi::kPagedMaxBlocksPerReq));
+  numBlocks = b.loadIndex(params, b.idx(::attn::abi::kPagedNumBlocks));
 
   // Token -> request, and the token's absolute position.
-  Value r = findRequest(b, qsl, t, numReqs);
+  r = findRequest(b, qsl, t, numReqs);
   Value qStart = b.loadIndex(qsl, r);
   Value qEnd = b.loadIndex(qsl, b.addi(r, b.idx(1)));
-  Value seqLen = b.loadIndex(seqLens, r);
+  Value seqLen = b.loadIndex(args.of(fn, Arg::SeqLens), r);
   Value qLen = b.subi(qEnd, qStart);
   if (c.decodeMaxQueryLen) {
     // Longer requests are the tiled kernel's: the whole workgroup returns.
@@ -268,11 +318,10 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
     b.setInsertionPointToStart(mine.thenBlock());
   }
   Value context = b.subi(seqLen, qLen);
-  Value pos = b.addi(context, b.subi(t, qStart));
+  pos = b.addi(context, b.subi(t, qStart));
 
   // The visible keys [jlo, jhi).
-  auto [jlo, jhi] = visibleKeys(b, c, pos, seqLen);
-  Value split;
+  std::tie(jlo, jhi) = visibleKeys(b, c, pos, seqLen);
   if (c.numSplits > 1) {
     // Split s takes the s-th of numSplits equal chunks of the interval.
     split = b.create<gpu::BlockIdOp>(gpu::Dimension::z);
@@ -285,33 +334,36 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
 
   // Workgroup y takes heads [firstHead, firstHead + Hw) of kv head g.
   int64_t slices = c.group() / group;
-  Value g = slices == 1 ? y : b.divui(y, b.idx(slices));
-  Value firstHead = b.muli(g, b.idx(c.group()));
+  g = slices == 1 ? y : b.divui(y, b.idx(slices));
+  firstHead = b.muli(g, b.idx(c.group()));
   if (slices > 1)
     firstHead = b.addi(firstHead,
                        b.muli(b.remui(y, b.idx(slices)), b.idx(group)));
-  ScoreMath math{c};
+}
+
+void DecodeBuilder::loadQueries() {
+  Value query = args.of(fn, Arg::Query);
   // An fp8 cache's k_scale scales every score, so it joins the query's
   // scale; v_scale scales the output (finalizeSoftmax).
-  Value qScale = math.queryScale(b);
+  qScale = math.queryScale(b);
   if (Value kScale = b.loadScale(kScales, c.kScaleCount, g))
     qScale = b.mulf(qScale, kScale);
-  Value vScale = b.loadScale(vScales, c.vScaleCount, g);
-  SmallVector<SmallVector<Value>> q;
-  SmallVector<Value> slopes;
+  vScale = b.loadScale(vScales, c.vScaleCount, g);
   for (int64_t i = 0; i < group; ++i) {
     Value h = b.addi(firstHead, b.idx(i));
     Value row = b.muli(b.addi(b.muli(t, b.idx(c.numHeads)), h),
                        b.idx(c.headSize));
-    q.push_back(b.loadLaneRow(query, row, laneBase, layout, qScale));
+    q.push_back(b.loadLaneRow(query, row, laneBase, tiling.layout, qScale));
     if (alibi)
       slopes.push_back(math.slope(b, alibi, h));
   }
-
-  Value posF32;
   if (alibi)
     posF32 = indexToF32(b, pos);
+}
 
+SoftmaxState DecodeBuilder::walkKeys() {
+  const LaneLayout &layout = tiling.layout;
+  int64_t L = tiling.lanesPerRow, U = tiling.keysPerStep;
   // The step at key j0 covers keys j0 + u * P + rowGroup, u < U, for the P
   // row groups; a key at or past jhi reads key jhi - 1 and is masked.
   int64_t P = tiling.rowGroups();
@@ -361,12 +413,14 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
         SoftmaxState next = updateSoftmax(kb, state, scores, v);
         kb.create<scf::YieldOp>(next.flatten());
       });
-  SoftmaxState final =
-      SoftmaxState::unflatten(loop.getResults(), group, perLane);
+  return SoftmaxState::unflatten(loop.getResults(), group, perLane);
+}
 
+SoftmaxState DecodeBuilder::mergeRowGroups(SoftmaxState final) {
   // The R row groups of a subgroup: lanes with the same place in their row
   // are L, 2L, ... apart.
-  for (int64_t mask = L; mask < S; mask *= 2) {
+  int64_t S = b.options.subgroupSize;
+  for (int64_t mask = tiling.lanesPerRow; mask < S; mask *= 2) {
     SoftmaxState other;
     for (int64_t i = 0; i < group; ++i) {
       other.m.push_back(b.shuffleXor(final.m[i], mask));
@@ -378,40 +432,42 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
     }
     final = mergeSoftmax(b, final, other);
   }
+  return final;
+}
 
-  // Row t (or row s * T + t of split s's scratch) of out and lse.
-  Value row = t;
-  if (split)
-    row = b.addi(b.muli(split, numTokens), t);
+/// Row t (or row s * T + t of split s's scratch) of out and lse.
+void DecodeBuilder::writeResults(const SoftmaxState &final) {
+  Value row = split ? b.addi(b.muli(split, numTokens), t) : t;
   Value isRow0 = b.cmpi(arith::CmpIPredicate::eq, rowInSg, b.idx(0));
   Value isLane0 = b.cmpi(arith::CmpIPredicate::eq, lane, b.idx(0));
-
-  if (tiling.subgroups == 1) {
-    for (int64_t i = 0; i < group; ++i) {
-      Value h = b.addi(firstHead, b.idx(i));
-      Value sinkLog2;
-      if (sinks)
-        sinkLog2 = b.mulf(b.loadF32(sinks, h), b.f32(kLog2E));
-      HeadResult res = finalizeSoftmax(b, final, i, sinkLog2, vScale);
-      Value lseAt = b.addi(b.muli(row, b.idx(c.numHeads)), h);
-      auto store = [&](KernelBuilder &ib) {
-        ib.storeLaneRow(res.out, out, ib.muli(lseAt, ib.idx(c.headSize)),
-                        laneBase, layout);
-      };
-      if (R > 1)
-        emitIf(b, isRow0, store);
-      else
-        store(b);
-      emitIf(b, isLane0,
-             [&](KernelBuilder &ib) { ib.storeF32(res.lse, lse, lseAt); });
-    }
-    return;
+  for (int64_t i = 0; i < group; ++i) {
+    Value h = b.addi(firstHead, b.idx(i));
+    Value sinkLog2;
+    if (sinks)
+      sinkLog2 = b.mulf(b.loadF32(sinks, h), b.f32(kLog2E));
+    HeadResult res = finalizeSoftmax(b, final, i, sinkLog2, vScale);
+    Value lseAt = b.addi(b.muli(row, b.idx(c.numHeads)), h);
+    auto store = [&](KernelBuilder &ib) {
+      ib.storeLaneRow(res.out, out, ib.muli(lseAt, ib.idx(c.headSize)),
+                      laneBase, tiling.layout);
+    };
+    if (tiling.rowsPerGroup > 1)
+      emitIf(b, isRow0, store);
+    else
+      store(b);
+    emitIf(b, isLane0,
+           [&](KernelBuilder &ib) { ib.storeF32(res.lse, lse, lseAt); });
   }
+}
 
+void DecodeBuilder::mergeSubgroups(const SoftmaxState &final) {
   // Every subgroup writes its normalized rows ([W, group, D] after W *
-  // group lses) to workgroup memory; then the workgroup merges them by
-  // their lses, with the sink, as split-KV partials merge.
-  int64_t W = tiling.subgroups;
+  // group lses) to workgroup memory; then the workgroup merges them.
+  int64_t W = tiling.subgroups, S = b.options.subgroupSize;
+  Value shared = addWorkgroupBuffer(fn, W * group * (c.headSize + 1));
+  Value row = split ? b.addi(b.muli(split, numTokens), t) : t;
+  Value isRow0 = b.cmpi(arith::CmpIPredicate::eq, rowInSg, b.idx(0));
+  Value isLane0 = b.cmpi(arith::CmpIPredicate::eq, lane, b.idx(0));
   int64_t rowsBase = W * group;
   for (int64_t i = 0; i < group; ++i) {
     HeadResult res =
@@ -419,7 +475,7 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
     Value slot = b.addi(b.muli(sg, b.idx(group)), b.idx(i));
     emitIf(b, isRow0, [&](KernelBuilder &ib) {
       Value base = ib.addi(ib.idx(rowsBase), ib.muli(slot, ib.idx(c.headSize)));
-      ib.storeLaneRow(res.out, shared, base, laneBase, layout);
+      ib.storeLaneRow(res.out, shared, base, laneBase, tiling.layout);
     });
     emitIf(b, isLane0,
            [&](KernelBuilder &ib) { ib.storeF32(res.lse, shared, slot); });
@@ -538,7 +594,7 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   {
     OpBuilder kernelBuilder = OpBuilder::atBlockBegin(&fn.getBody().front());
     KernelBuilder b(loc, kernelBuilder, ctx.options);
-    buildKernelBody(b, fn, launch.arguments(), c, tiling);
+    DecodeBuilder(b, fn, launch.arguments(), c, tiling).build();
   }
   Value headSlices = arith::ConstantIndexOp::create(
       builder, loc, c.numKvHeads * (c.group() / tiling.heads));

@@ -189,6 +189,15 @@ private:
   /// The online-softmax step over keys [j0, j0 + U).
   SoftmaxState step(KernelBuilder &kb, Value kt, Value j0,
                     const SoftmaxState &state);
+  /// The lane's place: its subgroup, row group and share of a row.
+  void placeLanes();
+  /// The lane's rows of the tile: place, visible keys, query (scaled).
+  void loadRows(const TileWork &work);
+  /// The online softmax over the key tiles the workgroup's rows see, each
+  /// staged in workgroup memory, this subgroup's keys in steps of U.
+  SoftmaxState walkTiles(const TileWork &work);
+  /// Writes the active rows' out and lse.
+  void writeRows(const SoftmaxState &final);
 
   KernelBuilder &b;
   gpu::GPUFuncOp fn;
@@ -199,8 +208,9 @@ private:
   ScoreMath math;
 
   Value query, cache, qsl, seqLens, blockTable, alibi, sinks, out, lse,
-      params, shared;
-  Value g, tableRow, lastColumn, lastBlock, laneInRow, laneBase, tid;
+      params, kScales, vScales, shared;
+  Value g, tableRow, lastColumn, lastBlock, laneInRow, laneBase, tid, sg,
+      rowGroup, vScale;
   SmallVector<TileRow> rows;
 };
 
@@ -295,6 +305,19 @@ SoftmaxState PrefillBuilder::step(KernelBuilder &kb, Value kt, Value j0,
 }
 
 void PrefillBuilder::build() {
+  placeLanes();
+  TileWork work = beginTileWork(b, c, qsl, seqLens, params, t.tokensPerTile,
+                                t.headsPerTile);
+  g = work.kvHead;
+  tableRow = work.tableRow;
+  lastColumn = work.lastColumn;
+  lastBlock = work.lastBlock;
+  loadRows(work);
+  writeRows(walkTiles(work));
+  work.end(b);
+}
+
+void PrefillBuilder::placeLanes() {
   query = args.of(fn, Arg::Query);
   cache = args.of(fn, Arg::Cache);
   qsl = args.of(fn, Arg::QueryStartLoc);
@@ -305,18 +328,18 @@ void PrefillBuilder::build() {
   out = args.of(fn, Arg::Out);
   lse = args.of(fn, Arg::Lse);
   params = args.of(fn, Arg::Params);
-  Value kScales = args.of(fn, Arg::KScale), vScales = args.of(fn, Arg::VScale);
+  kScales = args.of(fn, Arg::KScale);
+  vScales = args.of(fn, Arg::VScale);
   shared = addWorkgroupBuffer(
       fn, t.tileChunks(), getWordsType(b.getContext(), t.chunkBytes));
 
-  int64_t S = t.subgroupSize, L = t.lanesPerRow, Bq = t.tokensPerTile;
-  int64_t Hq = t.headsPerTile, R = t.rowsPerLane;
+  int64_t S = t.subgroupSize, L = t.lanesPerRow;
   tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
   // The shuffles of a row group need lanes as the device numbers them; with
   // one lane per row the kernel has no subgroup operation, and numbering
   // lanes by thread id keeps it free of subgroup builtins too (SPIR-V would
   // need the GroupNonUniform capability for them alone).
-  Value lane, sg;
+  Value lane;
   if (L > 1) {
     lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
     sg = t.subgroups > 1
@@ -327,119 +350,112 @@ void PrefillBuilder::build() {
     sg = t.subgroups > 1 ? b.divui(tid, b.idx(S)) : b.idx(0);
   }
   laneInRow = L == S ? lane : b.remui(lane, b.idx(L));
-  Value rowGroup = L == S ? b.idx(0) : b.divui(lane, b.idx(L));
+  rowGroup = L == S ? b.idx(0) : b.divui(lane, b.idx(L));
   laneBase = b.muli(laneInRow, b.idx(t.layout.vectorWidth));
+}
 
-  TileWork work = beginTileWork(b, c, qsl, seqLens, params, Bq, Hq);
-  {
-    KernelBuilder &kb = b;
-    Value seqLen = work.seqLen, tStart = work.tStart;
-    Value numRowTokens = work.numRowTokens, lastToken = work.lastToken;
-    auto posOf = [&](Value token) { return work.positionOf(kb, token); };
-    g = work.kvHead;
-    tableRow = work.tableRow;
-    lastColumn = work.lastColumn;
-    lastBlock = work.lastBlock;
-
-    // The lane's rows: row (sg * R + i) * (S / L) + rowGroup of the tile,
-    // token-major. An fp8 cache's k_scale joins the query's scale and its
-    // v_scale scales the output.
-    Value qScale = math.queryScale(kb);
-    if (Value kScale = kb.loadScale(kScales, c.kScaleCount, g))
-      qScale = kb.mulf(qScale, kScale);
-    Value vScale = kb.loadScale(vScales, c.vScaleCount, g);
-    for (int64_t i = 0; i < R; ++i) {
-      TileRow row;
-      Value index = kb.addi(
-          kb.muli(kb.addi(kb.muli(sg, kb.idx(R)), kb.idx(i)),
-                  kb.idx(t.rowGroups())),
-          rowGroup);
-      RowPlace place = placeRow(kb, work, index, Hq, work.headBase);
-      row.active = place.active;
-      row.token = place.token;
-      row.head = place.head;
-      Value pos = posOf(row.token);
-      auto [lo, hi] = visibleKeys(kb, c, pos, seqLen);
-      row.lo = lo;
-      row.hi = kb.select(row.active, hi, lo);
-      if (alibi) {
-        row.posF32 = indexToF32(kb, pos);
-        row.slope = math.slope(kb, alibi, row.head);
-      }
-      Value qRow = kb.muli(
-          kb.addi(kb.muli(row.token, kb.idx(c.numHeads)), row.head),
-          kb.idx(c.headSize));
-      LaneLayout qLayout = t.layout;
-      qLayout.vectorLoads = qLayout.vectorWidth > 1;
-      row.q = kb.loadLaneRow(query, qRow, laneBase, qLayout, qScale);
-      rows.push_back(std::move(row));
+void PrefillBuilder::loadRows(const TileWork &work) {
+  int64_t R = t.rowsPerLane, Hq = t.headsPerTile;
+  // The lane's rows: row (sg * R + i) * (S / L) + rowGroup of the tile,
+  // token-major. An fp8 cache's k_scale joins the query's scale and its
+  // v_scale scales the output.
+  Value qScale = math.queryScale(b);
+  if (Value kScale = b.loadScale(kScales, c.kScaleCount, g))
+    qScale = b.mulf(qScale, kScale);
+  vScale = b.loadScale(vScales, c.vScaleCount, g);
+  for (int64_t i = 0; i < R; ++i) {
+    TileRow row;
+    Value index = b.addi(
+        b.muli(b.addi(b.muli(sg, b.idx(R)), b.idx(i)), b.idx(t.rowGroups())),
+        rowGroup);
+    RowPlace place = placeRow(b, work, index, Hq, work.headBase);
+    row.active = place.active;
+    row.token = place.token;
+    row.head = place.head;
+    Value pos = work.positionOf(b, row.token);
+    auto [lo, hi] = visibleKeys(b, c, pos, work.seqLen);
+    row.lo = lo;
+    row.hi = b.select(row.active, hi, lo);
+    if (alibi) {
+      row.posF32 = indexToF32(b, pos);
+      row.slope = math.slope(b, alibi, row.head);
     }
-
-    // Keys the workgroup's rows see, and the ones this subgroup's rows see
-    // (its rows are consecutive, so its first and last tokens bound them).
-    Value wgLo = work.firstVisible(kb), wgHi = work.lastVisibleEnd(kb);
-    int64_t sgRows = t.rowsPerSubgroup();
-    auto sgToken = [&](int64_t rowInSg) {
-      Value index = kb.addi(kb.muli(sg, kb.idx(sgRows)), kb.idx(rowInSg));
-      return kb.minsi(kb.addi(tStart, kb.divui(index, kb.idx(Hq))),
-                      lastToken);
-    };
-    Value sgLo = visibleKeys(kb, c, posOf(sgToken(0)), seqLen).first;
-    Value sgHi = visibleKeys(kb, c, posOf(sgToken(sgRows - 1)), seqLen).second;
-    // A subgroup whose rows all lie past the tile's tokens has no keys.
-    Value sgActive = kb.cmpi(
-        arith::CmpIPredicate::ult,
-        kb.divui(kb.muli(sg, kb.idx(sgRows)), kb.idx(Hq)), numRowTokens);
-    sgHi = kb.select(sgActive, sgHi, sgLo);
-    Value lastKey = kb.subi(wgHi, kb.idx(1));
-
-    int64_t Bc = t.keysPerTile, U = t.keysPerStep;
-    SoftmaxState init = SoftmaxState::init(kb, R, t.layout.perLane());
-    auto tiles = kb.create<scf::ForOp>(
-        wgLo, wgHi, kb.idx(Bc), init.flatten(),
-        [&](OpBuilder &nested, Location loc, Value kt, ValueRange carried) {
-          KernelBuilder tb(loc, nested, b.options);
-          // The previous tile's readers are done before it is overwritten.
-          tb.create<gpu::BarrierOp>();
-          stageTile(tb, kt, lastKey);
-          tb.create<gpu::BarrierOp>();
-          // This subgroup's keys of the tile, in steps of U from a multiple
-          // of U past kt (Bc is one, so a step never leaves the tile).
-          Value lo = tb.maxsi(kt, sgLo);
-          Value hi = tb.maxsi(tb.minsi(tb.addi(kt, tb.idx(Bc)), sgHi), lo);
-          Value first = tb.addi(
-              kt, tb.muli(tb.divui(tb.subi(lo, kt), tb.idx(U)), tb.idx(U)));
-          auto steps = tb.create<scf::ForOp>(
-              first, hi, tb.idx(U), carried,
-              [&](OpBuilder &inner, Location loc2, Value j0,
-                  ValueRange state) {
-                KernelBuilder sb(loc2, inner, b.options);
-                SoftmaxState s = SoftmaxState::unflatten(
-                    state, R, t.layout.perLane());
-                sb.create<scf::YieldOp>(step(sb, kt, j0, s).flatten());
-              });
-          tb.create<scf::YieldOp>(steps.getResults());
-        });
-    SoftmaxState final = SoftmaxState::unflatten(tiles.getResults(), R,
-                                                 t.layout.perLane());
-
-    Value isLane0 = kb.cmpi(arith::CmpIPredicate::eq, laneInRow, kb.idx(0));
-    for (auto [i, row] : llvm::enumerate(rows)) {
-      Value sinkLog2;
-      if (sinks)
-        sinkLog2 = kb.mulf(kb.loadF32(sinks, row.head), kb.f32(kLog2E));
-      HeadResult res = finalizeSoftmax(kb, final, i, sinkLog2, vScale);
-      Value lseAt =
-          kb.addi(kb.muli(row.token, kb.idx(c.numHeads)), row.head);
-      emitIf(kb, row.active, [&](KernelBuilder &ib) {
-        ib.storeLaneRow(res.out, out, ib.muli(lseAt, ib.idx(c.headSize)),
-                        laneBase, t.layout);
-        emitIf(ib, isLane0,
-               [&](KernelBuilder &jb) { jb.storeF32(res.lse, lse, lseAt); });
-      });
-    }
+    Value qRow =
+        b.muli(b.addi(b.muli(row.token, b.idx(c.numHeads)), row.head),
+               b.idx(c.headSize));
+    LaneLayout qLayout = t.layout;
+    qLayout.vectorLoads = qLayout.vectorWidth > 1;
+    row.q = b.loadLaneRow(query, qRow, laneBase, qLayout, qScale);
+    rows.push_back(std::move(row));
   }
-  work.end(b);
+}
+
+SoftmaxState PrefillBuilder::walkTiles(const TileWork &work) {
+  int64_t R = t.rowsPerLane, Hq = t.headsPerTile;
+  auto posOf = [&](Value token) { return work.positionOf(b, token); };
+  // Keys the workgroup's rows see, and the ones this subgroup's rows see
+  // (its rows are consecutive, so its first and last tokens bound them).
+  Value wgLo = work.firstVisible(b), wgHi = work.lastVisibleEnd(b);
+  int64_t sgRows = t.rowsPerSubgroup();
+  auto sgToken = [&](int64_t rowInSg) {
+    Value index = b.addi(b.muli(sg, b.idx(sgRows)), b.idx(rowInSg));
+    return b.minsi(b.addi(work.tStart, b.divui(index, b.idx(Hq))),
+                   work.lastToken);
+  };
+  Value sgLo = visibleKeys(b, c, posOf(sgToken(0)), work.seqLen).first;
+  Value sgHi =
+      visibleKeys(b, c, posOf(sgToken(sgRows - 1)), work.seqLen).second;
+  // A subgroup whose rows all lie past the tile's tokens has no keys.
+  Value sgActive = b.cmpi(
+      arith::CmpIPredicate::ult,
+      b.divui(b.muli(sg, b.idx(sgRows)), b.idx(Hq)), work.numRowTokens);
+  sgHi = b.select(sgActive, sgHi, sgLo);
+  Value lastKey = b.subi(wgHi, b.idx(1));
+
+  int64_t Bc = t.keysPerTile, U = t.keysPerStep;
+  SoftmaxState init = SoftmaxState::init(b, R, t.layout.perLane());
+  auto tiles = b.create<scf::ForOp>(
+      wgLo, wgHi, b.idx(Bc), init.flatten(),
+      [&](OpBuilder &nested, Location loc, Value kt, ValueRange carried) {
+        KernelBuilder tb(loc, nested, b.options);
+        // The previous tile's readers are done before it is overwritten.
+        tb.create<gpu::BarrierOp>();
+        stageTile(tb, kt, lastKey);
+        tb.create<gpu::BarrierOp>();
+        // This subgroup's keys of the tile, in steps of U from a multiple
+        // of U past kt (Bc is one, so a step never leaves the tile).
+        Value lo = tb.maxsi(kt, sgLo);
+        Value hi = tb.maxsi(tb.minsi(tb.addi(kt, tb.idx(Bc)), sgHi), lo);
+        Value first = tb.addi(
+            kt, tb.muli(tb.divui(tb.subi(lo, kt), tb.idx(U)), tb.idx(U)));
+        auto steps = tb.create<scf::ForOp>(
+            first, hi, tb.idx(U), carried,
+            [&](OpBuilder &inner, Location loc2, Value j0, ValueRange state) {
+              KernelBuilder sb(loc2, inner, b.options);
+              SoftmaxState s =
+                  SoftmaxState::unflatten(state, R, t.layout.perLane());
+              sb.create<scf::YieldOp>(step(sb, kt, j0, s).flatten());
+            });
+        tb.create<scf::YieldOp>(steps.getResults());
+      });
+  return SoftmaxState::unflatten(tiles.getResults(), R, t.layout.perLane());
+}
+
+void PrefillBuilder::writeRows(const SoftmaxState &final) {
+  Value isLane0 = b.cmpi(arith::CmpIPredicate::eq, laneInRow, b.idx(0));
+  for (auto [i, row] : llvm::enumerate(rows)) {
+    Value sinkLog2;
+    if (sinks)
+      sinkLog2 = b.mulf(b.loadF32(sinks, row.head), b.f32(kLog2E));
+    HeadResult res = finalizeSoftmax(b, final, i, sinkLog2, vScale);
+    Value lseAt = b.addi(b.muli(row.token, b.idx(c.numHeads)), row.head);
+    emitIf(b, row.active, [&](KernelBuilder &ib) {
+      ib.storeLaneRow(res.out, out, ib.muli(lseAt, ib.idx(c.headSize)),
+                      laneBase, t.layout);
+      emitIf(ib, isLane0,
+             [&](KernelBuilder &jb) { jb.storeF32(res.lse, lse, lseAt); });
+    });
+  }
 }
 
 } // namespace

@@ -505,12 +505,14 @@ void DecodeBuilder::mergeSubgroups(const SoftmaxState &final) {
 
 } // namespace
 
-LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
-                                        LoweringContext &ctx) {
-  auto metadata = op.getMetadata().getDefiningOp<MetadataOp>();
-  if (!metadata)
-    return op.emitOpError()
-           << "expects its metadata to come from an attn.metadata op";
+namespace {
+
+/// What the kernels need of `op` (static shapes, knobs, the fp8 cache's
+/// format and scales, the decode / prefill split), or failure with a
+/// diagnostic.
+FailureOr<PagedConfig> readPagedConfig(PagedAttentionOp op,
+                                       MetadataOp metadata,
+                                       const LoweringContext &ctx) {
   bool nhd = op.getLayout() == KVLayout::nhd;
   FailureOr<int64_t> numHeads =
       getStaticDim(op, op.getQuery(), 1, "the number of query heads");
@@ -561,6 +563,25 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
       threshold = ctx.options.decodeThreshold;
     c.decodeMaxQueryLen = threshold;
   }
+  return c;
+}
+
+} // namespace
+
+
+LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
+                                        LoweringContext &ctx) {
+  auto metadata = op.getMetadata().getDefiningOp<MetadataOp>();
+  if (!metadata)
+    return op.emitOpError()
+           << "expects its metadata to come from an attn.metadata op";
+  FailureOr<PagedConfig> config = readPagedConfig(op, metadata, ctx);
+  if (failed(config))
+    return failure();
+  const PagedConfig &c = *config;
+  Type cacheElement = getKernelElementType(
+      cast<ShapedType>(op.getKvCache().getType()).getElementType(),
+      ctx.options);
 
   OpBuilder builder(op);
   Location loc = op.getLoc();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/AttnToGPU/Lowerings.h"
+#include "lowering/KernelModuleAttrs.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -185,9 +186,16 @@ struct ConvertAttnToGPUPass
     cleanup.addPass(createCanonicalizerPass(
         GreedyRewriteConfig(), kQuadraticCanonicalizations));
     cleanup.addPass(createCSEPass());
-    for (auto kernels : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
-      if (kernels->hasAttr("attn.kernels") && failed(runPipeline(cleanup, kernels)))
+    for (auto kernels :
+         llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>())) {
+      if (!kernels->hasAttr("attn.kernels"))
+        continue;
+      kernels->setAttr(kBuiltSubgroupSizeAttr,
+                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                        ctx.options.subgroupSize));
+      if (failed(runPipeline(cleanup, kernels)))
         return signalPassFailure();
+    }
   }
 };
 

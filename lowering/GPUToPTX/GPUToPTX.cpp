@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/GPUToPTX/GPUToPTX.h"
+#include "lowering/KernelModuleAttrs.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -60,6 +61,9 @@ struct LowerSubgroupReducePass
                          << static_cast<int64_t>(subgroupSize);
       return signalPassFailure();
     }
+    if (failed(checkBuiltSubgroupSize(module, subgroupSize,
+                                      "attn-lower-subgroup-reduce")))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateGpuBreakDownSubgroupReducePatterns(patterns, kShuffleBitwidth);
     populateGpuLowerSubgroupReduceToShufflePatterns(

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/GPUToSPIRV/GPUToSPIRV.h"
+#include "lowering/KernelModuleAttrs.h"
 #include "lowering/Passes.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -93,6 +94,9 @@ struct AttachTargetPass
                          << subgroupSize;
       return signalPassFailure();
     }
+    if (failed(checkBuiltSubgroupSize(module, subgroupSize,
+                                      "attn-spirv-attach-target")))
+      return signalPassFailure();
     Attribute env = parseAttribute(
         getTargetEnvText(subgroupSize, /*cooperativeMatrix=*/false,
                          bufferAddresses),

@@ -29,6 +29,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -204,6 +205,179 @@ std::string failedRequests(const TensorDiff &diff,
   return "           failed requests: " + text + "\n";
 }
 
+/// Flags that parse but cannot be used: a tolerance that is not a finite
+/// number >= 0, or not exactly one of --backend and --against.
+llvm::Error checkFlags() {
+  for (llvm::cl::opt<double> *flag : {&atolFlag, &rtolFlag})
+    if (flag->getNumOccurrences() &&
+        !(std::isfinite(flag->getValue()) && flag->getValue() >= 0))
+      return llvm::createStringError(
+          llvm::formatv("--{0} must be a finite number >= 0, got {1}",
+                        flag->ArgStr, g(flag->getValue()))
+              .str());
+  if (backend.empty() == againstDir.empty())
+    return llvm::createStringError(
+        "give exactly one of --backend NAME and --against DIR");
+  return llvm::Error::success();
+}
+
+/// The device's side of the comparison: its results, the name the report
+/// gives it, and what the backend said of its run (tolerances included).
+struct DeviceResults {
+  std::vector<Tensor> results;
+  std::string name;
+  mlir::attn::DeviceRunStats stats;
+};
+
+/// The results captured in --against DIR, one per reference result in
+/// `want`; a missing result after the first is an empty tensor.
+llvm::Expected<std::vector<Tensor>>
+readCaptured(const std::vector<Tensor> &want) {
+  std::vector<Tensor> got;
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::string path = againstDir + "/result" + std::to_string(i) + ".npy";
+    // Results after the first (an attention's lse) may be left out of a
+    // capture: vLLM's forward returns only the output.
+    if (i > 0 && !llvm::sys::fs::exists(path)) {
+      got.emplace_back();
+      continue;
+    }
+    Result<Tensor> t = readNpy(path, want[i].dtype());
+    if (!t)
+      return llvm::createStringError(t.message());
+    got.push_back(std::move(*t));
+  }
+  return got;
+}
+
+/// Runs `fn` on --backend, or reads the results captured in --against, and
+/// checks there are as many as the reference's `want`.
+llvm::Expected<DeviceResults>
+getDeviceResults(mlir::ModuleOp module, mlir::func::FuncOp fn,
+                 const std::vector<Tensor> &inputs,
+                 const std::vector<Tensor> &want) {
+  DeviceResults device;
+  if (!backend.empty()) {
+    llvm::Expected<std::vector<Tensor>> results =
+        mlir::attn::runOnDevice(module, fn.getSymName(), backend, inputs,
+                                &device.stats, knobFlags.knobs());
+    if (!results)
+      return results.takeError();
+    device.results = std::move(*results);
+    device.name = device.stats.device;
+  } else {
+    llvm::Expected<std::vector<Tensor>> captured = readCaptured(want);
+    if (!captured)
+      return captured.takeError();
+    device.results = std::move(*captured);
+    device.name = againstDir;
+  }
+  if (device.results.size() != want.size())
+    return llvm::createStringError(
+        llvm::formatv("{0} returned {1} results, the reference {2}",
+                      device.name, device.results.size(), want.size())
+            .str());
+  return device;
+}
+
+/// Whether a result passes under --verdict, given its two verdicts.
+bool decides(bool tolerancePassed, bool flashPassed) {
+  switch (verdictRule) {
+  case VerdictRule::Tolerance:
+    return tolerancePassed;
+  case VerdictRule::Flash:
+    return flashPassed;
+  case VerdictRule::Either:
+    return tolerancePassed || flashPassed;
+  case VerdictRule::Both:
+    return tolerancePassed && flashPassed;
+  }
+  llvm_unreachable("unknown verdict rule");
+}
+
+/// What the report of each result needs besides the result itself.
+struct ReportContext {
+  const Signature &signature;
+  const std::vector<Tensor> &inputs;
+  const mlir::attn::DeviceRunStats &stats;
+  bool mla;
+};
+
+/// Result `i`'s tolerance: the backend's where it documents one, else the
+/// dtype's default, each part overridden by --atol and --rtol.
+Tolerance getTolerance(size_t i, DType dtype,
+                       const mlir::attn::DeviceRunStats &stats) {
+  Tolerance tol = i < stats.tolerances.size() ? stats.tolerances[i]
+                                              : defaultTolerance(dtype);
+  if (atolFlag >= 0)
+    tol.atol = atolFlag;
+  if (rtolFlag >= 0)
+    tol.rtol = rtolFlag;
+  return tol;
+}
+
+/// Prints the report of result `i`, the device's `got` against the
+/// reference's `want` (both verdicts and the failed requests), and returns
+/// whether it passes under --verdict. A result left out of a capture is
+/// reported as such and passes.
+llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
+                                  const Tensor &want, const Tensor &naive,
+                                  const ReportContext &report) {
+  if (got.rank() == 0 && want.rank() != 0) {
+    llvm::outs() << llvm::formatv("  result{0} {1}: not captured ({2}/"
+                                  "result{0}.npy is missing), not compared\n",
+                                  i, want.describe(), againstDir);
+    return true;
+  }
+  Tolerance tol = getTolerance(i, want.dtype(), report.stats);
+  Result<TensorDiff> diff = compareTensors(got, want, tol);
+  if (!diff)
+    return llvm::createStringError(
+        llvm::formatv("result{0}: {1}", i, diff.message()).str());
+  std::string nans =
+      diff->numNanMismatches
+          ? llvm::formatv(" ({0} NaN where the other side is not)",
+                          diff->numNanMismatches)
+                .str()
+          : "";
+  std::string where = describeIndex(diff->worstIndex, report.mla);
+  llvm::outs() << llvm::formatv(
+      "  result{0} {1}: max abs {2:e3}, max rel {3:e3}, worst at {4}{5} "
+      "(device {6}, reference {7}), {8} of {9}{10} beyond atol {11} + rtol "
+      "{12}: {13}\n",
+      i, want.describe(), diff->maxAbsError, diff->maxRelError,
+      formatIndex(diff->worstIndex), where.empty() ? "" : " (" + where + ")",
+      g(diff->worstGot), g(diff->worstWant), diff->numMismatches,
+      diff->numElements, nans, g(tol.atol), g(tol.rtol),
+      diff->passed() ? "PASS" : "FAIL");
+  Result<TensorDiff> naiveDiff =
+      compareTensors(naive, want, defaultTolerance(want.dtype()));
+  if (!naiveDiff)
+    return llvm::createStringError(naiveDiff.message());
+  double bound = 2 * naiveDiff->maxAbsError + halfUlpAtHalf(want.dtype());
+  bool flashPassed = diff->maxAbsError <= bound;
+  llvm::outs() << llvm::formatv(
+      "           second verdict: max abs {0:e3} <= 2 x naive {1:e3} + "
+      "{2}: {3}\n",
+      diff->maxAbsError, naiveDiff->maxAbsError,
+      g(halfUlpAtHalf(want.dtype())), flashPassed ? "PASS" : "FAIL");
+  if (want.rank() >= 2)
+    llvm::outs() << failedRequests(
+        *diff,
+        requestOfRow(report.signature, report.inputs, want.dim(0), report.mla),
+        report.mla);
+  return decides(diff->passed(), flashPassed);
+}
+
+/// Whether `fn` is MLA decode, whose output rows are requests, not tokens.
+bool isMLADecode(mlir::func::FuncOp fn) {
+  bool mla = false;
+  fn->walk([&](mlir::Operation *op) {
+    mla |= op->getName().getStringRef() == "attn.mla_decode";
+  });
+  return mla;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -220,15 +394,8 @@ int main(int argc, char **argv) {
       "beyond tolerance and a verdict.\nAn element passes when |device - "
       "reference| <= atol + rtol * |reference|\n(inf and NaN must match "
       "exactly). Exit status: 0 pass, 1 mismatch, 2 error.\n");
-  for (llvm::cl::opt<double> *flag : {&atolFlag, &rtolFlag})
-    if (flag->getNumOccurrences() &&
-        !(std::isfinite(flag->getValue()) && flag->getValue() >= 0))
-      return fail(llvm::formatv("--{0} must be a finite number >= 0, got {1}",
-                                flag->ArgStr, g(flag->getValue()))
-                      .str());
-
-  if (backend.empty() == againstDir.empty())
-    return fail("give exactly one of --backend NAME and --against DIR");
+  if (llvm::Error err = checkFlags())
+    return fail(std::move(err));
 
   mlir::DialectRegistry registry;
   mlir::attn::registerCompilerDialects(registry);
@@ -261,114 +428,29 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<Tensor>> want = interpret(*fn, *inputs);
   if (!want)
     return fail(want.takeError());
-
-  std::vector<Tensor> got;
-  std::string deviceName;
-  mlir::attn::DeviceRunStats stats;
-  if (!backend.empty()) {
-    llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
-        *module, fn->getSymName(), backend, *inputs, &stats, knobFlags.knobs());
-    if (!results)
-      return fail(results.takeError());
-    got = std::move(*results);
-    deviceName = stats.device;
-  } else {
-    for (size_t i = 0; i < want->size(); ++i) {
-      std::string path = againstDir + "/result" + std::to_string(i) + ".npy";
-      // Results after the first (an attention's lse) may be left out of a
-      // capture: vLLM's forward returns only the output.
-      if (i > 0 && !llvm::sys::fs::exists(path)) {
-        got.emplace_back();
-        continue;
-      }
-      Result<Tensor> t = readNpy(path, (*want)[i].dtype());
-      if (!t)
-        return fail(t.message());
-      got.push_back(std::move(*t));
-    }
-    deviceName = againstDir;
-  }
-  if (got.size() != want->size())
-    return fail(llvm::formatv("{0} returned {1} results, the reference {2}",
-                              deviceName, got.size(), want->size())
-                    .str());
-
-  bool mla = false;
-  fn->walk([&](mlir::Operation *op) {
-    mla |= op->getName().getStringRef() == "attn.mla_decode";
-  });
+  llvm::Expected<DeviceResults> device =
+      getDeviceResults(*module, *fn, *inputs, *want);
+  if (!device)
+    return fail(device.takeError());
   llvm::Expected<std::vector<Tensor>> naive =
       interpret(*fn, *inputs, /*naiveDevicePrecision=*/true);
   if (!naive)
     return fail(naive.takeError());
-  llvm::outs() << "attn-diff: @" << fn->getSymName() << " on " << deviceName
+
+  llvm::outs() << "attn-diff: @" << fn->getSymName() << " on " << device->name
                << " against the reference\n";
   // A backend may document looser tolerances than the defaults (tt: bf16
   // tiles); the report says so.
-  if (!stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
-    llvm::outs() << "  tolerance: " << stats.toleranceNote << "\n";
+  if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
+    llvm::outs() << "  tolerance: " << device->stats.toleranceNote << "\n";
+  ReportContext report{*signature, *inputs, device->stats, isMLADecode(*fn)};
   bool allPassed = true;
   for (size_t i = 0; i < want->size(); ++i) {
-    const Tensor &w = (*want)[i];
-    if (got[i].rank() == 0 && w.rank() != 0) {
-      llvm::outs() << llvm::formatv("  result{0} {1}: not captured ({2}/"
-                                    "result{0}.npy is missing), not compared\n",
-                                    i, w.describe(), againstDir);
-      continue;
-    }
-    Tolerance tol = i < stats.tolerances.size() ? stats.tolerances[i]
-                                                : defaultTolerance(w.dtype());
-    if (atolFlag >= 0)
-      tol.atol = atolFlag;
-    if (rtolFlag >= 0)
-      tol.rtol = rtolFlag;
-    Result<TensorDiff> diff = compareTensors(got[i], w, tol);
-    if (!diff)
-      return fail(llvm::formatv("result{0}: {1}", i, diff.message()).str());
-    std::string nans =
-        diff->numNanMismatches
-            ? llvm::formatv(" ({0} NaN where the other side is not)",
-                            diff->numNanMismatches)
-                  .str()
-            : "";
-    std::string where = describeIndex(diff->worstIndex, mla);
-    llvm::outs() << llvm::formatv(
-        "  result{0} {1}: max abs {2:e3}, max rel {3:e3}, worst at {4}{5} "
-        "(device {6}, reference {7}), {8} of {9}{10} beyond atol {11} + rtol "
-        "{12}: {13}\n",
-        i, w.describe(), diff->maxAbsError, diff->maxRelError,
-        formatIndex(diff->worstIndex), where.empty() ? "" : " (" + where + ")",
-        g(diff->worstGot), g(diff->worstWant), diff->numMismatches,
-        diff->numElements, nans, g(tol.atol), g(tol.rtol),
-        diff->passed() ? "PASS" : "FAIL");
-    Result<TensorDiff> naiveDiff =
-        compareTensors((*naive)[i], w, defaultTolerance(w.dtype()));
-    if (!naiveDiff)
-      return fail(naiveDiff.message());
-    double bound = 2 * naiveDiff->maxAbsError + halfUlpAtHalf(w.dtype());
-    bool flashPassed = diff->maxAbsError <= bound;
-    llvm::outs() << llvm::formatv(
-        "           second verdict: max abs {0:e3} <= 2 x naive {1:e3} + "
-        "{2}: {3}\n",
-        diff->maxAbsError, naiveDiff->maxAbsError,
-        g(halfUlpAtHalf(w.dtype())), flashPassed ? "PASS" : "FAIL");
-    if (w.rank() >= 2)
-      llvm::outs() << failedRequests(
-          *diff, requestOfRow(*signature, *inputs, w.dim(0), mla), mla);
-    switch (verdictRule) {
-    case VerdictRule::Tolerance:
-      allPassed &= diff->passed();
-      break;
-    case VerdictRule::Flash:
-      allPassed &= flashPassed;
-      break;
-    case VerdictRule::Either:
-      allPassed &= diff->passed() || flashPassed;
-      break;
-    case VerdictRule::Both:
-      allPassed &= diff->passed() && flashPassed;
-      break;
-    }
+    llvm::Expected<bool> passed =
+        reportResult(i, device->results[i], (*want)[i], (*naive)[i], report);
+    if (!passed)
+      return fail(passed.takeError());
+    allPassed &= *passed;
   }
   llvm::outs() << (allPassed ? "PASS" : "FAIL") << "\n";
   return allPassed ? 0 : kExitMismatch;

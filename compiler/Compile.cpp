@@ -251,6 +251,82 @@ static LogicalResult compileMSLKernels(
   return success();
 }
 
+namespace {
+
+/// What the bundle records of each kernel of convert-attn-to-gpu, by entry
+/// point: its symbol (module::func, what plans name), workgroup size and
+/// argument element sizes.
+struct KernelEntries {
+  llvm::StringMap<std::string> symbol;
+  llvm::StringMap<std::array<int64_t, 3>> workgroup;
+  llvm::StringMap<std::vector<int64_t>> elementBytes;
+};
+
+} // namespace
+
+static FailureOr<KernelEntries> collectEntries(ModuleOp module) {
+  // Each kernel sits alone in its gpu.module; plans name it module::func.
+  KernelEntries entries;
+  for (auto gpuModule : module.getOps<gpu::GPUModuleOp>())
+    for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      std::string symbol =
+          (gpuModule.getName() + "::" + kernel.getName()).str();
+      if (!entries.symbol.try_emplace(kernel.getName(), symbol).second)
+        return kernel.emitError()
+               << "two kernels share the entry point name " << kernel.getName();
+      std::array<int64_t, 3> wg = {1, 1, 1};
+      if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize())
+        for (int i = 0; i < 3 && i < static_cast<int>(known->size()); ++i)
+          wg[i] = (*known)[i];
+      entries.workgroup[kernel.getName()] = wg;
+      FailureOr<std::vector<int64_t>> bytes = argumentElementBytes(kernel);
+      if (failed(bytes))
+        return failure();
+      entries.elementBytes[kernel.getName()] = std::move(*bytes);
+    }
+  return entries;
+}
+
+/// The SPIR-V kernels of `module` (lowered by convert-attn-to-gpu) with
+/// their launch facts, appended to `out`.
+static LogicalResult
+compileSPIRVKernels(ModuleOp input, ModuleOp module,
+                    const mlir::attn::CompileOptions &options,
+                    const KernelEntries &entries,
+                    std::vector<mlir::attn::CompiledKernel> &out) {
+  using namespace mlir::attn;
+  OwningOpRef<ModuleOp> copy = module.clone();
+  FailureOr<SmallVector<SPIRVKernel>> kernels = translateKernelsToSPIRV(
+      *copy, options.subgroupSize, /*aliasWideLoads=*/true,
+      /*cooperativeMatrix=*/false, options.bufferAddresses);
+  if (failed(kernels))
+    return failure();
+  for (SPIRVKernel &k : *kernels) {
+    auto symbol = entries.symbol.find(k.entryPoint);
+    if (symbol == entries.symbol.end())
+      return input.emitError()
+             << "SPIR-V entry point " << k.entryPoint
+             << " matches no kernel of convert-attn-to-gpu";
+    CompiledKernel kernel;
+    kernel.symbol = symbol->second;
+    kernel.target = "spirv";
+    kernel.entryPoint = k.entryPoint;
+    kernel.bytes.assign(reinterpret_cast<const char *>(k.words.data()),
+                        k.words.size() * sizeof(uint32_t));
+    ::attn::LaunchFacts launch;
+    launch.subgroupSize = options.subgroupSize;
+    launch.workgroup = entries.workgroup.lookup(k.entryPoint);
+    // attn-spirv-buffer-addresses: argument i is a u64 device address at
+    // push-constant offset 8 i; without it, binding i.
+    launch.argElementBytes = entries.elementBytes.lookup(k.entryPoint);
+    if (options.bufferAddresses)
+      launch.addressedBuffers = launch.argElementBytes.size();
+    kernel.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
+    out.push_back(std::move(kernel));
+  }
+  return success();
+}
+
 FailureOr<mlir::attn::CompiledModule>
 mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   for (const std::string &target : options.targets)
@@ -293,27 +369,9 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
     compiled.plans.push_back(std::move(*plan));
   }
 
-  // Each kernel sits alone in its gpu.module; plans name it module::func.
-  llvm::StringMap<std::string> symbolOfEntry;
-  llvm::StringMap<std::array<int64_t, 3>> workgroupOfEntry;
-  llvm::StringMap<std::vector<int64_t>> elementBytesOfEntry;
-  for (auto gpuModule : module->getOps<gpu::GPUModuleOp>())
-    for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
-      std::string symbol =
-          (gpuModule.getName() + "::" + kernel.getName()).str();
-      if (!symbolOfEntry.try_emplace(kernel.getName(), symbol).second)
-        return kernel.emitError()
-               << "two kernels share the entry point name " << kernel.getName();
-      std::array<int64_t, 3> wg = {1, 1, 1};
-      if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize())
-        for (int i = 0; i < 3 && i < static_cast<int>(known->size()); ++i)
-          wg[i] = (*known)[i];
-      workgroupOfEntry[kernel.getName()] = wg;
-      FailureOr<std::vector<int64_t>> bytes = argumentElementBytes(kernel);
-      if (failed(bytes))
-        return failure();
-      elementBytesOfEntry[kernel.getName()] = std::move(*bytes);
-    }
+  FailureOr<KernelEntries> entries = collectEntries(*module);
+  if (failed(entries))
+    return failure();
 
   for (const std::string &target : options.targets) {
     if (target == "ptx" &&
@@ -321,42 +379,13 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
                                  compiled.plans, compiled.kernels)))
       return failure();
     if (target == "msl" &&
-        failed(compileMSLKernels(*module, options, symbolOfEntry,
-                                 workgroupOfEntry, compiled.kernels)))
+        failed(compileMSLKernels(*module, options, entries->symbol,
+                                 entries->workgroup, compiled.kernels)))
       return failure();
-    if (target == "spirv") {
-      OwningOpRef<ModuleOp> copy = module->clone();
-      FailureOr<SmallVector<SPIRVKernel>> kernels =
-          translateKernelsToSPIRV(*copy, options.subgroupSize,
-                                  /*aliasWideLoads=*/true,
-                                  /*cooperativeMatrix=*/false,
-                                  options.bufferAddresses);
-      if (failed(kernels))
-        return failure();
-      for (SPIRVKernel &k : *kernels) {
-        auto symbol = symbolOfEntry.find(k.entryPoint);
-        if (symbol == symbolOfEntry.end())
-          return input.emitError()
-                 << "SPIR-V entry point " << k.entryPoint
-                 << " matches no kernel of convert-attn-to-gpu";
-        CompiledKernel out;
-        out.symbol = symbol->second;
-        out.target = target;
-        out.entryPoint = k.entryPoint;
-        out.bytes.assign(reinterpret_cast<const char *>(k.words.data()),
-                         k.words.size() * sizeof(uint32_t));
-        ::attn::LaunchFacts launch;
-        launch.subgroupSize = options.subgroupSize;
-        launch.workgroup = workgroupOfEntry[k.entryPoint];
-        // attn-spirv-buffer-addresses: argument i is a u64 device address at
-        // push-constant offset 8 i; without it, binding i.
-        launch.argElementBytes = elementBytesOfEntry[k.entryPoint];
-        if (options.bufferAddresses)
-          launch.addressedBuffers = launch.argElementBytes.size();
-        out.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
-        compiled.kernels.push_back(std::move(out));
-      }
-    }
+    if (target == "spirv" &&
+        failed(compileSPIRVKernels(input, *module, options, *entries,
+                                   compiled.kernels)))
+      return failure();
   }
   std::move(ttKernels.begin(), ttKernels.end(),
             std::back_inserter(compiled.kernels));

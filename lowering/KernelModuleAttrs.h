@@ -1,4 +1,4 @@
-//===- KernelModuleAttrs.h - What kernel modules say about themselves -*- C++ -*-===//
+//===- KernelModuleAttrs.h - What kernel modules say -------*- C++ -*-===//
 //
 // convert-attn-to-gpu marks each gpu.module it makes with the subgroup size
 // its kernels were built for (lane layouts, shuffles and the workgroup size

@@ -117,9 +117,9 @@ Status noVariant(const Bundle &bundle, const VariantQuery &query) {
 
 /// The scales an fp8 `kvCache` needs (`names` of those in `scales`), none
 /// for any other: given exactly when the cache is fp8.
+using NamedScale = std::pair<const char *, const Tensor *>;
 Status checkScales(const DeviceTensor &kvCache,
-                   std::initializer_list<std::pair<const char *, const Tensor *>>
-                       scales) {
+                   std::initializer_list<NamedScale> scales) {
   for (const auto &[name, scale] : scales) {
     if (isFp8(kvCache.dtype) && !scale)
       return errorf("kv cache ", kvCache.describe(), " is fp8 but no ", name,

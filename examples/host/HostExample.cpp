@@ -22,7 +22,7 @@
 //
 //   attn-host-example --device cpu
 //   attn-host-example --device vulkan --bundle host.attnb [--bundle ...]
-//   attn-host-example --device vulkan --bundle host-fp8.attnb --kv-cache-dtype fp8
+//   attn-host-example --device vulkan --bundle fp8.attnb --kv-cache-dtype fp8
 //   attn-host-example --device tenstorrent --bundle host-tt.attnb
 //
 // examples/host/grid.json lists the variants (attn-compile --grid). Exit

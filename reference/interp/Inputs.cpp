@@ -301,8 +301,16 @@ attn::makeRandomInputs(const Signature &signature,
       break;
     case ArgRole::KScale:
     case ArgRole::VScale: {
-      Tensor scale(DType::F32, {1});
+      // [1], or one per kv head ([G]): the first is the cache's scale, the
+      // others differ, so a kernel that reads the wrong head's shows.
+      int64_t count = arg.type.shape.size() == 1 && arg.type.shape[0] > 0
+                          ? arg.type.shape[0]
+                          : 1;
+      Tensor scale(DType::F32, {count});
       scale.setFloat(0, arg.role == ArgRole::KScale ? kScale : vScale);
+      for (int64_t g = 1; g < count; ++g)
+        scale.setFloat(
+            g, roundToDType(random.uniform(0.01, 0.03), DType::F32));
       inputs.push_back(std::move(scale));
       break;
     }

@@ -18,35 +18,21 @@ exact quotient.
 
 read: value row 0 of request 0 (decode, one key) and of request 1 (a
 prefill of two tokens whose first token sees one key) holds the 256 codes
-(NaN and infinities as 0), so out row 0 of either is v_scale times the
-decoded codes, exactly, from the per-token and the tiled kernel.
+(NaN and infinities as 0), so out row 0 of either is v_scale times the decoded
+codes, exactly, from the per-token and the tiled kernel. The formats'
+values come from the NumPy oracle (test/Reference/Inputs/oracle.py).
 """
 import os
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "Reference", "Inputs"))
+from oracle import fp8_table  # noqa: E402
+
 HEAD = 256
 BLOCK = 16
-
-
-def codes(fmt):
-    """The value of each of the 256 bytes of `fmt` (NaN / inf included)."""
-    m, bias = (3, 7) if fmt == "e4m3" else (2, 15)
-    top = (1 << (7 - m)) - 1
-    out = []
-    for b in range(256):
-        e, f = (b >> m) & top, b & ((1 << m) - 1)
-        if fmt == "e4m3" and e == top and f == (1 << m) - 1:
-            v = np.nan
-        elif fmt == "e5m2" and e == top:
-            v = np.inf if f == 0 else np.nan
-        elif e == 0:
-            v = f * 2.0 ** (1 - bias - m)
-        else:
-            v = (1 + f / 2.0 ** m) * 2.0 ** (e - bias)
-        out.append(-v if b & 0x80 else v)
-    return np.array(out)
 
 
 def f32_neighbours(x):
@@ -56,8 +42,7 @@ def f32_neighbours(x):
 
 
 def write_inputs(fmt, directory):
-    values = codes(fmt)
-    finite = np.sort(np.unique(values[np.isfinite(values) & (values >= 0)]))
+    finite = fp8_table(fmt)  # ascending, finite, non-negative
     ties = (finite[1:] + finite[:-1]) / 2
     largest = finite[-1]
     extremes = [largest * 1.03, largest * 1.2, 1e6, 3e38, np.inf,
@@ -90,8 +75,12 @@ def write_inputs(fmt, directory):
 
 
 def read_inputs(fmt, directory):
-    row = codes(fmt)
-    row[~np.isfinite(row)] = 0
+    # Byte b's value at position b: the finite codes, 0 for the NaN and
+    # infinity patterns past them, then the same negated (bit 7).
+    positive = np.zeros(128)
+    table = fp8_table(fmt)
+    positive[:len(table)] = table
+    row = np.concatenate([positive, -positive])
     rng = np.random.default_rng(7)
     # Requests: 0 a decode over one key (block 0), 1 a prefill of two tokens
     # over two keys (block 1), 2 a decode over 40 random keys (blocks 2..4).

@@ -191,10 +191,7 @@ static DType cacheDtypeOf(const AttentionLayer &layer) {
   return dtype ? *dtype : layer.dtype;
 }
 
-/// A layer's fp8 scale as the [1] f32 tensor the ops take; none for an auto
-/// cache.
-static std::optional<Tensor> layerScale(const AttentionLayer &layer,
-                                        float scale) {
+std::optional<Tensor> layerScale(const AttentionLayer &layer, float scale) {
   if (layer.kvCacheDtype == "auto")
     return std::nullopt;
   Tensor t(DType::F32, {1});

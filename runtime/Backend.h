@@ -65,6 +65,10 @@ struct AttentionLayer {
 /// f8E5M2; any other name is an error.
 Result<DType> kvCacheElementType(std::string_view kvCacheDtype, DType dtype);
 
+/// One of `layer`'s fp8 scales (`scale`: its kScale or vScale) as the [1]
+/// f32 tensor the ops take; none for an "auto" cache.
+std::optional<Tensor> layerScale(const AttentionLayer &layer, float scale);
+
 /// The hyperparameters FlashInfer-style backends need to agree across layers
 /// (vLLM's PerLayerParameters). Equality ignores the two `hasSame` fields.
 struct PerLayerParameters {

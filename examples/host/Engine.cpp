@@ -69,11 +69,7 @@ Status Engine::writeLatents(size_t model, const DeviceTensor &kvC,
   SessionLayer &l = *layers_[model];
   // An fp8 latent cache stores fp8(x / k_scale), as the layer's forward
   // would write it.
-  std::optional<Tensor> kScale;
-  if (isFp8(l.kvCache.dtype)) {
-    kScale.emplace(DType::F32, std::vector<int64_t>{1});
-    kScale->setFloat(0, l.config.kScale);
-  }
+  std::optional<Tensor> kScale = layerScale(l.config, l.config.kScale);
   return l.executor->concatAndCacheMla(kvC, kPe, toTensor(slots), l.kvCache,
                                        kScale ? &*kScale : nullptr);
 }

@@ -67,10 +67,8 @@ struct Fp8Step {
 const Fp8Step &fp8DecodeStep() {
   static const Fp8Step step = [] {
     Fp8Step s{decodeStep()};
-    const attn::Tensor &cache = decodeStep().kvCache;
-    s.problem.kvCache = attn::Tensor(attn::DType::F8E4M3FN, cache.shape());
-    for (int64_t i = 0; i < cache.numElements(); ++i)
-      s.problem.kvCache.setFloat(i, cache.getFloat(i) / kFp8Scale);
+    s.problem.kvCache = attn::quantizeCache(
+        decodeStep().kvCache, attn::DType::F8E4M3FN, kFp8Scale, kFp8Scale);
     s.kScale.setFloat(0, kFp8Scale);
     s.vScale.setFloat(0, kFp8Scale);
     return s;

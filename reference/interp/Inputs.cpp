@@ -199,26 +199,6 @@ ProblemShape inferShape(const Signature &signature) {
   return shape;
 }
 
-/// The random problem's cache (in the model dtype) as an fp8 cache of
-/// `dtype`: fp8(x / kScale) in the key half of a paged cache (axis 1 is
-/// keys, values in both layouts) and in every row of a latent cache,
-/// fp8(x / vScale) in the value half.
-Tensor quantizeCache(const Tensor &cache, DType dtype, double kScale,
-                     double vScale) {
-  Tensor quantized(dtype, cache.shape());
-  // Elements per half of a paged block: the part of element i is
-  // (i / half) % 2.
-  const int64_t half = cache.rank() == 5 ? cache.numElements() /
-                                               std::max<int64_t>(
-                                                   1, cache.dim(0) * 2)
-                                         : 0;
-  for (int64_t i = 0; i < cache.numElements(); ++i) {
-    const bool value = half && (i / half) % 2 == 1;
-    quantized.setFloat(i, cache.getFloat(i) / (value ? vScale : kScale));
-  }
-  return quantized;
-}
-
 /// Uniform values in [-1, 1) for an attention output of `shape`.
 Tensor randomOutput(Random &random, DType dtype, std::vector<int64_t> shape) {
   Tensor t(dtype, std::move(shape));

@@ -239,4 +239,21 @@ Result<Problem> generateProblem(const ProblemShape &shape,
   return p;
 }
 
+Tensor quantizeCache(const Tensor &cache, DType dtype, double kScale,
+                     double vScale) {
+  Tensor quantized(dtype, cache.shape());
+  // Elements per half of a paged block: the part of element i is
+  // (i / half) % 2.
+  const int64_t half = cache.rank() == 5 ? cache.numElements() /
+                                               std::max<int64_t>(
+                                                   1, cache.dim(0) * 2)
+                                         : 0;
+  for (int64_t i = 0; i < cache.numElements(); ++i) {
+    const bool value = half && (i / half) % 2 == 1;
+    quantized.setFloat(i, cache.getFloat(i) / (value ? vScale : kScale));
+  }
+  return quantized;
+}
+
+
 } // namespace attn

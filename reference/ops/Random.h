@@ -111,6 +111,13 @@ struct Problem {
   double scale = 1.0;
 };
 
+/// `cache` (a problem's, in the model dtype) as an fp8 cache of `dtype`:
+/// fp8(x / kScale) in the key half of a paged cache (axis 1 is keys, values
+/// in both layouts) and in every row of a latent cache, fp8(x / vScale) in
+/// the value half.
+Tensor quantizeCache(const Tensor &cache, DType dtype, double kScale,
+                     double vScale);
+
 /// Draws a problem; an error when the options cannot be met.
 Result<Problem> generateProblem(const ProblemShape &shape,
                                 const ProblemOptions &options);

@@ -129,6 +129,14 @@ Value ScoreMath::queryScale(KernelBuilder &b) const {
   return b.f32(capped() ? c.scale : c.scale * kLog2E);
 }
 
+std::pair<Value, Value> ScoreMath::rowScales(KernelBuilder &b, Value kScales,
+                                             Value vScales, Value g) const {
+  Value query = queryScale(b);
+  if (Value kScale = b.loadScale(kScales, c.kScaleCount, g))
+    query = b.mulf(query, kScale);
+  return {query, b.loadScale(vScales, c.vScaleCount, g)};
+}
+
 Value ScoreMath::slope(KernelBuilder &b, Value alibi, Value h) const {
   Value slope = b.loadF32(alibi, h);
   return capped() ? slope : b.mulf(slope, b.f32(kLog2E));
@@ -343,12 +351,7 @@ void DecodeBuilder::locateToken() {
 
 void DecodeBuilder::loadQueries() {
   Value query = args.of(fn, Arg::Query);
-  // An fp8 cache's k_scale scales every score, so it joins the query's
-  // scale; v_scale scales the output (finalizeSoftmax).
-  qScale = math.queryScale(b);
-  if (Value kScale = b.loadScale(kScales, c.kScaleCount, g))
-    qScale = b.mulf(qScale, kScale);
-  vScale = b.loadScale(vScales, c.vScaleCount, g);
+  std::tie(qScale, vScale) = math.rowScales(b, kScales, vScales, g);
   for (int64_t i = 0; i < group; ++i) {
     Value h = b.addi(firstHead, b.idx(i));
     Value row = b.muli(b.addi(b.muli(t, b.idx(c.numHeads)), h),

@@ -74,6 +74,12 @@ struct ScoreMath {
   bool capped() const { return c.softCap > 0; }
   /// The factor each query element is loaded with.
   Value queryScale(KernelBuilder &b) const;
+  /// The factors of kv head `g`'s rows: the query's (queryScale, times an
+  /// fp8 cache's k_scale, so that the scores dequantize the keys) and the
+  /// output's (the v_scale finalizeSoftmax takes; null without an fp8
+  /// cache). `kScales` / `vScales` are the kernel's scale buffers or null.
+  std::pair<Value, Value> rowScales(KernelBuilder &b, Value kScales,
+                                    Value vScales, Value g) const;
   /// ALiBi slope of head `h`, in the units of the scores.
   Value slope(KernelBuilder &b, Value alibi, Value h) const;
   /// The score in log2 units of the dot product `dot` of a scaled query and

@@ -357,12 +357,9 @@ void PrefillBuilder::placeLanes() {
 void PrefillBuilder::loadRows(const TileWork &work) {
   int64_t R = t.rowsPerLane, Hq = t.headsPerTile;
   // The lane's rows: row (sg * R + i) * (S / L) + rowGroup of the tile,
-  // token-major. An fp8 cache's k_scale joins the query's scale and its
-  // v_scale scales the output.
-  Value qScale = math.queryScale(b);
-  if (Value kScale = b.loadScale(kScales, c.kScaleCount, g))
-    qScale = b.mulf(qScale, kScale);
-  vScale = b.loadScale(vScales, c.vScaleCount, g);
+  // token-major.
+  Value qScale;
+  std::tie(qScale, vScale) = math.rowScales(b, kScales, vScales, g);
   for (int64_t i = 0; i < R; ++i) {
     TileRow row;
     Value index = b.addi(

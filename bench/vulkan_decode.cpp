@@ -15,11 +15,14 @@
 //    the inputs and the read-back are not counted; wall_ms, the whole
 //    runPlan, says what they add). K = 0 is the kernel as it was before
 //    16-byte loads on SPIR-V and lane budgets by device (scalar loads, the
-//    GPU budget of 128 values per lane); K = 1 is the kernel as compiled for
-//    this device today (16-byte loads, the device's lane budget), its
-//    buffers reached by device address; K = 2 is K = 1 with descriptor
-//    bindings instead (CompileOptions::bufferAddresses false), which this
-//    problem's 64 MiB cache allows;
+//    GPU budget of 128 values per lane, buffers by device address); K = 1
+//    is the kernel as compiled for this device today (16-byte loads, the
+//    device's lane budget) in both ABI forms, as bundles carry it, so the
+//    device launches the descriptor-binding form, which this problem's
+//    32 MiB K and V allow (the bound_launches and addressed_launches
+//    counters say which ran); K = 2 is K = 1 in the binding form only and
+//    K = 3 in the device-address form only (CompileOptions::SpirvAbi), the
+//    form any tensor past the device's storage-buffer range takes;
 //  - BM_DecodeVulkanFp8/subgroups:W/kernel:K: the same step over an fp8
 //    (e4m3) cache holding the bf16 cache quantized with k_scale = v_scale =
 //    1/256 (kv_cache_dtype=fp8, half the bytes to read), checked against
@@ -120,11 +123,15 @@ attn::bench::VulkanStep &vulkanStep(int64_t subgroups, int64_t kernel,
                               (fp8 ? ",kv_cache_dtype=fp8" : ""),
                           [=](mlir::attn::CompileOptions &o) {
                             o.attentionSubgroups = subgroups;
+                            using Abi = mlir::attn::CompileOptions::SpirvAbi;
                             if (kernel == 0) {
                               o.vectorLoadBytes = 0;
                               o.laneRegisters = 128;
                             }
-                            o.bufferAddresses = kernel != 2;
+                            if (kernel == 0 || kernel == 3)
+                              o.spirvAbi = Abi::Addresses;
+                            if (kernel == 2)
+                              o.spirvAbi = Abi::Bindings;
                           }))
              .first;
   return it->second;
@@ -166,6 +173,8 @@ void runDecodeVulkan(benchmark::State &state, const attn::Problem &p,
   }
 
   double kernelSeconds = 0, wallSeconds = 0, cpuSeconds = 0;
+  uint64_t bound = step.device->boundLaunches();
+  uint64_t addressed = step.device->addressedLaunches();
   for (auto _ : state) {
     attn::runtime::PlanRunStats stats;
     auto start = std::chrono::steady_clock::now();
@@ -187,6 +196,10 @@ void runDecodeVulkan(benchmark::State &state, const attn::Problem &p,
   setCounters(state, p, kernelSeconds, cpuSeconds);
   state.counters["wall_ms"] =
       wallSeconds / static_cast<double>(state.iterations()) * 1e3;
+  state.counters["bound_launches"] =
+      static_cast<double>(step.device->boundLaunches() - bound);
+  state.counters["addressed_launches"] =
+      static_cast<double>(step.device->addressedLaunches() - addressed);
   state.SetLabel(std::string(step.device->name()));
 }
 
@@ -204,17 +217,17 @@ void BM_DecodeVulkanFp8(benchmark::State &state) {
 
 BENCHMARK(BM_DecodeReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 // The arguments: subgroups per attention workgroup (convert-attn-to-gpu's
-// attention-subgroups; 4 is the default) and the kernel (0: before, 1: now,
-// 2: now with descriptor bindings).
+// attention-subgroups; 4 is the default) and the kernel (0: before, 1: now
+// as bundles carry it, 2: now by binding only, 3: now by address only).
 BENCHMARK(BM_DecodeVulkan)
     ->ArgNames({"subgroups", "kernel"})
-    ->ArgsProduct({{1, 4}, {0, 1, 2}})
+    ->ArgsProduct({{1, 4}, {0, 1, 2, 3}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
-// The fp8 cache beside today's kernels (1: device addresses, 2: bindings).
+// The fp8 cache beside today's kernels (1: both forms, 3: addresses only).
 BENCHMARK(BM_DecodeVulkanFp8)
     ->ArgNames({"subgroups", "kernel"})
-    ->ArgsProduct({{4}, {1, 2}})
+    ->ArgsProduct({{4}, {1, 3}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 

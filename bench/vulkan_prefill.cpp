@@ -10,7 +10,8 @@
 //  - kernel:1 "per_token": the same with --tiled-prefill=false, the
 //    per-token kernel taking every request;
 //  - kernel:2 "per_token_before": the per-token kernel as it was compiled
-//    before the tiled kernel (scalar loads, the GPU lane budget of 128), the
+//    before the tiled kernel (scalar loads, the GPU lane budget of 128;
+//    buffers by device address, as its earlier figures were measured), the
 //    yardstick the tiled kernel is measured against.
 //
 // Batches: 1 x 2048 and 4 x 512 prefills, and a mixed step of 48 decodes
@@ -86,6 +87,8 @@ attn::bench::VulkanStep &stepOf(int64_t kernel) {
                                     if (kernel == 2) {
                                       o.vectorLoadBytes = 0;
                                       o.laneRegisters = 128;
+                                      o.spirvAbi = mlir::attn::CompileOptions::
+                                          SpirvAbi::Addresses;
                                     }
                                   }))
              .first;

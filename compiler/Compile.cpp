@@ -19,6 +19,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
 #include <iterator>
@@ -287,18 +288,18 @@ static FailureOr<KernelEntries> collectEntries(ModuleOp module) {
   return entries;
 }
 
-/// The SPIR-V kernels of `module` (lowered by convert-attn-to-gpu) with
-/// their launch facts, appended to `out`.
+/// The SPIR-V kernels of `module` (lowered by convert-attn-to-gpu) in one
+/// ABI form, by device address or by binding, with their launch facts,
+/// appended to `out`.
 static LogicalResult
-compileSPIRVKernels(ModuleOp input, ModuleOp module,
-                    const mlir::attn::CompileOptions &options,
-                    const KernelEntries &entries,
-                    std::vector<mlir::attn::CompiledKernel> &out) {
+compileSPIRVForm(ModuleOp input, ModuleOp module, int64_t subgroupSize,
+                 bool bufferAddresses, const KernelEntries &entries,
+                 std::vector<mlir::attn::CompiledKernel> &out) {
   using namespace mlir::attn;
   OwningOpRef<ModuleOp> copy = module.clone();
   FailureOr<SmallVector<SPIRVKernel>> kernels = translateKernelsToSPIRV(
-      *copy, options.subgroupSize, /*aliasWideLoads=*/true,
-      /*cooperativeMatrix=*/false, options.bufferAddresses);
+      *copy, subgroupSize, /*aliasWideLoads=*/true,
+      /*cooperativeMatrix=*/false, bufferAddresses);
   if (failed(kernels))
     return failure();
   for (SPIRVKernel &k : *kernels) {
@@ -314,17 +315,46 @@ compileSPIRVKernels(ModuleOp input, ModuleOp module,
     kernel.bytes.assign(reinterpret_cast<const char *>(k.words.data()),
                         k.words.size() * sizeof(uint32_t));
     ::attn::LaunchFacts launch;
-    launch.subgroupSize = options.subgroupSize;
+    launch.subgroupSize = subgroupSize;
     launch.workgroup = entries.workgroup.lookup(k.entryPoint);
     // attn-spirv-buffer-addresses: argument i is a u64 device address at
     // push-constant offset 8 i; without it, binding i.
     launch.argElementBytes = entries.elementBytes.lookup(k.entryPoint);
-    if (options.bufferAddresses)
+    if (bufferAddresses)
       launch.addressedBuffers = launch.argElementBytes.size();
     kernel.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
     out.push_back(std::move(kernel));
   }
   return success();
+}
+
+/// The SPIR-V kernels of `module` in the ABI forms `options` asks for: the
+/// address form first, then the binding form, under the same symbols.
+static LogicalResult
+compileSPIRVKernels(ModuleOp input, ModuleOp module,
+                    const mlir::attn::CompileOptions &options,
+                    const KernelEntries &entries,
+                    std::vector<mlir::attn::CompiledKernel> &out) {
+  using SpirvAbi = mlir::attn::CompileOptions::SpirvAbi;
+  SpirvAbi abi = options.spirvAbi;
+  if (abi != SpirvAbi::Bindings &&
+      failed(compileSPIRVForm(input, module, options.subgroupSize,
+                              /*bufferAddresses=*/true, entries, out)))
+    return failure();
+  if (abi != SpirvAbi::Addresses &&
+      failed(compileSPIRVForm(input, module, options.subgroupSize,
+                              /*bufferAddresses=*/false, entries, out)))
+    return failure();
+  return success();
+}
+
+std::optional<mlir::attn::CompileOptions::SpirvAbi>
+mlir::attn::parseSpirvAbi(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<CompileOptions::SpirvAbi>>(name)
+      .Case("addresses", CompileOptions::SpirvAbi::Addresses)
+      .Case("bindings", CompileOptions::SpirvAbi::Bindings)
+      .Case("both", CompileOptions::SpirvAbi::Both)
+      .Default(std::nullopt);
 }
 
 FailureOr<mlir::attn::CompiledModule>

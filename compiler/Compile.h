@@ -14,6 +14,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,12 +77,21 @@ struct CompileOptions {
   static int64_t vectorLoadBytesFor(bool cpuDevice) {
     return cpuDevice ? 32 : -1;
   }
-  /// Target spirv: kernels reach their buffers by 64-bit device address
-  /// (attn-spirv-buffer-addresses), so no buffer is limited to the device's
-  /// maxStorageBufferRange (128 MiB on lavapipe); false: descriptor
-  /// bindings, which lavapipe serves 1.5-2.5x faster (bench/README.md) when
-  /// every buffer fits.
-  bool bufferAddresses = true;
+  /// Target spirv: how the kernels reach their buffers.
+  enum class SpirvAbi {
+    /// By 64-bit device address (attn-spirv-buffer-addresses): no buffer is
+    /// limited to the device's maxStorageBufferRange (128 MiB on lavapipe).
+    Addresses,
+    /// By descriptor binding: each buffer a kernel sees is at most
+    /// maxStorageBufferRange, and lavapipe serves bound buffers 1.5-2.5x
+    /// faster than addressed ones (bench/README.md).
+    Bindings,
+    /// Each kernel in both forms, two files in the bundle; a Vulkan device
+    /// launches the binding form when every buffer of a launch fits a
+    /// binding, and the address form otherwise.
+    Both,
+  };
+  SpirvAbi spirvAbi = SpirvAbi::Both;
   /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
   /// bf16 type).
   bool bf16AsI16 = true;
@@ -91,6 +101,10 @@ struct CompileOptions {
   std::string chip = "sm_90";
   std::string ptxFeatures = "+ptx80";
 };
+
+/// The SpirvAbi named "addresses", "bindings" or "both" (attn-compile's and
+/// attn-diff's --spirv-abi); nullopt for another name.
+std::optional<CompileOptions::SpirvAbi> parseSpirvAbi(llvm::StringRef name);
 
 struct CompiledKernel {
   /// What plans launch: "gpu_module::gpu_func". For target "tt" each file

@@ -10,7 +10,8 @@
 //   spirv  subgroup_size, workgroup_size, and abi "buffer_address" with
 //          num_buffers (argument i is the u64 device address at push-constant
 //          offset 8 i) and, optionally, arg_element_bytes; without abi the
-//          kernel takes descriptor bindings (attn-translate's SPIR-V for the
+//          kernel takes descriptor bindings (a bundle's binding form of a
+//          kernel, beside its address form; attn-translate's SPIR-V for the
 //          Metal path)
 //   ptx    subgroup_size, workgroup_size, chip (optional), abi
 //          "memref_descriptor", arg_element_bytes

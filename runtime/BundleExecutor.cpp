@@ -190,8 +190,11 @@ BundleExecutor::BundleExecutor(Bundle bundle, std::string target,
 
 Status BundleExecutor::load(const BundleVariant &variant,
                             const BundleKernel &kernel) {
-  // A TT program is several files under one symbol, one per entry point.
-  std::string key = kernel.symbol + '\0' + kernel.entryPoint;
+  // A TT program is several files under one symbol, one per entry point; a
+  // SPIR-V kernel may have two ABI forms under one symbol, told apart by
+  // their launch facts.
+  std::string key = kernel.symbol + '\0' + kernel.entryPoint + '\0' +
+                    kernel.launchJson;
   auto it = loaded_.find(key);
   if (it != loaded_.end()) {
     if (it->second == kernel.hash)

@@ -99,7 +99,8 @@ public:
   Status loadAllKernels();
 
   const Bundle &bundle() const { return bundle_; }
-  /// How many kernels this executor has put on the device.
+  /// How many kernel files this executor has put on the device (a SPIR-V
+  /// kernel in both ABI forms counts twice).
   size_t loadedKernels() const { return loaded_.size(); }
   /// What the last plan run measured.
   const PlanRunStats &lastRunStats() const { return lastStats_; }
@@ -138,8 +139,8 @@ private:
   std::string target_;
   PlanDevice &device_;
   std::string name_;
-  /// Kernels on the device by symbol and entry point, with the hash of what
-  /// was loaded under each.
+  /// Kernels on the device by symbol, entry point and launch facts, with
+  /// the hash of what was loaded under each.
   std::map<std::string, uint64_t, std::less<>> loaded_;
   PlanRunStats lastStats_;
 };

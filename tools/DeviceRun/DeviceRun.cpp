@@ -331,20 +331,34 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                          llvm::cl::desc("GPU backends: workgroup memory in "
                                         "bytes a kernel may use (default "
                                         "0: 16 KiB)"),
-                         llvm::cl::init(0), llvm::cl::cat(category)) {}
+                         llvm::cl::init(0), llvm::cl::cat(category)),
+      spirvAbi("spirv-abi",
+               llvm::cl::desc("Backend vulkan: the kernels' buffer ABI, "
+                              "both (default: by binding when every buffer "
+                              "of a launch fits the device's storage-buffer "
+                              "range, else by device address), addresses "
+                              "or bindings"),
+               llvm::cl::value_desc("both|addresses|bindings"),
+               llvm::cl::init("both"), llvm::cl::cat(category)) {}
 
 mlir::attn::KernelKnobs mlir::attn::KernelKnobFlags::knobs() const {
   return {splitKv,       vectorWidth,     attentionSubgroups,
           laneRegisters, tiledPrefill,    decodeThreshold,
-          prefillMatrix, maxWorkgroupMemory};
+          prefillMatrix, maxWorkgroupMemory, spirvAbi};
 }
 
 /// The compile options of `knobs` for a device of subgroup size
 /// `subgroupSize`; `cpu` for a device that runs kernels on a CPU.
-static mlir::attn::CompileOptions
+static llvm::Expected<mlir::attn::CompileOptions>
 knobOptions(const mlir::attn::KernelKnobs &knobs, int64_t subgroupSize,
             bool cpu) {
   mlir::attn::CompileOptions options;
+  std::optional<mlir::attn::CompileOptions::SpirvAbi> abi =
+      mlir::attn::parseSpirvAbi(knobs.spirvAbi);
+  if (!abi)
+    return llvm::createStringError("--spirv-abi=" + knobs.spirvAbi +
+                                   ": expected both, addresses or bindings");
+  options.spirvAbi = *abi;
   options.subgroupSize = subgroupSize;
   options.splitKv = knobs.splitKv;
   options.vectorWidth = knobs.vectorWidth;
@@ -379,15 +393,21 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     if (!device)
       return llvm::createStringError("backend vulkan: " + device.message());
     const ::attn::VulkanDeviceInfo &info = (*device)->device().info();
-    CompileOptions options =
+    llvm::Expected<CompileOptions> options =
         knobOptions(knobs, info.subgroupSize, info.type == "cpu");
-    options.targets = {"spirv"};
+    if (!options)
+      return options.takeError();
+    options->targets = {"spirv"};
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);
     };
     llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
-        module, entry, options, **device, addKernel, inputs, stats);
+        module, entry, *options, **device, addKernel, inputs, stats);
+    if (results && stats) {
+      stats->boundLaunches = (*device)->boundLaunches();
+      stats->addressedLaunches = (*device)->addressedLaunches();
+    }
     if (results && vkOptions.validation != ::attn::ValidationMode::Off) {
       std::vector<std::string> messages =
           (*device)->device().takeValidationMessages();
@@ -408,17 +428,19 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         ::attn::CudaPlanDevice::create();
     if (!device)
       return llvm::createStringError("backend cuda: " + device.message());
-    CompileOptions options =
+    llvm::Expected<CompileOptions> options =
         knobOptions(knobs, kNVIDIAWarpSize, /*cpu=*/false);
-    options.targets = {"ptx"};
-    options.chip = (*device)->info().chip();
-    options.ptxFeatures = ptxFeaturesForChip(options.chip);
+    if (!options)
+      return options.takeError();
+    options->targets = {"ptx"};
+    options->chip = (*device)->info().chip();
+    options->ptxFeatures = ptxFeaturesForChip(options->chip);
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);
     };
-    return compileAndRun(module, entry, options, **device, addKernel, inputs,
-                         stats);
+    return compileAndRun(module, entry, *options, **device, addKernel,
+                         inputs, stats);
   }
 #endif
   std::string available = "reference";

@@ -30,6 +30,10 @@ struct DeviceRunStats {
   double compileSeconds = 0.0;
   double kernelSeconds = 0.0;
   int64_t launches = 0;
+  /// vulkan: the launches of kernels in their descriptor-binding and their
+  /// device-address form (both 0 on other backends).
+  int64_t boundLaunches = 0;
+  int64_t addressedLaunches = 0;
   /// Per result, the backend's documented tolerance where it differs from
   /// reference/ops/Compare.h's defaults (empty: those), and where it is
   /// documented.
@@ -68,11 +72,15 @@ struct KernelKnobs {
   std::string prefillMatrix;
   /// Workgroup memory a kernel may use; 0: the lowering's default.
   int64_t maxWorkgroupMemory = 0;
+  /// vulkan: the SPIR-V ABI forms compiled, "both", "addresses" or
+  /// "bindings" (CompileOptions::SpirvAbi, parseSpirvAbi).
+  std::string spirvAbi = "both";
 };
 
 /// The command-line flags of KernelKnobs (--split-kv, --vector-width,
 /// --attention-subgroups, --lane-registers, --tiled-prefill,
-/// --decode-threshold, --prefill-matrix), shared by attn-run and attn-diff.
+/// --decode-threshold, --prefill-matrix, --max-workgroup-memory,
+/// --spirv-abi), shared by attn-run and attn-diff.
 struct KernelKnobFlags {
   explicit KernelKnobFlags(llvm::cl::OptionCategory &category);
   KernelKnobs knobs() const;
@@ -85,6 +93,7 @@ struct KernelKnobFlags {
   llvm::cl::opt<int64_t> decodeThreshold;
   llvm::cl::opt<std::string> prefillMatrix;
   llvm::cl::opt<int64_t> maxWorkgroupMemory;
+  llvm::cl::opt<std::string> spirvAbi;
 };
 
 /// Compiles `module` for `backend` with `knobs`, runs function `entry` on

@@ -132,6 +132,19 @@ llvm::cl::opt<std::string>
                         "...)"),
          llvm::cl::init("sm_90"), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> spirvAbi(
+    "spirv-abi",
+    llvm::cl::desc(
+        "Target spirv: how kernels reach their buffers. both (default): each "
+        "kernel twice, by descriptor binding and by device address, and the "
+        "Vulkan runtime launches the binding form when every buffer of the "
+        "launch fits the device's storage-buffer range (faster on lavapipe), "
+        "else the address form; addresses: by device address only (no "
+        "buffer limit, needs bufferDeviceAddress); bindings: by binding only "
+        "(buffers up to the storage-buffer range, 128 MiB on lavapipe)"),
+    llvm::cl::value_desc("both|addresses|bindings"), llvm::cl::init("both"),
+    llvm::cl::cat(category));
+
 llvm::cl::opt<bool> validateSpirv(
     "validate-spirv",
     llvm::cl::desc("Run spirv-val (--target-env vulkan1.1) on every SPIR-V "
@@ -511,7 +524,9 @@ private:
             k.target == "tt" &&
             (k.symbol == kernel.symbol ||
              launchedSymbol(entry, k.symbol) == kernel.symbol);
+        // A SPIR-V kernel's two ABI forms share its entry point.
         if (k.target == kernel.target && k.entryPoint == kernel.entryPoint &&
+            rt::contentHash(k.bytes) == kernel.hash &&
             (k.target != "tt" || sameProgram))
           source = &k;
         if (kernel.target == "tt" && sameProgram)
@@ -541,7 +556,8 @@ private:
     for (const std::string &t : build.targets)
       key += t + ",";
     return key + "sg" + std::to_string(build.subgroupSize) + ",split" +
-           std::to_string(options.splitKv) +
+           std::to_string(options.splitKv) + ",abi" +
+           std::to_string(static_cast<int>(options.spirvAbi)) +
            (validateSpirv ? ",validated" : "") +
            (llvm::is_contained(build.targets, "ptx") ? ",chip" + options.chip
                                                      : "");
@@ -783,6 +799,10 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<std::string>> targets = requestedTargets();
   if (!targets)
     return fail(llvm::toString(targets.takeError()));
+  std::optional<CompileOptions::SpirvAbi> abi = parseSpirvAbi(spirvAbi);
+  if (!abi)
+    return fail("--spirv-abi=" + spirvAbi +
+                ": expected both, addresses or bindings");
   if (outputPath == "-")
     return fail("a bundle needs an output directory: -o NAME.attnb");
   llvm::Expected<std::vector<Build>> builds = plannedBuilds(*targets);
@@ -806,6 +826,7 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.splitKv = splitKv;
+  options.spirvAbi = *abi;
   options.chip = chip;
   options.ptxFeatures = ptxFeaturesForChip(chip);
   BundleCompiler compiler(outputPath, options,

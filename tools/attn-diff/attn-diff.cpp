@@ -443,6 +443,12 @@ int main(int argc, char **argv) {
   // tiles); the report says so.
   if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
     llvm::outs() << "  tolerance: " << device->stats.toleranceNote << "\n";
+  // Which form of the SPIR-V kernels ran (CompileOptions::SpirvAbi).
+  if (int64_t bound = device->stats.boundLaunches,
+      addressed = device->stats.addressedLaunches;
+      bound + addressed > 0)
+    llvm::outs() << "  spirv launches: " << bound << " by descriptor binding, "
+                 << addressed << " by device address\n";
   ReportContext report{*signature, *inputs, device->stats, isMLADecode(*fn)};
   bool allPassed = true;
   for (size_t i = 0; i < want->size(); ++i) {

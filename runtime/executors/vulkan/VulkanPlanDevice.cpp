@@ -47,14 +47,26 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
                                    const std::string &entryPoint,
                                    uint32_t subgroupSize,
                                    std::optional<uint32_t> addressedBuffers) {
-  std::string facts = std::to_string(subgroupSize);
-  if (addressedBuffers)
-    facts += " buffer_address " + std::to_string(*addressedBuffers);
+  LaunchFacts facts;
+  facts.subgroupSize = subgroupSize;
+  facts.addressedBuffers = addressedBuffers;
+  return addKernelForm(symbol, std::move(spirv), entryPoint, std::move(facts));
+}
+
+Status VulkanPlanDevice::addKernelForm(const std::string &symbol,
+                                       std::vector<uint32_t> spirv,
+                                       const std::string &entryPoint,
+                                       LaunchFacts facts) {
+  const std::optional<uint32_t> &addressed = facts.addressedBuffers;
+  std::string identity = std::to_string(facts.subgroupSize);
+  if (addressed)
+    identity += " buffer_address " + std::to_string(*addressed);
   std::string source = runtime::kernelSource(
       std::string_view(reinterpret_cast<const char *>(spirv.data()),
                        spirv.size() * sizeof(uint32_t)),
-      entryPoint, facts);
-  Result<bool> loaded = symbols_.isLoaded(name_, symbol, source);
+      entryPoint, identity);
+  std::string formKey = symbol + (addressed ? " (by address)" : "");
+  Result<bool> loaded = symbols_.isLoaded(name_, formKey, source);
   if (!loaded)
     return loaded.status();
   if (*loaded)
@@ -62,11 +74,12 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   KernelDesc desc;
   desc.spirv = std::move(spirv);
   desc.entryPoint = entryPoint;
-  if (addressedBuffers) {
+  if (addressed) {
     desc.buffersByAddress = true;
-    desc.numBuffers = *addressedBuffers;
+    desc.numBuffers = *addressed;
   }
   const VulkanDeviceInfo &info = device_->info();
+  uint32_t subgroupSize = facts.subgroupSize;
   if (subgroupSize != 0 && subgroupSize != info.subgroupSize) {
     if (!info.subgroupSizeControl || subgroupSize < info.minSubgroupSize ||
         subgroupSize > info.maxSubgroupSize)
@@ -80,8 +93,10 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   Result<std::unique_ptr<VulkanKernel>> kernel = device_->createKernel(desc);
   if (!kernel)
     return errorf("kernel ", symbol, ": ", kernel.message());
-  kernels_[symbol] = std::move(*kernel);
-  symbols_.record(symbol, std::move(source));
+  KernelForms &forms = kernels_[symbol];
+  (addressed ? forms.addressed : forms.bound) =
+      LoadedKernel{std::move(*kernel), std::move(facts)};
+  symbols_.record(formKey, std::move(source));
   return Status::ok();
 }
 
@@ -117,11 +132,8 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   Result<LaunchFacts> facts = readLaunchFacts(launchJson, "spirv");
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
-  ATTN_RETURN_IF_ERROR(addKernel(symbol, std::move(words), entryPoint,
-                                 facts->subgroupSize,
-                                 facts->addressedBuffers));
-  launchFacts_[symbol] = std::move(*facts);
-  return Status::ok();
+  return addKernelForm(symbol, std::move(words), entryPoint,
+                       std::move(*facts));
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
@@ -221,6 +233,21 @@ Status VulkanPlanDevice::enqueueCopy(const runtime::BufferView &src,
                                      src.bytes));
 }
 
+const VulkanPlanDevice::LoadedKernel &
+VulkanPlanDevice::formFor(const KernelForms &forms,
+                          std::span<const runtime::BufferView> args) const {
+  if (!forms.bound.kernel)
+    return forms.addressed;
+  if (!forms.addressed.kernel)
+    return forms.bound;
+  const VulkanDeviceInfo &info = device_->info();
+  for (const runtime::BufferView &view : args)
+    if (view.offset % info.minStorageBufferOffsetAlignment != 0 ||
+        std::max<uint64_t>(view.bytes, 4) > info.maxStorageBufferRange)
+      return forms.addressed;
+  return forms.bound;
+}
+
 Status VulkanPlanDevice::enqueueLaunch(
     std::string_view kernel, const std::array<uint32_t, 3> &grid,
     const std::array<int64_t, 3> &block,
@@ -228,8 +255,9 @@ Status VulkanPlanDevice::enqueueLaunch(
   auto it = kernels_.find(kernel);
   if (it == kernels_.end())
     return errorf("no kernel '", kernel, "' is loaded on ", name_);
+  const LoadedKernel &form = formFor(it->second, args);
   if (std::optional<std::array<uint32_t, 3>> local =
-          it->second->workgroupSize())
+          form.kernel->workgroupSize())
     for (int i = 0; i < 3; ++i)
       if (static_cast<int64_t>((*local)[i]) != block[i])
         return errorf("kernel '", kernel, "' was compiled for workgroup size ",
@@ -239,14 +267,10 @@ Status VulkanPlanDevice::enqueueLaunch(
   std::vector<uint64_t> bytes;
   for (const runtime::BufferView &view : args)
     bytes.push_back(view.bytes);
-  auto facts = launchFacts_.find(kernel);
-  if (Status s = checkIndexRange(
-          facts == launchFacts_.end() ? LaunchFacts() : facts->second, "spirv",
-          bytes);
-      !s)
+  if (Status s = checkIndexRange(form.facts, "spirv", bytes); !s)
     return errorf("kernel '", kernel, "': ", s.message());
   DispatchDesc desc;
-  desc.kernel = it->second.get();
+  desc.kernel = form.kernel.get();
   desc.groups = grid;
   for (const runtime::BufferView &view : args) {
     desc.buffers.push_back(&unwrap(*view.buffer));
@@ -255,7 +279,9 @@ Status VulkanPlanDevice::enqueueLaunch(
     desc.ranges.push_back({view.offset, std::max<uint64_t>(view.bytes, 4)});
     keepAlive(view.buffer);
   }
-  return enqueue(VulkanCommand::launch(std::move(desc)));
+  ATTN_RETURN_IF_ERROR(enqueue(VulkanCommand::launch(std::move(desc))));
+  ++(form.facts.addressedBuffers ? addressedLaunches_ : boundLaunches_);
+  return Status::ok();
 }
 
 namespace {

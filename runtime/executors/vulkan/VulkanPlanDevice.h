@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace attn {
@@ -39,6 +40,12 @@ public:
   /// under a taken symbol is an error (runtime/KernelSymbols.h).
   /// `addressedBuffers`: the kernel takes that many buffers by device
   /// address (attn-spirv-buffer-addresses); absent, by descriptor binding.
+  ///
+  /// A symbol holds up to two forms of its kernel, one by binding and one by
+  /// address (attn-compile --spirv-abi=both); each launch takes the binding
+  /// form when there is one and every buffer of the launch fits a binding
+  /// (offset aligned to minStorageBufferOffsetAlignment, at most
+  /// maxStorageBufferRange bytes), else the address form.
   Status addKernel(const std::string &symbol, std::vector<uint32_t> spirv,
                    const std::string &entryPoint, uint32_t subgroupSize = 0,
                    std::optional<uint32_t> addressedBuffers = std::nullopt);
@@ -65,6 +72,10 @@ public:
   size_t pendingCommands() const { return pending_.size(); }
   /// The timestamps of its submissions and replays, summed.
   double deviceSeconds() const override { return deviceSeconds_; }
+  /// Launches enqueued (or recorded: a replayed step counts once) in each
+  /// form: by descriptor binding, by device address.
+  uint64_t boundLaunches() const { return boundLaunches_; }
+  uint64_t addressedLaunches() const { return addressedLaunches_; }
 
 protected:
   /// Zero-filled at once; sizes round up to a multiple of 4.
@@ -93,12 +104,31 @@ protected:
 private:
   explicit VulkanPlanDevice(std::unique_ptr<VulkanDevice> device);
 
+  /// One form of a kernel, with its launch facts (checkIndexRange).
+  struct LoadedKernel {
+    std::unique_ptr<VulkanKernel> kernel;
+    LaunchFacts facts;
+  };
+  /// The forms of one symbol's kernel; at least one is loaded.
+  struct KernelForms {
+    LoadedKernel bound, addressed;
+  };
+
+  Status addKernelForm(const std::string &symbol, std::vector<uint32_t> spirv,
+                       const std::string &entryPoint, LaunchFacts facts);
+  /// The form of `forms` a launch on `args` takes (see addKernel).
+  const LoadedKernel &
+  formFor(const KernelForms &forms,
+          std::span<const runtime::BufferView> args) const;
+
   std::unique_ptr<VulkanDevice> device_;
   std::string name_;
-  std::map<std::string, std::unique_ptr<VulkanKernel>, std::less<>> kernels_;
-  /// The launch facts of the kernels added with them (checkIndexRange).
-  std::map<std::string, LaunchFacts, std::less<>> launchFacts_;
+  std::map<std::string, KernelForms, std::less<>> kernels_;
+  /// Each form under its own key (the symbol and the form), so that two
+  /// forms of one kernel share a symbol and two kernels do not.
   runtime::KernelSymbols symbols_;
+  uint64_t boundLaunches_ = 0;
+  uint64_t addressedLaunches_ = 0;
 
   /// Where enqueued work goes: the queue, or the step being recorded.
   std::vector<VulkanCommand> &commands() {

@@ -288,21 +288,15 @@ static FailureOr<KernelEntries> collectEntries(ModuleOp module) {
   return entries;
 }
 
-/// The SPIR-V kernels of `module` (lowered by convert-attn-to-gpu) in one
-/// ABI form, by device address or by binding, with their launch facts,
-/// appended to `out`.
+/// Appends SPIR-V kernels `kernels` of one ABI form, by device address or
+/// by binding, to `out` with their launch facts.
 static LogicalResult
-compileSPIRVForm(ModuleOp input, ModuleOp module, int64_t subgroupSize,
-                 bool bufferAddresses, const KernelEntries &entries,
-                 std::vector<mlir::attn::CompiledKernel> &out) {
+appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
+                int64_t subgroupSize, bool bufferAddresses,
+                const KernelEntries &entries,
+                std::vector<mlir::attn::CompiledKernel> &out) {
   using namespace mlir::attn;
-  OwningOpRef<ModuleOp> copy = module.clone();
-  FailureOr<SmallVector<SPIRVKernel>> kernels = translateKernelsToSPIRV(
-      *copy, subgroupSize, /*aliasWideLoads=*/true,
-      /*cooperativeMatrix=*/false, bufferAddresses);
-  if (failed(kernels))
-    return failure();
-  for (SPIRVKernel &k : *kernels) {
+  for (SPIRVKernel &k : kernels) {
     auto symbol = entries.symbol.find(k.entryPoint);
     if (symbol == entries.symbol.end())
       return input.emitError()
@@ -328,24 +322,35 @@ compileSPIRVForm(ModuleOp input, ModuleOp module, int64_t subgroupSize,
   return success();
 }
 
-/// The SPIR-V kernels of `module` in the ABI forms `options` asks for: the
-/// address form first, then the binding form, under the same symbols.
+/// The SPIR-V kernels of `module` (lowered by convert-attn-to-gpu) in the
+/// ABI forms `options` asks for, under the same symbols: the address form
+/// first, then the binding form.
 static LogicalResult
 compileSPIRVKernels(ModuleOp input, ModuleOp module,
                     const mlir::attn::CompileOptions &options,
                     const KernelEntries &entries,
                     std::vector<mlir::attn::CompiledKernel> &out) {
-  using SpirvAbi = mlir::attn::CompileOptions::SpirvAbi;
-  SpirvAbi abi = options.spirvAbi;
-  if (abi != SpirvAbi::Bindings &&
-      failed(compileSPIRVForm(input, module, options.subgroupSize,
-                              /*bufferAddresses=*/true, entries, out)))
+  using namespace mlir::attn;
+  using SpirvAbi = CompileOptions::SpirvAbi;
+  OwningOpRef<ModuleOp> copy = module.clone();
+  int64_t sg = options.subgroupSize;
+  if (options.spirvAbi == SpirvAbi::Both) {
+    FailureOr<SPIRVForms> forms =
+        translateKernelsToSPIRVForms(*copy, sg, /*aliasWideLoads=*/true);
+    if (failed(forms) ||
+        failed(appendSPIRVForm(input, forms->addressed, sg, true, entries,
+                               out)) ||
+        failed(appendSPIRVForm(input, forms->bound, sg, false, entries, out)))
+      return failure();
+    return success();
+  }
+  bool byAddress = options.spirvAbi == SpirvAbi::Addresses;
+  FailureOr<SmallVector<SPIRVKernel>> kernels = translateKernelsToSPIRV(
+      *copy, sg, /*aliasWideLoads=*/true, /*cooperativeMatrix=*/false,
+      byAddress);
+  if (failed(kernels))
     return failure();
-  if (abi != SpirvAbi::Addresses &&
-      failed(compileSPIRVForm(input, module, options.subgroupSize,
-                              /*bufferAddresses=*/false, entries, out)))
-    return failure();
-  return success();
+  return appendSPIRVForm(input, *kernels, sg, byAddress, entries, out);
 }
 
 std::optional<mlir::attn::CompileOptions::SpirvAbi>

@@ -208,8 +208,11 @@ struct MathToSPIRVPass
 
 } // namespace
 
-void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
-                                   const GPUToSPIRVPipelineOptions &options) {
+/// The pipeline up to the kernels' ABI: target environment, workgroup
+/// memory, wide loads, math, the conversion, and the bindings of the
+/// arguments (spirv-lower-abi-attrs).
+static void buildConversion(OpPassManager &pm,
+                            const GPUToSPIRVPipelineOptions &options) {
   pm.addPass(createAttnSPIRVAttachTarget(
       {options.subgroupSize, options.cooperativeMatrix,
        options.bufferAddresses}));
@@ -217,22 +220,26 @@ void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
   pm.addPass(createAttnSPIRVVectorLoads({options.aliasWideLoads}));
   pm.addPass(createConvertAttnMathToSPIRV());
   pm.addPass(createConvertGPUToSPIRVPass());
+  pm.nest<spirv::ModuleOp>().addPass(spirv::createSPIRVLowerABIAttributesPass());
+}
+
+/// The rest: buffers by address when asked, then the version, capabilities
+/// and extensions each spirv.module uses.
+static void buildABI(OpPassManager &pm, bool bufferAddresses) {
   OpPassManager &spv = pm.nest<spirv::ModuleOp>();
-  spv.addPass(spirv::createSPIRVLowerABIAttributesPass());
-  if (options.bufferAddresses)
+  if (bufferAddresses)
     spv.addPass(createAttnSPIRVBufferAddresses());
   spv.addPass(spirv::createSPIRVUpdateVCEPass());
 }
 
-FailureOr<SmallVector<SPIRVKernel>>
-attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
-                              bool aliasWideLoads, bool cooperativeMatrix,
-                              bool bufferAddresses) {
-  PassManager pm(module.getContext());
-  buildGPUToSPIRVPipeline(pm, {subgroupSize, aliasWideLoads, cooperativeMatrix,
-                               bufferAddresses});
-  if (failed(pm.run(module)))
-    return failure();
+void attn::buildGPUToSPIRVPipeline(OpPassManager &pm,
+                                   const GPUToSPIRVPipelineOptions &options) {
+  buildConversion(pm, options);
+  buildABI(pm, options.bufferAddresses);
+}
+
+/// Serializes each spirv.module of `module`, in order.
+static FailureOr<SmallVector<SPIRVKernel>> serializeKernels(ModuleOp module) {
   SmallVector<SPIRVKernel> kernels;
   for (auto spv : module.getOps<spirv::ModuleOp>()) {
     SPIRVKernel kernel;
@@ -245,4 +252,52 @@ attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
     kernels.push_back(std::move(kernel));
   }
   return kernels;
+}
+
+FailureOr<SmallVector<SPIRVKernel>>
+attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
+                              bool aliasWideLoads, bool cooperativeMatrix,
+                              bool bufferAddresses) {
+  PassManager pm(module.getContext());
+  buildGPUToSPIRVPipeline(pm, {subgroupSize, aliasWideLoads, cooperativeMatrix,
+                               bufferAddresses});
+  if (failed(pm.run(module)))
+    return failure();
+  return serializeKernels(module);
+}
+
+FailureOr<SPIRVForms> attn::translateKernelsToSPIRVForms(ModuleOp module,
+                                                         int64_t subgroupSize,
+                                                         bool aliasWideLoads) {
+  // The conversion is most of the time and does not depend on the ABI: it
+  // runs once, in the binding form's environment; a copy then takes the
+  // address form's environment and attn-spirv-buffer-addresses.
+  MLIRContext *ctx = module.getContext();
+  PassManager convert(ctx);
+  buildConversion(convert, {subgroupSize, aliasWideLoads,
+                            /*cooperativeMatrix=*/false,
+                            /*bufferAddresses=*/false});
+  if (failed(convert.run(module)))
+    return failure();
+  OwningOpRef<ModuleOp> addressed = module.clone();
+  Attribute env = parseAttribute(
+      getTargetEnvText(subgroupSize, /*cooperativeMatrix=*/false,
+                       /*bufferAddresses=*/true),
+      ctx);
+  if (!env)
+    return failure();
+  (*addressed)->setAttr(spirv::getTargetEnvAttrName(), env);
+  SPIRVForms forms;
+  for (bool byAddress : {false, true}) {
+    ModuleOp form = byAddress ? *addressed : module;
+    PassManager pm(ctx);
+    buildABI(pm, byAddress);
+    if (failed(pm.run(form)))
+      return failure();
+    FailureOr<SmallVector<SPIRVKernel>> kernels = serializeKernels(form);
+    if (failed(kernels))
+      return failure();
+    (byAddress ? forms.addressed : forms.bound) = std::move(*kernels);
+  }
+  return forms;
 }

@@ -40,6 +40,23 @@ translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
                         bool aliasWideLoads, bool cooperativeMatrix,
                         bool bufferAddresses);
 
+/// The kernels of one module in both ABI forms, each list in the kernels'
+/// order.
+struct SPIRVForms {
+  /// Argument i at descriptor binding i.
+  SmallVector<SPIRVKernel> bound;
+  /// Argument i by device address (translateKernelsToSPIRV with
+  /// bufferAddresses).
+  SmallVector<SPIRVKernel> addressed;
+};
+
+/// translateKernelsToSPIRV in both forms (without cooperative matrices), at
+/// the cost of about one: the conversion runs once and only the ABI passes
+/// twice. Each form is the same SPIR-V translateKernelsToSPIRV makes of it.
+FailureOr<SPIRVForms> translateKernelsToSPIRVForms(ModuleOp module,
+                                                   int64_t subgroupSize,
+                                                   bool aliasWideLoads);
+
 } // namespace attn
 } // namespace mlir
 

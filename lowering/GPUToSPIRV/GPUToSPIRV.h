@@ -33,7 +33,7 @@ struct SPIRVKernel {
 /// loads; attn-spirv-vector-loads); with `cooperativeMatrix` the target
 /// environment has SPV_KHR_cooperative_matrix; with `bufferAddresses` the
 /// kernels take their buffers by device address (push constant u64 i for
-/// argument i), as Vulkan bundles run them. Diagnostics go to the context's
+/// argument i), a bundle's address form. Diagnostics go to the context's
 /// handler. No defaults: three flags in a row are easy to misplace.
 FailureOr<SmallVector<SPIRVKernel>>
 translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,

@@ -122,8 +122,8 @@ const char *kOverview = R"(attn-translate: attn IR to device binaries
 --attn-to-spirv: the input (attn ops on tensors or memrefs, in func.func) is
 bufferized, lowered by convert-attn-to-gpu (bf16 buffers as i16 words) and
 by the attn-gpu-to-spirv pipeline with buffer-addresses (argument i is the
-u64 device address at push-constant offset 8 i, as Vulkan bundles run
-them). Every kernel is its own SPIR-V module whose entry point is the
+u64 device address at push-constant offset 8 i: the address form of a
+bundle's Vulkan kernels). Every kernel is its own SPIR-V module whose entry point is the
 kernel's name. Output convention:
   -o DIR        (an existing directory, or a path ending in '/')
                 writes DIR/<entry point>.spv for every kernel;

@@ -28,12 +28,8 @@ namespace attn {
 /// upstream dialects, and the bufferization models.
 void registerCompilerDialects(DialectRegistry &registry);
 
-/// Device targets a kernel can be compiled for.
-inline constexpr const char *kTargetNames[] = {"spirv", "ptx", "msl",
-                                                 "tt"};
-
 struct CompileOptions {
-  /// Any of kTargetNames.
+  /// Targets by name: spirv, ptx, msl, tt (compiler/targets/Target.h).
   std::vector<std::string> targets = {"spirv"};
   /// Invocations per subgroup of the device the kernels will run on
   /// (lavapipe: 8, NVIDIA: 32). The attention kernels reduce across one

@@ -14,6 +14,7 @@
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Grid.h"
 #include "compiler/Variant.h"
+#include "compiler/targets/Target.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/Bundle.h"
 #include "runtime/BundleWriter.h"
@@ -253,25 +254,42 @@ llvm::Expected<std::vector<std::string>> requestedTargets() {
   if (targets.empty())
     return llvm::createStringError(
         "no target: give --targets=spirv (or --emit=spirv)");
-  std::string available =
-      llvm::join(std::begin(kTargetNames), std::end(kTargetNames), ", ");
+  std::string available;
+  for (const TargetBackend &b : targetBackends())
+    available += (available.empty() ? "" : ", ") + b.name.str();
   for (const std::string &t : targets)
-    if (!llvm::is_contained(kTargetNames, t))
+    if (!findTargetBackend(t))
       return llvm::createStringError("unknown target '" + t +
                                      "' (available: " + available + ")");
   return targets;
 }
 
 /// The builds: one per subgroup size for the GPU targets, one of size 0 for
-/// tt. ptx and msl kernels exist at 32 only (an NVIDIA warp, Apple's SIMD
-/// width).
+/// the targets that lower the attn ops themselves (tt). A target with a
+/// fixed subgroup size (ptx and msl: 32, an NVIDIA warp, Apple's SIMD
+/// width) builds at that size only.
 llvm::Expected<std::vector<Build>>
 plannedBuilds(const std::vector<std::string> &targets) {
-  auto wants = [&](const char *t) { return llvm::is_contained(targets, t); };
+  std::vector<const TargetBackend *> gpu;
+  std::vector<std::string> ownLowering;
+  for (const std::string &t : targets) {
+    const TargetBackend *b = findTargetBackend(t);
+    if (b->lowersItself())
+      ownLowering.push_back(t);
+    else
+      gpu.push_back(b);
+  }
   std::vector<int64_t> sizes(subgroupSizes.begin(), subgroupSizes.end());
-  if (sizes.empty())
-    sizes = wants("spirv") ? std::vector<int64_t>{8, 16, 32, 64}
-                           : std::vector<int64_t>{32};
+  if (sizes.empty()) {
+    for (const TargetBackend *b : gpu)
+      if (b->subgroupSize == 0)
+        sizes = {8, 16, 32, 64};
+    if (sizes.empty())
+      sizes = {kNVIDIAWarpSize};
+    for (const TargetBackend *b : gpu)
+      if (b->subgroupSize != 0 && !llvm::is_contained(sizes, b->subgroupSize))
+        sizes.push_back(b->subgroupSize);
+  }
   for (int64_t &size : sizes) {
     if (size == 0) {
       llvm::Expected<int64_t> local = localVulkanSubgroupSize();
@@ -287,23 +305,24 @@ plannedBuilds(const std::vector<std::string> &targets) {
   }
   llvm::sort(sizes);
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  for (const char *t : {"ptx", "msl"})
-    if (wants(t) && !llvm::is_contained(sizes, kNVIDIAWarpSize))
+  for (const TargetBackend *b : gpu)
+    if (b->subgroupSize != 0 && !llvm::is_contained(sizes, b->subgroupSize))
       return llvm::createStringError(
-          llvm::Twine("target ") + t +
-          " needs subgroup size 32: add 32 to --subgroup-size");
+          "target " + b->name + " needs subgroup size " +
+          llvm::Twine(b->subgroupSize) + ": add " +
+          llvm::Twine(b->subgroupSize) + " to --subgroup-size");
 
   std::vector<Build> builds;
   for (int64_t size : sizes) {
     Build build{size, {}};
-    for (const std::string &t : targets)
-      if (t == "spirv" || ((t == "ptx" || t == "msl") && size == 32))
-        build.targets.push_back(t);
+    for (const TargetBackend *b : gpu)
+      if (b->subgroupSize == 0 || b->subgroupSize == size)
+        build.targets.push_back(b->name.str());
     if (!build.targets.empty())
       builds.push_back(std::move(build));
   }
-  if (wants("tt"))
-    builds.push_back(Build{0, {"tt"}});
+  if (!ownLowering.empty())
+    builds.push_back(Build{0, ownLowering});
   return builds;
 }
 
@@ -354,13 +373,7 @@ FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
 }
 
 std::string fileExtension(const std::string &target) {
-  if (target == "spirv")
-    return "spv";
-  if (target == "ptx")
-    return "ptx";
-  if (target == "msl")
-    return "metal";
-  return "cpp";
+  return findTargetBackend(target)->fileExtension.str();
 }
 
 /// A bundle entry before compiling: its function, name and parameters.

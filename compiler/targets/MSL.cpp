@@ -1,0 +1,53 @@
+//===- MSL.cpp - The msl target: Metal through SPIR-V and SPIRV-Cross -----===//
+
+#include "compiler/targets/Target.h"
+#include "lowering/GPUToSPIRV/GPUToSPIRV.h"
+#include "lowering/SPIRVToMSL/SPIRVToMSL.h"
+
+using namespace mlir;
+
+LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
+                                            const CompileOptions &options,
+                                            std::vector<CompiledKernel> &out) {
+  ModuleOp module = lowered.lowered;
+  OwningOpRef<ModuleOp> copy = module.clone();
+  // SPIRVToMSL maps each binding to one Metal buffer: the MSL kernels read
+  // wide loads element by element instead of through aliased bindings.
+  FailureOr<SmallVector<SPIRVKernel>> spirv =
+      translateKernelsToSPIRV(*copy, options.subgroupSize,
+                              /*aliasWideLoads=*/false,
+                              /*cooperativeMatrix=*/false,
+                              /*bufferAddresses=*/false);
+  if (failed(spirv))
+    return failure();
+  for (const SPIRVKernel &k : *spirv) {
+    auto symbol = lowered.entries.symbol.find(k.entryPoint);
+    if (symbol == lowered.entries.symbol.end())
+      return module.emitError() << "SPIR-V entry point " << k.entryPoint
+                                << " matches no kernel of convert-attn-to-gpu";
+    MSLOptions mslOptions;
+    mslOptions.subgroupSize = options.subgroupSize;
+    llvm::Expected<MSLKernel> msl =
+        translateSPIRVToMSL(k.words, k.entryPoint, mslOptions);
+    if (!msl)
+      return module.emitError() << llvm::toString(msl.takeError());
+    // Plans launch known_block_size threads, which the LocalSize must match.
+    std::array<int64_t, 3> block =
+        lowered.entries.workgroup.lookup(k.entryPoint);
+    for (int i = 0; i < 3; ++i)
+      if (block[i] != static_cast<int64_t>(msl->threadgroupSize[i]))
+        return module.emitError()
+               << "kernel " << k.entryPoint << " has threadgroup size "
+               << msl->threadgroupSize[0] << "x" << msl->threadgroupSize[1]
+               << "x" << msl->threadgroupSize[2] << " but its plan launches "
+               << block[0] << "x" << block[1] << "x" << block[2];
+    CompiledKernel kernel;
+    kernel.symbol = symbol->second;
+    kernel.target = "msl";
+    kernel.entryPoint = msl->entryPoint;
+    kernel.bytes = std::move(msl->source);
+    kernel.launchJson = mslLaunchFacts(*msl, options.subgroupSize);
+    out.push_back(std::move(kernel));
+  }
+  return success();
+}

@@ -1,0 +1,76 @@
+//===- SPIRV.cpp - The spirv target: SPIR-V for Vulkan --------------------===//
+//
+// Each kernel in the ABI forms CompileOptions::spirvAbi asks for: by device
+// address (attn-spirv-buffer-addresses), by descriptor binding, or both
+// from one conversion (translateKernelsToSPIRVForms), which a Vulkan device
+// chooses between per launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/targets/Target.h"
+#include "core/LaunchFacts.h"
+#include "lowering/GPUToSPIRV/GPUToSPIRV.h"
+
+using namespace mlir;
+
+/// Appends SPIR-V kernels `kernels` of one ABI form, by device address or
+/// by binding, to `out` with their launch facts.
+static LogicalResult
+appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
+                int64_t subgroupSize, bool bufferAddresses,
+                const mlir::attn::KernelEntries &entries,
+                std::vector<mlir::attn::CompiledKernel> &out) {
+  using namespace mlir::attn;
+  for (SPIRVKernel &k : kernels) {
+    auto symbol = entries.symbol.find(k.entryPoint);
+    if (symbol == entries.symbol.end())
+      return input.emitError() << "SPIR-V entry point " << k.entryPoint
+                               << " matches no kernel of convert-attn-to-gpu";
+    CompiledKernel kernel;
+    kernel.symbol = symbol->second;
+    kernel.target = "spirv";
+    kernel.entryPoint = k.entryPoint;
+    kernel.bytes.assign(reinterpret_cast<const char *>(k.words.data()),
+                        k.words.size() * sizeof(uint32_t));
+    ::attn::LaunchFacts launch;
+    launch.subgroupSize = subgroupSize;
+    launch.workgroup = entries.workgroup.lookup(k.entryPoint);
+    // attn-spirv-buffer-addresses: argument i is a u64 device address at
+    // push-constant offset 8 i; without it, binding i.
+    launch.argElementBytes = entries.elementBytes.lookup(k.entryPoint);
+    if (bufferAddresses)
+      launch.addressedBuffers = launch.argElementBytes.size();
+    kernel.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
+    out.push_back(std::move(kernel));
+  }
+  return success();
+}
+
+LogicalResult
+mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
+                                const CompileOptions &options,
+                                std::vector<CompiledKernel> &out) {
+  using SpirvAbi = CompileOptions::SpirvAbi;
+  // The address form first, then the binding form, under the same symbols.
+  ModuleOp input = lowered.input, loweredModule = lowered.lowered;
+  OwningOpRef<ModuleOp> copy = loweredModule.clone();
+  const KernelEntries &entries = lowered.entries;
+  int64_t sg = options.subgroupSize;
+  if (options.spirvAbi == SpirvAbi::Both) {
+    FailureOr<SPIRVForms> forms =
+        translateKernelsToSPIRVForms(*copy, sg, /*aliasWideLoads=*/true);
+    if (failed(forms) ||
+        failed(
+            appendSPIRVForm(input, forms->addressed, sg, true, entries, out)) ||
+        failed(appendSPIRVForm(input, forms->bound, sg, false, entries, out)))
+      return failure();
+    return success();
+  }
+  bool byAddress = options.spirvAbi == SpirvAbi::Addresses;
+  FailureOr<SmallVector<SPIRVKernel>> kernels =
+      translateKernelsToSPIRV(*copy, sg, /*aliasWideLoads=*/true,
+                              /*cooperativeMatrix=*/false, byAddress);
+  if (failed(kernels))
+    return failure();
+  return appendSPIRVForm(input, *kernels, sg, byAddress, entries, out);
+}

@@ -1,0 +1,104 @@
+//===- Target.h - The device targets of the compile driver -----*- C++ -*-===//
+//
+// Each device target is one TargetBackend, registered in Targets.cpp beside
+// the others, its kernel compile in a file of its own in this folder. The
+// driver (compiler/Compile.cpp) runs convert-attn-to-gpu once for the GPU
+// targets of a compile and then asks each requested backend for its
+// kernels; attn-compile takes a target's bundle file extension and the
+// subgroup sizes it builds from here too. A target that lowers the attn ops
+// itself (tt: convert-attn-to-ttkernel, EmitC) has no kernel compile here and
+// its own entry, compileTTKernels.
+//
+// Adding a GPU target: a file with its compileKernels function and one line
+// in Targets.cpp (DESIGN.md, "Adding a kernel knob, adding a target").
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_COMPILER_TARGETS_TARGET_H
+#define ATTN_COMPILER_TARGETS_TARGET_H
+
+#include "compiler/Compile.h"
+#include "lowering/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <array>
+#include <vector>
+
+namespace mlir::attn {
+
+/// What the bundle records of each kernel of convert-attn-to-gpu, by entry
+/// point: its symbol (module::func, what plans name), workgroup size and
+/// argument element sizes.
+struct KernelEntries {
+  llvm::StringMap<std::string> symbol;
+  llvm::StringMap<std::array<int64_t, 3>> workgroup;
+  llvm::StringMap<std::vector<int64_t>> elementBytes;
+};
+
+/// The entries of the kernels of `module` (after convert-attn-to-gpu).
+FailureOr<KernelEntries> collectEntries(ModuleOp module);
+
+/// convert-attn-to-gpu's options for a device family (`family` "ptx" or
+/// "spirv", getTargetLoweringOptions): the family's capabilities, then the
+/// compile's own knobs.
+ConvertAttnToGPUOptions loweringOptions(StringRef family,
+                                        const CompileOptions &options);
+
+/// What a GPU target makes its kernels from.
+struct LoweredModule {
+  /// The compile's input (attn ops on tensors): diagnostics, and a target
+  /// that needs its own lowering.
+  ModuleOp input;
+  /// The input after convert-attn-to-gpu for `family` (loweringOptions).
+  ModuleOp lowered;
+  StringRef family;
+  const KernelEntries &entries;
+  /// The host plans of the lowered functions, in order.
+  const std::vector<::attn::runtime::Plan> &plans;
+};
+
+struct TargetBackend {
+  /// What --targets names it.
+  StringLiteral name;
+  /// Of its kernel files in a bundle, without the dot.
+  StringLiteral fileExtension;
+  /// The one subgroup size its kernels are built for; 0: any.
+  int64_t subgroupSize;
+  /// The convert-attn-to-gpu family it wants ("ptx" or "spirv"); empty for
+  /// a target that lowers the attn ops itself.
+  StringLiteral family;
+  /// Appends its kernels to `out`; null for a target that lowers the attn
+  /// ops itself.
+  LogicalResult (*compileKernels)(const LoweredModule &lowered,
+                                  const CompileOptions &options,
+                                  std::vector<CompiledKernel> &out);
+
+  bool lowersItself() const { return compileKernels == nullptr; }
+};
+
+/// Every target: spirv, ptx, msl, tt.
+ArrayRef<TargetBackend> targetBackends();
+/// The backend named `name`, or null.
+const TargetBackend *findTargetBackend(StringRef name);
+
+// The GPU targets' kernel compiles (SPIRV.cpp, PTX.cpp, MSL.cpp).
+LogicalResult compileSPIRVKernels(const LoweredModule &lowered,
+                                  const CompileOptions &options,
+                                  std::vector<CompiledKernel> &out);
+LogicalResult compilePTXKernels(const LoweredModule &lowered,
+                                const CompileOptions &options,
+                                std::vector<CompiledKernel> &out);
+LogicalResult compileMSLKernels(const LoweredModule &lowered,
+                                const CompileOptions &options,
+                                std::vector<CompiledKernel> &out);
+
+/// The Tenstorrent target (TT.cpp): the programs of `input`'s functions as
+/// kernels, and, when `plans` is given, the host plans that launch them.
+LogicalResult compileTTKernels(ModuleOp input, std::vector<CompiledKernel> &out,
+                               std::vector<::attn::runtime::Plan> *plans);
+
+} // namespace mlir::attn
+
+#endif // ATTN_COMPILER_TARGETS_TARGET_H

@@ -1,0 +1,97 @@
+//===- Targets.cpp - The registry of device targets -----------------------===//
+
+#include "compiler/targets/Target.h"
+#include "lowering/GPUToPTX/GPUToPTX.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The one list of targets: adding one is a line here and its file.
+const mlir::attn::TargetBackend kBackends[] = {
+    {"spirv", "spv", /*subgroupSize=*/0, "spirv",
+     mlir::attn::compileSPIRVKernels},
+    {"ptx", "ptx", mlir::attn::kNVIDIAWarpSize, "ptx",
+     mlir::attn::compilePTXKernels},
+    {"msl", "metal", /*subgroupSize=*/32, "spirv",
+     mlir::attn::compileMSLKernels},
+    {"tt", "cpp", /*subgroupSize=*/0, "", nullptr},
+};
+
+} // namespace
+
+ArrayRef<mlir::attn::TargetBackend> mlir::attn::targetBackends() {
+  return kBackends;
+}
+
+const mlir::attn::TargetBackend *mlir::attn::findTargetBackend(StringRef name) {
+  for (const TargetBackend &b : kBackends)
+    if (b.name == name)
+      return &b;
+  return nullptr;
+}
+
+mlir::attn::ConvertAttnToGPUOptions
+mlir::attn::loweringOptions(StringRef family, const CompileOptions &options) {
+  ConvertAttnToGPUOptions lowering =
+      getTargetLoweringOptions(family, options.subgroupSize);
+  lowering.splitKv = options.splitKv;
+  lowering.vectorWidth = options.vectorWidth;
+  lowering.attentionSubgroups = options.attentionSubgroups;
+  lowering.laneRegisters = options.laneRegisters;
+  if (options.vectorLoadBytes >= 0)
+    lowering.vectorLoadBytes = options.vectorLoadBytes;
+  lowering.tiledPrefill = options.tiledPrefill;
+  lowering.decodeThreshold = options.decodeThreshold;
+  if (!options.prefillMatrix.empty())
+    lowering.prefillMatrix = options.prefillMatrix;
+  if (options.maxWorkgroupMemory > 0)
+    lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
+  if (family != "ptx")
+    lowering.bf16AsI16 = options.bf16AsI16;
+  return lowering;
+}
+
+/// Bytes per element of each argument of `kernel` (1-D memrefs of whole
+/// bytes, lowering/AttnToGPU/KernelABI.h): what its launch facts record.
+static FailureOr<std::vector<int64_t>>
+argumentElementBytes(gpu::GPUFuncOp kernel) {
+  std::vector<int64_t> bytes;
+  for (Type type : kernel.getArgumentTypes()) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || memref.getRank() != 1 ||
+        memref.getElementTypeBitWidth() % 8 != 0)
+      return kernel.emitError()
+             << "expects 1-D memrefs of whole bytes as kernel arguments "
+                "(lowering/AttnToGPU/KernelABI.h), got "
+             << type;
+    bytes.push_back(memref.getElementTypeBitWidth() / 8);
+  }
+  return bytes;
+}
+
+FailureOr<mlir::attn::KernelEntries>
+mlir::attn::collectEntries(ModuleOp module) {
+  // Each kernel sits alone in its gpu.module; plans name it module::func.
+  KernelEntries entries;
+  for (auto gpuModule : module.getOps<gpu::GPUModuleOp>())
+    for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      std::string symbol =
+          (gpuModule.getName() + "::" + kernel.getName()).str();
+      if (!entries.symbol.try_emplace(kernel.getName(), symbol).second)
+        return kernel.emitError()
+               << "two kernels share the entry point name " << kernel.getName();
+      std::array<int64_t, 3> wg = {1, 1, 1};
+      if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize())
+        for (int i = 0; i < 3 && i < static_cast<int>(known->size()); ++i)
+          wg[i] = (*known)[i];
+      entries.workgroup[kernel.getName()] = wg;
+      FailureOr<std::vector<int64_t>> bytes = argumentElementBytes(kernel);
+      if (failed(bytes))
+        return failure();
+      entries.elementBytes[kernel.getName()] = std::move(*bytes);
+    }
+  return entries;
+}

@@ -60,13 +60,8 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
 
   OwningOpRef<ModuleOp> module = input.clone();
   PassManager pm(module->getContext());
-  // One lowering serves every GPU target of the compile: ptx's (native
-  // bf16, vector loads) when it is the only one, else spirv's, and ptx
-  // lowers again for itself.
-  bool onlyPTX = llvm::all_of(backends, [](const TargetBackend *b) {
-    return b->lowersItself() || b->family == "ptx";
-  });
-  StringRef family = onlyPTX ? "ptx" : "spirv";
+  // One lowering serves every GPU target of the compile.
+  StringRef family = gpuLoweringFamily(options);
   buildAttnToGPUPipeline(pm, loweringOptions(family, options));
   if (failed(pm.run(*module)))
     return failure();

@@ -57,6 +57,9 @@ struct CompileOptions {
   std::string prefillMatrix;
   /// convert-attn-to-gpu's max-workgroup-memory; 0: its default.
   int64_t maxWorkgroupMemory = 0;
+  /// convert-attn-to-gpu's workgroup-size (the element-wise kernels); 0:
+  /// the subgroup size.
+  int64_t workgroupSize = 0;
 
   /// lane-registers for a device: a GPU keeps about half of a thread's 255
   /// registers for the tiles; a CPU device (lavapipe) runs each lane value
@@ -88,6 +91,14 @@ struct CompileOptions {
     Both,
   };
   SpirvAbi spirvAbi = SpirvAbi::Both;
+  /// Target spirv: a SPIR-V 1.6 target environment with
+  /// SPV_KHR_cooperative_matrix for the kernels that use matrix products
+  /// (prefillMatrix "subgroup-mma"); each ABI form is then converted on its
+  /// own.
+  bool cooperativeMatrix = false;
+  /// Target msl: the MSL version to emit (makeMSLVersion); 0: the lowest
+  /// each kernel needs.
+  uint32_t mslVersion = 0;
   /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
   /// bf16 type).
   bool bf16AsI16 = true;

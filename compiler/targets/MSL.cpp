@@ -27,10 +27,14 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
                                 << " matches no kernel of convert-attn-to-gpu";
     MSLOptions mslOptions;
     mslOptions.subgroupSize = options.subgroupSize;
+    mslOptions.version = options.mslVersion;
     llvm::Expected<MSLKernel> msl =
         translateSPIRVToMSL(k.words, k.entryPoint, mslOptions);
+    // At the module's location, without the module printed after it: the
+    // message names the kernel.
     if (!msl)
-      return module.emitError() << llvm::toString(msl.takeError());
+      return mlir::emitError(module.getLoc())
+             << llvm::toString(msl.takeError());
     // Plans launch known_block_size threads, which the LocalSize must match.
     std::array<int64_t, 3> block =
         lowered.entries.workgroup.lookup(k.entryPoint);

@@ -53,10 +53,10 @@ mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
   using SpirvAbi = CompileOptions::SpirvAbi;
   // The address form first, then the binding form, under the same symbols.
   ModuleOp input = lowered.input, loweredModule = lowered.lowered;
-  OwningOpRef<ModuleOp> copy = loweredModule.clone();
   const KernelEntries &entries = lowered.entries;
   int64_t sg = options.subgroupSize;
-  if (options.spirvAbi == SpirvAbi::Both) {
+  if (options.spirvAbi == SpirvAbi::Both && !options.cooperativeMatrix) {
+    OwningOpRef<ModuleOp> copy = loweredModule.clone();
     FailureOr<SPIRVForms> forms =
         translateKernelsToSPIRVForms(*copy, sg, /*aliasWideLoads=*/true);
     if (failed(forms) ||
@@ -66,11 +66,17 @@ mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
       return failure();
     return success();
   }
-  bool byAddress = options.spirvAbi == SpirvAbi::Addresses;
-  FailureOr<SmallVector<SPIRVKernel>> kernels =
-      translateKernelsToSPIRV(*copy, sg, /*aliasWideLoads=*/true,
-                              /*cooperativeMatrix=*/false, byAddress);
-  if (failed(kernels))
-    return failure();
-  return appendSPIRVForm(input, *kernels, sg, byAddress, entries, out);
+  for (bool byAddress : {true, false}) {
+    if (options.spirvAbi ==
+        (byAddress ? SpirvAbi::Bindings : SpirvAbi::Addresses))
+      continue;
+    OwningOpRef<ModuleOp> copy = loweredModule.clone();
+    FailureOr<SmallVector<SPIRVKernel>> kernels =
+        translateKernelsToSPIRV(*copy, sg, /*aliasWideLoads=*/true,
+                                options.cooperativeMatrix, byAddress);
+    if (failed(kernels) ||
+        failed(appendSPIRVForm(input, *kernels, sg, byAddress, entries, out)))
+      return failure();
+  }
+  return success();
 }

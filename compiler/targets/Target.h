@@ -46,6 +46,11 @@ FailureOr<KernelEntries> collectEntries(ModuleOp module);
 ConvertAttnToGPUOptions loweringOptions(StringRef family,
                                         const CompileOptions &options);
 
+/// The convert-attn-to-gpu family the driver lowers `options.targets` with:
+/// ptx's (native bf16, vector loads) when it is the only GPU target, else
+/// spirv's (ptx then lowers again for itself).
+StringRef gpuLoweringFamily(const CompileOptions &options);
+
 /// What a GPU target makes its kernels from.
 struct LoweredModule {
   /// The compile's input (attn ops on tensors): diagnostics, and a target

@@ -26,6 +26,14 @@ ArrayRef<mlir::attn::TargetBackend> mlir::attn::targetBackends() {
   return kBackends;
 }
 
+StringRef mlir::attn::gpuLoweringFamily(const CompileOptions &options) {
+  bool onlyPTX = llvm::all_of(options.targets, [](const std::string &t) {
+    const TargetBackend *b = findTargetBackend(t);
+    return !b || b->lowersItself() || b->family == "ptx";
+  });
+  return onlyPTX ? "ptx" : "spirv";
+}
+
 const mlir::attn::TargetBackend *mlir::attn::findTargetBackend(StringRef name) {
   for (const TargetBackend &b : kBackends)
     if (b.name == name)
@@ -49,6 +57,7 @@ mlir::attn::loweringOptions(StringRef family, const CompileOptions &options) {
     lowering.prefillMatrix = options.prefillMatrix;
   if (options.maxWorkgroupMemory > 0)
     lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
+  lowering.workgroupSize = options.workgroupSize;
   if (family != "ptx")
     lowering.bf16AsI16 = options.bf16AsI16;
   return lowering;

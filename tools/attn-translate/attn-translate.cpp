@@ -1,25 +1,25 @@
 //===- attn-translate.cpp - attn IR to device binaries --------------------===//
 //
 // Like mlir-translate, but a module becomes several kernels, so the output
-// is a set of files. `--attn-to-spirv` bufferizes attn IR (on tensors or
-// memrefs), runs convert-attn-to-gpu and the attn-gpu-to-spirv pipeline, and
-// writes one SPIR-V binary per kernel.
+// is a set of files. --attn-to-spirv, --attn-to-ptx and --attn-to-msl map
+// the flags onto CompileOptions and call the compile driver
+// (compiler/Compile.h, the same entry as attn-compile, attn-run and
+// attn-diff), then write each kernel it returns; --attn-to-ttmetal writes
+// the TT-Metalium programs with their folders.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialect/AttnDialect.h"
-#include "dialect/BufferizableOpInterfaceImpl.h"
-#include "lowering/GPUToPTX/GPUToPTX.h"
-#include "lowering/GPUToSPIRV/GPUToSPIRV.h"
-#include "lowering/SPIRVToMSL/SPIRVToMSL.h"
-#include "lowering/Passes.h"
+#include "compiler/Compile.h"
+#include "compiler/targets/Target.h"
 #include "lowering/AttnToTT/TTMetalTarget.h"
+#include "lowering/GPUToPTX/GPUToPTX.h"
+#include "lowering/Passes.h"
+#include "lowering/SPIRVToMSL/SPIRVToMSL.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -119,12 +119,13 @@ cl::opt<int64_t> splitKv("split-kv",
 
 const char *kOverview = R"(attn-translate: attn IR to device binaries
 
---attn-to-spirv: the input (attn ops on tensors or memrefs, in func.func) is
-bufferized, lowered by convert-attn-to-gpu (bf16 buffers as i16 words) and
-by the attn-gpu-to-spirv pipeline with buffer-addresses (argument i is the
-u64 device address at push-constant offset 8 i: the address form of a
-bundle's Vulkan kernels). Every kernel is its own SPIR-V module whose entry point is the
-kernel's name. Output convention:
+--attn-to-spirv: the input (attn ops on tensors or memrefs, in func.func)
+goes through the compile driver attn-compile uses: bufferized, lowered by
+convert-attn-to-gpu (bf16 buffers as i16 words) and by the
+attn-gpu-to-spirv pipeline with buffer-addresses (argument i is the u64
+device address at push-constant offset 8 i: the address form of a
+bundle's Vulkan kernels). Every kernel is its own SPIR-V module whose
+entry point is the kernel's name. Output convention:
   -o DIR        (an existing directory, or a path ending in '/')
                 writes DIR/<entry point>.spv for every kernel;
   -o FILE       writes the binary of the only kernel, and fails if the
@@ -139,8 +140,9 @@ kernel is its own PTX module whose .entry is the kernel's name; -o DIR
 writes DIR/<entry point>.ptx, -o FILE the only kernel, and no -o prints
 every module to stdout.
 
---attn-to-msl: the SPIR-V of --attn-to-spirv (--subgroup-size: 32, Apple's
-SIMD width, unless overridden), cross-compiled by SPIRV-Cross to one MSL
+--attn-to-msl: the kernels' SPIR-V in the binding form, wide loads read
+element by element (--subgroup-size: 32, Apple's SIMD width, unless
+overridden), cross-compiled by SPIRV-Cross to one MSL
 kernel per SPIR-V kernel (argument i at [[buffer(i)]]). -o DIR writes
 DIR/<entry point>.metal, -o FILE the only kernel, and no -o prints every
 kernel to stdout after a line with its launch facts (entry point, MSL
@@ -221,8 +223,8 @@ void printKernels(ModuleOp module) {
       return;
     llvm::outs() << fn.getName();
     if (std::optional<ArrayRef<int32_t>> block = fn.getKnownBlockSize())
-      llvm::outs() << " workgroup=" << (*block)[0] << "x" << (*block)[1]
-                   << "x" << (*block)[2];
+      llvm::outs() << " workgroup=" << (*block)[0] << "x" << (*block)[1] << "x"
+                   << (*block)[2];
     llvm::outs() << " params=[";
     if (auto names = fn->getAttrOfType<ArrayAttr>("attn.params"))
       llvm::interleave(
@@ -233,88 +235,26 @@ void printKernels(ModuleOp module) {
   });
 }
 
-/// convert-attn-to-gpu's options: the target's capabilities, then the
-/// flags.
-attn::ConvertAttnToGPUOptions loweringOptions(StringRef target) {
-  attn::ConvertAttnToGPUOptions options =
-      attn::getTargetLoweringOptions(target, subgroupSize);
+/// The compile driver's options for `target` (spirv, ptx or msl) from the
+/// flags. Vulkan kernels come in the address form only, one binary per
+/// kernel.
+FailureOr<mlir::attn::CompileOptions> compileOptions(StringRef target) {
+  mlir::attn::CompileOptions options;
+  options.targets = {target.str()};
+  options.subgroupSize = subgroupSize;
   options.workgroupSize = workgroupSize;
-  if (maxWorkgroupMemory > 0)
-    options.maxWorkgroupMemory = maxWorkgroupMemory;
-  if (!prefillMatrix.empty())
-    options.prefillMatrix = prefillMatrix;
+  options.maxWorkgroupMemory = maxWorkgroupMemory;
+  options.prefillMatrix = prefillMatrix;
   options.vectorWidth = vectorWidth;
-  if (vectorLoadBytes >= 0)
-    options.vectorLoadBytes = vectorLoadBytes;
+  options.vectorLoadBytes = vectorLoadBytes;
   options.attentionSubgroups = attentionSubgroups;
   options.splitKv = splitKv;
-  return options;
-}
-
-/// The SPIR-V kernels of attn IR: bufferization, convert-attn-to-gpu and the
-/// attn-gpu-to-spirv pipeline. The gpu.func ops stay in `module`. Vulkan
-/// kernels take their buffers by device address and read wide loads through
-/// aliased words; SPIR-V for SPIRV-Cross (MSL) keeps bindings (its Metal
-/// buffer indices) and reads wide loads element by element.
-FailureOr<SmallVector<attn::SPIRVKernel>>
-lowerToSPIRV(ModuleOp module, bool forVulkan = true) {
-  attn::ConvertAttnToGPUOptions options = loweringOptions("spirv");
-  PassManager pm(module.getContext());
-  attn::buildAttnToGPUPipeline(pm, options);
-  if (failed(pm.run(module)))
-    return failure();
-  return attn::translateKernelsToSPIRV(module, subgroupSize,
-                                       /*aliasWideLoads=*/forVulkan,
-                                       cooperativeMatrix,
-                                       /*bufferAddresses=*/forVulkan);
-}
-
-LogicalResult translateToSPIRV(ModuleOp module) {
-  FailureOr<SmallVector<attn::SPIRVKernel>> kernels =
-      lowerToSPIRV(module, /*bufferAddresses=*/true);
-  if (failed(kernels))
-    return failure();
-  if (listKernels)
-    printKernels(module);
-  SmallVector<OutputKernel> out;
-  for (const attn::SPIRVKernel &k : *kernels)
-    out.push_back({k.entryPoint,
-                   StringRef(reinterpret_cast<const char *>(k.words.data()),
-                             k.words.size() * sizeof(uint32_t)),
-                   ""});
-  return writeKernels(out, ".spv");
-}
-
-LogicalResult translateToPTX(ModuleOp module) {
-  if (subgroupSize != attn::kNVIDIAWarpSize) {
-    llvm::errs() << "error: --attn-to-ptx needs --subgroup-size="
-                 << attn::kNVIDIAWarpSize << " (an NVIDIA warp), got "
-                 << subgroupSize << "\n";
-    return failure();
-  }
-  attn::ConvertAttnToGPUOptions options = loweringOptions("ptx");
-  PassManager pm(module.getContext());
-  attn::buildAttnToGPUPipeline(pm, options);
-  if (failed(pm.run(module)))
-    return failure();
-  if (listKernels)
-    printKernels(module);
-  FailureOr<SmallVector<attn::PTXKernel>> kernels =
-      attn::translateKernelsToPTX(module, chip,
-                                  ptxFeatures.empty()
-                                      ? attn::ptxFeaturesForChip(chip)
-                                      : std::string(ptxFeatures));
-  if (failed(kernels))
-    return failure();
-  SmallVector<OutputKernel> out;
-  for (const attn::PTXKernel &k : *kernels)
-    out.push_back({k.entryPoint, k.ptx, "// kernel " + k.entryPoint});
-  return writeKernels(out, ".ptx");
-}
-
-LogicalResult translateToMSL(ModuleOp module) {
-  attn::MSLOptions options;
-  options.subgroupSize = subgroupSize;
+  options.spirvAbi = mlir::attn::CompileOptions::SpirvAbi::Addresses;
+  options.cooperativeMatrix = cooperativeMatrix;
+  options.chip = chip;
+  options.ptxFeatures = ptxFeatures.empty()
+                            ? mlir::attn::ptxFeaturesForChip(chip)
+                            : std::string(ptxFeatures);
   if (!mslVersion.empty()) {
     unsigned major = 0, minor = 0;
     StringRef text = mslVersion;
@@ -325,30 +265,49 @@ LogicalResult translateToMSL(ModuleOp module) {
                    << mslVersion << "'\n";
       return failure();
     }
-    options.version = attn::makeMSLVersion(major, minor);
+    options.mslVersion = mlir::attn::makeMSLVersion(major, minor);
   }
-  FailureOr<SmallVector<attn::SPIRVKernel>> spirv =
-      lowerToSPIRV(module, /*forVulkan=*/false);
-  if (failed(spirv))
+  return options;
+}
+
+/// --list-kernels: the kernels of convert-attn-to-gpu as the driver lowers
+/// `module` for `options` (lowered here in place, after the compile).
+LogicalResult listLoweredKernels(ModuleOp module,
+                                 const mlir::attn::CompileOptions &options) {
+  PassManager pm(module.getContext());
+  mlir::attn::buildAttnToGPUPipeline(
+      pm, mlir::attn::loweringOptions(mlir::attn::gpuLoweringFamily(options),
+                                      options));
+  if (failed(pm.run(module)))
     return failure();
-  if (listKernels)
-    printKernels(module);
-  SmallVector<attn::MSLKernel> kernels;
-  for (const attn::SPIRVKernel &k : *spirv) {
-    llvm::Expected<attn::MSLKernel> msl =
-        attn::translateSPIRVToMSL(k.words, k.entryPoint, options);
-    if (!msl) {
-      llvm::errs() << "error: " << llvm::toString(msl.takeError()) << "\n";
-      return failure();
-    }
-    kernels.push_back(std::move(*msl));
-  }
+  printKernels(module);
+  return success();
+}
+
+/// The kernels of `target` (spirv, ptx or msl) through the compile driver,
+/// written by the output convention with `extension`; text kernels printed
+/// to stdout after a banner line.
+LogicalResult translate(ModuleOp module, StringRef target,
+                        StringRef extension) {
+  FailureOr<mlir::attn::CompileOptions> options = compileOptions(target);
+  if (failed(options))
+    return failure();
+  FailureOr<mlir::attn::CompiledModule> compiled =
+      mlir::attn::compileModule(module, *options);
+  if (failed(compiled))
+    return failure();
+  if (listKernels && failed(listLoweredKernels(module, *options)))
+    return failure();
   SmallVector<OutputKernel> out;
-  for (const attn::MSLKernel &k : kernels)
-    out.push_back({k.entryPoint, k.source,
-                   "// kernel " + k.entryPoint + " launch " +
-                       attn::mslLaunchFacts(k, options.subgroupSize)});
-  return writeKernels(out, ".metal");
+  for (const mlir::attn::CompiledKernel &k : compiled->kernels) {
+    std::string banner;
+    if (target == "ptx")
+      banner = "// kernel " + k.entryPoint;
+    if (target == "msl")
+      banner = "// kernel " + k.entryPoint + " launch " + k.launchJson;
+    out.push_back({k.entryPoint, k.bytes, banner});
+  }
+  return writeKernels(out, extension);
 }
 
 } // namespace
@@ -364,9 +323,7 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registry.insert<attn::AttnDialect>();
-  attn::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::attn::registerCompilerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -385,15 +342,22 @@ int main(int argc, char **argv) {
 
   switch (target) {
   case Target::SPIRV:
-    return failed(translateToSPIRV(*module)) ? 1 : 0;
+    return failed(translate(*module, "spirv", ".spv")) ? 1 : 0;
   case Target::PTX:
-    return failed(translateToPTX(*module)) ? 1 : 0;
+    if (subgroupSize != mlir::attn::kNVIDIAWarpSize) {
+      llvm::errs() << "error: --attn-to-ptx needs --subgroup-size="
+                   << mlir::attn::kNVIDIAWarpSize << " (an NVIDIA warp), got "
+                   << subgroupSize << "\n";
+      return 1;
+    }
+    return failed(translate(*module, "ptx", ".ptx")) ? 1 : 0;
   case Target::MSL:
-    return failed(translateToMSL(*module)) ? 1 : 0;
+    return failed(translate(*module, "msl", ".metal")) ? 1 : 0;
   case Target::TTMetal:
-    return failed(outputPath.empty()
-                      ? attn::translateAttnToTTMetal(*module, llvm::outs())
-                      : attn::translateAttnToTTMetal(*module, outputPath))
+    return failed(
+               outputPath.empty()
+                   ? mlir::attn::translateAttnToTTMetal(*module, llvm::outs())
+                   : mlir::attn::translateAttnToTTMetal(*module, outputPath))
                ? 1
                : 0;
   }

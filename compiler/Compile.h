@@ -53,7 +53,9 @@ struct CompileOptions {
   /// (convert-attn-to-gpu's tiled-prefill and decode-threshold).
   bool tiledPrefill = true;
   int64_t decodeThreshold = -1;
-  /// convert-attn-to-gpu's prefill-matrix; empty: the target's.
+  /// convert-attn-to-gpu's prefill-matrix; empty: the target's. On target
+  /// spirv, "subgroup-mma" also gives the kernels that use matrix products
+  /// a SPIR-V 1.6 environment with SPV_KHR_cooperative_matrix.
   std::string prefillMatrix;
   /// convert-attn-to-gpu's max-workgroup-memory; 0: its default.
   int64_t maxWorkgroupMemory = 0;
@@ -91,11 +93,6 @@ struct CompileOptions {
     Both,
   };
   SpirvAbi spirvAbi = SpirvAbi::Both;
-  /// Target spirv: a SPIR-V 1.6 target environment with
-  /// SPV_KHR_cooperative_matrix for the kernels that use matrix products
-  /// (prefillMatrix "subgroup-mma"); each ABI form is then converted on its
-  /// own.
-  bool cooperativeMatrix = false;
   /// Target msl: the MSL version to emit (makeMSLVersion); 0: the lowest
   /// each kernel needs.
   uint32_t mslVersion = 0;

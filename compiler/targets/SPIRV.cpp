@@ -55,7 +55,11 @@ mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
   ModuleOp input = lowered.input, loweredModule = lowered.lowered;
   const KernelEntries &entries = lowered.entries;
   int64_t sg = options.subgroupSize;
-  if (options.spirvAbi == SpirvAbi::Both && !options.cooperativeMatrix) {
+  // Matrix products need the cooperative-matrix environment: the one knob
+  // that asks for them steers both passes. Such kernels convert once per
+  // form.
+  bool cooperativeMatrix = options.prefillMatrix == "subgroup-mma";
+  if (options.spirvAbi == SpirvAbi::Both && !cooperativeMatrix) {
     OwningOpRef<ModuleOp> copy = loweredModule.clone();
     FailureOr<SPIRVForms> forms =
         translateKernelsToSPIRVForms(*copy, sg, /*aliasWideLoads=*/true);
@@ -73,7 +77,7 @@ mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
     OwningOpRef<ModuleOp> copy = loweredModule.clone();
     FailureOr<SmallVector<SPIRVKernel>> kernels =
         translateKernelsToSPIRV(*copy, sg, /*aliasWideLoads=*/true,
-                                options.cooperativeMatrix, byAddress);
+                                cooperativeMatrix, byAddress);
     if (failed(kernels) ||
         failed(appendSPIRVForm(input, *kernels, sg, byAddress, entries, out)))
       return failure();

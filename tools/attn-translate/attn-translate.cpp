@@ -80,14 +80,10 @@ cl::opt<int64_t> maxWorkgroupMemory("max-workgroup-memory",
 cl::opt<std::string> prefillMatrix(
     "prefill-matrix",
     cl::desc("Products of paged_attention's tiled prefill kernel: none, "
-             "subgroup-mma or emulate (default: the target's)"),
+             "subgroup-mma or emulate (default: the target's); on "
+             "--attn-to-spirv, subgroup-mma kernels get a SPIR-V 1.6 target "
+             "environment with SPV_KHR_cooperative_matrix"),
     cl::init(""));
-cl::opt<bool> cooperativeMatrix(
-    "cooperative-matrix",
-    cl::desc("SPIR-V: a target environment with SPV_KHR_cooperative_matrix "
-             "(16x16x16 f16 products with f32 accumulators), for "
-             "--prefill-matrix=subgroup-mma"),
-    cl::init(false));
 cl::opt<int64_t> vectorWidth("vector-width",
                              cl::desc("Contiguous elements per lane, with "
                                       "scalar loads"),
@@ -250,7 +246,6 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(StringRef target) {
   options.attentionSubgroups = attentionSubgroups;
   options.splitKv = splitKv;
   options.spirvAbi = mlir::attn::CompileOptions::SpirvAbi::Addresses;
-  options.cooperativeMatrix = cooperativeMatrix;
   options.chip = chip;
   options.ptxFeatures = ptxFeatures.empty()
                             ? mlir::attn::ptxFeaturesForChip(chip)

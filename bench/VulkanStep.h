@@ -127,12 +127,9 @@ makeVulkanStep(const std::string &spec,
     s.error = llvm::toString(std::move(err));
     return s;
   }
-  mlir::attn::CompileOptions options;
+  mlir::attn::CompileOptions options =
+      mlir::attn::CompileOptions::forDevice(subgroupSize, info.type == "cpu");
   options.targets = {"spirv"};
-  options.subgroupSize = subgroupSize;
-  bool cpu = info.type == "cpu";
-  options.laneRegisters = mlir::attn::CompileOptions::laneRegistersFor(cpu);
-  options.vectorLoadBytes = mlir::attn::CompileOptions::vectorLoadBytesFor(cpu);
   if (adjust)
     adjust(options);
   mlir::FailureOr<mlir::attn::CompiledModule> compiled =

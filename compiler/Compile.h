@@ -78,6 +78,15 @@ struct CompileOptions {
   static int64_t vectorLoadBytesFor(bool cpuDevice) {
     return cpuDevice ? 32 : -1;
   }
+  /// The options a device suggests: its subgroup size, and the lane budget
+  /// and widest load above for it.
+  static CompileOptions forDevice(int64_t subgroupSize, bool cpuDevice) {
+    CompileOptions options;
+    options.subgroupSize = subgroupSize;
+    options.laneRegisters = laneRegistersFor(cpuDevice);
+    options.vectorLoadBytes = vectorLoadBytesFor(cpuDevice);
+    return options;
+  }
   /// Target spirv: how the kernels reach their buffers.
   enum class SpirvAbi {
     /// By 64-bit device address (attn-spirv-buffer-addresses): no buffer is

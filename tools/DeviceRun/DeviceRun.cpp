@@ -341,45 +341,42 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                llvm::cl::value_desc("both|addresses|bindings"),
                llvm::cl::init("both"), llvm::cl::cat(category)) {}
 
-mlir::attn::KernelKnobs mlir::attn::KernelKnobFlags::knobs() const {
-  return {splitKv,       vectorWidth,     attentionSubgroups,
-          laneRegisters, tiledPrefill,    decodeThreshold,
-          prefillMatrix, maxWorkgroupMemory, spirvAbi};
-}
-
-/// The compile options of `knobs` for a device of subgroup size
-/// `subgroupSize`; `cpu` for a device that runs kernels on a CPU.
-static llvm::Expected<mlir::attn::CompileOptions>
-knobOptions(const mlir::attn::KernelKnobs &knobs, int64_t subgroupSize,
-            bool cpu) {
-  mlir::attn::CompileOptions options;
-  std::optional<mlir::attn::CompileOptions::SpirvAbi> abi =
-      mlir::attn::parseSpirvAbi(knobs.spirvAbi);
+llvm::Error
+mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
+  std::optional<CompileOptions::SpirvAbi> abi = parseSpirvAbi(spirvAbi);
   if (!abi)
-    return llvm::createStringError("--spirv-abi=" + knobs.spirvAbi +
+    return llvm::createStringError("--spirv-abi=" + spirvAbi +
                                    ": expected both, addresses or bindings");
   options.spirvAbi = *abi;
-  options.subgroupSize = subgroupSize;
-  options.splitKv = knobs.splitKv;
-  options.vectorWidth = knobs.vectorWidth;
-  options.attentionSubgroups = knobs.attentionSubgroups;
-  options.laneRegisters = knobs.laneRegisters > 0
-                              ? knobs.laneRegisters
-                              : mlir::attn::CompileOptions::laneRegistersFor(
-                                    cpu);
-  options.vectorLoadBytes =
-      mlir::attn::CompileOptions::vectorLoadBytesFor(cpu);
-  options.tiledPrefill = knobs.tiledPrefill;
-  options.decodeThreshold = knobs.decodeThreshold;
-  options.prefillMatrix = knobs.prefillMatrix;
-  options.maxWorkgroupMemory = knobs.maxWorkgroupMemory;
+  options.splitKv = splitKv;
+  options.vectorWidth = vectorWidth;
+  options.attentionSubgroups = attentionSubgroups;
+  if (laneRegisters > 0)
+    options.laneRegisters = laneRegisters;
+  options.tiledPrefill = tiledPrefill;
+  options.decodeThreshold = decodeThreshold;
+  options.prefillMatrix = prefillMatrix;
+  options.maxWorkgroupMemory = maxWorkgroupMemory;
+  return llvm::Error::success();
+}
+
+/// The compile options for a device of subgroup size `subgroupSize` (`cpu`:
+/// one that runs kernels on a CPU) with `knobs` applied.
+static llvm::Expected<mlir::attn::CompileOptions>
+knobOptions(const mlir::attn::KernelKnobFlags *knobs, int64_t subgroupSize,
+            bool cpu) {
+  mlir::attn::CompileOptions options =
+      mlir::attn::CompileOptions::forDevice(subgroupSize, cpu);
+  if (knobs)
+    if (llvm::Error err = knobs->apply(options))
+      return std::move(err);
   return options;
 }
 
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
-                        DeviceRunStats *stats, const KernelKnobs &knobs) {
+                        DeviceRunStats *stats, const KernelKnobFlags *knobs) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::VulkanOptions vkOptions;

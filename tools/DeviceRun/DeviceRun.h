@@ -8,6 +8,7 @@
 #ifndef ATTN_TOOLS_DEVICERUN_DEVICERUN_H
 #define ATTN_TOOLS_DEVICERUN_DEVICERUN_H
 
+#include "compiler/Compile.h"
 #include "reference/ops/Compare.h"
 #include "core/Tensor.h"
 
@@ -50,40 +51,18 @@ std::vector<std::string> deviceBackends();
 /// compiling bundles that will run here (attn-compile --subgroup-size=0).
 llvm::Expected<int64_t> localVulkanSubgroupSize();
 
-/// Knobs of the GPU kernels' shape, which do not change what they compute
-/// (the tests check every one against the reference); see
-/// convert-attn-to-gpu's options of the same names.
-struct KernelKnobs {
-  /// 0: the compiler's choice, N: N splits and a reduce kernel.
-  int64_t splitKv = 0;
-  /// Contiguous elements a lane owns, on targets with scalar loads.
-  int64_t vectorWidth = 1;
-  /// Subgroups per paged_attention workgroup.
-  int64_t attentionSubgroups = 4;
-  /// Values a lane may keep live; 0: what the device suggests
-  /// (CompileOptions::laneRegistersFor).
-  int64_t laneRegisters = 0;
-  /// paged_attention: the tiled prefill kernel for requests longer than
-  /// `decodeThreshold` query tokens (-1: the backend's threshold, or 1).
-  bool tiledPrefill = true;
-  int64_t decodeThreshold = -1;
-  /// Products of the tiled prefill kernel: "" (the target's), "none",
-  /// "subgroup-mma" or "emulate".
-  std::string prefillMatrix;
-  /// Workgroup memory a kernel may use; 0: the lowering's default.
-  int64_t maxWorkgroupMemory = 0;
-  /// vulkan: the SPIR-V ABI forms compiled, "both", "addresses" or
-  /// "bindings" (CompileOptions::SpirvAbi, parseSpirvAbi).
-  std::string spirvAbi = "both";
-};
-
-/// The command-line flags of KernelKnobs (--split-kv, --vector-width,
-/// --attention-subgroups, --lane-registers, --tiled-prefill,
-/// --decode-threshold, --prefill-matrix, --max-workgroup-memory,
-/// --spirv-abi), shared by attn-run and attn-diff.
+/// The command-line flags of the GPU kernels' shape, which do not change
+/// what the kernels compute (the tests check every one against the
+/// reference), shared by attn-run and attn-diff: --split-kv,
+/// --vector-width, --attention-subgroups, --lane-registers, --tiled-prefill,
+/// --decode-threshold, --prefill-matrix, --max-workgroup-memory (see
+/// convert-attn-to-gpu's options of the same names) and --spirv-abi. Each
+/// is one CompileOptions field.
 struct KernelKnobFlags {
   explicit KernelKnobFlags(llvm::cl::OptionCategory &category);
-  KernelKnobs knobs() const;
+  /// Writes the flags into `options`; --lane-registers only when positive
+  /// (0 keeps the device's suggestion). An error for a bad --spirv-abi.
+  llvm::Error apply(CompileOptions &options) const;
 
   llvm::cl::opt<int64_t> splitKv;
   llvm::cl::opt<int64_t> vectorWidth;
@@ -96,12 +75,14 @@ struct KernelKnobFlags {
   llvm::cl::opt<std::string> spirvAbi;
 };
 
-/// Compiles `module` for `backend` with `knobs`, runs function `entry` on
-/// `inputs` and returns its results.
+/// Compiles `module` for `backend` (with the device's options and `knobs`
+/// applied, when given), runs function `entry` on `inputs` and returns its
+/// results.
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
             llvm::ArrayRef<::attn::Tensor> inputs,
-            DeviceRunStats *stats = nullptr, const KernelKnobs &knobs = {});
+            DeviceRunStats *stats = nullptr,
+            const KernelKnobFlags *knobs = nullptr);
 
 } // namespace attn
 } // namespace mlir

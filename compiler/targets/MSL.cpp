@@ -21,10 +21,10 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
   if (failed(spirv))
     return failure();
   for (const SPIRVKernel &k : *spirv) {
-    auto symbol = lowered.entries.symbol.find(k.entryPoint);
-    if (symbol == lowered.entries.symbol.end())
-      return module.emitError() << "SPIR-V entry point " << k.entryPoint
-                                << " matches no kernel of convert-attn-to-gpu";
+    FailureOr<CompiledKernel> kernel =
+        lowered.entries.compiled(module, "msl", k.entryPoint);
+    if (failed(kernel))
+      return failure();
     MSLOptions mslOptions;
     mslOptions.subgroupSize = options.subgroupSize;
     mslOptions.version = options.mslVersion;
@@ -45,13 +45,10 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
                << msl->threadgroupSize[0] << "x" << msl->threadgroupSize[1]
                << "x" << msl->threadgroupSize[2] << " but its plan launches "
                << block[0] << "x" << block[1] << "x" << block[2];
-    CompiledKernel kernel;
-    kernel.symbol = symbol->second;
-    kernel.target = "msl";
-    kernel.entryPoint = msl->entryPoint;
-    kernel.bytes = std::move(msl->source);
-    kernel.launchJson = mslLaunchFacts(*msl, options.subgroupSize);
-    out.push_back(std::move(kernel));
+    kernel->entryPoint = msl->entryPoint;
+    kernel->bytes = std::move(msl->source);
+    kernel->launchJson = mslLaunchFacts(*msl, options.subgroupSize);
+    out.push_back(std::move(*kernel));
   }
   return success();
 }

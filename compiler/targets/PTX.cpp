@@ -63,15 +63,11 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
   if (failed(ptx))
     return failure();
   for (PTXKernel &k : *ptx) {
-    auto symbol = entries->symbol.find(k.entryPoint);
-    if (symbol == entries->symbol.end())
-      return input.emitError() << "PTX entry point " << k.entryPoint
-                               << " matches no kernel of convert-attn-to-gpu";
-    CompiledKernel kernel;
-    kernel.symbol = symbol->second;
-    kernel.target = "ptx";
-    kernel.entryPoint = k.entryPoint;
-    kernel.bytes = std::move(k.ptx);
+    FailureOr<CompiledKernel> kernel =
+        entries->compiled(input, "ptx", k.entryPoint);
+    if (failed(kernel))
+      return failure();
+    kernel->bytes = std::move(k.ptx);
     // The launch facts: workgroup size and the element size of each memref
     // argument (the `size` field of its descriptor).
     ::attn::LaunchFacts launch;
@@ -79,8 +75,8 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
     launch.subgroupSize = kNVIDIAWarpSize;
     launch.chip = options.chip;
     launch.argElementBytes = entries->elementBytes.lookup(k.entryPoint);
-    kernel.launchJson = ::attn::writeLaunchFacts(launch, "ptx");
-    out.push_back(std::move(kernel));
+    kernel->launchJson = ::attn::writeLaunchFacts(launch, "ptx");
+    out.push_back(std::move(*kernel));
   }
   return success();
 }

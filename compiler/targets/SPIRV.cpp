@@ -22,15 +22,11 @@ appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
                 std::vector<mlir::attn::CompiledKernel> &out) {
   using namespace mlir::attn;
   for (SPIRVKernel &k : kernels) {
-    auto symbol = entries.symbol.find(k.entryPoint);
-    if (symbol == entries.symbol.end())
-      return input.emitError() << "SPIR-V entry point " << k.entryPoint
-                               << " matches no kernel of convert-attn-to-gpu";
-    CompiledKernel kernel;
-    kernel.symbol = symbol->second;
-    kernel.target = "spirv";
-    kernel.entryPoint = k.entryPoint;
-    kernel.bytes.assign(reinterpret_cast<const char *>(k.words.data()),
+    FailureOr<CompiledKernel> kernel =
+        entries.compiled(input, "spirv", k.entryPoint);
+    if (failed(kernel))
+      return failure();
+    kernel->bytes.assign(reinterpret_cast<const char *>(k.words.data()),
                         k.words.size() * sizeof(uint32_t));
     ::attn::LaunchFacts launch;
     launch.subgroupSize = subgroupSize;
@@ -40,8 +36,8 @@ appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
     launch.argElementBytes = entries.elementBytes.lookup(k.entryPoint);
     if (bufferAddresses)
       launch.addressedBuffers = launch.argElementBytes.size();
-    kernel.launchJson = ::attn::writeLaunchFacts(launch, "spirv");
-    out.push_back(std::move(kernel));
+    kernel->launchJson = ::attn::writeLaunchFacts(launch, "spirv");
+    out.push_back(std::move(*kernel));
   }
   return success();
 }

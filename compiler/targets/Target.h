@@ -35,6 +35,12 @@ struct KernelEntries {
   llvm::StringMap<std::string> symbol;
   llvm::StringMap<std::array<int64_t, 3>> workgroup;
   llvm::StringMap<std::vector<int64_t>> elementBytes;
+
+  /// A kernel of `target` for the kernel `entryPoint` of the lowered module
+  /// (its symbol, target and entry point set; bytes and launch facts are
+  /// the caller's), or an error at `module` when there is none.
+  FailureOr<CompiledKernel> compiled(ModuleOp module, StringRef target,
+                                     StringRef entryPoint) const;
 };
 
 /// The entries of the kernels of `module` (after convert-attn-to-gpu).

@@ -104,3 +104,18 @@ mlir::attn::collectEntries(ModuleOp module) {
     }
   return entries;
 }
+
+FailureOr<mlir::attn::CompiledKernel>
+mlir::attn::KernelEntries::compiled(ModuleOp module, StringRef target,
+                                    StringRef entryPoint) const {
+  auto it = symbol.find(entryPoint);
+  if (it == symbol.end())
+    return module.emitError()
+           << target << " entry point " << entryPoint
+           << " matches no kernel of convert-attn-to-gpu";
+  CompiledKernel kernel;
+  kernel.symbol = it->second;
+  kernel.target = target.str();
+  kernel.entryPoint = entryPoint.str();
+  return kernel;
+}

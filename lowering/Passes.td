@@ -103,8 +103,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"\"none\"",
            "Products of the tiled prefill kernel: none (SIMT lanes), "
            "subgroup-mma (a subgroup's matrix unit through gpu.subgroup_mma_*, "
-           "for f16 caches with head sizes a multiple of 16), or emulate "
-           "(that kernel with SIMT products, to test it on any device)">,
+           "for f16 caches with head sizes a multiple of 16 whose tiles fit "
+           "max-workgroup-memory; other variants keep SIMT products, with a "
+           "warning), or emulate (that kernel with SIMT products, to test it "
+           "on any device)">,
     Option<"decodeThreshold", "decode-threshold", "int64_t",
            /*default=*/"-1",
            "paged_attention with tiled-prefill: requests with at most this "

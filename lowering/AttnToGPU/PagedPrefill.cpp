@@ -581,6 +581,18 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   // (and a host plan).
   std::optional<MatrixPlan> matrix =
       chooseMatrixPlan(c, cacheElement, tiling.rows(), ctx.options);
+  // Asked for and not possible: the kernel is right either way, but the
+  // user should know it is not the one asked for.
+  if (!matrix && ctx.options.prefillMatrix != PrefillMatrix::None)
+    op.emitWarning() << "prefill-matrix: the tiled prefill kernel keeps SIMT "
+                        "products: matrix tiles need an f16 cache (this one "
+                     << cast<ShapedType>(op.getKvCache().getType())
+                            .getElementType()
+                     << "), a head size (" << c.headSize
+                     << ") and tile rows (" << tiling.rows()
+                     << ") that are multiples of 16, and their buffers within "
+                        "max-workgroup-memory ("
+                     << ctx.options.maxWorkgroupMemory << " bytes)";
   int64_t workgroupSize =
       matrix ? matrix->subgroups * ctx.options.subgroupSize
              : tiling.workgroupSize();

@@ -582,9 +582,10 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   std::optional<MatrixPlan> matrix =
       chooseMatrixPlan(c, cacheElement, tiling.rows(), ctx.options);
   // Asked for and not possible: the kernel is right either way, but the
-  // user should know it is not the one asked for.
+  // user should know it is not the one asked for (at the op's location,
+  // without the op printed after it).
   if (!matrix && ctx.options.prefillMatrix != PrefillMatrix::None)
-    op.emitWarning() << "prefill-matrix: the tiled prefill kernel keeps SIMT "
+    mlir::emitWarning(loc) << "prefill-matrix: the tiled prefill kernel keeps SIMT "
                         "products: matrix tiles need an f16 cache (this one "
                      << cast<ShapedType>(op.getKvCache().getType())
                             .getElementType()

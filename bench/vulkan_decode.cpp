@@ -19,7 +19,7 @@
 //    is the kernel as compiled for this device today (16-byte loads, the
 //    device's lane budget) in both ABI forms, as bundles carry it, so the
 //    device launches the descriptor-binding form, which this problem's
-//    32 MiB K and V allow (the bound_launches and addressed_launches
+//    64 MiB cache allows (the bound_launches and addressed_launches
 //    counters say which ran); K = 2 is K = 1 in the binding form only and
 //    K = 3 in the device-address form only (CompileOptions::SpirvAbi), the
 //    form any tensor past the device's storage-buffer range takes;

@@ -280,10 +280,9 @@ LogicalResult listLoweredKernels(ModuleOp module,
 }
 
 /// The kernels of `target` (spirv, ptx or msl) through the compile driver,
-/// written by the output convention with `extension`; text kernels printed
-/// to stdout after a banner line.
-LogicalResult translate(ModuleOp module, StringRef target,
-                        StringRef extension) {
+/// written by the output convention with the target's file extension; text
+/// kernels printed to stdout after a banner line.
+LogicalResult translate(ModuleOp module, StringRef target) {
   FailureOr<mlir::attn::CompileOptions> options = compileOptions(target);
   if (failed(options))
     return failure();
@@ -302,7 +301,10 @@ LogicalResult translate(ModuleOp module, StringRef target,
       banner = "// kernel " + k.entryPoint + " launch " + k.launchJson;
     out.push_back({k.entryPoint, k.bytes, banner});
   }
-  return writeKernels(out, extension);
+  return writeKernels(
+      out,
+      (llvm::Twine(".") + mlir::attn::findTargetBackend(target)->fileExtension)
+          .str());
 }
 
 } // namespace
@@ -337,7 +339,7 @@ int main(int argc, char **argv) {
 
   switch (target) {
   case Target::SPIRV:
-    return failed(translate(*module, "spirv", ".spv")) ? 1 : 0;
+    return failed(translate(*module, "spirv")) ? 1 : 0;
   case Target::PTX:
     if (subgroupSize != mlir::attn::kNVIDIAWarpSize) {
       llvm::errs() << "error: --attn-to-ptx needs --subgroup-size="
@@ -345,9 +347,9 @@ int main(int argc, char **argv) {
                    << subgroupSize << "\n";
       return 1;
     }
-    return failed(translate(*module, "ptx", ".ptx")) ? 1 : 0;
+    return failed(translate(*module, "ptx")) ? 1 : 0;
   case Target::MSL:
-    return failed(translate(*module, "msl", ".metal")) ? 1 : 0;
+    return failed(translate(*module, "msl")) ? 1 : 0;
   case Target::TTMetal:
     return failed(
                outputPath.empty()

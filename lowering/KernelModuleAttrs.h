@@ -2,9 +2,10 @@
 //
 // convert-attn-to-gpu marks each gpu.module it makes with the subgroup size
 // its kernels were built for (lane layouts, shuffles and the workgroup size
-// depend on it), and the target pipelines, which lower subgroup operations
-// for a size of their own option, check that the two agree. Header-only:
-// the target libraries do not link AttnToGPU.
+// depend on it). The target pipelines lower subgroup operations for that
+// size: they read it from the module, so the knob is given once, and a size
+// given to them as well must agree. Header-only: the target libraries do
+// not link AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_KERNELMODULEATTRS_H
@@ -14,6 +15,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
+
 namespace mlir {
 namespace attn {
 
@@ -22,23 +25,48 @@ namespace attn {
 inline constexpr llvm::StringLiteral kBuiltSubgroupSizeAttr =
     "attn.subgroup_size";
 
-/// Fails, naming the gpu.module, both sizes and `pass`, when a kernel module
-/// of `module` was built for another subgroup size than `subgroupSize`.
-inline LogicalResult checkBuiltSubgroupSize(ModuleOp module,
-                                            int64_t subgroupSize,
-                                            StringRef pass) {
+/// The subgroup size convert-attn-to-gpu built for when a pass's
+/// subgroup-size option is 0 and no gpu.module says (hand-written kernels).
+inline constexpr int64_t kDefaultSubgroupSize = 32;
+
+/// The subgroup size a target pass lowers the kernels of `module` for.
+/// With `given` 0 (the passes' default), the size their gpu.modules were
+/// built for, which must be one size, or kDefaultSubgroupSize when none
+/// says. A positive `given` must match every gpu.module that says.
+/// Failures name `pass`, the gpu.module and both sizes.
+inline FailureOr<int64_t> resolveSubgroupSize(ModuleOp module, int64_t given,
+                                              StringRef pass) {
+  if (given < 0)
+    return module.emitError()
+           << pass << " expects subgroup-size >= 0 (0: the size the kernels "
+           << "were built for), got " << given;
+  std::optional<int64_t> built;
+  StringRef builtBy;
   for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
-    auto built = kernels->getAttrOfType<IntegerAttr>(kBuiltSubgroupSizeAttr);
-    if (!built || built.getInt() == subgroupSize)
+    auto attr = kernels->getAttrOfType<IntegerAttr>(kBuiltSubgroupSizeAttr);
+    if (!attr)
       continue;
-    return kernels.emitError()
-           << "gpu.module @" << kernels.getName()
-           << " was built by convert-attn-to-gpu for subgroup size "
-           << built.getInt() << ", but " << pass << " was given subgroup-size="
-           << subgroupSize << "; give both the same size (attn-compile and "
-           << "attn-translate do)";
+    int64_t size = attr.getInt();
+    if (given > 0 && size != given)
+      return kernels.emitError()
+             << "gpu.module @" << kernels.getName()
+             << " was built by convert-attn-to-gpu for subgroup size " << size
+             << ", but " << pass << " was given subgroup-size=" << given
+             << "; give both the same size, or leave " << pass
+             << "'s out to take the kernels' (attn-compile and attn-translate "
+             << "do)";
+    if (built && *built != size)
+      return kernels.emitError()
+             << "gpu.module @" << kernels.getName()
+             << " was built by convert-attn-to-gpu for subgroup size " << size
+             << ", but gpu.module @" << builtBy << " for " << *built << "; "
+             << pass << " lowers one module for one size";
+    built = size;
+    builtBy = kernels.getName();
   }
-  return success();
+  if (given > 0)
+    return given;
+  return built.value_or(kDefaultSubgroupSize);
 }
 
 } // namespace attn

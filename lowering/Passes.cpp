@@ -14,17 +14,15 @@ namespace {
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<int64_t> subgroupSize{
       *this, "subgroup-size",
-      llvm::cl::desc("Subgroup size the kernels were built for"),
-      llvm::cl::init(32)};
+      llvm::cl::desc("0: the subgroup size convert-attn-to-gpu built the "
+                     "kernels for (32 for gpu.modules that do not say); "
+                     "another size must match it"),
+      llvm::cl::init(0)};
   Option<bool> aliasWideLoads{
       *this, "alias-wide-loads",
       llvm::cl::desc("Wide loads read aliased bindings of 32-bit words "
                      "(false: scalar loads)"),
       llvm::cl::init(true)};
-  Option<bool> cooperativeMatrix{
-      *this, "cooperative-matrix",
-      llvm::cl::desc("A target environment with SPV_KHR_cooperative_matrix"),
-      llvm::cl::init(false)};
   Option<bool> bufferAddresses{
       *this, "buffer-addresses",
       llvm::cl::desc("Pass buffers by 64-bit device address in push "
@@ -77,7 +75,6 @@ void attn::registerLoweringPasses() {
       [](OpPassManager &pm, const PipelineOptions &options) {
         buildGPUToSPIRVPipeline(pm, {options.subgroupSize,
                                      options.aliasWideLoads,
-                                     options.cooperativeMatrix,
                                      options.bufferAddresses});
       });
   for (bool emitBinary : {false, true})

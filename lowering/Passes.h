@@ -20,11 +20,10 @@ namespace attn {
 
 /// Options of the `attn-gpu-to-spirv` pipeline.
 struct GPUToSPIRVPipelineOptions {
-  int64_t subgroupSize = 32;
+  /// attn-spirv-attach-target's `subgroup-size`; 0: the kernels'.
+  int64_t subgroupSize = 0;
   /// attn-spirv-vector-loads' `alias`.
   bool aliasWideLoads = true;
-  /// attn-spirv-attach-target's `cooperative-matrix`.
-  bool cooperativeMatrix = false;
   /// Kernel buffers by device address (attn-spirv-buffer-addresses), as
   /// Vulkan runs them; else descriptor bindings, as SPIRV-Cross maps them to
   /// Metal buffer indices.

@@ -122,20 +122,22 @@ def AttnSPIRVAttachTarget : Pass<"attn-spirv-attach-target",
   let description = [{
     Puts a `#spirv.target_env` on the module: SPIR-V 1.3 (Vulkan 1.1), with
     Shader, Float16, Int16, Int8, Int64, 16- and 8-bit storage-buffer
-    access and non-uniform subgroup arithmetic, shuffle and ballot, and the given
-    subgroup size; with `buffer-addresses`, also buffers by device address.
-    Gives every kernel a `spirv.entry_point_abi` whose workgroup size is its
-    `known_block_size`, which the GPU to SPIR-V conversion needs. First step of the `attn-gpu-to-spirv` pipeline.
+    access and non-uniform subgroup arithmetic, shuffle and ballot, and the
+    subgroup size convert-attn-to-gpu built the kernels for (the
+    `attn.subgroup_size` of their gpu.modules); with `buffer-addresses`,
+    also buffers by device address. A gpu.module whose kernels compute on
+    matrices (`gpu.subgroup_mma_*`, from prefill-matrix=subgroup-mma) gets
+    SPIR-V 1.6 with SPV_KHR_cooperative_matrix (16x16x16 f16 products into
+    f32) and the Vulkan memory model instead. Gives every kernel a
+    `spirv.entry_point_abi` whose workgroup size is its `known_block_size`,
+    which the GPU to SPIR-V conversion needs. First step of the
+    `attn-gpu-to-spirv` pipeline.
   }];
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
   let options = [
-    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
-           "Subgroup size the kernels were built for">,
-    Option<"cooperativeMatrix", "cooperative-matrix", "bool",
-           /*default=*/"false",
-           "SPIR-V 1.6 with SPV_KHR_cooperative_matrix (16x16x16 f16 "
-           "products into f32) and the Vulkan memory model, for kernels "
-           "with gpu.subgroup_mma_* ops">,
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
+           "0: the subgroup size the kernels were built for (32 for "
+           "gpu.modules that do not say); another size must match it">,
     Option<"bufferAddresses", "buffer-addresses", "bool", /*default=*/"false",
            "Adds PhysicalStorageBufferAddresses and "
            "SPV_KHR_physical_storage_buffer, for attn-spirv-buffer-addresses">,
@@ -227,7 +229,7 @@ def AttnLowerSubgroupReduce : Pass<"attn-lower-subgroup-reduce",
                 "shuffles";
   let description = [{
     Rewrites every `gpu.subgroup_reduce` inside a `gpu.module` into a
-    butterfly of `gpu.shuffle xor` ops over `subgroup-size` lanes, with
+    butterfly of `gpu.shuffle xor` ops over the subgroup's lanes, with
     upstream's patterns (vectors are first broken down into 32-bit pieces).
     `convert-gpu-to-nvvm` lowers `gpu.subgroup_reduce` only for i32 (to
     `redux.sync`), while the attention kernels reduce f32 dot products, so
@@ -241,8 +243,9 @@ def AttnLowerSubgroupReduce : Pass<"attn-lower-subgroup-reduce",
     "::mlir::vector::VectorDialect",
   ];
   let options = [
-    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
-           "Lanes of a subgroup (NVIDIA: a warp of 32)">,
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
+           "Lanes of a subgroup (NVIDIA: a warp of 32); 0: the size the "
+           "kernels were built for (32 for gpu.modules that do not say)">,
   ];
 }
 

@@ -4,19 +4,28 @@
 #include "lowering/GPUToSPIRV/GPUToSPIRV.h"
 #include "lowering/SPIRVToMSL/SPIRVToMSL.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
 using namespace mlir;
 
 LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
                                             const CompileOptions &options,
                                             std::vector<CompiledKernel> &out) {
   ModuleOp module = lowered.lowered;
+  // Found before SPIRV-Cross, whose message for such SPIR-V says nothing of
+  // the cause; at the op's location, without the kernel printed after it.
+  for (auto kernels : module.getOps<gpu::GPUModuleOp>())
+    if (usesMatrixProducts(kernels))
+      return mlir::emitError(kernels.getLoc())
+             << "target msl has no matrix products: the Metal path (SPIR-V "
+                "through SPIRV-Cross) does not translate "
+                "SPV_KHR_cooperative_matrix; compile msl with "
+                "prefill-matrix=none or emulate";
   OwningOpRef<ModuleOp> copy = module.clone();
   // SPIRVToMSL maps each binding to one Metal buffer: the MSL kernels read
   // wide loads element by element instead of through aliased bindings.
   FailureOr<SmallVector<SPIRVKernel>> spirv =
-      translateKernelsToSPIRV(*copy, options.subgroupSize,
-                              /*aliasWideLoads=*/false,
-                              /*cooperativeMatrix=*/false,
+      translateKernelsToSPIRV(*copy, /*aliasWideLoads=*/false,
                               /*bufferAddresses=*/false);
   if (failed(spirv))
     return failure();

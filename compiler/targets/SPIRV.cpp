@@ -51,14 +51,10 @@ mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
   ModuleOp input = lowered.input, loweredModule = lowered.lowered;
   const KernelEntries &entries = lowered.entries;
   int64_t sg = options.subgroupSize;
-  // Matrix products need the cooperative-matrix environment: the one knob
-  // that asks for them steers both passes. Such kernels convert once per
-  // form.
-  bool cooperativeMatrix = options.prefillMatrix == "subgroup-mma";
-  if (options.spirvAbi == SpirvAbi::Both && !cooperativeMatrix) {
+  if (options.spirvAbi == SpirvAbi::Both) {
     OwningOpRef<ModuleOp> copy = loweredModule.clone();
     FailureOr<SPIRVForms> forms =
-        translateKernelsToSPIRVForms(*copy, sg, /*aliasWideLoads=*/true);
+        translateKernelsToSPIRVForms(*copy, /*aliasWideLoads=*/true);
     if (failed(forms) ||
         failed(
             appendSPIRVForm(input, forms->addressed, sg, true, entries, out)) ||
@@ -66,17 +62,12 @@ mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
       return failure();
     return success();
   }
-  for (bool byAddress : {true, false}) {
-    if (options.spirvAbi ==
-        (byAddress ? SpirvAbi::Bindings : SpirvAbi::Addresses))
-      continue;
-    OwningOpRef<ModuleOp> copy = loweredModule.clone();
-    FailureOr<SmallVector<SPIRVKernel>> kernels =
-        translateKernelsToSPIRV(*copy, sg, /*aliasWideLoads=*/true,
-                                cooperativeMatrix, byAddress);
-    if (failed(kernels) ||
-        failed(appendSPIRVForm(input, *kernels, sg, byAddress, entries, out)))
-      return failure();
-  }
+  bool byAddress = options.spirvAbi == SpirvAbi::Addresses;
+  OwningOpRef<ModuleOp> copy = loweredModule.clone();
+  FailureOr<SmallVector<SPIRVKernel>> kernels =
+      translateKernelsToSPIRV(*copy, /*aliasWideLoads=*/true, byAddress);
+  if (failed(kernels) ||
+      failed(appendSPIRVForm(input, *kernels, sg, byAddress, entries, out)))
+    return failure();
   return success();
 }

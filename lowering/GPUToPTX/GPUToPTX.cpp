@@ -55,19 +55,20 @@ struct LowerSubgroupReducePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (subgroupSize <= 0 || (subgroupSize & (subgroupSize - 1)) != 0) {
+    FailureOr<int64_t> lanes = resolveSubgroupSize(
+        module, subgroupSize, "attn-lower-subgroup-reduce");
+    if (failed(lanes))
+      return signalPassFailure();
+    if ((*lanes & (*lanes - 1)) != 0) {
       module.emitError() << "attn-lower-subgroup-reduce expects a power of "
                             "two subgroup-size, got "
-                         << static_cast<int64_t>(subgroupSize);
+                         << *lanes;
       return signalPassFailure();
     }
-    if (failed(checkBuiltSubgroupSize(module, subgroupSize,
-                                      "attn-lower-subgroup-reduce")))
-      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateGpuBreakDownSubgroupReducePatterns(patterns, kShuffleBitwidth);
     populateGpuLowerSubgroupReduceToShufflePatterns(
-        patterns, static_cast<unsigned>(subgroupSize), kShuffleBitwidth);
+        patterns, static_cast<unsigned>(*lanes), kShuffleBitwidth);
     FrozenRewritePatternSet frozen(std::move(patterns));
     // gpu.subgroup_id, which convert-gpu-to-nvvm does not lower either: the
     // linear thread id over the warp size (upstream's rewrite of it leaves a
@@ -89,7 +90,7 @@ struct LowerSubgroupReducePass
                   b.create<arith::MulIOp>(dim(gpu::Dimension::y),
                                           tid(gpu::Dimension::z)))));
       Value id = b.create<arith::DivUIOp>(
-          linear, b.create<arith::ConstantIndexOp>(subgroupSize));
+          linear, b.create<arith::ConstantIndexOp>(*lanes));
       op.replaceAllUsesWith(id);
       op.erase();
     });

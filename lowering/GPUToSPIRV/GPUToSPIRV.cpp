@@ -88,18 +88,12 @@ struct AttachTargetPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
-    if (subgroupSize <= 0) {
-      module.emitError() << "attn-spirv-attach-target expects a positive "
-                            "subgroup-size, got "
-                         << subgroupSize;
-      return signalPassFailure();
-    }
-    if (failed(checkBuiltSubgroupSize(module, subgroupSize,
-                                      "attn-spirv-attach-target")))
+    FailureOr<int64_t> size =
+        resolveSubgroupSize(module, subgroupSize, "attn-spirv-attach-target");
+    if (failed(size))
       return signalPassFailure();
     Attribute env = parseAttribute(
-        getTargetEnvText(subgroupSize, /*cooperativeMatrix=*/false,
-                         bufferAddresses),
+        getTargetEnvText(*size, /*cooperativeMatrix=*/false, bufferAddresses),
         ctx);
     if (!env)
       return signalPassFailure();
@@ -107,21 +101,16 @@ struct AttachTargetPass
     // Kernels on cooperative matrices get the SPIR-V 1.6 environment with
     // the extension; the others stay at 1.3, whose entry points list their
     // Input and Output variables only.
-    if (cooperativeMatrix) {
-      Attribute coop =
-          parseAttribute(getTargetEnvText(subgroupSize, true, bufferAddresses),
-                         ctx);
+    Attribute coop;
+    for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
+      if (!usesMatrixProducts(kernels))
+        continue;
+      if (!coop)
+        coop = parseAttribute(getTargetEnvText(*size, true, bufferAddresses),
+                              ctx);
       if (!coop)
         return signalPassFailure();
-      for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
-        bool usesMatrices = kernels
-                                .walk([](gpu::SubgroupMmaComputeOp) {
-                                  return WalkResult::interrupt();
-                                })
-                                .wasInterrupted();
-        if (usesMatrices)
-          kernels->setAttr(spirv::getTargetEnvAttrName(), coop);
-      }
+      kernels->setAttr(spirv::getTargetEnvAttrName(), coop);
     }
     WalkResult result = module.walk([&](gpu::GPUFuncOp fn) {
       if (!fn.isKernel() || fn->hasAttr(spirv::getEntryPointABIAttrName()))
@@ -208,14 +197,19 @@ struct MathToSPIRVPass
 
 } // namespace
 
+bool attn::usesMatrixProducts(Operation *op) {
+  return op
+      ->walk([](gpu::SubgroupMmaComputeOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
 /// The pipeline up to the kernels' ABI: target environment, workgroup
 /// memory, wide loads, math, the conversion, and the bindings of the
 /// arguments (spirv-lower-abi-attrs).
 static void buildConversion(OpPassManager &pm,
                             const GPUToSPIRVPipelineOptions &options) {
   pm.addPass(createAttnSPIRVAttachTarget(
-      {options.subgroupSize, options.cooperativeMatrix,
-       options.bufferAddresses}));
+      {options.subgroupSize, options.bufferAddresses}));
   pm.addPass(createAttnSPIRVWorkgroupMemory());
   pm.addPass(createAttnSPIRVVectorLoads({options.aliasWideLoads}));
   pm.addPass(createConvertAttnMathToSPIRV());
@@ -255,33 +249,53 @@ static FailureOr<SmallVector<SPIRVKernel>> serializeKernels(ModuleOp module) {
 }
 
 FailureOr<SmallVector<SPIRVKernel>>
-attn::translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
-                              bool aliasWideLoads, bool cooperativeMatrix,
+attn::translateKernelsToSPIRV(ModuleOp module, bool aliasWideLoads,
                               bool bufferAddresses) {
   PassManager pm(module.getContext());
-  buildGPUToSPIRVPipeline(pm, {subgroupSize, aliasWideLoads, cooperativeMatrix,
+  buildGPUToSPIRVPipeline(pm, {/*subgroupSize=*/0, aliasWideLoads,
                                bufferAddresses});
   if (failed(pm.run(module)))
     return failure();
   return serializeKernels(module);
 }
 
+/// translateKernelsToSPIRVForms for kernels on cooperative matrices: their
+/// gpu.modules carry a target environment of their own, which the address
+/// form's must replace before the conversion, so each form converts.
+static FailureOr<SPIRVForms> translateEachForm(ModuleOp module,
+                                               bool aliasWideLoads) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  FailureOr<SmallVector<SPIRVKernel>> bound =
+      attn::translateKernelsToSPIRV(module, aliasWideLoads, false);
+  if (failed(bound))
+    return failure();
+  FailureOr<SmallVector<SPIRVKernel>> addressed =
+      attn::translateKernelsToSPIRV(*copy, aliasWideLoads, true);
+  if (failed(addressed))
+    return failure();
+  return SPIRVForms{std::move(*bound), std::move(*addressed)};
+}
+
 FailureOr<SPIRVForms> attn::translateKernelsToSPIRVForms(ModuleOp module,
-                                                         int64_t subgroupSize,
                                                          bool aliasWideLoads) {
   // The conversion is most of the time and does not depend on the ABI: it
   // runs once, in the binding form's environment; a copy then takes the
   // address form's environment and attn-spirv-buffer-addresses.
   MLIRContext *ctx = module.getContext();
+  if (usesMatrixProducts(module))
+    return translateEachForm(module, aliasWideLoads);
+  FailureOr<int64_t> subgroupSize =
+      resolveSubgroupSize(module, 0, "attn-gpu-to-spirv");
+  if (failed(subgroupSize))
+    return failure();
   PassManager convert(ctx);
-  buildConversion(convert, {subgroupSize, aliasWideLoads,
-                            /*cooperativeMatrix=*/false,
+  buildConversion(convert, {*subgroupSize, aliasWideLoads,
                             /*bufferAddresses=*/false});
   if (failed(convert.run(module)))
     return failure();
   OwningOpRef<ModuleOp> addressed = module.clone();
   Attribute env = parseAttribute(
-      getTargetEnvText(subgroupSize, /*cooperativeMatrix=*/false,
+      getTargetEnvText(*subgroupSize, /*cooperativeMatrix=*/false,
                        /*bufferAddresses=*/true),
       ctx);
   if (!env)

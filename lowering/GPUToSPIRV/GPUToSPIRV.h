@@ -16,6 +16,7 @@
 
 namespace mlir {
 class ModuleOp;
+class Operation;
 
 namespace attn {
 
@@ -28,17 +29,21 @@ struct SPIRVKernel {
 
 /// Runs the `attn-gpu-to-spirv` pipeline on `module` (which must hold the
 /// gpu.module kernels of convert-attn-to-gpu) and serializes each resulting
-/// spirv.module, in the order of the kernels. Wide loads read aliased
+/// spirv.module, in the order of the kernels. The subgroup size is the one
+/// the kernels were built for (attn.subgroup_size); kernels on matrix
+/// products get SPV_KHR_cooperative_matrix. Wide loads read aliased
 /// bindings of 32-bit words unless `aliasWideLoads` is false (then scalar
-/// loads; attn-spirv-vector-loads); with `cooperativeMatrix` the target
-/// environment has SPV_KHR_cooperative_matrix; with `bufferAddresses` the
-/// kernels take their buffers by device address (push constant u64 i for
-/// argument i), a bundle's address form. Diagnostics go to the context's
-/// handler. No defaults: three flags in a row are easy to misplace.
+/// loads; attn-spirv-vector-loads); with `bufferAddresses` the kernels take
+/// their buffers by device address (push constant u64 i for argument i), a
+/// bundle's address form. Diagnostics go to the context's handler.
 FailureOr<SmallVector<SPIRVKernel>>
-translateKernelsToSPIRV(ModuleOp module, int64_t subgroupSize,
-                        bool aliasWideLoads, bool cooperativeMatrix,
+translateKernelsToSPIRV(ModuleOp module, bool aliasWideLoads,
                         bool bufferAddresses);
+
+/// Whether `op` holds gpu.subgroup_mma_compute ops (the tiled prefill
+/// kernel of prefill-matrix=subgroup-mma): such kernels need a target
+/// environment with SPV_KHR_cooperative_matrix.
+bool usesMatrixProducts(Operation *op);
 
 /// The kernels of one module in both ABI forms, each list in the kernels'
 /// order.
@@ -50,11 +55,11 @@ struct SPIRVForms {
   SmallVector<SPIRVKernel> addressed;
 };
 
-/// translateKernelsToSPIRV in both forms (without cooperative matrices), at
-/// the cost of about one: the conversion runs once and only the ABI passes
-/// twice. Each form is the same SPIR-V translateKernelsToSPIRV makes of it.
+/// translateKernelsToSPIRV in both forms, at the cost of about one: the
+/// conversion runs once and only the ABI passes twice (kernels on matrix
+/// products, whose environment differs per form, convert twice). Each form
+/// is the same SPIR-V translateKernelsToSPIRV makes of it.
 FailureOr<SPIRVForms> translateKernelsToSPIRVForms(ModuleOp module,
-                                                   int64_t subgroupSize,
                                                    bool aliasWideLoads);
 
 } // namespace attn

@@ -61,7 +61,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   OwningOpRef<ModuleOp> module = input.clone();
   PassManager pm(module->getContext());
   // One lowering serves every GPU target of the compile.
-  StringRef family = gpuLoweringFamily(options);
+  const LoweringFamily &family = gpuLoweringFamily(options);
   buildAttnToGPUPipeline(pm, loweringOptions(family, options));
   if (failed(pm.run(*module)))
     return failure();

@@ -105,12 +105,9 @@ struct CompileOptions {
   /// Target msl: the MSL version to emit (makeMSLVersion); 0: the lowest
   /// each kernel needs.
   uint32_t mslVersion = 0;
-  /// Keep bf16 in 16-bit words and convert in the kernel (SPIR-V has no
-  /// bf16 type).
-  bool bf16AsI16 = true;
   /// Target ptx: the SM ("sm_80", "sm_90", ...) and the NVPTX features (the
   /// PTX ISA version) of the PTX. PTX kernels need subgroup size 32 and take
-  /// bf16 natively whatever bf16AsI16 says.
+  /// bf16 natively.
   std::string chip = "sm_90";
   std::string ptxFeatures = "+ptx80";
 };

@@ -52,20 +52,6 @@ void attn::buildAttnToGPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToGPU(options));
 }
 
-attn::ConvertAttnToGPUOptions
-attn::getTargetLoweringOptions(StringRef target, int64_t subgroupSize) {
-  ConvertAttnToGPUOptions options;
-  options.subgroupSize = subgroupSize;
-  bool nvidia = target == "ptx";
-  options.bf16AsI16 = !nvidia;
-  // 16-byte loads on every target: NVIDIA's 128-bit loads, and on SPIR-V
-  // vec4 loads of 32-bit words (attn-spirv-vector-loads), which Vulkan
-  // devices serve in one access (lavapipe: one per lane instead of one per
-  // element).
-  options.vectorLoadBytes = 16;
-  return options;
-}
-
 void attn::registerLoweringPasses() {
   registerAttnLoweringPasses();
   PassPipelineRegistration<PipelineOptions>(

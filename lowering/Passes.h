@@ -43,13 +43,6 @@ void buildGPUToSPIRVPipeline(OpPassManager &pm,
 void buildAttnToGPUPipeline(OpPassManager &pm,
                             const ConvertAttnToGPUOptions &options);
 
-/// What convert-attn-to-gpu assumes of a device family, by compile target:
-/// "ptx" (NVIDIA: warps of `subgroupSize` = 32, native bf16) or "spirv" /
-/// "msl" (bf16 as i16 words, since upstream's SPIR-V has no bf16 buffers);
-/// 16-byte loads on both. Every other option keeps its default.
-ConvertAttnToGPUOptions getTargetLoweringOptions(StringRef target,
-                                                 int64_t subgroupSize);
-
 /// Registers every lowering pass and the `attn-gpu-to-spirv`,
 /// `attn-gpu-to-nvvm` and `attn-gpu-to-ptx` pipelines. Tools that run the
 /// PTX pipelines by name also need registerGPUToPTXDependencies

@@ -21,7 +21,7 @@ lowerForPTX(const mlir::attn::LoweredModule &lowered,
   OwningOpRef<ModuleOp> module = input.clone();
   PassManager pm(module->getContext());
   mlir::attn::buildAttnToGPUPipeline(
-      pm, mlir::attn::loweringOptions("ptx", options));
+      pm, mlir::attn::loweringOptions(mlir::attn::kPTXLowering, options));
   if (failed(pm.run(*module)))
     return failure();
   size_t index = 0;
@@ -48,7 +48,7 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
            << kNVIDIAWarpSize << " (an NVIDIA warp), got "
            << options.subgroupSize;
   OwningOpRef<ModuleOp> module = loweredModule.clone();
-  if (lowered.family != "ptx") {
+  if (&lowered.family != &kPTXLowering) {
     FailureOr<OwningOpRef<ModuleOp>> own = lowerForPTX(lowered, options);
     if (failed(own))
       return failure();

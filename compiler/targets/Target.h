@@ -46,16 +46,30 @@ struct KernelEntries {
 /// The entries of the kernels of `module` (after convert-attn-to-gpu).
 FailureOr<KernelEntries> collectEntries(ModuleOp module);
 
-/// convert-attn-to-gpu's options for a device family (`family` "ptx" or
-/// "spirv", getTargetLoweringOptions): the family's capabilities, then the
-/// compile's own knobs.
-ConvertAttnToGPUOptions loweringOptions(StringRef family,
+/// One convert-attn-to-gpu lowering that GPU targets share, and what it
+/// assumes of their devices.
+struct LoweringFamily {
+  /// For messages: "spirv" (Vulkan and, through SPIR-V, Metal) or "ptx".
+  StringLiteral name;
+  /// bf16 buffers as 16-bit words that the kernels convert (SPIR-V has no
+  /// bf16 type; NVVM has).
+  bool bf16AsI16;
+};
+
+/// The lowering of spirv and msl, and the lowering of ptx.
+extern const LoweringFamily kSPIRVLowering;
+extern const LoweringFamily kPTXLowering;
+
+/// convert-attn-to-gpu's options for `family`: its assumptions, 16-byte
+/// loads, then the compile's own knobs.
+ConvertAttnToGPUOptions loweringOptions(const LoweringFamily &family,
                                         const CompileOptions &options);
 
-/// The convert-attn-to-gpu family the driver lowers `options.targets` with:
-/// ptx's (native bf16, vector loads) when it is the only GPU target, else
-/// spirv's (ptx then lowers again for itself).
-StringRef gpuLoweringFamily(const CompileOptions &options);
+/// The lowering the driver builds the host plans and kernels of
+/// `options.targets` with: the one their GPU targets share, else
+/// kSPIRVLowering (a target of another family lowers again for itself and
+/// checks that its host plans are the same).
+const LoweringFamily &gpuLoweringFamily(const CompileOptions &options);
 
 /// What a GPU target makes its kernels from.
 struct LoweredModule {
@@ -64,7 +78,7 @@ struct LoweredModule {
   ModuleOp input;
   /// The input after convert-attn-to-gpu for `family` (loweringOptions).
   ModuleOp lowered;
-  StringRef family;
+  const LoweringFamily &family;
   const KernelEntries &entries;
   /// The host plans of the lowered functions, in order.
   const std::vector<::attn::runtime::Plan> &plans;
@@ -77,9 +91,9 @@ struct TargetBackend {
   StringLiteral fileExtension;
   /// The one subgroup size its kernels are built for; 0: any.
   int64_t subgroupSize;
-  /// The convert-attn-to-gpu family it wants ("ptx" or "spirv"); empty for
-  /// a target that lowers the attn ops itself.
-  StringLiteral family;
+  /// The convert-attn-to-gpu lowering its kernels come from; null for a
+  /// target that lowers the attn ops itself.
+  const LoweringFamily *family;
   /// Appends its kernels to `out`; null for a target that lowers the attn
   /// ops itself.
   LogicalResult (*compileKernels)(const LoweredModule &lowered,

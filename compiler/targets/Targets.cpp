@@ -7,17 +7,22 @@
 
 using namespace mlir;
 
+const mlir::attn::LoweringFamily mlir::attn::kSPIRVLowering = {
+    "spirv", /*bf16AsI16=*/true};
+const mlir::attn::LoweringFamily mlir::attn::kPTXLowering = {
+    "ptx", /*bf16AsI16=*/false};
+
 namespace {
 
 /// The one list of targets: adding one is a line here and its file.
 const mlir::attn::TargetBackend kBackends[] = {
-    {"spirv", "spv", /*subgroupSize=*/0, "spirv",
+    {"spirv", "spv", /*subgroupSize=*/0, &mlir::attn::kSPIRVLowering,
      mlir::attn::compileSPIRVKernels},
-    {"ptx", "ptx", mlir::attn::kNVIDIAWarpSize, "ptx",
+    {"ptx", "ptx", mlir::attn::kNVIDIAWarpSize, &mlir::attn::kPTXLowering,
      mlir::attn::compilePTXKernels},
-    {"msl", "metal", /*subgroupSize=*/32, "spirv",
+    {"msl", "metal", /*subgroupSize=*/32, &mlir::attn::kSPIRVLowering,
      mlir::attn::compileMSLKernels},
-    {"tt", "cpp", /*subgroupSize=*/0, "", nullptr},
+    {"tt", "cpp", /*subgroupSize=*/0, nullptr, nullptr},
 };
 
 } // namespace
@@ -26,12 +31,18 @@ ArrayRef<mlir::attn::TargetBackend> mlir::attn::targetBackends() {
   return kBackends;
 }
 
-StringRef mlir::attn::gpuLoweringFamily(const CompileOptions &options) {
-  bool onlyPTX = llvm::all_of(options.targets, [](const std::string &t) {
-    const TargetBackend *b = findTargetBackend(t);
-    return !b || b->lowersItself() || b->family == "ptx";
-  });
-  return onlyPTX ? "ptx" : "spirv";
+const mlir::attn::LoweringFamily &
+mlir::attn::gpuLoweringFamily(const CompileOptions &options) {
+  const LoweringFamily *shared = nullptr;
+  for (const std::string &name : options.targets) {
+    const TargetBackend *b = findTargetBackend(name);
+    if (!b || !b->family)
+      continue;
+    if (shared && shared != b->family)
+      return kSPIRVLowering;
+    shared = b->family;
+  }
+  return shared ? *shared : kSPIRVLowering;
 }
 
 const mlir::attn::TargetBackend *mlir::attn::findTargetBackend(StringRef name) {
@@ -42,9 +53,16 @@ const mlir::attn::TargetBackend *mlir::attn::findTargetBackend(StringRef name) {
 }
 
 mlir::attn::ConvertAttnToGPUOptions
-mlir::attn::loweringOptions(StringRef family, const CompileOptions &options) {
-  ConvertAttnToGPUOptions lowering =
-      getTargetLoweringOptions(family, options.subgroupSize);
+mlir::attn::loweringOptions(const LoweringFamily &family,
+                            const CompileOptions &options) {
+  ConvertAttnToGPUOptions lowering;
+  lowering.bf16AsI16 = family.bf16AsI16;
+  // 16-byte loads on every target: NVIDIA's 128-bit loads, and on SPIR-V
+  // vec4 loads of 32-bit words (attn-spirv-vector-loads), which Vulkan
+  // devices serve in one access (lavapipe: one per lane instead of one per
+  // element).
+  lowering.vectorLoadBytes = 16;
+  lowering.subgroupSize = options.subgroupSize;
   lowering.splitKv = options.splitKv;
   lowering.vectorWidth = options.vectorWidth;
   lowering.attentionSubgroups = options.attentionSubgroups;
@@ -58,8 +76,6 @@ mlir::attn::loweringOptions(StringRef family, const CompileOptions &options) {
   if (options.maxWorkgroupMemory > 0)
     lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
   lowering.workgroupSize = options.workgroupSize;
-  if (family != "ptx")
-    lowering.bf16AsI16 = options.bf16AsI16;
   return lowering;
 }
 

@@ -234,6 +234,26 @@ public:
   void build();
 
 private:
+  /// What the key walk leaves: the output accumulators and each lane row's
+  /// m and l.
+  struct Walked {
+    SmallVector<Acc> o;
+    SmallVector<Value> m, l;
+  };
+
+  /// The arguments, the workgroup buffers and the lane's place: its
+  /// subgroup, and its rows and columns in the softmax.
+  void placeLanes();
+  /// The key tiles the workgroup's rows see, from the query tile staged.
+  Walked walkTiles(const TileWork &work, TileMma &mma);
+  /// One key tile [kt, kt + Bc): stage it, S = Q K^T, the softmax, O = O *
+  /// alpha + P V; the loop's next `state` (accumulators, then m and l).
+  SmallVector<Value> tileStep(KernelBuilder &kb, const TileWork &work,
+                              TileMma &mma, Value kt, Value lastKey,
+                              ValueRange state);
+  /// Normalizes the accumulators and writes the active rows' out and lse.
+  void writeRows(const TileWork &work, TileMma &mma,
+                 const Walked &walked);
   /// Copies the query rows of the tile into `qs` (f16, [rows, D]).
   void stageQuery(KernelBuilder &kb, const TileWork &work, Value headBase);
   /// Copies keys and values [kt, kt + Bc) (clamped to `last`).
@@ -255,6 +275,8 @@ private:
   Value query, cache, blockTable, alibi, sinks, out, lse;
   Value qs, ks, vs, ss, ps, fs;
   Value tid, lane, sg, g;
+  /// The first tile row of this lane's subgroup.
+  Value rowBase;
   /// The rows of the subgroup this lane handles in the softmax, and the
   /// part of their columns.
   int64_t rowsPerLane, lanesPerRow;
@@ -377,17 +399,14 @@ void MatrixBuilder::softmax(KernelBuilder &kb, const TileWork &work, Value kt,
   }
 }
 
-void MatrixBuilder::build() {
+void MatrixBuilder::placeLanes() {
   query = args.of(fn, Arg::Query);
   cache = args.of(fn, Arg::Cache);
-  Value qsl = args.of(fn, Arg::QueryStartLoc);
-  Value seqLens = args.of(fn, Arg::SeqLens);
   blockTable = args.of(fn, Arg::BlockTable);
   alibi = args.of(fn, Arg::AlibiSlopes);
   sinks = args.of(fn, Arg::Sinks);
   out = args.of(fn, Arg::Out);
   lse = args.of(fn, Arg::Lse);
-  Value params = args.of(fn, Arg::Params);
   MatrixBuffers sizes = MatrixBuffers::of(c, t);
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   qs = addWorkgroupBuffer(fn, sizes.query, f16);
@@ -397,7 +416,7 @@ void MatrixBuilder::build() {
   ps = addWorkgroupBuffer(fn, sizes.probs, f16);
   fs = addWorkgroupBuffer(fn, sizes.factors, f32);
 
-  int64_t S = t.subgroupSize, D = c.headSize, Bc = t.keysPerTile;
+  int64_t S = t.subgroupSize, Bc = t.keysPerTile;
   tid = b.create<gpu::ThreadIdOp>(gpu::Dimension::x);
   // In the softmax a lane takes rowsPerLane of the subgroup's 16 rows and
   // 1 / lanesPerRow of their columns.
@@ -422,85 +441,95 @@ void MatrixBuilder::build() {
                               b.divui(lane, b.idx(lanesPerRow))));
   laneColumn = b.muli(b.remui(lane, b.idx(lanesPerRow)),
                       b.idx(Bc / lanesPerRow));
+}
 
-  std::optional<TileWork> work = beginTileWork(
-      b, c, qsl, seqLens, params, t.tokensPerTile, t.headsPerTile);
-  g = work->kvHead;
-  TileMma mma(b, emulate, S, lane);
+SmallVector<Value> MatrixBuilder::tileStep(KernelBuilder &kb,
+                                           const TileWork &work,
+                                           TileMma &mma, Value kt,
+                                           Value lastKey, ValueRange state) {
+  int64_t D = c.headSize, Bc = t.keysPerTile, outTiles = D / kTile;
+  size_t numAcc = state.size() - 2 * rowsPerLane;
+  SmallVector<Acc> o = mma.unflatten(state.take_front(numAcc), outTiles);
+  SmallVector<Value> m, l;
+  for (int64_t i = 0; i < rowsPerLane; ++i) {
+    m.push_back(state[numAcc + 2 * i]);
+    l.push_back(state[numAcc + 2 * i + 1]);
+  }
+  kb.create<gpu::BarrierOp>();
+  stageKeys(kb, work, kt, lastKey);
+  kb.create<gpu::BarrierOp>();
+  // S = Q K^T for the subgroup's 16 rows, 16 keys at a time.
+  Value qAt = kb.muli(rowBase, kb.idx(D));
+  for (int64_t n = 0; n < Bc / kTile; ++n) {
+    Acc s = mma.mma(kb, mma.zero(kb), qs, qAt, D, ks, kb.idx(n * kTile * D),
+                    D, /*transposed=*/true, D / kTile);
+    mma.store(kb, s, ss,
+              kb.addi(kb.muli(rowBase, kb.idx(Bc)), kb.idx(n * kTile)), Bc);
+  }
+  kb.create<gpu::BarrierOp>();
+  SmallVector<Value> mNext, lNext;
+  softmax(kb, work, kt, m, l, mNext, lNext);
+  kb.create<gpu::BarrierOp>();
+  // O = O * alpha + P V, 16 output columns at a time.
+  Value pAt = kb.muli(rowBase, kb.idx(Bc));
+  Value fAt = kb.muli(rowBase, kb.idx(kTile));
+  SmallVector<Acc> next;
+  for (int64_t j = 0; j < outTiles; ++j) {
+    Acc scaled = mma.scale(kb, o[j], fs, fAt);
+    next.push_back(mma.mma(kb, scaled, ps, pAt, Bc, vs, kb.idx(j * kTile), D,
+                           /*transposed=*/false, Bc / kTile));
+  }
+  SmallVector<Value> yielded = mma.flatten(next);
+  for (int64_t i = 0; i < rowsPerLane; ++i) {
+    yielded.push_back(mNext[i]);
+    yielded.push_back(lNext[i]);
+  }
+  return yielded;
+}
 
-  stageQuery(b, *work, work->headBase);
-  Value wgLo = work->firstVisible(b), wgHi = work->lastVisibleEnd(b);
+MatrixBuilder::Walked MatrixBuilder::walkTiles(const TileWork &work,
+                                               TileMma &mma) {
+  int64_t outTiles = c.headSize / kTile;
+  Value wgLo = work.firstVisible(b), wgHi = work.lastVisibleEnd(b);
   Value lastKey = b.subi(wgHi, b.idx(1));
   Value ninf = b.f32(-std::numeric_limits<double>::infinity());
-  int64_t outTiles = D / kTile;
   SmallVector<Acc> init(outTiles, mma.zero(b));
   SmallVector<Value> carried = mma.flatten(init);
+  size_t numAcc = carried.size();
   for (int64_t i = 0; i < rowsPerLane; ++i) {
     carried.push_back(ninf);
     carried.push_back(b.f32(0.0));
   }
-  Value rowBase = b.muli(sg, b.idx(kTile));
+  rowBase = b.muli(sg, b.idx(kTile));
   auto tiles = b.create<scf::ForOp>(
-      wgLo, wgHi, b.idx(Bc), carried,
+      wgLo, wgHi, b.idx(t.keysPerTile), carried,
       [&](OpBuilder &nested, Location loc, Value kt, ValueRange state) {
         KernelBuilder kb(loc, nested, b.options);
-        size_t numAcc = mma.flatten(init).size();
-        SmallVector<Acc> o = mma.unflatten(state.take_front(numAcc),
-                                           outTiles);
-        SmallVector<Value> m, l;
-        for (int64_t i = 0; i < rowsPerLane; ++i) {
-          m.push_back(state[numAcc + 2 * i]);
-          l.push_back(state[numAcc + 2 * i + 1]);
-        }
-        kb.create<gpu::BarrierOp>();
-        stageKeys(kb, *work, kt, lastKey);
-        kb.create<gpu::BarrierOp>();
-        // S = Q K^T for the subgroup's 16 rows, 16 keys at a time.
-        Value qAt = kb.muli(rowBase, kb.idx(D));
-        for (int64_t n = 0; n < Bc / kTile; ++n) {
-          Acc s = mma.mma(kb, mma.zero(kb), qs, qAt, D, ks,
-                          kb.idx(n * kTile * D), D, /*transposed=*/true,
-                          D / kTile);
-          mma.store(kb, s,
-                    ss, kb.addi(kb.muli(rowBase, kb.idx(Bc)),
-                                kb.idx(n * kTile)),
-                    Bc);
-        }
-        kb.create<gpu::BarrierOp>();
-        SmallVector<Value> mNext, lNext;
-        softmax(kb, *work, kt, m, l, mNext, lNext);
-        kb.create<gpu::BarrierOp>();
-        // O = O * alpha + P V, 16 output columns at a time.
-        Value pAt = kb.muli(rowBase, kb.idx(Bc));
-        Value fAt = kb.muli(rowBase, kb.idx(kTile));
-        SmallVector<Acc> next;
-        for (int64_t j = 0; j < outTiles; ++j) {
-          Acc scaled = mma.scale(kb, o[j], fs, fAt);
-          next.push_back(mma.mma(kb, scaled, ps, pAt, Bc, vs,
-                                 kb.idx(j * kTile), D, /*transposed=*/false,
-                                 Bc / kTile));
-        }
-        SmallVector<Value> yielded = mma.flatten(next);
-        for (int64_t i = 0; i < rowsPerLane; ++i) {
-          yielded.push_back(mNext[i]);
-          yielded.push_back(lNext[i]);
-        }
-        kb.create<scf::YieldOp>(yielded);
+        kb.create<scf::YieldOp>(
+            tileStep(kb, work, mma, kt, lastKey, state));
       });
-  size_t numAcc = mma.flatten(init).size();
-  SmallVector<Acc> o =
-      mma.unflatten(tiles.getResults().take_front(numAcc), outTiles);
+  Walked walked;
+  walked.o = mma.unflatten(tiles.getResults().take_front(numAcc), outTiles);
+  for (int64_t i = 0; i < rowsPerLane; ++i) {
+    walked.m.push_back(tiles.getResult(numAcc + 2 * i));
+    walked.l.push_back(tiles.getResult(numAcc + 2 * i + 1));
+  }
+  return walked;
+}
 
+void MatrixBuilder::writeRows(const TileWork &work, TileMma &mma,
+                              const Walked &walked) {
+  int64_t D = c.headSize, Bc = t.keysPerTile, outTiles = D / kTile;
   // Normalize: each lane's rows' factor (and lse), then the output through
   // workgroup memory, 16 columns at a time.
   SmallVector<Value> factor, rowActive, rowOut;
   for (int64_t i = 0; i < rowsPerLane; ++i) {
     Value tileRow = b.addi(rowBase, laneRows[i]);
-    RowPlace place = placeRow(b, *work, tileRow, t.headsPerTile,
-                              work->headBase);
+    RowPlace place = placeRow(b, work, tileRow, t.headsPerTile,
+                              work.headBase);
     SoftmaxState st;
-    st.m.push_back(tiles.getResult(numAcc + 2 * i));
-    st.l.push_back(tiles.getResult(numAcc + 2 * i + 1));
+    st.m.push_back(walked.m[i]);
+    st.l.push_back(walked.l[i]);
     st.acc.push_back({b.f32(1.0)});
     Value sinkLog2;
     if (sinks)
@@ -518,7 +547,7 @@ void MatrixBuilder::build() {
   Value colBase = b.divui(laneColumn, b.idx(Bc / kTile));
   for (int64_t j = 0; j < outTiles; ++j) {
     b.create<gpu::BarrierOp>();
-    mma.store(b, o[j], ss, b.muli(rowBase, b.idx(Bc)), Bc);
+    mma.store(b, walked.o[j], ss, b.muli(rowBase, b.idx(Bc)), Bc);
     b.create<gpu::BarrierOp>();
     for (int64_t i = 0; i < rowsPerLane; ++i) {
       Value tileRow = b.addi(rowBase, laneRows[i]);
@@ -534,6 +563,18 @@ void MatrixBuilder::build() {
       });
     }
   }
+}
+
+void MatrixBuilder::build() {
+  placeLanes();
+  std::optional<TileWork> work =
+      beginTileWork(b, c, args.of(fn, Arg::QueryStartLoc),
+                    args.of(fn, Arg::SeqLens), args.of(fn, Arg::Params),
+                    t.tokensPerTile, t.headsPerTile);
+  g = work->kvHead;
+  TileMma mma(b, emulate, t.subgroupSize, lane);
+  stageQuery(b, *work, work->headBase);
+  writeRows(*work, mma, walkTiles(*work, mma));
   work->end(b);
 }
 

@@ -144,245 +144,300 @@ RowInfo rowInfo(KernelBuilder &kb, const Unit &u, Value row, Value hpg) {
 // Reader
 //===----------------------------------------------------------------------===//
 
-void buildAttentionReader(OpBuilder &b, Location loc,
-                          const AttentionConfig &cfg) {
-  KernelBuilder kb(b, loc);
-  Value dkTiles = kb.compileTimeArg(kCtDkTiles);
-  Value dvTiles = kb.compileTimeArg(kCtDvTiles);
-  Value blockSize = kb.compileTimeArg(kCtBlockSize);
-  Value heads = kb.compileTimeArg(kCtHeads);
-  Value kvHeads = kb.compileTimeArg(kCtKvHeads);
-  Value hpg = kb.compileTimeArg(kCtHeadsPerGroup);
-  Value esz = kb.compileTimeArg(kCtElemSize);
-  Value negBig = kb.compileTimeArg(kCtNegBigBits);
-  Value one = kb.compileTimeArg(kCtOneBits);
-  Value blocksPerTile = kb.compileTimeArg(kCtBlocksPerTile);
-  Value tilesPerBlock = kb.compileTimeArg(kCtTilesPerBlock);
-  Value kvParts = kb.compileTimeArg(kCtKvParts);
-  Value tileBytes = kb.compileTimeArg(kCtTileBytes);
-  Value qStride = kb.compileTimeArg(kCtQPageStride);
-  Value headStride = kb.compileTimeArg(kCtHeadPageStride);
+namespace {
 
-  Value qBase = kb.runtimeArg(kRtQ);
-  Value kvBase = kb.runtimeArg(kRtKv);
-  Value btBase = kb.runtimeArg(kRtBt);
-  Value btStride = kb.runtimeArg(kRtBtPageStride);
-  Value banks = kb.runtimeArg(kRtNumBanks);
-  Value numUnits = kb.runtimeArg(kRtNumUnits);
-  Value zero = kb.c(0);
-  Value rowsPerRead = kb.c(std::min<int64_t>(cfg.blockSize, 32));
+/// The reader kernel: per work unit the query tile and the starting
+/// softmax state, then per key tile the block-table chunk, the key and
+/// value tiles and the mask (and ALiBi bias) tile.
+class AttentionReader {
+public:
+  AttentionReader(OpBuilder &b, Location loc, const AttentionConfig &cfg);
 
-  // The reduce scaler: a tile of ones, pushed once.
+  void build();
+
+private:
+  /// The reduce scaler, a tile of ones, pushed once.
+  void pushScaler();
+  /// A per-head parameter page (sinks, ALiBi slopes), read whole into L1
+  /// once; returns where.
+  Value readHeadPage(AttnRt arg);
+  /// The unit's query rows: each row page is read whole into the stage,
+  /// then its half rows are copied into face order within L1.
+  void readQueryTile(const Unit &u);
+  /// The starting softmax state: running max (column 0 of tile 0) and sum
+  /// (column 0 of tile 1); with sinks the sink is a first key of value 0.
+  void pushInitialState(const Unit &u);
+  /// The block-table chunk holding key tile `kt`'s blocks (one chunk: a
+  /// tile spans at most 32 / B consecutive entries, which divides 64);
+  /// returns the chunk's index.
+  Value readBlockTableChunk(const Unit &u, Value kt);
+  /// Key and value tiles of key tile `kt`: 32 / rows_per_read reads per
+  /// tile and part.
+  void readKeyValueTiles(const Unit &u, Value kt, Value chunk);
+  /// Rows [keyRow, keyRow + rows_per_read) of `numTiles` tiles of cache
+  /// part `part` (0 keys, kvParts - 1 values) into the tiles at `basePtr`.
+  void readPart(const Unit &u, Value part, Value numTiles, Value basePtr,
+                Value group, Value rowTile, Value tileRow, Value keyRow);
+  /// The additive mask of key tile `kt` (0 where key j is visible to the
+  /// row, -1e30 elsewhere) and the ALiBi bias slope[h] * (j - p).
+  void buildMask(const Unit &u, Value kt);
+
+  KernelBuilder kb;
+  const AttentionConfig &cfg;
+  Value dkTiles, dvTiles, blockSize, heads, kvHeads, hpg, esz, negBig, one,
+      blocksPerTile, tilesPerBlock, kvParts, tileBytes, qStride, headStride;
+  Value qBase, kvBase, btBase, btStride, banks, numUnits, zero, rowsPerRead;
+  Value headBytes, sinksPtr, slopesPtr, btPtr, stagePtr, halfRowBytes;
+};
+
+AttentionReader::AttentionReader(OpBuilder &b, Location loc,
+                                 const AttentionConfig &cfg)
+    : kb(b, loc), cfg(cfg) {
+  dkTiles = kb.compileTimeArg(kCtDkTiles);
+  dvTiles = kb.compileTimeArg(kCtDvTiles);
+  blockSize = kb.compileTimeArg(kCtBlockSize);
+  heads = kb.compileTimeArg(kCtHeads);
+  kvHeads = kb.compileTimeArg(kCtKvHeads);
+  hpg = kb.compileTimeArg(kCtHeadsPerGroup);
+  esz = kb.compileTimeArg(kCtElemSize);
+  negBig = kb.compileTimeArg(kCtNegBigBits);
+  one = kb.compileTimeArg(kCtOneBits);
+  blocksPerTile = kb.compileTimeArg(kCtBlocksPerTile);
+  tilesPerBlock = kb.compileTimeArg(kCtTilesPerBlock);
+  kvParts = kb.compileTimeArg(kCtKvParts);
+  tileBytes = kb.compileTimeArg(kCtTileBytes);
+  qStride = kb.compileTimeArg(kCtQPageStride);
+  headStride = kb.compileTimeArg(kCtHeadPageStride);
+
+  qBase = kb.runtimeArg(kRtQ);
+  kvBase = kb.runtimeArg(kRtKv);
+  btBase = kb.runtimeArg(kRtBt);
+  btStride = kb.runtimeArg(kRtBtPageStride);
+  banks = kb.runtimeArg(kRtNumBanks);
+  numUnits = kb.runtimeArg(kRtNumUnits);
+  zero = kb.c(0);
+  rowsPerRead = kb.c(std::min<int64_t>(cfg.blockSize, 32));
+}
+
+void AttentionReader::pushScaler() {
   kb.cbReserveBack(kCbScaler, kb.c(1));
   Value scalerPtr = kb.getWritePtr(kCbScaler);
   kb.forLoop(0, kb.c(1024),
              [&](Value i) { kb.storeL1Word(scalerPtr, i, one); });
   kb.cbPushBack(kCbScaler, kb.c(1));
+}
 
-  // Per-head parameters (sinks, ALiBi slopes): one H-word page each, read
-  // whole into L1 once.
-  Value headBytes = kb.c((cfg.numHeads * 4 + 15) / 16 * 16);
-  Value sinksPtr, slopesPtr;
-  auto readHeadPage = [&](AttnRt arg) {
-    kb.cbReserveBack(kCbHeadParams, kb.c(1));
-    Value ptr = kb.getWritePtr(kCbHeadParams);
-    kb.nocAsyncRead(kb.dramPageAddr(kb.runtimeArg(arg), headStride, banks,
-                                    zero, zero),
-                    ptr, headBytes);
+Value AttentionReader::readHeadPage(AttnRt arg) {
+  kb.cbReserveBack(kCbHeadParams, kb.c(1));
+  Value ptr = kb.getWritePtr(kCbHeadParams);
+  kb.nocAsyncRead(
+      kb.dramPageAddr(kb.runtimeArg(arg), headStride, banks, zero, zero), ptr,
+      headBytes);
+  kb.nocAsyncReadBarrier();
+  kb.cbPushBack(kCbHeadParams, kb.c(1));
+  return ptr;
+}
+
+void AttentionReader::readQueryTile(const Unit &u) {
+  kb.cbReserveBack(kCbQ, dkTiles);
+  Value qPtr = kb.getWritePtr(kCbQ);
+  kb.forLoop(0, u[kUNumRows], [&](Value row) {
+    RowInfo info = rowInfo(kb, u, row, hpg);
+    Value page = kb.add(kb.mul(info.token, heads), info.head);
+    kb.nocAsyncRead(kb.dramPageAddr(qBase, qStride, banks, page, zero),
+                    stagePtr, kb.mul(kb.mul(dkTiles, 32), esz));
     kb.nocAsyncReadBarrier();
-    kb.cbPushBack(kCbHeadParams, kb.c(1));
-    return ptr;
-  };
+    kb.forLoop(0, dkTiles, [&](Value dt) {
+      kb.forLoop(0, kb.c(2), [&](Value half) {
+        Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
+        Value src = kb.add(stagePtr, kb.mul(col, esz));
+        Value dst = kb.add(kb.add(qPtr, kb.mul(dt, tileBytes)),
+                           kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
+        kb.nocAsyncRead(kb.localNocAddr(src), dst, halfRowBytes);
+      });
+    });
+    kb.nocAsyncReadBarrier();
+  });
+  kb.cbPushBack(kCbQ, dkTiles);
+}
+
+void AttentionReader::pushInitialState(const Unit &u) {
+  kb.cbReserveBack(kCbInit, kb.c(2));
+  Value initPtr = kb.getWritePtr(kCbInit);
+  kb.forLoop(0, kb.c(32), [&](Value row) {
+    Value at = kb.faceOffset(row, zero);
+    Value sumAt = kb.add(at, 1024);
+    if (!cfg.sinks) {
+      kb.storeL1Word(initPtr, at, negBig);
+      kb.storeL1Word(initPtr, sumAt, zero);
+      return;
+    }
+    kb.ifThenElse(
+        kb.cmp(CmpIPredicate::slt, row, u[kUNumRows]),
+        [&] {
+          RowInfo info = rowInfo(kb, u, row, hpg);
+          kb.storeL1Word(initPtr, at, kb.loadL1Word(sinksPtr, info.head));
+          kb.storeL1Word(initPtr, sumAt, one);
+        },
+        [&] {
+          kb.storeL1Word(initPtr, at, negBig);
+          kb.storeL1Word(initPtr, sumAt, zero);
+        });
+  });
+  kb.cbPushBack(kCbInit, kb.c(2));
+}
+
+Value AttentionReader::readBlockTableChunk(const Unit &u, Value kt) {
+  Value firstIndex = kb.div(kb.mul(kt, 32), blockSize);
+  Value chunk = kb.div(firstIndex, kBlockTableChunk);
+  kb.nocAsyncRead(kb.dramPageAddr(btBase, btStride, banks, u[kUReq],
+                                  kb.mul(chunk, kBlockTableChunk * 4)),
+                  btPtr, kb.c(kBlockTableChunk * 4));
+  kb.nocAsyncReadBarrier();
+  return chunk;
+}
+
+void AttentionReader::readPart(const Unit &u, Value part, Value numTiles,
+                               Value basePtr, Value group, Value rowTile,
+                               Value tileRow, Value keyRow) {
+  kb.forLoop(0, numTiles, [&](Value dt) {
+    Value page = kb.add(
+        kb.mul(kb.add(kb.mul(kb.add(kb.mul(kb.add(kb.mul(group, kvParts),
+                                                  part),
+                                           kvHeads),
+                                    u[kUKvHead]),
+                             tilesPerBlock),
+                      rowTile),
+               dkTiles),
+        dt);
+    Value dstTile = kb.add(basePtr, kb.mul(dt, tileBytes));
+    if (cfg.blockSize >= 16) {
+      // Rows 0-15 are faces 0-1 and rows 16-31 faces 2-3, so 16 or 32 rows
+      // from row 0 or 16 are contiguous bytes.
+      Value rowBytes = kb.mul(esz, 32);
+      kb.nocAsyncRead(kb.dramPageAddr(kvBase, tileBytes, banks, page,
+                                      kb.mul(tileRow, rowBytes)),
+                      kb.add(dstTile, kb.mul(keyRow, rowBytes)),
+                      kb.mul(rowsPerRead, rowBytes));
+      return;
+    }
+    // Fewer rows than a face: a piece of each face of the half.
+    kb.forLoop(0, kb.c(2), [&](Value faceCol) {
+      auto at = [&](Value r) {
+        return kb.mul(kb.faceOffset(r, kb.mul(faceCol, 16)), esz);
+      };
+      kb.nocAsyncRead(
+          kb.dramPageAddr(kvBase, tileBytes, banks, page, at(tileRow)),
+          kb.add(dstTile, at(keyRow)), kb.mul(rowsPerRead, halfRowBytes));
+    });
+  });
+}
+
+void AttentionReader::readKeyValueTiles(const Unit &u, Value kt,
+                                        Value chunk) {
+  kb.cbReserveBack(kCbK, dkTiles);
+  kb.cbReserveBack(kCbV, dvTiles);
+  Value kPtr = kb.getWritePtr(kCbK);
+  Value vPtr = kb.getWritePtr(kCbV);
+  Value vPart = kb.sub(kvParts, kb.c(1));
+  kb.forLoop(0, kb.div(kb.c(32), rowsPerRead), [&](Value sub) {
+    Value keyRow = kb.mul(sub, rowsPerRead);
+    Value pos = kb.add(kb.mul(kt, 32), keyRow);
+    kb.ifThen(kb.cmp(CmpIPredicate::slt, pos, u[kUSeqLen]), [&] {
+      Value index = kb.div(pos, blockSize);
+      Value block = kb.loadL1Word(
+          btPtr, kb.sub(index, kb.mul(chunk, kBlockTableChunk)));
+      Value group = kb.div(block, blocksPerTile);
+      Value rowInGroup =
+          kb.add(kb.mul(kb.rem(block, blocksPerTile), blockSize),
+                 kb.rem(pos, blockSize));
+      Value rowTile = kb.div(rowInGroup, 32);
+      Value tileRow = kb.rem(rowInGroup, 32);
+      readPart(u, kb.c(0), dkTiles, kPtr, group, rowTile, tileRow, keyRow);
+      readPart(u, vPart, dvTiles, vPtr, group, rowTile, tileRow, keyRow);
+    });
+  });
+  kb.nocAsyncReadBarrier();
+  kb.cbPushBack(kCbK, dkTiles);
+}
+
+void AttentionReader::buildMask(const Unit &u, Value kt) {
+  kb.cbReserveBack(kCbMask, kb.c(1));
+  Value maskPtr = kb.getWritePtr(kCbMask);
+  Value biasPtr;
+  if (cfg.alibi) {
+    kb.cbReserveBack(kCbBias, kb.c(1));
+    biasPtr = kb.getWritePtr(kCbBias);
+  }
+  kb.forLoop(0, kb.c(32), [&](Value row) {
+    RowInfo info = rowInfo(kb, u, row, hpg);
+    Value p = info.position;
+    Value rowValid = kb.cmp(CmpIPredicate::slt, row, u[kUNumRows]);
+    Value slope;
+    if (cfg.alibi)
+      slope = kb.loadL1Float(slopesPtr,
+                             kb.select(rowValid, info.head, kb.c(0)));
+    kb.forLoop(0, kb.c(32), [&](Value col) {
+      Value j = kb.add(kb.mul(kt, 32), col);
+      Value visible =
+          kb.andI(rowValid, kb.cmp(CmpIPredicate::slt, j, u[kUSeqLen]));
+      if (cfg.causal)
+        visible = kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, p));
+      if (cfg.windowLeft >= 0) {
+        Value wl = kb.compileTimeArg(kCtWindowLeft);
+        visible =
+            kb.andI(visible, kb.cmp(CmpIPredicate::sge, j, kb.sub(p, wl)));
+      }
+      if (!cfg.causal && cfg.windowRight >= 0) {
+        Value wr = kb.compileTimeArg(kCtWindowRight);
+        visible =
+            kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, kb.add(p, wr)));
+      }
+      Value at = kb.faceOffset(row, col);
+      kb.storeL1Word(maskPtr, at, kb.select(visible, zero, negBig));
+      if (cfg.alibi)
+        kb.storeL1Float(biasPtr, at,
+                        kb.mulF(slope, kb.toFloat(kb.sub(j, p))));
+    });
+  });
+  kb.cbPushBack(kCbMask, kb.c(1));
+  if (cfg.alibi)
+    kb.cbPushBack(kCbBias, kb.c(1));
+}
+
+void AttentionReader::build() {
+  pushScaler();
+  headBytes = kb.c((cfg.numHeads * 4 + 15) / 16 * 16);
   if (cfg.sinks)
     sinksPtr = readHeadPage(kRtSinks);
   if (cfg.alibi)
     slopesPtr = readHeadPage(kRtAlibi);
-
-  Value btPtr = kb.getWritePtr(kCbBlockTable);
-  Value stagePtr = kb.getWritePtr(kCbStage);
-  Value halfRowBytes = kb.mul(esz, 16);
-
+  btPtr = kb.getWritePtr(kCbBlockTable);
+  stagePtr = kb.getWritePtr(kCbStage);
+  halfRowBytes = kb.mul(esz, 16);
   kb.forLoop(0, numUnits, [&](Value unit) {
     Unit u = readUnit(kb, unit);
-
-    // Query rows: each row page is read whole into the stage, then its half
-    // rows are copied into face order within L1.
-    kb.cbReserveBack(kCbQ, dkTiles);
-    Value qPtr = kb.getWritePtr(kCbQ);
-    kb.forLoop(0, u[kUNumRows], [&](Value row) {
-      RowInfo info = rowInfo(kb, u, row, hpg);
-      Value page = kb.add(kb.mul(info.token, heads), info.head);
-      kb.nocAsyncRead(kb.dramPageAddr(qBase, qStride, banks, page, zero),
-                      stagePtr, kb.mul(kb.mul(dkTiles, 32), esz));
-      kb.nocAsyncReadBarrier();
-      kb.forLoop(0, dkTiles, [&](Value dt) {
-        kb.forLoop(0, kb.c(2), [&](Value half) {
-          Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
-          Value src = kb.add(stagePtr, kb.mul(col, esz));
-          Value dst = kb.add(
-              kb.add(qPtr, kb.mul(dt, tileBytes)),
-              kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
-          kb.nocAsyncRead(kb.localNocAddr(src), dst, halfRowBytes);
-        });
-      });
-      kb.nocAsyncReadBarrier();
-    });
-    kb.cbPushBack(kCbQ, dkTiles);
-
-    // Starting softmax state: running max (column 0 of tile 0) and sum
-    // (column 0 of tile 1); with sinks the sink is a first key of value 0.
-    kb.cbReserveBack(kCbInit, kb.c(2));
-    Value initPtr = kb.getWritePtr(kCbInit);
-    kb.forLoop(0, kb.c(32), [&](Value row) {
-      Value at = kb.faceOffset(row, zero);
-      Value sumAt = kb.add(at, 1024);
-      if (!cfg.sinks) {
-        kb.storeL1Word(initPtr, at, negBig);
-        kb.storeL1Word(initPtr, sumAt, zero);
-        return;
-      }
-      kb.ifThenElse(
-          kb.cmp(CmpIPredicate::slt, row, u[kUNumRows]),
-          [&] {
-            RowInfo info = rowInfo(kb, u, row, hpg);
-            kb.storeL1Word(initPtr, at, kb.loadL1Word(sinksPtr, info.head));
-            kb.storeL1Word(initPtr, sumAt, one);
-          },
-          [&] {
-            kb.storeL1Word(initPtr, at, negBig);
-            kb.storeL1Word(initPtr, sumAt, zero);
-          });
-    });
-    kb.cbPushBack(kCbInit, kb.c(2));
-
+    readQueryTile(u);
+    pushInitialState(u);
     kb.forLoop(u[kUKtBegin], u[kUKtEnd], [&](Value kt) {
-      // The block-table chunk holding this key tile's blocks (one chunk:
-      // a tile spans at most 32 / B consecutive entries, which divides 64).
-      Value firstIndex = kb.div(kb.mul(kt, 32), blockSize);
-      Value chunk = kb.div(firstIndex, kBlockTableChunk);
-      kb.nocAsyncRead(kb.dramPageAddr(btBase, btStride, banks, u[kUReq],
-                                      kb.mul(chunk, kBlockTableChunk * 4)),
-                      btPtr, kb.c(kBlockTableChunk * 4));
-      kb.nocAsyncReadBarrier();
-
-      // Key and value tiles: 32 / rows_per_read reads per tile and part.
-      kb.cbReserveBack(kCbK, dkTiles);
-      kb.cbReserveBack(kCbV, dvTiles);
-      Value kPtr = kb.getWritePtr(kCbK);
-      Value vPtr = kb.getWritePtr(kCbV);
-      Value vPart = kb.sub(kvParts, kb.c(1));
-      kb.forLoop(0, kb.div(kb.c(32), rowsPerRead), [&](Value sub) {
-        Value keyRow = kb.mul(sub, rowsPerRead);
-        Value pos = kb.add(kb.mul(kt, 32), keyRow);
-        kb.ifThen(kb.cmp(CmpIPredicate::slt, pos, u[kUSeqLen]), [&] {
-          Value index = kb.div(pos, blockSize);
-          Value block = kb.loadL1Word(
-              btPtr, kb.sub(index, kb.mul(chunk, kBlockTableChunk)));
-          Value group = kb.div(block, blocksPerTile);
-          Value rowInGroup =
-              kb.add(kb.mul(kb.rem(block, blocksPerTile), blockSize),
-                     kb.rem(pos, blockSize));
-          Value rowTile = kb.div(rowInGroup, 32);
-          Value tileRow = kb.rem(rowInGroup, 32);
-          auto readPart = [&](Value part, Value numTiles, Value basePtr) {
-            kb.forLoop(0, numTiles, [&](Value dt) {
-              Value page = kb.add(
-                  kb.mul(kb.add(kb.mul(kb.add(kb.mul(kb.add(kb.mul(group,
-                                                                   kvParts),
-                                                            part),
-                                                     kvHeads),
-                                              u[kUKvHead]),
-                                       tilesPerBlock),
-                                rowTile),
-                         dkTiles),
-                  dt);
-              Value dstTile = kb.add(basePtr, kb.mul(dt, tileBytes));
-              if (cfg.blockSize >= 16) {
-                // Rows 0-15 are faces 0-1 and rows 16-31 faces 2-3, so 16
-                // or 32 rows from row 0 or 16 are contiguous bytes.
-                Value rowBytes = kb.mul(esz, 32);
-                kb.nocAsyncRead(
-                    kb.dramPageAddr(kvBase, tileBytes, banks, page,
-                                    kb.mul(tileRow, rowBytes)),
-                    kb.add(dstTile, kb.mul(keyRow, rowBytes)),
-                    kb.mul(rowsPerRead, rowBytes));
-                return;
-              }
-              // Fewer rows than a face: a piece of each face of the half.
-              kb.forLoop(0, kb.c(2), [&](Value faceCol) {
-                auto at = [&](Value r) {
-                  return kb.mul(kb.faceOffset(r, kb.mul(faceCol, 16)), esz);
-                };
-                kb.nocAsyncRead(
-                    kb.dramPageAddr(kvBase, tileBytes, banks, page,
-                                    at(tileRow)),
-                    kb.add(dstTile, at(keyRow)),
-                    kb.mul(rowsPerRead, halfRowBytes));
-              });
-            });
-          };
-          readPart(kb.c(0), dkTiles, kPtr);
-          readPart(vPart, dvTiles, vPtr);
-        });
-      });
-      kb.nocAsyncReadBarrier();
-      kb.cbPushBack(kCbK, dkTiles);
-
-      // Additive mask (0 where key j is visible to the row, -1e30 elsewhere)
-      // and the ALiBi bias slope[h] * (j - p).
-      kb.cbReserveBack(kCbMask, kb.c(1));
-      Value maskPtr = kb.getWritePtr(kCbMask);
-      Value biasPtr;
-      if (cfg.alibi) {
-        kb.cbReserveBack(kCbBias, kb.c(1));
-        biasPtr = kb.getWritePtr(kCbBias);
-      }
-      kb.forLoop(0, kb.c(32), [&](Value row) {
-        RowInfo info = rowInfo(kb, u, row, hpg);
-        Value p = info.position;
-        Value rowValid = kb.cmp(CmpIPredicate::slt, row, u[kUNumRows]);
-        Value slope;
-        if (cfg.alibi)
-          slope = kb.loadL1Float(
-              slopesPtr, kb.select(rowValid, info.head, kb.c(0)));
-        kb.forLoop(0, kb.c(32), [&](Value col) {
-          Value j = kb.add(kb.mul(kt, 32), col);
-          Value visible =
-              kb.andI(rowValid, kb.cmp(CmpIPredicate::slt, j, u[kUSeqLen]));
-          if (cfg.causal)
-            visible = kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, p));
-          if (cfg.windowLeft >= 0) {
-            Value wl = kb.compileTimeArg(kCtWindowLeft);
-            visible = kb.andI(visible,
-                              kb.cmp(CmpIPredicate::sge, j, kb.sub(p, wl)));
-          }
-          if (!cfg.causal && cfg.windowRight >= 0) {
-            Value wr = kb.compileTimeArg(kCtWindowRight);
-            visible = kb.andI(visible,
-                              kb.cmp(CmpIPredicate::sle, j, kb.add(p, wr)));
-          }
-          Value at = kb.faceOffset(row, col);
-          kb.storeL1Word(maskPtr, at, kb.select(visible, zero, negBig));
-          if (cfg.alibi)
-            kb.storeL1Float(biasPtr, at,
-                            kb.mulF(slope, kb.toFloat(kb.sub(j, p))));
-        });
-      });
-      kb.cbPushBack(kCbMask, kb.c(1));
-      if (cfg.alibi)
-        kb.cbPushBack(kCbBias, kb.c(1));
+      Value chunk = readBlockTableChunk(u, kt);
+      readKeyValueTiles(u, kt, chunk);
+      buildMask(u, kt);
       kb.cbPushBack(kCbV, dvTiles);
     });
   });
 }
 
+} // namespace
+
+void buildAttentionReader(OpBuilder &b, Location loc,
+                          const AttentionConfig &cfg) {
+  AttentionReader(b, loc, cfg).build();
+}
+
 //===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//
-
-namespace {
-
-} // namespace
 
 void buildNormalize(ComputeBuilder &cb, const NormalizeBuffers &buffers,
                     Value dvTiles) {
@@ -408,131 +463,173 @@ void buildNormalize(ComputeBuilder &cb, const NormalizeBuffers &buffers,
   });
 }
 
-void buildAttentionCompute(OpBuilder &b, Location loc,
-                           const AttentionConfig &cfg,
-                           const ProgramDescriptionBuilder &program) {
-  KernelBuilder kb(b, loc);
-  ComputeBuilder cb(kb, program);
-  Value dkTiles = kb.compileTimeArg(kCtDkTiles);
-  Value dvTiles = kb.compileTimeArg(kCtDvTiles);
-  Value scaleBits = kb.compileTimeArg(kCtScaleBits);
-  Value numUnits = kb.runtimeArg(kRtNumUnits);
-  Value c0 = kb.c(0), c1 = kb.c(1), c2 = kb.c(2);
-  bool f32 = cfg.format == TTDataFormat::Float32;
-  // The row sums take P unrounded: from a second f32 pack in 16-bit programs.
-  int64_t sumCb = f32 ? kCbP : kCbPSum;
+namespace {
 
+/// The compute kernel: per work unit the online softmax over its key
+/// tiles, then out = acc / l and lse = m + log(l).
+class AttentionCompute {
+public:
+  AttentionCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
+                   const ProgramDescriptionBuilder &program);
+
+  void build();
+
+private:
+  /// Running max and sum from the reader's starting state; acc = 0.
+  void startUnit();
+  /// S = scale * Q K^T (+ ALiBi bias, soft-capped) + mask.
+  void scores();
+  /// m_new = max(m_old, rowmax(S)), alpha = exp(m_old - m_new) and
+  /// P = exp(S - m_new).
+  void probabilities();
+  /// l = alpha * l + rowsum(P).
+  void sums();
+  /// acc = alpha * acc + P V, one value tile at a time.
+  void accumulate();
+
+  KernelBuilder kb;
+  ComputeBuilder cb;
+  const AttentionConfig &cfg;
+  Value dkTiles, dvTiles, scaleBits, numUnits, c0, c1, c2;
+  bool f32;
+  /// The row sums take P unrounded: from a second f32 pack in 16-bit
+  /// programs.
+  int64_t sumCb;
+};
+
+AttentionCompute::AttentionCompute(OpBuilder &b, Location loc,
+                                   const AttentionConfig &cfg,
+                                   const ProgramDescriptionBuilder &program)
+    : kb(b, loc), cb(kb, program), cfg(cfg) {
+  dkTiles = kb.compileTimeArg(kCtDkTiles);
+  dvTiles = kb.compileTimeArg(kCtDvTiles);
+  scaleBits = kb.compileTimeArg(kCtScaleBits);
+  numUnits = kb.runtimeArg(kRtNumUnits);
+  c0 = kb.c(0);
+  c1 = kb.c(1);
+  c2 = kb.c(2);
+  f32 = cfg.format == TTDataFormat::Float32;
+  sumCb = f32 ? kCbP : kCbPSum;
+}
+
+void AttentionCompute::startUnit() {
+  kb.cbWaitFront(kCbInit, c2);
+  cb.section({kCbM}, [&] { cb.copy(kCbInit, c0, c0); });
+  cb.section({kCbL}, [&] { cb.copy(kCbInit, c1, c0); });
+  kb.cbPopFront(kCbInit, c2);
+  cb.acquire();
+  cb.commit();
+  cb.wait();
+  kb.cbReserveBack(kCbAcc, dvTiles);
+  cb.forLoop(0, dvTiles, [&](Value) { cb.pack(c0, kCbAcc); });
+  kb.cbPushBack(kCbAcc, dvTiles);
+  cb.release();
+}
+
+void AttentionCompute::scores() {
+  kb.cbWaitFront(kCbK, dkTiles);
+  kb.cbWaitFront(kCbMask, c1);
+  if (cfg.alibi)
+    kb.cbWaitFront(kCbBias, c1);
+  cb.section({kCbS}, [&] {
+    cb.forLoop(0, dkTiles, [&](Value dt) {
+      cb.matmul(kCbQ, kCbK, dt, dt, c0, /*transposeIn1=*/true);
+    });
+    cb.mulScalar(c0, scaleBits);
+    if (cfg.alibi)
+      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbBias, c0, c0);
+    if (cfg.softCap > 0) {
+      cb.mulScalar(c0, kb.compileTimeArg(kCtInvCapBits));
+      cb.tanh(c0);
+      cb.mulScalar(c0, kb.compileTimeArg(kCtCapBits));
+    }
+    cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMask, c0, c0);
+  });
+  kb.cbPopFront(kCbK, dkTiles);
+  kb.cbPopFront(kCbMask, c1);
+  if (cfg.alibi)
+    kb.cbPopFront(kCbBias, c1);
+  kb.cbWaitFront(kCbS, c1);
+}
+
+void AttentionCompute::probabilities() {
+  // m_new lands behind m_old in cb_m: the row reduction accumulates into a
+  // face-transposed copy of m_old.
+  kb.cbWaitFront(kCbM, c1);
+  cb.section({kCbM}, [&] {
+    cb.copy(kCbM, c0, c0, /*transposeFaces=*/true);
+    cb.reduce(PoolType::Max, ReduceDim::Row, kCbS, kCbScaler, c0, c0, kCbM);
+  });
+  kb.cbWaitFront(kCbM, c2);
+  cb.section({kCbAlpha}, [&] {
+    cb.binary(BinaryOp::Sub, kCbM, kCbM, c0, c1, c0);
+    cb.exp(c0);
+  });
+  // P is packed in the program's format for P V and, in 16-bit programs,
+  // unrounded in f32 for the row sum.
+  cb.acquire();
+  cb.binaryBcastCols(BinaryOp::Sub, kCbS, kCbM, c0, c1, c0);
+  cb.exp(c0);
+  cb.commit();
+  cb.wait();
+  for (int64_t out : f32 ? SmallVector<int64_t>{kCbP}
+                         : SmallVector<int64_t>{kCbP, kCbPSum}) {
+    kb.cbReserveBack(out, c1);
+    cb.pack(c0, out);
+    kb.cbPushBack(out, c1);
+  }
+  cb.release();
+  kb.cbPopFront(kCbS, c1);
+  kb.cbPopFront(kCbM, c1);
+}
+
+void AttentionCompute::sums() {
+  // rowsum(P), reduced into an empty tile.
+  kb.cbWaitFront(sumCb, c1);
+  cb.section({kCbRowSum}, [&] {
+    cb.reduce(PoolType::Sum, ReduceDim::Row, sumCb, kCbScaler, c0, c0,
+              kCbRowSum);
+  });
+  if (sumCb != kCbP)
+    kb.cbPopFront(sumCb, c1);
+  kb.cbWaitFront(kCbAlpha, c1);
+  kb.cbWaitFront(kCbL, c1);
+  kb.cbWaitFront(kCbRowSum, c1);
+  cb.section({kCbL}, [&] {
+    cb.binary(BinaryOp::Mul, kCbL, kCbAlpha, c0, c0, c0);
+    cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbRowSum, c0, c0);
+  });
+  kb.cbPopFront(kCbL, c1);
+  kb.cbPopFront(kCbRowSum, c1);
+}
+
+void AttentionCompute::accumulate() {
+  kb.cbWaitFront(kCbP, c1);
+  kb.cbWaitFront(kCbV, dvTiles);
+  kb.cbWaitFront(kCbAcc, dvTiles);
+  cb.sections(dvTiles, kCbAcc, [&](Value dt) {
+    cb.binaryBcastCols(BinaryOp::Mul, kCbAcc, kCbAlpha, dt, c0, c0);
+    cb.matmul(kCbP, kCbV, c0, dt, c0, /*transposeIn1=*/false);
+  });
+  kb.cbPopFront(kCbAcc, dvTiles);
+  kb.cbPopFront(kCbV, dvTiles);
+  kb.cbPopFront(kCbP, c1);
+  kb.cbPopFront(kCbAlpha, c1);
+}
+
+void AttentionCompute::build() {
   cb.hwStartup(kCbQ, kCbK, kCbS);
   kb.cbWaitFront(kCbScaler, c1);
-
   cb.forLoop(0, numUnits, [&](Value unit) {
     Unit u = readUnit(kb, unit);
     kb.cbWaitFront(kCbQ, dkTiles);
-
-    // Running max and sum from the reader's starting state; acc = 0.
-    kb.cbWaitFront(kCbInit, c2);
-    cb.section({kCbM}, [&] { cb.copy(kCbInit, c0, c0); });
-    cb.section({kCbL}, [&] { cb.copy(kCbInit, c1, c0); });
-    kb.cbPopFront(kCbInit, c2);
-    cb.acquire();
-    cb.commit();
-    cb.wait();
-    kb.cbReserveBack(kCbAcc, dvTiles);
-    cb.forLoop(0, dvTiles, [&](Value) { cb.pack(c0, kCbAcc); });
-    kb.cbPushBack(kCbAcc, dvTiles);
-    cb.release();
-
+    startUnit();
     cb.forLoop(u[kUKtBegin], u[kUKtEnd], [&](Value) {
-      // S = scale * Q K^T (+ ALiBi bias, soft-capped) + mask.
-      kb.cbWaitFront(kCbK, dkTiles);
-      kb.cbWaitFront(kCbMask, c1);
-      if (cfg.alibi)
-        kb.cbWaitFront(kCbBias, c1);
-      cb.section({kCbS}, [&] {
-        cb.forLoop(0, dkTiles, [&](Value dt) {
-          cb.matmul(kCbQ, kCbK, dt, dt, c0, /*transposeIn1=*/true);
-        });
-        cb.mulScalar(c0, scaleBits);
-        if (cfg.alibi)
-          cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbBias, c0, c0);
-        if (cfg.softCap > 0) {
-          cb.mulScalar(c0, kb.compileTimeArg(kCtInvCapBits));
-          cb.tanh(c0);
-          cb.mulScalar(c0, kb.compileTimeArg(kCtCapBits));
-        }
-        cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMask, c0, c0);
-      });
-      kb.cbPopFront(kCbK, dkTiles);
-      kb.cbPopFront(kCbMask, c1);
-      if (cfg.alibi)
-        kb.cbPopFront(kCbBias, c1);
-      kb.cbWaitFront(kCbS, c1);
-
-      // m_new = max(m_old, rowmax(S)), behind m_old in cb_m: the row
-      // reduction accumulates into a face-transposed copy of m_old.
-      kb.cbWaitFront(kCbM, c1);
-      cb.section({kCbM}, [&] {
-        cb.copy(kCbM, c0, c0, /*transposeFaces=*/true);
-        cb.reduce(PoolType::Max, ReduceDim::Row, kCbS, kCbScaler, c0, c0,
-                  kCbM);
-      });
-      kb.cbWaitFront(kCbM, c2);
-      // alpha = exp(m_old - m_new).
-      cb.section({kCbAlpha}, [&] {
-        cb.binary(BinaryOp::Sub, kCbM, kCbM, c0, c1, c0);
-        cb.exp(c0);
-      });
-      // P = exp(S - m_new), packed in the program's format for P V and, in
-      // 16-bit programs, unrounded in f32 for the row sum.
-      cb.acquire();
-      cb.binaryBcastCols(BinaryOp::Sub, kCbS, kCbM, c0, c1, c0);
-      cb.exp(c0);
-      cb.commit();
-      cb.wait();
-      for (int64_t out : f32 ? SmallVector<int64_t>{kCbP}
-                             : SmallVector<int64_t>{kCbP, kCbPSum}) {
-        kb.cbReserveBack(out, c1);
-        cb.pack(c0, out);
-        kb.cbPushBack(out, c1);
-      }
-      cb.release();
-      kb.cbPopFront(kCbS, c1);
-      kb.cbPopFront(kCbM, c1);
-
-      // rowsum(P), reduced into an empty tile.
-      kb.cbWaitFront(sumCb, c1);
-      cb.section({kCbRowSum}, [&] {
-        cb.reduce(PoolType::Sum, ReduceDim::Row, sumCb, kCbScaler, c0, c0,
-                  kCbRowSum);
-      });
-      if (sumCb != kCbP)
-        kb.cbPopFront(sumCb, c1);
-
-      // l = alpha * l + rowsum(P).
-      kb.cbWaitFront(kCbAlpha, c1);
-      kb.cbWaitFront(kCbL, c1);
-      kb.cbWaitFront(kCbRowSum, c1);
-      cb.section({kCbL}, [&] {
-        cb.binary(BinaryOp::Mul, kCbL, kCbAlpha, c0, c0, c0);
-        cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbRowSum, c0, c0);
-      });
-      kb.cbPopFront(kCbL, c1);
-      kb.cbPopFront(kCbRowSum, c1);
-
-      // acc = alpha * acc + P V, one value tile at a time.
-      kb.cbWaitFront(kCbP, c1);
-      kb.cbWaitFront(kCbV, dvTiles);
-      kb.cbWaitFront(kCbAcc, dvTiles);
-      cb.sections(dvTiles, kCbAcc, [&](Value dt) {
-        cb.binaryBcastCols(BinaryOp::Mul, kCbAcc, kCbAlpha, dt, c0, c0);
-        cb.matmul(kCbP, kCbV, c0, dt, c0, /*transposeIn1=*/false);
-      });
-      kb.cbPopFront(kCbAcc, dvTiles);
-      kb.cbPopFront(kCbV, dvTiles);
-      kb.cbPopFront(kCbP, c1);
-      kb.cbPopFront(kCbAlpha, c1);
+      scores();
+      probabilities();
+      sums();
+      accumulate();
     });
-
     // out = acc / l; lse = m + log(l).
     buildNormalize(cb, {kCbL, kCbM, kCbAcc, kCbAlpha, kCbOut, kCbLse},
                    dvTiles);
@@ -540,6 +637,14 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
     kb.cbPopFront(kCbM, c1);
     kb.cbPopFront(kCbQ, dkTiles);
   });
+}
+
+} // namespace
+
+void buildAttentionCompute(OpBuilder &b, Location loc,
+                           const AttentionConfig &cfg,
+                           const ProgramDescriptionBuilder &program) {
+  AttentionCompute(b, loc, cfg, program).build();
 }
 
 //===----------------------------------------------------------------------===//

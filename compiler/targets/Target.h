@@ -87,6 +87,8 @@ struct LoweredModule {
 struct TargetBackend {
   /// What --targets names it.
   StringLiteral name;
+  /// What its kernels are, for --help: "SPIR-V", "PTX", "Metal", ...
+  StringLiteral kernels;
   /// Of its kernel files in a bundle, without the dot.
   StringLiteral fileExtension;
   /// The one subgroup size its kernels are built for; 0: any.

@@ -16,13 +16,13 @@ namespace {
 
 /// The one list of targets: adding one is a line here and its file.
 const mlir::attn::TargetBackend kBackends[] = {
-    {"spirv", "spv", /*subgroupSize=*/0, &mlir::attn::kSPIRVLowering,
-     mlir::attn::compileSPIRVKernels},
-    {"ptx", "ptx", mlir::attn::kNVIDIAWarpSize, &mlir::attn::kPTXLowering,
-     mlir::attn::compilePTXKernels},
-    {"msl", "metal", /*subgroupSize=*/32, &mlir::attn::kSPIRVLowering,
-     mlir::attn::compileMSLKernels},
-    {"tt", "cpp", /*subgroupSize=*/0, nullptr, nullptr},
+    {"spirv", "SPIR-V", "spv", /*subgroupSize=*/0,
+     &mlir::attn::kSPIRVLowering, mlir::attn::compileSPIRVKernels},
+    {"ptx", "PTX", "ptx", mlir::attn::kNVIDIAWarpSize,
+     &mlir::attn::kPTXLowering, mlir::attn::compilePTXKernels},
+    {"msl", "Metal", "metal", /*subgroupSize=*/32,
+     &mlir::attn::kSPIRVLowering, mlir::attn::compileMSLKernels},
+    {"tt", "TT-Metalium", "cpp", /*subgroupSize=*/0, nullptr, nullptr},
 };
 
 } // namespace

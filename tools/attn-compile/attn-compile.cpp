@@ -53,7 +53,9 @@ namespace rt = ::attn::runtime;
 
 namespace {
 
-enum class Emit { Bundle, Mlir, Spirv, Ptx, Msl, TT };
+/// --emit: a bundle, the variant's MLIR, or a bundle of one target, the
+/// target table's entry FirstTarget places before it (addTargetEmits).
+enum class Emit : unsigned { Bundle, Mlir, FirstTarget };
 
 llvm::cl::OptionCategory category("attn-compile options");
 
@@ -67,12 +69,23 @@ llvm::cl::opt<Emit> emitKind(
         clEnumValN(Emit::Bundle, "bundle",
                    "a bundle for the --targets (default)"),
         clEnumValN(Emit::Mlir, "mlir",
-                   "the one --variant as an attn-dialect module"),
-        clEnumValN(Emit::Spirv, "spirv", "a bundle with SPIR-V kernels"),
-        clEnumValN(Emit::Ptx, "ptx", "a bundle with PTX kernels"),
-        clEnumValN(Emit::Msl, "msl", "a bundle with Metal kernels"),
-        clEnumValN(Emit::TT, "tt", "a bundle with TT-Metalium kernels")),
+                   "the one --variant as an attn-dialect module")),
     llvm::cl::cat(category));
+
+/// Adds one --emit value per target of the table, before the command line
+/// is parsed.
+void addTargetEmits() {
+  static std::vector<std::string> help;
+  ArrayRef<TargetBackend> backends = targetBackends();
+  help.reserve(backends.size());
+  for (auto [i, b] : llvm::enumerate(backends)) {
+    help.push_back(("a bundle with " + b.kernels + " kernels").str());
+    emitKind.getParser().addLiteralOption(
+        b.name,
+        static_cast<Emit>(static_cast<unsigned>(Emit::FirstTarget) + i),
+        help.back());
+  }
+}
 
 llvm::cl::list<std::string>
     variantSpecs("variant", llvm::cl::desc("A variant to compile (keys below)"),
@@ -248,8 +261,9 @@ llvm::Expected<std::vector<std::string>> requestedTargets() {
     if (!targets.empty())
       return llvm::createStringError(
           "give either --emit=<target> or --targets, not both");
-    static const char *kEmitTarget[] = {"", "", "spirv", "ptx", "msl", "tt"};
-    targets = {kEmitTarget[static_cast<int>(emitKind.getValue())]};
+    unsigned index = static_cast<unsigned>(emitKind.getValue()) -
+                     static_cast<unsigned>(Emit::FirstTarget);
+    targets = {targetBackends()[index].name.str()};
   }
   if (targets.empty())
     return llvm::createStringError(
@@ -804,6 +818,7 @@ void printSummary(const Tally &tally, size_t skipped, double seconds,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::HideUnrelatedOptions(category);
+  addTargetEmits();
   llvm::cl::ParseCommandLineOptions(argc, argv, overview());
 
   if (emitKind == Emit::Mlir)

@@ -1016,26 +1016,23 @@ Status checkCapabilities(const SpirvModuleInfo &module,
   return Status::ok();
 }
 
-} // namespace
+/// What createKernel learns from checking a kernel against the device.
+struct KernelShape {
+  const SpirvEntryPoint *entry = nullptr;
+  uint32_t numBuffers = 0;
+  /// Whether its entry point uses descriptor bindings.
+  bool hasBindings = false;
+  uint32_t pushConstantBytes = 0;
+  /// The subgroup size the pipeline requires; 0: none.
+  uint32_t requiredSubgroupSize = 0;
+};
 
-Result<std::unique_ptr<VulkanKernel>>
-VulkanDevice::createKernel(const KernelDesc &desc) {
-  const VulkanDeviceInfo &info = context_->info;
-  auto reflected = reflectSpirv(desc.spirv);
-  if (!reflected)
-    return errorf("kernel '", desc.entryPoint, "': ", reflected.message());
-  const SpirvModuleInfo &module = *reflected;
-
-  auto [maxMajor, maxMinor] = maxSpirvVersion(info.apiVersion);
-  if (module.versionMajor > maxMajor ||
-      (module.versionMajor == maxMajor && module.versionMinor > maxMinor))
-    return errorf("kernel '", desc.entryPoint, "' is SPIR-V ",
-                  module.versionMajor, ".", module.versionMinor, " but Vulkan ",
-                  info.apiVersion, " consumes at most ", maxMajor, ".",
-                  maxMinor);
-
-  const SpirvEntryPoint *entry = module.findEntryPoint(desc.entryPoint);
-  if (!entry) {
+/// The kernel's entry point and buffers: numBuffers from the bindings
+/// unless `desc` says, each binding a storage buffer of set 0.
+Status checkBindings(const KernelDesc &desc, const SpirvModuleInfo &module,
+                     KernelShape &shape) {
+  shape.entry = module.findEntryPoint(desc.entryPoint);
+  if (!shape.entry) {
     std::ostringstream names;
     for (size_t i = 0; i < module.entryPoints.size(); ++i)
       names << (i ? ", " : "") << module.entryPoints[i].name;
@@ -1043,34 +1040,42 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
         "SPIR-V module has no compute entry point '", desc.entryPoint,
         "' (it has: ", module.entryPoints.empty() ? "none" : names.str(), ")");
   }
-
-  auto bindings = module.bindingsOf(*entry);
+  auto bindings = module.bindingsOf(*shape.entry);
   if (!bindings && !desc.numBuffers)
     return errorf("kernel '", desc.entryPoint,
                   "': cannot tell its bindings from a SPIR-V ",
                   module.versionMajor, ".", module.versionMinor,
                   " module with several entry points; set numBuffers");
-  uint32_t numBuffers = desc.numBuffers.value_or(0);
-  if (bindings) {
-    constexpr uint32_t kStorageClassStorageBuffer = 12;
-    uint32_t used = 0;
-    for (const SpirvBinding &b : *bindings) {
-      if (b.set != 0)
-        return errorf("kernel '", desc.entryPoint, "' uses descriptor set ",
-                      b.set, "; the executor binds set 0 only");
-      if (b.storageClass != kStorageClassStorageBuffer)
-        return errorf("kernel '", desc.entryPoint, "': binding ", b.binding,
-                      " is not a storage buffer (storage class ",
-                      b.storageClass, ")");
-      used = std::max(used, b.binding + 1);
-    }
-    if (!desc.numBuffers)
-      numBuffers = used;
-    else if (used > numBuffers)
-      return errorf("kernel '", desc.entryPoint, "' uses binding ", used - 1,
-                    " but numBuffers is ", numBuffers);
+  shape.numBuffers = desc.numBuffers.value_or(0);
+  if (!bindings)
+    return Status::ok();
+  shape.hasBindings = !bindings->empty();
+  constexpr uint32_t kStorageClassStorageBuffer = 12;
+  uint32_t used = 0;
+  for (const SpirvBinding &b : *bindings) {
+    if (b.set != 0)
+      return errorf("kernel '", desc.entryPoint, "' uses descriptor set ",
+                    b.set, "; the executor binds set 0 only");
+    if (b.storageClass != kStorageClassStorageBuffer)
+      return errorf("kernel '", desc.entryPoint, "': binding ", b.binding,
+                    " is not a storage buffer (storage class ",
+                    b.storageClass, ")");
+    used = std::max(used, b.binding + 1);
   }
+  if (!desc.numBuffers)
+    shape.numBuffers = used;
+  else if (used > shape.numBuffers)
+    return errorf("kernel '", desc.entryPoint, "' uses binding ", used - 1,
+                  " but numBuffers is ", shape.numBuffers);
+  return Status::ok();
+}
 
+/// How the buffers arrive (a kernel by device address needs the feature,
+/// numBuffers and no bindings) and the push constants: the buffers'
+/// addresses (8 bytes each) for such a kernel, else desc.pushConstantBytes;
+/// within the device's limit.
+Status checkBufferABI(const KernelDesc &desc, const SpirvModuleInfo &module,
+                          const VulkanDeviceInfo &info, KernelShape &shape) {
   if (desc.buffersByAddress) {
     if (!info.bufferDeviceAddress)
       return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
@@ -1079,28 +1084,45 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
     if (!desc.numBuffers)
       return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
                     "device address; set numBuffers");
-    if (bindings && !bindings->empty())
+    if (shape.hasBindings)
       return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
                     "device address but has descriptor bindings");
     if (desc.pushConstantBytes != 0)
       return errorf("kernel '", desc.entryPoint, "' takes its buffers by "
                     "device address, which fill its push constants");
   }
-  uint32_t pushConstantBytes =
-      desc.buffersByAddress ? 8 * numBuffers : desc.pushConstantBytes;
-  if (pushConstantBytes % 4 != 0)
-    return errorf("push-constant size ", pushConstantBytes,
-                  " is not a multiple of 4");
-  if (pushConstantBytes > info.maxPushConstantsBytes)
-    return errorf("kernel '", desc.entryPoint, "': push-constant size ",
-                  pushConstantBytes,
+  uint32_t bytes =
+      desc.buffersByAddress ? 8 * shape.numBuffers : desc.pushConstantBytes;
+  if (bytes % 4 != 0)
+    return errorf("push-constant size ", bytes, " is not a multiple of 4");
+  if (bytes > info.maxPushConstantsBytes)
+    return errorf("kernel '", desc.entryPoint, "': push-constant size ", bytes,
                   " exceeds the device's ", info.maxPushConstantsBytes,
                   " bytes");
-  if (module.usesPushConstants && pushConstantBytes == 0)
+  if (module.usesPushConstants && bytes == 0)
     return errorf("kernel '", desc.entryPoint,
                   "' reads push constants but pushConstantBytes is 0");
-  ATTN_RETURN_IF_ERROR(checkCapabilities(module, info, desc.entryPoint));
+  shape.pushConstantBytes = bytes;
+  return Status::ok();
+}
 
+/// Everything createKernel refuses before it creates a Vulkan object: the
+/// SPIR-V version, the entry point, bindings, push constants, capabilities
+/// and the required subgroup size.
+Result<KernelShape> checkKernel(const KernelDesc &desc,
+                                const SpirvModuleInfo &module,
+                                const VulkanDeviceInfo &info) {
+  auto [maxMajor, maxMinor] = maxSpirvVersion(info.apiVersion);
+  if (module.versionMajor > maxMajor ||
+      (module.versionMajor == maxMajor && module.versionMinor > maxMinor))
+    return errorf("kernel '", desc.entryPoint, "' is SPIR-V ",
+                  module.versionMajor, ".", module.versionMinor, " but Vulkan ",
+                  info.apiVersion, " consumes at most ", maxMajor, ".",
+                  maxMinor);
+  KernelShape shape;
+  ATTN_RETURN_IF_ERROR(checkBindings(desc, module, shape));
+  ATTN_RETURN_IF_ERROR(checkBufferABI(desc, module, info, shape));
+  ATTN_RETURN_IF_ERROR(checkCapabilities(module, info, desc.entryPoint));
   uint32_t required = desc.requiredSubgroupSize;
   if (required != 0) {
     if (!info.subgroupSizeControl)
@@ -1112,18 +1134,16 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
                     " is not a power of two in [", info.minSubgroupSize, ", ",
                     info.maxSubgroupSize, "]");
   }
+  shape.requiredSubgroupSize = required;
+  return shape;
+}
 
-  const VulkanFunctions &vk = context_->vk;
-  VkDevice device = context_->device;
-  auto state = std::make_unique<VulkanKernelState>();
-  state->context = context_;
-  state->entryPoint = desc.entryPoint;
-  state->numBuffers = numBuffers;
-  state->pushConstantBytes = pushConstantBytes;
-  state->buffersByAddress = desc.buffersByAddress;
-  state->workgroupSize = entry->workgroupSize;
-
-  uint32_t numBindings = desc.buffersByAddress ? 0 : numBuffers;
+/// The descriptor set layout (a storage buffer per argument, none when the
+/// buffers come by address) and the pipeline layout with its push
+/// constants.
+Status createLayouts(const VulkanContext &context, VulkanKernelState &state) {
+  const VulkanFunctions &vk = context.vk;
+  uint32_t numBindings = state.buffersByAddress ? 0 : state.numBuffers;
   std::vector<VkDescriptorSetLayoutBinding> layoutBindings(numBindings);
   for (uint32_t i = 0; i < numBindings; ++i) {
     layoutBindings[i].binding = i;
@@ -1137,32 +1157,40 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
   setInfo.bindingCount = numBindings;
   setInfo.pBindings = layoutBindings.data();
   ATTN_RETURN_IF_ERROR(
-      checkVk(vk.vkCreateDescriptorSetLayout(device, &setInfo, nullptr,
-                                             &state->setLayout),
+      checkVk(vk.vkCreateDescriptorSetLayout(context.device, &setInfo, nullptr,
+                                             &state.setLayout),
               "vkCreateDescriptorSetLayout"));
 
   VkPushConstantRange pushRange{VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                pushConstantBytes};
+                                state.pushConstantBytes};
   VkPipelineLayoutCreateInfo layoutInfo = makeVk<VkPipelineLayoutCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   layoutInfo.setLayoutCount = 1;
-  layoutInfo.pSetLayouts = &state->setLayout;
-  layoutInfo.pushConstantRangeCount = pushConstantBytes ? 1 : 0;
+  layoutInfo.pSetLayouts = &state.setLayout;
+  layoutInfo.pushConstantRangeCount = state.pushConstantBytes ? 1 : 0;
   layoutInfo.pPushConstantRanges = &pushRange;
-  ATTN_RETURN_IF_ERROR(
-      checkVk(vk.vkCreatePipelineLayout(device, &layoutInfo, nullptr,
-                                        &state->pipelineLayout),
-              "vkCreatePipelineLayout"));
+  return checkVk(vk.vkCreatePipelineLayout(context.device, &layoutInfo,
+                                           nullptr, &state.pipelineLayout),
+                 "vkCreatePipelineLayout");
+}
 
+/// The compute pipeline of `desc`'s SPIR-V, through the context's pipeline
+/// cache.
+Status createPipeline(const VulkanContext &context, const KernelDesc &desc,
+                      const KernelShape &shape, VulkanKernelState &state) {
+  const VulkanFunctions &vk = context.vk;
+  const VulkanDeviceInfo &info = context.info;
   VkShaderModuleCreateInfo moduleInfo = makeVk<VkShaderModuleCreateInfo>(
       VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   moduleInfo.codeSize = desc.spirv.size() * sizeof(uint32_t);
   moduleInfo.pCode = desc.spirv.data();
   VkShaderModule shaderModule = VK_NULL_HANDLE;
-  ATTN_RETURN_IF_ERROR(checkVk(
-      vk.vkCreateShaderModule(device, &moduleInfo, nullptr, &shaderModule),
-      "vkCreateShaderModule"));
+  ATTN_RETURN_IF_ERROR(checkVk(vk.vkCreateShaderModule(context.device,
+                                                       &moduleInfo, nullptr,
+                                                       &shaderModule),
+                               "vkCreateShaderModule"));
 
+  uint32_t required = shape.requiredSubgroupSize;
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroupInfo = makeVk<
       VkPipelineShaderStageRequiredSubgroupSizeCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO);
@@ -1178,22 +1206,45 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
   // workgroup's x size must then be a multiple of the subgroup size, or of
   // the largest one when none is required).
   uint32_t fullMultiple = required ? required : info.maxSubgroupSize;
-  if (info.computeFullSubgroups && entry->workgroupSize && fullMultiple > 0 &&
-      (*entry->workgroupSize)[0] % fullMultiple == 0)
+  const auto &workgroup = shape.entry->workgroupSize;
+  if (info.computeFullSubgroups && workgroup && fullMultiple > 0 &&
+      (*workgroup)[0] % fullMultiple == 0)
     pipelineInfo.stage.flags |=
         VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pipelineInfo.stage.module = shaderModule;
   pipelineInfo.stage.pName = desc.entryPoint.c_str();
-  pipelineInfo.layout = state->pipelineLayout;
+  pipelineInfo.layout = state.pipelineLayout;
   VkResult result =
-      vk.vkCreateComputePipelines(device, context_->pipelineCache, 1,
-                                  &pipelineInfo, nullptr, &state->pipeline);
+      vk.vkCreateComputePipelines(context.device, context.pipelineCache, 1,
+                                  &pipelineInfo, nullptr, &state.pipeline);
   // The pipeline keeps what it needs of the module.
-  vk.vkDestroyShaderModule(device, shaderModule, nullptr);
+  vk.vkDestroyShaderModule(context.device, shaderModule, nullptr);
   if (result != VK_SUCCESS)
     return errorf("kernel '", desc.entryPoint,
                   "': ", checkVk(result, "vkCreateComputePipelines").message());
+  return Status::ok();
+}
+
+} // namespace
+
+Result<std::unique_ptr<VulkanKernel>>
+VulkanDevice::createKernel(const KernelDesc &desc) {
+  auto reflected = reflectSpirv(desc.spirv);
+  if (!reflected)
+    return errorf("kernel '", desc.entryPoint, "': ", reflected.message());
+  Result<KernelShape> shape = checkKernel(desc, *reflected, context_->info);
+  if (!shape)
+    return shape.status();
+  auto state = std::make_unique<VulkanKernelState>();
+  state->context = context_;
+  state->entryPoint = desc.entryPoint;
+  state->numBuffers = shape->numBuffers;
+  state->pushConstantBytes = shape->pushConstantBytes;
+  state->buffersByAddress = desc.buffersByAddress;
+  state->workgroupSize = shape->entry->workgroupSize;
+  ATTN_RETURN_IF_ERROR(createLayouts(*context_, *state));
+  ATTN_RETURN_IF_ERROR(createPipeline(*context_, desc, *shape, *state));
   return std::unique_ptr<VulkanKernel>(new VulkanKernel(std::move(state)));
 }
 

@@ -36,8 +36,10 @@ inline constexpr int64_t kDefaultSubgroupSize = 32;
 /// Failures name `pass`, the gpu.module and both sizes.
 inline FailureOr<int64_t> resolveSubgroupSize(ModuleOp module, int64_t given,
                                               StringRef pass) {
+  // At the locations alone: an error of a pass on an op would print the
+  // whole kernel module after it.
   if (given < 0)
-    return module.emitError()
+    return mlir::emitError(module.getLoc())
            << pass << " expects subgroup-size >= 0 (0: the size the kernels "
            << "were built for), got " << given;
   std::optional<int64_t> built;
@@ -48,15 +50,14 @@ inline FailureOr<int64_t> resolveSubgroupSize(ModuleOp module, int64_t given,
       continue;
     int64_t size = attr.getInt();
     if (given > 0 && size != given)
-      return kernels.emitError()
+      return mlir::emitError(kernels.getLoc())
              << "gpu.module @" << kernels.getName()
              << " was built by convert-attn-to-gpu for subgroup size " << size
              << ", but " << pass << " was given subgroup-size=" << given
-             << "; give both the same size, or leave " << pass
-             << "'s out to take the kernels' (attn-compile and attn-translate "
+             << "; give both the same size (attn-compile and attn-translate "
              << "do)";
     if (built && *built != size)
-      return kernels.emitError()
+      return mlir::emitError(kernels.getLoc())
              << "gpu.module @" << kernels.getName()
              << " was built by convert-attn-to-gpu for subgroup size " << size
              << ", but gpu.module @" << builtBy << " for " << *built << "; "

@@ -4,21 +4,21 @@
 // to them as well must agree: lane layouts, shuffles and workgroup sizes
 // depend on it, so a mismatch would give wrong kernels silently.
 // RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=32" | FileCheck %s --check-prefix=MARK
-// RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=32" | not attn-opt --attn-gpu-to-spirv="subgroup-size=16" 2>&1 | FileCheck %s --check-prefix=SPIRV
-// RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=16" | not attn-opt --attn-gpu-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM
+// RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=32" | not attn-opt --attn-gpu-to-spirv="subgroup-size=16" 2>&1 | FileCheck %s --check-prefix=SPIRV --implicit-check-not="see current operation"
+// RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=16" | not attn-opt --attn-gpu-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM --implicit-check-not="see current operation"
 // Agreeing sizes pass.
 // RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=16" | attn-opt --attn-gpu-to-spirv="subgroup-size=16" | FileCheck %s --check-prefix=OK
 // Without a size the pipelines take the kernels'.
 // RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=16" | attn-opt --attn-gpu-to-spirv | FileCheck %s --check-prefix=FROM16
 // RUN: attn-opt %S/Inputs/mla-decode.mlir --convert-attn-to-gpu="subgroup-size=16" | attn-opt --attn-lower-subgroup-reduce | FileCheck %s --check-prefix=REDUCE16 --implicit-check-not=gpu.subgroup_reduce --implicit-check-not=c32_i32
 // RUN: attn-opt %S/Inputs/mla-decode.mlir --convert-attn-to-gpu="subgroup-size=8" | attn-opt --attn-lower-subgroup-reduce | FileCheck %s --check-prefix=REDUCE8 --implicit-check-not=gpu.subgroup_reduce --implicit-check-not=c16_i32
-// RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=16" | not attn-opt --attn-spirv-attach-target="subgroup-size=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: attn-opt %s --convert-attn-to-gpu="subgroup-size=16" | not attn-opt --attn-spirv-attach-target="subgroup-size=-1" 2>&1 | FileCheck %s --check-prefix=NEG --implicit-check-not="see current operation"
 // Kernel modules built for two sizes cannot share one target environment.
-// RUN: not attn-opt %S/Inputs/two-subgroup-sizes.mlir --attn-spirv-attach-target 2>&1 | FileCheck %s --check-prefix=TWO
+// RUN: not attn-opt %S/Inputs/two-subgroup-sizes.mlir --attn-spirv-attach-target 2>&1 | FileCheck %s --check-prefix=TWO --implicit-check-not="see current operation"
 
 // MARK: gpu.module @merge_merge_states attributes {attn.kernels, attn.subgroup_size = 32 : i64}
-// SPIRV: error: gpu.module @merge_merge_states was built by convert-attn-to-gpu for subgroup size 32, but attn-spirv-attach-target was given subgroup-size=16; give both the same size, or leave attn-spirv-attach-target's out to take the kernels' (attn-compile and attn-translate do)
-// NVVM: error: gpu.module @merge_merge_states was built by convert-attn-to-gpu for subgroup size 16, but attn-lower-subgroup-reduce was given subgroup-size=32; give both the same size, or leave attn-lower-subgroup-reduce's out to take the kernels' (attn-compile and attn-translate do)
+// SPIRV: error: gpu.module @merge_merge_states was built by convert-attn-to-gpu for subgroup size 32, but attn-spirv-attach-target was given subgroup-size=16; give both the same size (attn-compile and attn-translate do)
+// NVVM: error: gpu.module @merge_merge_states was built by convert-attn-to-gpu for subgroup size 16, but attn-lower-subgroup-reduce was given subgroup-size=32; give both the same size (attn-compile and attn-translate do)
 // OK: spirv.module
 // FROM16: spirv.target_env = #spirv.target_env<{{.*}}#spirv.resource_limits<subgroup_size = 16>>
 // FROM16: spirv.module

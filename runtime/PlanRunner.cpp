@@ -163,6 +163,213 @@ Status checkPlanInputs(const Plan &plan, std::span<const DeviceTensor> args) {
   return Status::ok();
 }
 
+namespace {
+
+/// One run of a plan: its slots, the params it has stored but not yet
+/// written to the device, and its statistics. step() interprets one op.
+class PlanRun {
+public:
+  PlanRun(const Plan &plan, PlanDevice &device,
+          std::span<const DeviceTensor> args)
+      : plan(plan), device(device), slots(plan.numSlots) {
+    for (size_t i = 0; i < args.size(); ++i)
+      slots[i].buffer = BufferValue{args[i].buffer, args[i].offset,
+                                    args[i].dtype, args[i].shape,
+                                    static_cast<int32_t>(i)};
+  }
+
+  /// Op `n`, any but a Return: its result in its slot, or the error naming
+  /// it.
+  Status step(size_t n);
+  /// The results of op `n`, a Return, with the run's statistics in `stats`
+  /// when given.
+  Result<std::vector<DeviceTensor>> finish(size_t n, PlanRunStats *stats);
+
+private:
+  /// An error of the current op, prefixed with the function and the op.
+  template <typename... Parts> Status fail(const Parts &...parts) const {
+    const PlanOp &op = plan.ops[current];
+    return errorf("@", plan.function, " op #", current, " (",
+                  toString(op.kind), "): ", parts...);
+  }
+  int64_t integer(int32_t s) const { return *slots[s].integer; }
+  /// The shape the integer operands from `first` on give.
+  std::vector<int64_t> shapeFrom(const PlanOp &op, size_t first) const {
+    std::vector<int64_t> shape;
+    for (size_t i = first; i < op.operands.size(); ++i)
+      shape.push_back(integer(op.operands[i]));
+    return shape;
+  }
+
+  Status dim(const PlanOp &op);
+  Status alloc(const PlanOp &op);
+  Status view(const PlanOp &op);
+  Status store(const PlanOp &op);
+  Status launch(const PlanOp &op);
+
+  const Plan &plan;
+  PlanDevice &device;
+  std::vector<Slot> slots;
+  PendingWrites pending;
+  PlanRunStats local;
+  std::optional<std::chrono::steady_clock::time_point> firstLaunch;
+  size_t current = 0;
+};
+
+Status PlanRun::dim(const PlanOp &op) {
+  const BufferValue &b = *slots[op.operands[0]].buffer;
+  if (op.imm < 0 || op.imm >= static_cast<int64_t>(b.shape.size()))
+    return fail("dimension ", op.imm, " of a rank-", b.shape.size(),
+                " buffer");
+  slots[op.result].integer = b.shape[op.imm];
+  return Status::ok();
+}
+
+Status PlanRun::alloc(const PlanOp &op) {
+  BufferValue b;
+  b.dtype = op.dtype;
+  b.shape = shapeFrom(op, 0);
+  Result<uint64_t> bytes = b.numBytes();
+  if (!bytes)
+    return fail(bytes.message());
+  Result<std::shared_ptr<DeviceBuffer>> buffer =
+      device.allocate(std::max<uint64_t>(*bytes, 4));
+  if (!buffer)
+    return fail(buffer.message());
+  b.buffer = *buffer;
+  slots[op.result].buffer = std::move(b);
+  return Status::ok();
+}
+
+Status PlanRun::view(const PlanOp &op) {
+  BufferValue b = *slots[op.operands[0]].buffer;
+  uint64_t before = *b.numBytes();
+  b.shape = shapeFrom(op, 1);
+  Result<uint64_t> after = b.numBytes();
+  if (!after)
+    return fail(after.message());
+  if (*after > before)
+    return fail("a view of ", before, " bytes cannot show ", *after);
+  slots[op.result].buffer = std::move(b);
+  return Status::ok();
+}
+
+Status PlanRun::store(const PlanOp &op) {
+  const BufferValue &b = *slots[op.operands[0]].buffer;
+  int64_t index = integer(op.operands[1]), value = integer(op.operands[2]);
+  // Stores fill the run's own params buffers, never the caller's.
+  if (b.argument >= 0 || b.offset != 0)
+    return fail("stores go to buffers the plan allocates, not to "
+                "argument #",
+                b.argument);
+  if (index < 0 || index >= b.numElements())
+    return fail("element ", index, " of a buffer of ", b.numElements());
+  std::vector<uint8_t> &host = pending.hostCopy(b.buffer.get());
+  uint8_t *at = host.data() + index * byteWidth(b.dtype);
+  if (b.dtype == DType::I32) {
+    if (value < std::numeric_limits<int32_t>::min() ||
+        value > std::numeric_limits<int32_t>::max())
+      return fail("value ", value, " does not fit an i32 parameter");
+    auto v = static_cast<int32_t>(value);
+    std::memcpy(at, &v, sizeof v);
+  } else if (b.dtype == DType::I64) {
+    std::memcpy(at, &value, sizeof value);
+  } else {
+    return fail("stores go to i32 or i64 buffers, got ", toString(b.dtype));
+  }
+  pending.dirty[b.buffer.get()] = true;
+  return Status::ok();
+}
+
+Status PlanRun::launch(const PlanOp &op) {
+  std::array<uint32_t, 3> grid;
+  bool empty = false;
+  for (int i = 0; i < 3; ++i) {
+    int64_t g = integer(op.operands[i]);
+    if (g < 0 || g > std::numeric_limits<uint32_t>::max())
+      return fail("grid dimension ", g, " out of range for ", op.kernel);
+    grid[i] = static_cast<uint32_t>(g);
+    empty |= g == 0;
+  }
+  // A batch without tokens (or heads) has nothing to compute.
+  if (empty)
+    return Status::ok();
+  std::vector<BufferView> launchArgs;
+  for (size_t i = 3; i < op.operands.size(); ++i) {
+    const BufferValue &b = *slots[op.operands[i]].buffer;
+    ATTN_RETURN_IF_ERROR(pending.flush(device, b.buffer.get()));
+    launchArgs.push_back(b.view());
+  }
+  if (!firstLaunch)
+    firstLaunch = std::chrono::steady_clock::now();
+  Status launched = device.launch(op.kernel, grid, op.block, launchArgs);
+  if (!launched)
+    return fail(launched.message());
+  ++local.launches;
+  return Status::ok();
+}
+
+Status PlanRun::step(size_t n) {
+  current = n;
+  const PlanOp &op = plan.ops[n];
+  switch (op.kind) {
+  case PlanOpKind::Dim:
+    return dim(op);
+  case PlanOpKind::Const:
+    slots[op.result].integer = op.imm;
+    return Status::ok();
+  case PlanOpKind::Alloc:
+    return alloc(op);
+  case PlanOpKind::View:
+    return view(op);
+  case PlanOpKind::Store:
+    return store(op);
+  case PlanOpKind::Launch:
+    return launch(op);
+  case PlanOpKind::Return:
+    return fail("internal: a Return op is run by finish()");
+  default: {
+    Result<int64_t> v =
+        evalBinary(op.kind, integer(op.operands[0]), integer(op.operands[1]));
+    if (!v)
+      return fail(v.message());
+    slots[op.result].integer = *v;
+    return Status::ok();
+  }
+  }
+}
+
+Result<std::vector<DeviceTensor>> PlanRun::finish(size_t n,
+                                                  PlanRunStats *stats) {
+  current = n;
+  const PlanOp &op = plan.ops[n];
+  std::vector<DeviceTensor> results;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const BufferValue &b = *slots[op.operands[i]].buffer;
+    const PlanTensorType &want = plan.results[i];
+    if (b.dtype != want.dtype)
+      return fail("result #", i, " is ", toString(b.dtype),
+                  ", the function returns ", toString(want.dtype));
+    DeviceTensor t;
+    t.device = &device;
+    t.buffer = b.buffer;
+    t.offset = b.offset;
+    t.dtype = b.dtype;
+    t.shape = b.shape;
+    results.push_back(std::move(t));
+  }
+  if (firstLaunch)
+    local.kernelSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      *firstLaunch)
+            .count();
+  if (stats)
+    *stats = local;
+  return results;
+}
+
+} // namespace
+
 Result<std::vector<DeviceTensor>> runPlan(const Plan &plan, PlanDevice &device,
                                           std::span<const DeviceTensor> args,
                                           PlanRunStats *stats) {
@@ -176,157 +383,11 @@ Result<std::vector<DeviceTensor>> runPlan(const Plan &plan, PlanDevice &device,
                           ") than the plan runs on (", device.name(), ")")
                  : errorf("argument #", i, " of @", plan.function,
                           " is on no device");
-
-  std::vector<Slot> slots(plan.numSlots);
-  for (size_t i = 0; i < args.size(); ++i)
-    slots[i].buffer = BufferValue{args[i].buffer, args[i].offset,
-                                  args[i].dtype, args[i].shape,
-                                  static_cast<int32_t>(i)};
-
-  PendingWrites pending;
-  PlanRunStats local;
-  std::optional<std::chrono::steady_clock::time_point> firstLaunch;
-  auto integer = [&](int32_t s) { return *slots[s].integer; };
-  auto shapeFrom = [&](const PlanOp &op, size_t first) {
-    std::vector<int64_t> shape;
-    for (size_t i = first; i < op.operands.size(); ++i)
-      shape.push_back(integer(op.operands[i]));
-    return shape;
-  };
-
+  PlanRun run(plan, device, args);
   for (size_t n = 0; n < plan.ops.size(); ++n) {
-    const PlanOp &op = plan.ops[n];
-    auto fail = [&](const auto &...parts) {
-      return errorf("@", plan.function, " op #", n, " (", toString(op.kind),
-                    "): ", parts...);
-    };
-    switch (op.kind) {
-    case PlanOpKind::Dim: {
-      const BufferValue &b = *slots[op.operands[0]].buffer;
-      if (op.imm < 0 || op.imm >= static_cast<int64_t>(b.shape.size()))
-        return fail("dimension ", op.imm, " of a rank-", b.shape.size(),
-                    " buffer");
-      slots[op.result].integer = b.shape[op.imm];
-      break;
-    }
-    case PlanOpKind::Const:
-      slots[op.result].integer = op.imm;
-      break;
-    case PlanOpKind::Alloc: {
-      BufferValue b;
-      b.dtype = op.dtype;
-      b.shape = shapeFrom(op, 0);
-      Result<uint64_t> bytes = b.numBytes();
-      if (!bytes)
-        return fail(bytes.message());
-      Result<std::shared_ptr<DeviceBuffer>> buffer =
-          device.allocate(std::max<uint64_t>(*bytes, 4));
-      if (!buffer)
-        return fail(buffer.message());
-      b.buffer = *buffer;
-      slots[op.result].buffer = std::move(b);
-      break;
-    }
-    case PlanOpKind::View: {
-      BufferValue b = *slots[op.operands[0]].buffer;
-      uint64_t before = *b.numBytes();
-      b.shape = shapeFrom(op, 1);
-      Result<uint64_t> after = b.numBytes();
-      if (!after)
-        return fail(after.message());
-      if (*after > before)
-        return fail("a view of ", before, " bytes cannot show ", *after);
-      slots[op.result].buffer = std::move(b);
-      break;
-    }
-    case PlanOpKind::Store: {
-      const BufferValue &b = *slots[op.operands[0]].buffer;
-      int64_t index = integer(op.operands[1]), value = integer(op.operands[2]);
-      // Stores fill the run's own params buffers, never the caller's.
-      if (b.argument >= 0 || b.offset != 0)
-        return fail("stores go to buffers the plan allocates, not to "
-                    "argument #",
-                    b.argument);
-      if (index < 0 || index >= b.numElements())
-        return fail("element ", index, " of a buffer of ", b.numElements());
-      std::vector<uint8_t> &host = pending.hostCopy(b.buffer.get());
-      uint8_t *at = host.data() + index * byteWidth(b.dtype);
-      if (b.dtype == DType::I32) {
-        if (value < std::numeric_limits<int32_t>::min() ||
-            value > std::numeric_limits<int32_t>::max())
-          return fail("value ", value, " does not fit an i32 parameter");
-        auto v = static_cast<int32_t>(value);
-        std::memcpy(at, &v, sizeof v);
-      } else if (b.dtype == DType::I64) {
-        std::memcpy(at, &value, sizeof value);
-      } else {
-        return fail("stores go to i32 or i64 buffers, got ",
-                    toString(b.dtype));
-      }
-      pending.dirty[b.buffer.get()] = true;
-      break;
-    }
-    case PlanOpKind::Launch: {
-      std::array<uint32_t, 3> grid;
-      bool empty = false;
-      for (int i = 0; i < 3; ++i) {
-        int64_t g = integer(op.operands[i]);
-        if (g < 0 || g > std::numeric_limits<uint32_t>::max())
-          return fail("grid dimension ", g, " out of range for ", op.kernel);
-        grid[i] = static_cast<uint32_t>(g);
-        empty |= g == 0;
-      }
-      // A batch without tokens (or heads) has nothing to compute.
-      if (empty)
-        break;
-      std::vector<BufferView> launchArgs;
-      for (size_t i = 3; i < op.operands.size(); ++i) {
-        const BufferValue &b = *slots[op.operands[i]].buffer;
-        ATTN_RETURN_IF_ERROR(pending.flush(device, b.buffer.get()));
-        launchArgs.push_back(b.view());
-      }
-      if (!firstLaunch)
-        firstLaunch = std::chrono::steady_clock::now();
-      Status launched = device.launch(op.kernel, grid, op.block, launchArgs);
-      if (!launched)
-        return fail(launched.message());
-      ++local.launches;
-      break;
-    }
-    case PlanOpKind::Return: {
-      std::vector<DeviceTensor> results;
-      for (size_t i = 0; i < op.operands.size(); ++i) {
-        const BufferValue &b = *slots[op.operands[i]].buffer;
-        const PlanTensorType &want = plan.results[i];
-        if (b.dtype != want.dtype)
-          return fail("result #", i, " is ", toString(b.dtype),
-                      ", the function returns ", toString(want.dtype));
-        DeviceTensor t;
-        t.device = &device;
-        t.buffer = b.buffer;
-        t.offset = b.offset;
-        t.dtype = b.dtype;
-        t.shape = b.shape;
-        results.push_back(std::move(t));
-      }
-      if (firstLaunch)
-        local.kernelSeconds = std::chrono::duration<double>(
-                                  std::chrono::steady_clock::now() -
-                                  *firstLaunch)
-                                  .count();
-      if (stats)
-        *stats = local;
-      return results;
-    }
-    default: {
-      Result<int64_t> v =
-          evalBinary(op.kind, integer(op.operands[0]), integer(op.operands[1]));
-      if (!v)
-        return fail(v.message());
-      slots[op.result].integer = *v;
-      break;
-    }
-    }
+    if (plan.ops[n].kind == PlanOpKind::Return)
+      return run.finish(n, stats);
+    ATTN_RETURN_IF_ERROR(run.step(n));
   }
   return errorf("@", plan.function, ": plan ended without a return");
 }

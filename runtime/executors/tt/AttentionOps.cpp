@@ -214,27 +214,15 @@ Result<AttentionOutput> runMerge(ScopedBuffers &buffers, const Program &merge,
   return readOutputs(device, *out, *lse, T, H, valueSize, dtype);
 }
 
-} // namespace
-
-Result<AttentionOutput>
-runAttentionProgram(TTDevice &device, const Program &program,
-                    const Tensor &query, const Tensor &kvCache,
-                    const Tensor &blockTable, const Tensor &seqLens,
-                    const Tensor *queryStartLoc, const Tensor *sinks,
-                    const Tensor *alibiSlopes, KvLayout layout) {
-  const ProgramDescription &d = program.description;
-  if (d.op != "paged_attention" && d.op != "mla_decode")
-    return errorf("program '", d.name, "' computes ", d.op,
-                  ", not attention");
-  auto shapeOr = readProgramShape(d);
-  if (!shapeOr)
-    return shapeOr.status();
-  const ProgramShape &s = *shapeOr;
-  bool mla = s.kvParts == 1;
-  int64_t H = s.numHeads, G = s.numKvHeads, hpg = H / G;
-
+/// The inputs' shapes and dtypes against the program's, and the optional
+/// tensors it was compiled to take.
+Status checkAttentionInputs(const ProgramDescription &d, const ProgramShape &s,
+                            const Tensor &query, const Tensor &kvCache,
+                            const Tensor *sinks, const Tensor *alibiSlopes,
+                            KvLayout layout) {
+  int64_t H = s.numHeads, G = s.numKvHeads;
   ATTN_RETURN_IF_ERROR(checkDims(query, "query", {-1, H, s.headSize}, s.dtype));
-  if (mla)
+  if (s.kvParts == 1)
     ATTN_RETURN_IF_ERROR(
         checkDims(kvCache, "kv_cache", {-1, s.blockSize, s.headSize}, s.dtype));
   else if (layout == KvLayout::NHD)
@@ -249,89 +237,45 @@ runAttentionProgram(TTDevice &device, const Program &program,
     return errorf("program '", d.name, "' was compiled with sinks");
   if (s.alibi && !alibiSlopes)
     return errorf("program '", d.name, "' was compiled with ALiBi slopes");
+  return Status::ok();
+}
 
-  // One query per request for MLA.
-  Tensor mlaQsl;
-  if (!queryStartLoc) {
-    mlaQsl = Tensor(DType::I32, {query.dim(0) + 1});
-    for (int64_t i = 0; i <= query.dim(0); ++i)
-      mlaQsl.setInt(i, i);
-    queryStartLoc = &mlaQsl;
-  }
-  auto mdOr = makeCommonAttentionMetadata(*queryStartLoc, seqLens, &blockTable,
-                                          nullptr, s.causal);
-  if (!mdOr)
-    return mdOr.status();
-  const CommonAttentionMetadata &md = *mdOr;
-  ATTN_RETURN_IF_ERROR(checkNumTokens(md, query.dim(0)));
-  ATTN_RETURN_IF_ERROR(checkCacheBounds(md, kvCache.dim(0), s.blockSize));
-
-  int64_t T = query.dim(0);
-  uint32_t esz = uint32_t(byteWidth(s.dtype));
-  ScopedBuffers buffers(device);
-  TiledCache tc{s.blockSize, G, s.headSize, s.kvParts, kvCache.dim(0)};
-  std::vector<uint8_t> pages;
-  convertCache(tc, const_cast<Tensor &>(kvCache), layout, pages,
-               /*toDevice=*/true);
-  Result<Buffer> kv = buffers.upload(pages.data(), kTileElements * esz,
-                                     uint32_t(tc.numPages()));
-  if (!kv)
-    return kv.status();
-  Result<Buffer> q = buffers.upload(query.data(), uint32_t(s.headSize * esz),
-                                uint32_t(T * H));
-  if (!q)
-    return q.status();
-  // Block-table rows are read in 256-byte chunks: pad each row's page.
+/// The block table, one page per row padded to the 256-byte chunks the
+/// reader reads.
+Result<Buffer> uploadBlockTable(ScopedBuffers &buffers,
+                                const Tensor &blockTable) {
   uint32_t btCols = uint32_t(blockTable.dim(1));
   uint32_t btPage = (std::max<uint32_t>(btCols, 1) * 4 + 255) / 256 * 256;
   std::vector<uint8_t> btBytes(size_t(btPage) * blockTable.dim(0), 0);
   for (int64_t r = 0; r < blockTable.dim(0); ++r)
     std::memcpy(btBytes.data() + r * btPage,
                 blockTable.data() + r * btCols * 4, btCols * 4);
-  Result<Buffer> bt =
-      buffers.upload(btBytes.data(), btPage, uint32_t(blockTable.dim(0)));
-  if (!bt)
-    return bt.status();
-  // Per-head parameters: one page of H f32 each.
-  auto headPage = [&](const Tensor *t, const char *what) -> Result<Buffer> {
-    std::vector<uint8_t> bytes(size_t(H) * 4, 0);
-    if (t) {
-      if (t->dtype() != DType::F32 || t->numElements() != H)
-        return errorf(what, " must be [", H, "] f32");
-      std::memcpy(bytes.data(), t->data(), bytes.size());
-    }
-    return buffers.upload(bytes.data(), uint32_t(H * 4), 1);
-  };
-  Result<Buffer> sinkBuf = headPage(sinks, "sinks");
-  if (!sinkBuf)
-    return sinkBuf.status();
-  Result<Buffer> slopeBuf = headPage(alibiSlopes, "alibi slopes");
-  if (!slopeBuf)
-    return slopeBuf.status();
-  // Split-KV: every split writes its partial state to its slice of the
-  // outputs, which the merge program combines. A split without keys keeps
-  // out = 0 and lse = -inf.
-  int64_t splits = s.numKvSplits;
-  if (splits > 1 && !program.merge)
-    return errorf("program '", d.name, "' splits its work ", splits,
-                  " ways but has no merge program");
-  Result<Buffer> out =
-      buffers.create(uint32_t(s.valueSize * esz),
-                     uint32_t(std::max<int64_t>(splits * T * H, 1)));
-  if (!out)
-    return out.status();
-  Result<Buffer> lse = buffers.create(
-      uint32_t(H * 4), uint32_t(std::max<int64_t>(splits * T, 1)));
-  if (!lse)
-    return lse.status();
-  if (splits > 1) {
-    std::vector<float> noKeys(size_t(lse->numPages) * H, -INFINITY);
-    ATTN_RETURN_IF_ERROR(device.write(*lse, noKeys.data()));
-  }
+  return buffers.upload(btBytes.data(), btPage, uint32_t(blockTable.dim(0)));
+}
 
-  // Work units: the query rows of one request and kv head, 32 per unit; a
-  // row is (query token, head of the group), token-major, so a decode packs
-  // the group's heads into one tile as sdpa_decode does.
+/// A per-head parameter (sinks, ALiBi slopes) as one page of H f32; zeros
+/// when the call has none.
+Result<Buffer> uploadHeadPage(ScopedBuffers &buffers, const Tensor *t,
+                              int64_t H, const char *what) {
+  std::vector<uint8_t> bytes(size_t(H) * 4, 0);
+  if (t) {
+    if (t->dtype() != DType::F32 || t->numElements() != H)
+      return errorf(what, " must be [", H, "] f32");
+    std::memcpy(bytes.data(), t->data(), bytes.size());
+  }
+  return buffers.upload(bytes.data(), uint32_t(H * 4), 1);
+}
+
+/// Work units: the query rows of one request and kv head, 32 per unit; a
+/// row is (query token, head of the group), token-major, so a decode packs
+/// the group's heads into one tile as sdpa_decode does. Each unit's key
+/// tiles are the ones its rows can see, in `s.numKvSplits` contiguous
+/// ranges (a range without keys makes no unit).
+std::vector<std::map<std::string, uint32_t>>
+attentionUnits(const ProgramShape &s, const CommonAttentionMetadata &md,
+               int64_t T) {
+  int64_t H = s.numHeads, G = s.numKvHeads, hpg = H / G;
+  int64_t splits = s.numKvSplits;
   std::vector<std::map<std::string, uint32_t>> units;
   for (int64_t r = 0; r < md.numReqs; ++r) {
     int64_t qLen = md.queryLens[r], seqLen = md.seqLens[r];
@@ -370,6 +314,91 @@ runAttentionProgram(TTDevice &device, const Program &program,
         }
       }
   }
+  return units;
+}
+
+} // namespace
+
+Result<AttentionOutput>
+runAttentionProgram(TTDevice &device, const Program &program,
+                    const Tensor &query, const Tensor &kvCache,
+                    const Tensor &blockTable, const Tensor &seqLens,
+                    const Tensor *queryStartLoc, const Tensor *sinks,
+                    const Tensor *alibiSlopes, KvLayout layout) {
+  const ProgramDescription &d = program.description;
+  if (d.op != "paged_attention" && d.op != "mla_decode")
+    return errorf("program '", d.name, "' computes ", d.op,
+                  ", not attention");
+  auto shapeOr = readProgramShape(d);
+  if (!shapeOr)
+    return shapeOr.status();
+  const ProgramShape &s = *shapeOr;
+  int64_t H = s.numHeads, G = s.numKvHeads;
+  ATTN_RETURN_IF_ERROR(checkAttentionInputs(d, s, query, kvCache, sinks,
+                                            alibiSlopes, layout));
+
+  // One query per request for MLA.
+  Tensor mlaQsl;
+  if (!queryStartLoc) {
+    mlaQsl = Tensor(DType::I32, {query.dim(0) + 1});
+    for (int64_t i = 0; i <= query.dim(0); ++i)
+      mlaQsl.setInt(i, i);
+    queryStartLoc = &mlaQsl;
+  }
+  auto mdOr = makeCommonAttentionMetadata(*queryStartLoc, seqLens, &blockTable,
+                                          nullptr, s.causal);
+  if (!mdOr)
+    return mdOr.status();
+  const CommonAttentionMetadata &md = *mdOr;
+  ATTN_RETURN_IF_ERROR(checkNumTokens(md, query.dim(0)));
+  ATTN_RETURN_IF_ERROR(checkCacheBounds(md, kvCache.dim(0), s.blockSize));
+
+  int64_t T = query.dim(0);
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  ScopedBuffers buffers(device);
+  TiledCache tc{s.blockSize, G, s.headSize, s.kvParts, kvCache.dim(0)};
+  std::vector<uint8_t> pages;
+  convertCache(tc, const_cast<Tensor &>(kvCache), layout, pages,
+               /*toDevice=*/true);
+  Result<Buffer> kv = buffers.upload(pages.data(), kTileElements * esz,
+                                     uint32_t(tc.numPages()));
+  if (!kv)
+    return kv.status();
+  Result<Buffer> q = buffers.upload(query.data(), uint32_t(s.headSize * esz),
+                                uint32_t(T * H));
+  if (!q)
+    return q.status();
+  Result<Buffer> bt = uploadBlockTable(buffers, blockTable);
+  if (!bt)
+    return bt.status();
+  Result<Buffer> sinkBuf = uploadHeadPage(buffers, sinks, H, "sinks");
+  if (!sinkBuf)
+    return sinkBuf.status();
+  Result<Buffer> slopeBuf =
+      uploadHeadPage(buffers, alibiSlopes, H, "alibi slopes");
+  if (!slopeBuf)
+    return slopeBuf.status();
+  // Split-KV: every split writes its partial state to its slice of the
+  // outputs, which the merge program combines. A split without keys keeps
+  // out = 0 and lse = -inf.
+  int64_t splits = s.numKvSplits;
+  if (splits > 1 && !program.merge)
+    return errorf("program '", d.name, "' splits its work ", splits,
+                  " ways but has no merge program");
+  Result<Buffer> out =
+      buffers.create(uint32_t(s.valueSize * esz),
+                     uint32_t(std::max<int64_t>(splits * T * H, 1)));
+  if (!out)
+    return out.status();
+  Result<Buffer> lse = buffers.create(
+      uint32_t(H * 4), uint32_t(std::max<int64_t>(splits * T, 1)));
+  if (!lse)
+    return lse.status();
+  if (splits > 1) {
+    std::vector<float> noKeys(size_t(lse->numPages) * H, -INFINITY);
+    ATTN_RETURN_IF_ERROR(device.write(*lse, noKeys.data()));
+  }
+
   std::map<std::string, uint32_t> named = {
       {"q_addr", q->address},
       {"kv_addr", kv->address},
@@ -380,7 +409,8 @@ runAttentionProgram(TTDevice &device, const Program &program,
       {"sinks_addr", sinkBuf->address},
       {"alibi_addr", slopeBuf->address},
       {"num_dram_banks", device.numDramBanks()}};
-  auto launches = layOutRuntimeArgs(program, named, units);
+  auto launches =
+      layOutRuntimeArgs(program, named, attentionUnits(s, md, T));
   if (!launches)
     return launches.status();
   ATTN_RETURN_IF_ERROR(device.run(program, *launches));

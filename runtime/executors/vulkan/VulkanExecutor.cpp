@@ -181,15 +181,10 @@ struct Candidate {
   }
 };
 
-Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
-                         uint32_t index) {
-  Candidate c;
-  c.device = device;
-  VkPhysicalDeviceProperties props{};
-  vk.vkGetPhysicalDeviceProperties(device, &props);
-  c.type = props.deviceType;
-  c.support.apiVersion = std::min(props.apiVersion, kRequestedApiVersion);
-
+/// The device's extensions, and its compute queue family: any, one with
+/// timestamps first.
+void queryQueues(const VulkanFunctions &vk, VkPhysicalDevice device,
+                 Candidate &c) {
   uint32_t extensionCount = 0;
   vk.vkEnumerateDeviceExtensionProperties(device, nullptr, &extensionCount,
                                           nullptr);
@@ -204,7 +199,6 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
   std::vector<VkQueueFamilyProperties> families(familyCount);
   vk.vkGetPhysicalDeviceQueueFamilyProperties(device, &familyCount,
                                               families.data());
-  // Any compute family; one with timestamps first.
   for (uint32_t f = 0; f < familyCount; ++f) {
     if (!(families[f].queueFlags & VK_QUEUE_COMPUTE_BIT))
       continue;
@@ -214,7 +208,11 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
       c.timestampValidBits = families[f].timestampValidBits;
     }
   }
+}
 
+/// What Vulkan 1.0's properties say: names, versions and the limits.
+void fillCoreInfo(const VkPhysicalDeviceProperties &props, uint32_t index,
+                  Candidate &c) {
   VulkanDeviceInfo &info = c.info;
   info.index = index;
   info.name = props.deviceName;
@@ -236,11 +234,13 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
       std::max<uint64_t>(limits.minStorageBufferOffsetAlignment, 1);
   if (c.timestampValidBits > 0)
     info.timestampPeriodNs = limits.timestampPeriod;
+}
 
-  // Everything below needs Vulkan 1.1 queries.
-  if (!c.support.core(VK_API_VERSION_1_1))
-    return c;
-
+/// Vulkan 1.1's properties: driver, allocation limit, subgroup sizes and
+/// the subgroup operations of compute shaders.
+void querySubgroups(const VulkanFunctions &vk, VkPhysicalDevice device,
+                    Candidate &c) {
+  VulkanDeviceInfo &info = c.info;
   VkPhysicalDeviceProperties2 props2 = makeVk<VkPhysicalDeviceProperties2>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   VkPhysicalDeviceSubgroupProperties subgroup =
@@ -291,7 +291,13 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
       if (subgroup.supportedOperations & bit)
         info.subgroupOperations.emplace_back(name);
   }
+}
 
+/// The features the kernels may need, from the feature chain the device
+/// supports.
+void queryFeatures(const VulkanFunctions &vk, VkPhysicalDevice device,
+                   Candidate &c) {
+  VulkanDeviceInfo &info = c.info;
   FeatureChain features(c.support);
   vk.vkGetPhysicalDeviceFeatures2(device, &features.core);
   info.shaderFloat64 = features.core.features.shaderFloat64;
@@ -316,6 +322,23 @@ Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
   }
   if (c.support.bufferAddress())
     info.bufferDeviceAddress = features.bufferAddress.bufferDeviceAddress;
+}
+
+Candidate queryCandidate(const VulkanFunctions &vk, VkPhysicalDevice device,
+                         uint32_t index) {
+  Candidate c;
+  c.device = device;
+  VkPhysicalDeviceProperties props{};
+  vk.vkGetPhysicalDeviceProperties(device, &props);
+  c.type = props.deviceType;
+  c.support.apiVersion = std::min(props.apiVersion, kRequestedApiVersion);
+  queryQueues(vk, device, c);
+  fillCoreInfo(props, index, c);
+  // Everything else needs Vulkan 1.1 queries.
+  if (!c.support.core(VK_API_VERSION_1_1))
+    return c;
+  querySubgroups(vk, device, c);
+  queryFeatures(vk, device, c);
   return c;
 }
 
@@ -467,14 +490,10 @@ Result<Candidate> selectDevice(std::vector<Candidate> candidates,
   return *best;
 }
 
-Status createDevice(VulkanContext &context, const Candidate &chosen,
-                    const VulkanOptions &options) {
-  const VulkanFunctions &vk = context.vk;
-  const DeviceSupport &support = chosen.support;
+/// Enables exactly the features the lowering may use, where supported.
+void chooseFeatures(const VulkanFunctions &vk, const Candidate &chosen,
+                    FeatureChain &enable) {
   const VulkanDeviceInfo &info = chosen.info;
-
-  // Enable exactly the features the lowering may use, where supported.
-  FeatureChain enable(support);
   enable.core.features.shaderFloat64 = info.shaderFloat64;
   enable.core.features.shaderInt16 = info.shaderInt16;
   enable.core.features.shaderInt64 = info.shaderInt64;
@@ -482,7 +501,7 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
   enable.storage16.storagePushConstant16 = info.storagePushConstant16;
   {
     // Read the remaining booleans the info does not carry.
-    FeatureChain supported(support);
+    FeatureChain supported(chosen.support);
     vk.vkGetPhysicalDeviceFeatures2(chosen.device, &supported.core);
     enable.storage16.uniformAndStorageBuffer16BitAccess =
         supported.storage16.uniformAndStorageBuffer16BitAccess;
@@ -506,8 +525,10 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
     enable.memoryModel.vulkanMemoryModelDeviceScope = VK_FALSE;
   enable.sizeControl.subgroupSizeControl = info.subgroupSizeControl;
   enable.bufferAddress.bufferDeviceAddress = info.bufferDeviceAddress;
+}
 
-  // Extensions for what is not core in the device's version.
+/// Extensions for what is not core in the device's version.
+std::vector<const char *> deviceExtensions(const DeviceSupport &support) {
   std::vector<const char *> extensions;
   auto enableIfNotCore = [&](uint32_t coreVersion, const char *name) {
     if (!support.core(coreVersion) && support.has(name))
@@ -527,46 +548,30 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
   // The specification requires enabling it wherever it is exposed.
   if (support.has("VK_KHR_portability_subset"))
     extensions.push_back("VK_KHR_portability_subset");
+  return extensions;
+}
 
-  float priority = 1.0f;
-  VkDeviceQueueCreateInfo queueInfo = makeVk<VkDeviceQueueCreateInfo>(
-      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
-  queueInfo.queueFamilyIndex = *chosen.computeFamily;
-  queueInfo.queueCount = 1;
-  queueInfo.pQueuePriorities = &priority;
+/// vkGetBufferDeviceAddress, core in 1.2, else the KHR name.
+Status loadBufferDeviceAddress(VulkanContext &context) {
+  auto load = [&](const char *name) {
+    return reinterpret_cast<PFN_vkGetBufferDeviceAddress>(
+        context.vk.vkGetDeviceProcAddr(context.device, name));
+  };
+  context.vk.vkGetBufferDeviceAddress = load("vkGetBufferDeviceAddress");
+  if (!context.vk.vkGetBufferDeviceAddress)
+    context.vk.vkGetBufferDeviceAddress = load("vkGetBufferDeviceAddressKHR");
+  if (!context.vk.vkGetBufferDeviceAddress)
+    return Status::error("the Vulkan device has bufferDeviceAddress but "
+                         "lacks vkGetBufferDeviceAddress");
+  return Status::ok();
+}
 
-  VkDeviceCreateInfo createInfo =
-      makeVk<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
-  createInfo.pNext = &enable.core;
-  createInfo.queueCreateInfoCount = 1;
-  createInfo.pQueueCreateInfos = &queueInfo;
-  createInfo.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  createInfo.ppEnabledExtensionNames = extensions.data();
-  ATTN_RETURN_IF_ERROR(checkVk(
-      vk.vkCreateDevice(chosen.device, &createInfo, nullptr, &context.device),
-      "vkCreateDevice"));
-  ATTN_RETURN_IF_ERROR(context.vk.loadDevice(context.device));
-  if (info.bufferDeviceAddress) {
-    auto load = [&](const char *name) {
-      return reinterpret_cast<PFN_vkGetBufferDeviceAddress>(
-          vk.vkGetDeviceProcAddr(context.device, name));
-    };
-    context.vk.vkGetBufferDeviceAddress = load("vkGetBufferDeviceAddress");
-    if (!context.vk.vkGetBufferDeviceAddress)
-      context.vk.vkGetBufferDeviceAddress = load("vkGetBufferDeviceAddressKHR");
-    if (!context.vk.vkGetBufferDeviceAddress)
-      return Status::error("the Vulkan device has bufferDeviceAddress but "
-                           "lacks vkGetBufferDeviceAddress");
-  }
-
-  context.physicalDevice = chosen.device;
-  context.info = chosen.info;
-  context.queueFamily = *chosen.computeFamily;
-  context.timestampValidBits = chosen.timestampValidBits;
-  context.timeoutNs = options.timeoutNs;
-  vk.vkGetPhysicalDeviceMemoryProperties(chosen.device, &context.memory);
-  vk.vkGetDeviceQueue(context.device, context.queueFamily, 0, &context.queue);
-
+/// What every submission uses: the pipeline cache (seeded from the
+/// options), the command pool and its one command buffer, the fence, and
+/// the timestamp query pool where the queue has timestamps.
+Status createQueueObjects(VulkanContext &context,
+                          const VulkanOptions &options) {
+  const VulkanFunctions &vk = context.vk;
   VkPipelineCacheCreateInfo cacheInfo = makeVk<VkPipelineCacheCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
   cacheInfo.initialDataSize = options.pipelineCacheData.size();
@@ -598,17 +603,54 @@ Status createDevice(VulkanContext &context, const Candidate &chosen,
   ATTN_RETURN_IF_ERROR(checkVk(
       vk.vkCreateFence(context.device, &fenceInfo, nullptr, &context.fence),
       "vkCreateFence"));
-  if (context.timestampValidBits > 0) {
-    VkQueryPoolCreateInfo queryInfo =
-        makeVk<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
-    queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    queryInfo.queryCount = 2;
-    ATTN_RETURN_IF_ERROR(
-        checkVk(vk.vkCreateQueryPool(context.device, &queryInfo, nullptr,
-                                     &context.queryPool),
-                "vkCreateQueryPool"));
-  }
-  return Status::ok();
+  if (context.timestampValidBits == 0)
+    return Status::ok();
+  VkQueryPoolCreateInfo queryInfo =
+      makeVk<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+  queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  queryInfo.queryCount = 2;
+  return checkVk(vk.vkCreateQueryPool(context.device, &queryInfo, nullptr,
+                                      &context.queryPool),
+                 "vkCreateQueryPool");
+}
+
+Status createDevice(VulkanContext &context, const Candidate &chosen,
+                    const VulkanOptions &options) {
+  const VulkanFunctions &vk = context.vk;
+  const VulkanDeviceInfo &info = chosen.info;
+  FeatureChain enable(chosen.support);
+  chooseFeatures(vk, chosen, enable);
+  std::vector<const char *> extensions = deviceExtensions(chosen.support);
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queueInfo = makeVk<VkDeviceQueueCreateInfo>(
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  queueInfo.queueFamilyIndex = *chosen.computeFamily;
+  queueInfo.queueCount = 1;
+  queueInfo.pQueuePriorities = &priority;
+
+  VkDeviceCreateInfo createInfo =
+      makeVk<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  createInfo.pNext = &enable.core;
+  createInfo.queueCreateInfoCount = 1;
+  createInfo.pQueueCreateInfos = &queueInfo;
+  createInfo.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  createInfo.ppEnabledExtensionNames = extensions.data();
+  ATTN_RETURN_IF_ERROR(checkVk(
+      vk.vkCreateDevice(chosen.device, &createInfo, nullptr, &context.device),
+      "vkCreateDevice"));
+  ATTN_RETURN_IF_ERROR(context.vk.loadDevice(context.device));
+  if (info.bufferDeviceAddress)
+    ATTN_RETURN_IF_ERROR(loadBufferDeviceAddress(context));
+
+  context.physicalDevice = chosen.device;
+  context.info = chosen.info;
+  context.queueFamily = *chosen.computeFamily;
+  context.timestampValidBits = chosen.timestampValidBits;
+  context.timeoutNs = options.timeoutNs;
+  vk.vkGetPhysicalDeviceMemoryProperties(chosen.device, &context.memory);
+  vk.vkGetDeviceQueue(context.device, context.queueFamily, 0, &context.queue);
+  return createQueueObjects(context, options);
 }
 
 //===----------------------------------------------------------------------===//

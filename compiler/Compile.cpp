@@ -41,22 +41,35 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
     const TargetBackend *backend = findTargetBackend(target);
     if (!backend)
       return input.emitError() << "unknown target '" << target << "'";
-    backends.push_back(backend);
+    // A target named twice compiles once.
+    if (!llvm::is_contained(backends, backend))
+      backends.push_back(backend);
   }
 
-  // A bundle holds one plan per function: with GPU targets beside tt, the
-  // plans are theirs (GPU launches) and the TT programs sit next to them.
+  // A bundle holds one plan per function: with GPU targets beside a target
+  // that lowers the attn ops itself (tt), the plans are theirs (GPU
+  // launches) and its programs sit next to them; alone, it gives the plans.
   bool gpuTargets = llvm::any_of(backends, [](const TargetBackend *b) {
     return !b->lowersItself();
   });
-  std::vector<CompiledKernel> ttKernels;
-  std::vector<::attn::runtime::Plan> ttPlans;
-  if (llvm::is_contained(options.targets, "tt") &&
-      failed(compileTTKernels(input, ttKernels,
-                              gpuTargets ? nullptr : &ttPlans)))
-    return failure();
+  std::vector<CompiledKernel> ownKernels;
+  std::vector<::attn::runtime::Plan> ownPlans;
+  const TargetBackend *planned = nullptr;
+  for (const TargetBackend *backend : backends) {
+    if (!backend->lowersItself())
+      continue;
+    if (planned && !gpuTargets)
+      return input.emitError()
+             << "targets " << planned->name << " and " << backend->name
+             << " both lower the attn ops themselves, and a bundle holds one "
+                "host plan per function";
+    planned = backend;
+    if (failed(backend->compileInput(input, ownKernels,
+                                     gpuTargets ? nullptr : &ownPlans)))
+      return failure();
+  }
   if (!options.targets.empty() && !gpuTargets)
-    return CompiledModule{std::move(ttPlans), std::move(ttKernels)};
+    return CompiledModule{std::move(ownPlans), std::move(ownKernels)};
 
   OwningOpRef<ModuleOp> module = input.clone();
   PassManager pm(module->getContext());
@@ -84,7 +97,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
     if (!backend->lowersItself() &&
         failed(backend->compileKernels(lowered, options, compiled.kernels)))
       return failure();
-  std::move(ttKernels.begin(), ttKernels.end(),
+  std::move(ownKernels.begin(), ownKernels.end(),
             std::back_inserter(compiled.kernels));
   return compiled;
 }

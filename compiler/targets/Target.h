@@ -6,11 +6,11 @@
 // targets of a compile and then asks each requested backend for its
 // kernels; attn-compile takes a target's bundle file extension and the
 // subgroup sizes it builds from here too. A target that lowers the attn ops
-// itself (tt: convert-attn-to-ttkernel, EmitC) has no kernel compile here and
-// its own entry, compileTTKernels.
+// itself (tt: convert-attn-to-ttkernel, EmitC) compiles from the input
+// instead (compileInput).
 //
-// Adding a GPU target: a file with its compileKernels function and one line
-// in Targets.cpp (DESIGN.md, "Adding a kernel knob, adding a target").
+// Adding a target: a file with its compile function and one line in
+// Targets.cpp (DESIGN.md, "Adding a kernel knob, adding a target").
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_COMPILER_TARGETS_TARGET_H
@@ -101,8 +101,14 @@ struct TargetBackend {
   LogicalResult (*compileKernels)(const LoweredModule &lowered,
                                   const CompileOptions &options,
                                   std::vector<CompiledKernel> &out);
+  /// For a target that lowers the attn ops itself: appends the kernels of
+  /// the input's functions to `out` and, when `plans` is given, the host
+  /// plans that launch them; null for a GPU target.
+  LogicalResult (*compileInput)(ModuleOp input,
+                                std::vector<CompiledKernel> &out,
+                                std::vector<::attn::runtime::Plan> *plans);
 
-  bool lowersItself() const { return compileKernels == nullptr; }
+  bool lowersItself() const { return compileInput != nullptr; }
 };
 
 /// Every target: spirv, ptx, msl, tt.
@@ -121,8 +127,9 @@ LogicalResult compileMSLKernels(const LoweredModule &lowered,
                                 const CompileOptions &options,
                                 std::vector<CompiledKernel> &out);
 
-/// The Tenstorrent target (TT.cpp): the programs of `input`'s functions as
-/// kernels, and, when `plans` is given, the host plans that launch them.
+/// The Tenstorrent target (TT.cpp, a compileInput): the programs of
+/// `input`'s functions as kernels, and, when `plans` is given, the host
+/// plans that launch them.
 LogicalResult compileTTKernels(ModuleOp input, std::vector<CompiledKernel> &out,
                                std::vector<::attn::runtime::Plan> *plans);
 

@@ -17,12 +17,13 @@ namespace {
 /// The one list of targets: adding one is a line here and its file.
 const mlir::attn::TargetBackend kBackends[] = {
     {"spirv", "SPIR-V", "spv", /*subgroupSize=*/0,
-     &mlir::attn::kSPIRVLowering, mlir::attn::compileSPIRVKernels},
+     &mlir::attn::kSPIRVLowering, mlir::attn::compileSPIRVKernels, nullptr},
     {"ptx", "PTX", "ptx", mlir::attn::kNVIDIAWarpSize,
-     &mlir::attn::kPTXLowering, mlir::attn::compilePTXKernels},
+     &mlir::attn::kPTXLowering, mlir::attn::compilePTXKernels, nullptr},
     {"msl", "Metal", "metal", /*subgroupSize=*/32,
-     &mlir::attn::kSPIRVLowering, mlir::attn::compileMSLKernels},
-    {"tt", "TT-Metalium", "cpp", /*subgroupSize=*/0, nullptr, nullptr},
+     &mlir::attn::kSPIRVLowering, mlir::attn::compileMSLKernels, nullptr},
+    {"tt", "TT-Metalium", "cpp", /*subgroupSize=*/0, nullptr, nullptr,
+     mlir::attn::compileTTKernels},
 };
 
 } // namespace

@@ -256,7 +256,11 @@ llvm::Error collectJobs(std::vector<Job> &jobs,
 
 /// The targets of the command line, checked.
 llvm::Expected<std::vector<std::string>> requestedTargets() {
-  std::vector<std::string> targets(targetList.begin(), targetList.end());
+  // A target named twice is built once (and keyed once in the cache).
+  std::vector<std::string> targets;
+  for (const std::string &t : targetList)
+    if (!llvm::is_contained(targets, t))
+      targets.push_back(t);
   if (emitKind != Emit::Bundle) {
     if (!targets.empty())
       return llvm::createStringError(

@@ -91,6 +91,10 @@ struct TargetBackend {
   StringLiteral kernels;
   /// Of its kernel files in a bundle, without the dot.
   StringLiteral fileExtension;
+  /// Its kernels are the files of programs, all of a program under its
+  /// symbol, and a bundle keeps each program's files in one folder (tt);
+  /// else every kernel is one file.
+  bool programFolders;
   /// The one subgroup size its kernels are built for; 0: any.
   int64_t subgroupSize;
   /// The convert-attn-to-gpu lowering its kernels come from; null for a

@@ -16,14 +16,15 @@ namespace {
 
 /// The one list of targets: adding one is a line here and its file.
 const mlir::attn::TargetBackend kBackends[] = {
-    {"spirv", "SPIR-V", "spv", /*subgroupSize=*/0,
+    {"spirv", "SPIR-V", "spv", /*programFolders=*/false, /*subgroupSize=*/0,
      &mlir::attn::kSPIRVLowering, mlir::attn::compileSPIRVKernels, nullptr},
-    {"ptx", "PTX", "ptx", mlir::attn::kNVIDIAWarpSize,
+    {"ptx", "PTX", "ptx", /*programFolders=*/false,
+     mlir::attn::kNVIDIAWarpSize,
      &mlir::attn::kPTXLowering, mlir::attn::compilePTXKernels, nullptr},
-    {"msl", "Metal", "metal", /*subgroupSize=*/32,
+    {"msl", "Metal", "metal", /*programFolders=*/false, /*subgroupSize=*/32,
      &mlir::attn::kSPIRVLowering, mlir::attn::compileMSLKernels, nullptr},
-    {"tt", "TT-Metalium", "cpp", /*subgroupSize=*/0, nullptr, nullptr,
-     mlir::attn::compileTTKernels},
+    {"tt", "TT-Metalium", "cpp", /*programFolders=*/true, /*subgroupSize=*/0,
+     nullptr, nullptr, mlir::attn::compileTTKernels},
 };
 
 } // namespace

@@ -394,6 +394,11 @@ std::string fileExtension(const std::string &target) {
   return findTargetBackend(target)->fileExtension.str();
 }
 
+/// Whether `target`'s kernels are program files kept in one folder (tt).
+bool inProgramFolders(const std::string &target) {
+  return findTargetBackend(target)->programFolders;
+}
+
 /// A bundle entry before compiling: its function, name and parameters.
 struct PlannedEntry {
   std::string function;
@@ -454,7 +459,7 @@ void takeFunction(CompiledModule &compiled, llvm::StringRef function,
   }
   for (CompiledKernel &k : compiled.kernels) {
     bool isLaunched = launched.count(k.symbol);
-    if (!isLaunched && !(k.target == "tt" && k.symbol == function))
+    if (!isLaunched && !(inProgramFolders(k.target) && k.symbol == function))
       continue;
     rt::BundleKernel kernel;
     kernel.symbol = isLaunched ? prefix + k.symbol : k.symbol;
@@ -552,22 +557,22 @@ private:
       for (const CompiledKernel &k : compiled.kernels) {
         // A TT program the plan launches has its symbol made unique.
         bool sameProgram =
-            k.target == "tt" &&
+            inProgramFolders(k.target) &&
             (k.symbol == kernel.symbol ||
              launchedSymbol(entry, k.symbol) == kernel.symbol);
         // A SPIR-V kernel's two ABI forms share its entry point.
         if (k.target == kernel.target && k.entryPoint == kernel.entryPoint &&
             rt::contentHash(k.bytes) == kernel.hash &&
-            (k.target != "tt" || sameProgram))
+            (!inProgramFolders(k.target) || sameProgram))
           source = &k;
-        if (kernel.target == "tt" && sameProgram)
+        if (inProgramFolders(kernel.target) && sameProgram)
           program += k.entryPoint + '\0' + k.bytes + '\0';
       }
       if (!source)
         return ::attn::errorf("no compiled ", kernel.target,
                               " kernel has entry point ", kernel.entryPoint);
       kernel.file =
-          kernel.target == "tt"
+          inProgramFolders(kernel.target)
               ? "kernels/" + kernel.symbol + "." +
                     rt::hashToHex(rt::contentHash(program)) + "/" +
                     kernel.entryPoint

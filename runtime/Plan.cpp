@@ -83,6 +83,137 @@ std::string_view toString(PlanOpKind kind) {
   return "?";
 }
 
+namespace {
+
+/// Checks op `n` of a plan against the kinds of the slots written before
+/// it: each operand, how many there are, and the slot it writes.
+class OpChecker {
+public:
+  OpChecker(const Plan &plan, size_t n, std::vector<SlotKind> &slots)
+      : plan(plan), n(n), op(plan.ops[n]), slots(slots) {}
+
+  Status check() {
+    size_t expectedOperands = 0;
+    SlotKind resultKind = SlotKind::Unset;
+    ATTN_RETURN_IF_ERROR(checkOperands(expectedOperands, resultKind));
+    if (op.operands.size() != expectedOperands)
+      return fail("expects ", expectedOperands, " operands, got ",
+                  op.operands.size());
+    return checkResult(resultKind);
+  }
+
+private:
+  template <typename... Parts> Status fail(const Parts &...parts) const {
+    return errorf("plan '", plan.function, "', op #", n, " (",
+                  toString(op.kind), "): ", parts...);
+  }
+  /// Operand `i` exists and reads a slot of `kind` written earlier.
+  Status expect(size_t i, SlotKind kind) const {
+    if (i >= op.operands.size())
+      return fail("missing operand #", i);
+    int32_t s = op.operands[i];
+    if (s < 0 || s >= plan.numSlots || slots[s] == SlotKind::Unset)
+      return fail("operand #", i, " reads slot ", s, " before it is written");
+    if (slots[s] != kind)
+      return fail("operand #", i, " (slot ", s, ") is ",
+                  kind == SlotKind::Int ? "a buffer, expected an integer"
+                                        : "an integer, expected a buffer");
+    return Status::ok();
+  }
+  /// Operands `from` on read slots of `kind`.
+  Status expectFrom(size_t from, SlotKind kind) const {
+    for (size_t i = from; i < op.operands.size(); ++i)
+      ATTN_RETURN_IF_ERROR(expect(i, kind));
+    return Status::ok();
+  }
+  /// The operands of the op's kind, how many it takes, and what it writes.
+  Status checkOperands(size_t &expectedOperands, SlotKind &resultKind) const;
+  /// The slot an op with a result writes: not an argument, written once.
+  Status checkResult(SlotKind resultKind);
+
+  const Plan &plan;
+  size_t n;
+  const PlanOp &op;
+  std::vector<SlotKind> &slots;
+};
+
+Status OpChecker::checkOperands(size_t &expectedOperands,
+                                SlotKind &resultKind) const {
+  switch (op.kind) {
+  case PlanOpKind::Dim:
+    ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Buffer));
+    expectedOperands = 1;
+    resultKind = SlotKind::Int;
+    return Status::ok();
+  case PlanOpKind::Const:
+    resultKind = SlotKind::Int;
+    return Status::ok();
+  case PlanOpKind::Alloc:
+    ATTN_RETURN_IF_ERROR(expectFrom(0, SlotKind::Int));
+    expectedOperands = op.operands.size();
+    resultKind = SlotKind::Buffer;
+    return Status::ok();
+  case PlanOpKind::View:
+    ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Buffer));
+    ATTN_RETURN_IF_ERROR(expectFrom(1, SlotKind::Int));
+    expectedOperands = std::max<size_t>(1, op.operands.size());
+    resultKind = SlotKind::Buffer;
+    return Status::ok();
+  case PlanOpKind::Store:
+    ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Buffer));
+    ATTN_RETURN_IF_ERROR(expect(1, SlotKind::Int));
+    ATTN_RETURN_IF_ERROR(expect(2, SlotKind::Int));
+    expectedOperands = 3;
+    return Status::ok();
+  case PlanOpKind::Launch:
+    if (op.kernel.empty())
+      return fail("launch without a kernel name");
+    for (int64_t b : op.block)
+      if (b <= 0)
+        return fail("workgroup size must be positive, got ", b);
+    for (size_t i = 0; i < 3; ++i)
+      ATTN_RETURN_IF_ERROR(expect(i, SlotKind::Int));
+    ATTN_RETURN_IF_ERROR(expectFrom(3, SlotKind::Buffer));
+    expectedOperands = std::max<size_t>(3, op.operands.size());
+    return Status::ok();
+  case PlanOpKind::Return:
+    if (n + 1 != plan.ops.size())
+      return fail("return must be the last op");
+    if (op.operands.size() != plan.results.size())
+      return fail("returns ", op.operands.size(), " values, the function has ",
+                  plan.results.size(), " results");
+    ATTN_RETURN_IF_ERROR(expectFrom(0, SlotKind::Buffer));
+    expectedOperands = op.operands.size();
+    return Status::ok();
+  default:
+    if (!isBinary(op.kind))
+      return fail("unknown op kind");
+    ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Int));
+    ATTN_RETURN_IF_ERROR(expect(1, SlotKind::Int));
+    expectedOperands = 2;
+    resultKind = SlotKind::Int;
+    return Status::ok();
+  }
+}
+
+Status OpChecker::checkResult(SlotKind resultKind) {
+  const int32_t numArgs = static_cast<int32_t>(plan.arguments.size());
+  if (resultKind == SlotKind::Unset) {
+    if (op.result != -1)
+      return fail("writes slot ", op.result, " but has no result");
+    return Status::ok();
+  }
+  if (op.result < numArgs || op.result >= plan.numSlots)
+    return fail("result slot ", op.result, " is outside [", numArgs, ", ",
+                plan.numSlots, ")");
+  if (slots[op.result] != SlotKind::Unset)
+    return fail("slot ", op.result, " is written twice");
+  slots[op.result] = resultKind;
+  return Status::ok();
+}
+
+} // namespace
+
 Status Plan::verify() const {
   if (numSlots < 0 || numSlots > kMaxPlanSlots ||
       ops.size() > static_cast<size_t>(kMaxPlanOps) ||
@@ -97,103 +228,8 @@ Status Plan::verify() const {
   std::vector<SlotKind> slots(numSlots, SlotKind::Unset);
   for (int32_t i = 0; i < numArgs; ++i)
     slots[i] = SlotKind::Buffer;
-
-  for (size_t n = 0; n < ops.size(); ++n) {
-    const PlanOp &op = ops[n];
-    auto fail = [&](const auto &...parts) {
-      return errorf("plan '", function, "', op #", n, " (", toString(op.kind),
-                    "): ", parts...);
-    };
-    auto expect = [&](size_t i, SlotKind kind) -> Status {
-      if (i >= op.operands.size())
-        return fail("missing operand #", i);
-      int32_t s = op.operands[i];
-      if (s < 0 || s >= numSlots || slots[s] == SlotKind::Unset)
-        return fail("operand #", i, " reads slot ", s,
-                    " before it is written");
-      if (slots[s] != kind)
-        return fail("operand #", i, " (slot ", s, ") is ",
-                    kind == SlotKind::Int ? "a buffer, expected an integer"
-                                          : "an integer, expected a buffer");
-      return Status::ok();
-    };
-
-    size_t expectedOperands = 0;
-    SlotKind resultKind = SlotKind::Unset;
-    switch (op.kind) {
-    case PlanOpKind::Dim:
-      ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Buffer));
-      expectedOperands = 1;
-      resultKind = SlotKind::Int;
-      break;
-    case PlanOpKind::Const:
-      resultKind = SlotKind::Int;
-      break;
-    case PlanOpKind::Alloc:
-      for (size_t i = 0; i < op.operands.size(); ++i)
-        ATTN_RETURN_IF_ERROR(expect(i, SlotKind::Int));
-      expectedOperands = op.operands.size();
-      resultKind = SlotKind::Buffer;
-      break;
-    case PlanOpKind::View:
-      ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Buffer));
-      for (size_t i = 1; i < op.operands.size(); ++i)
-        ATTN_RETURN_IF_ERROR(expect(i, SlotKind::Int));
-      expectedOperands = std::max<size_t>(1, op.operands.size());
-      resultKind = SlotKind::Buffer;
-      break;
-    case PlanOpKind::Store:
-      ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Buffer));
-      ATTN_RETURN_IF_ERROR(expect(1, SlotKind::Int));
-      ATTN_RETURN_IF_ERROR(expect(2, SlotKind::Int));
-      expectedOperands = 3;
-      break;
-    case PlanOpKind::Launch:
-      if (op.kernel.empty())
-        return fail("launch without a kernel name");
-      for (int64_t b : op.block)
-        if (b <= 0)
-          return fail("workgroup size must be positive, got ", b);
-      for (size_t i = 0; i < 3; ++i)
-        ATTN_RETURN_IF_ERROR(expect(i, SlotKind::Int));
-      for (size_t i = 3; i < op.operands.size(); ++i)
-        ATTN_RETURN_IF_ERROR(expect(i, SlotKind::Buffer));
-      expectedOperands = std::max<size_t>(3, op.operands.size());
-      break;
-    case PlanOpKind::Return:
-      if (n + 1 != ops.size())
-        return fail("return must be the last op");
-      if (op.operands.size() != results.size())
-        return fail("returns ", op.operands.size(), " values, the function has ",
-                    results.size(), " results");
-      for (size_t i = 0; i < op.operands.size(); ++i)
-        ATTN_RETURN_IF_ERROR(expect(i, SlotKind::Buffer));
-      expectedOperands = op.operands.size();
-      break;
-    default:
-      if (!isBinary(op.kind))
-        return fail("unknown op kind");
-      ATTN_RETURN_IF_ERROR(expect(0, SlotKind::Int));
-      ATTN_RETURN_IF_ERROR(expect(1, SlotKind::Int));
-      expectedOperands = 2;
-      resultKind = SlotKind::Int;
-      break;
-    }
-    if (op.operands.size() != expectedOperands)
-      return fail("expects ", expectedOperands, " operands, got ",
-                  op.operands.size());
-    if (resultKind == SlotKind::Unset) {
-      if (op.result != -1)
-        return fail("writes slot ", op.result, " but has no result");
-      continue;
-    }
-    if (op.result < numArgs || op.result >= numSlots)
-      return fail("result slot ", op.result, " is outside [", numArgs, ", ",
-                  numSlots, ")");
-    if (slots[op.result] != SlotKind::Unset)
-      return fail("slot ", op.result, " is written twice");
-    slots[op.result] = resultKind;
-  }
+  for (size_t n = 0; n < ops.size(); ++n)
+    ATTN_RETURN_IF_ERROR(OpChecker(*this, n, slots).check());
   if (ops.empty() || ops.back().kind != PlanOpKind::Return)
     return errorf("plan '", function, "' does not end with a return");
   return Status::ok();

@@ -40,7 +40,8 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   for (const std::string &target : options.targets) {
     const TargetBackend *backend = findTargetBackend(target);
     if (!backend)
-      return input.emitError() << "unknown target '" << target << "'";
+      return mlir::emitError(input.getLoc())
+             << "unknown target '" << target << "'";
     // A target named twice compiles once.
     if (!llvm::is_contained(backends, backend))
       backends.push_back(backend);
@@ -59,7 +60,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
     if (!backend->lowersItself())
       continue;
     if (planned && !gpuTargets)
-      return input.emitError()
+      return mlir::emitError(input.getLoc())
              << "targets " << planned->name << " and " << backend->name
              << " both lower the attn ops themselves, and a bundle holds one "
                 "host plan per function";

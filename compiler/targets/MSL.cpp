@@ -49,7 +49,7 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
         lowered.entries.workgroup.lookup(k.entryPoint);
     for (int i = 0; i < 3; ++i)
       if (block[i] != static_cast<int64_t>(msl->threadgroupSize[i]))
-        return module.emitError()
+        return mlir::emitError(module.getLoc())
                << "kernel " << k.entryPoint << " has threadgroup size "
                << msl->threadgroupSize[0] << "x" << msl->threadgroupSize[1]
                << "x" << msl->threadgroupSize[2] << " but its plan launches "

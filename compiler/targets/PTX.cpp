@@ -43,7 +43,7 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
                                             std::vector<CompiledKernel> &out) {
   ModuleOp input = lowered.input, loweredModule = lowered.lowered;
   if (options.subgroupSize != kNVIDIAWarpSize)
-    return input.emitError()
+    return mlir::emitError(input.getLoc())
            << "target ptx needs kernels built for subgroup size "
            << kNVIDIAWarpSize << " (an NVIDIA warp), got "
            << options.subgroupSize;

@@ -128,7 +128,7 @@ mlir::attn::KernelEntries::compiled(ModuleOp module, StringRef target,
                                     StringRef entryPoint) const {
   auto it = symbol.find(entryPoint);
   if (it == symbol.end())
-    return module.emitError()
+    return mlir::emitError(module.getLoc())
            << target << " entry point " << entryPoint
            << " matches no kernel of convert-attn-to-gpu";
   CompiledKernel kernel;

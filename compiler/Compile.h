@@ -54,8 +54,9 @@ struct CompileOptions {
   bool tiledPrefill = true;
   int64_t decodeThreshold = -1;
   /// convert-attn-to-gpu's prefill-matrix; empty: the target's. On target
-  /// spirv, "subgroup-mma" also gives the kernels that use matrix products
-  /// a SPIR-V 1.6 environment with SPV_KHR_cooperative_matrix.
+  /// spirv, the kernels "subgroup-mma" builds on matrix products get a
+  /// SPIR-V 1.6 environment with SPV_KHR_cooperative_matrix (the SPIR-V
+  /// pipeline sees their ops); target msl refuses them.
   std::string prefillMatrix;
   /// convert-attn-to-gpu's max-workgroup-memory; 0: its default.
   int64_t maxWorkgroupMemory = 0;

@@ -1065,8 +1065,6 @@ struct KernelShape {
   /// Whether its entry point uses descriptor bindings.
   bool hasBindings = false;
   uint32_t pushConstantBytes = 0;
-  /// The subgroup size the pipeline requires; 0: none.
-  uint32_t requiredSubgroupSize = 0;
 };
 
 /// The kernel's entry point and buffers: numBuffers from the bindings
@@ -1176,7 +1174,6 @@ Result<KernelShape> checkKernel(const KernelDesc &desc,
                     " is not a power of two in [", info.minSubgroupSize, ", ",
                     info.maxSubgroupSize, "]");
   }
-  shape.requiredSubgroupSize = required;
   return shape;
 }
 
@@ -1216,10 +1213,10 @@ Status createLayouts(const VulkanContext &context, VulkanKernelState &state) {
                  "vkCreatePipelineLayout");
 }
 
-/// The compute pipeline of `desc`'s SPIR-V, through the context's pipeline
-/// cache.
+/// The compute pipeline of `desc`'s SPIR-V for `state`'s layout and
+/// workgroup size, through the context's pipeline cache.
 Status createPipeline(const VulkanContext &context, const KernelDesc &desc,
-                      const KernelShape &shape, VulkanKernelState &state) {
+                      VulkanKernelState &state) {
   const VulkanFunctions &vk = context.vk;
   const VulkanDeviceInfo &info = context.info;
   VkShaderModuleCreateInfo moduleInfo = makeVk<VkShaderModuleCreateInfo>(
@@ -1232,7 +1229,7 @@ Status createPipeline(const VulkanContext &context, const KernelDesc &desc,
                                                        &shaderModule),
                                "vkCreateShaderModule"));
 
-  uint32_t required = shape.requiredSubgroupSize;
+  uint32_t required = desc.requiredSubgroupSize;
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroupInfo = makeVk<
       VkPipelineShaderStageRequiredSubgroupSizeCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO);
@@ -1248,7 +1245,7 @@ Status createPipeline(const VulkanContext &context, const KernelDesc &desc,
   // workgroup's x size must then be a multiple of the subgroup size, or of
   // the largest one when none is required).
   uint32_t fullMultiple = required ? required : info.maxSubgroupSize;
-  const auto &workgroup = shape.entry->workgroupSize;
+  const auto &workgroup = state.workgroupSize;
   if (info.computeFullSubgroups && workgroup && fullMultiple > 0 &&
       (*workgroup)[0] % fullMultiple == 0)
     pipelineInfo.stage.flags |=
@@ -1286,7 +1283,7 @@ VulkanDevice::createKernel(const KernelDesc &desc) {
   state->buffersByAddress = desc.buffersByAddress;
   state->workgroupSize = shape->entry->workgroupSize;
   ATTN_RETURN_IF_ERROR(createLayouts(*context_, *state));
-  ATTN_RETURN_IF_ERROR(createPipeline(*context_, desc, *shape, *state));
+  ATTN_RETURN_IF_ERROR(createPipeline(*context_, desc, *state));
   return std::unique_ptr<VulkanKernel>(new VulkanKernel(std::move(state)));
 }
 

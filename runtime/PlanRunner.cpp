@@ -3,6 +3,7 @@
 #include "runtime/PlanRunner.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -312,6 +313,7 @@ Status PlanRun::launch(const PlanOp &op) {
 Status PlanRun::step(size_t n) {
   current = n;
   const PlanOp &op = plan.ops[n];
+  assert(op.kind != PlanOpKind::Return && "finish() runs the Return op");
   switch (op.kind) {
   case PlanOpKind::Dim:
     return dim(op);
@@ -326,8 +328,6 @@ Status PlanRun::step(size_t n) {
     return store(op);
   case PlanOpKind::Launch:
     return launch(op);
-  case PlanOpKind::Return:
-    return fail("internal: a Return op is run by finish()");
   default: {
     Result<int64_t> v =
         evalBinary(op.kind, integer(op.operands[0]), integer(op.operands[1]));

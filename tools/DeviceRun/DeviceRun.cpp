@@ -361,22 +361,21 @@ mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
 }
 
 /// The compile options for a device of subgroup size `subgroupSize` (`cpu`:
-/// one that runs kernels on a CPU) with `knobs` applied.
+/// one that runs kernels on a CPU) with the flags `knobs` applied.
 static llvm::Expected<mlir::attn::CompileOptions>
-knobOptions(const mlir::attn::KernelKnobFlags *knobs, int64_t subgroupSize,
+knobOptions(const mlir::attn::KernelKnobFlags &knobs, int64_t subgroupSize,
             bool cpu) {
   mlir::attn::CompileOptions options =
       mlir::attn::CompileOptions::forDevice(subgroupSize, cpu);
-  if (knobs)
-    if (llvm::Error err = knobs->apply(options))
-      return std::move(err);
+  if (llvm::Error err = knobs.apply(options))
+    return std::move(err);
   return options;
 }
 
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
-                        DeviceRunStats *stats, const KernelKnobFlags *knobs) {
+                        DeviceRunStats *stats, const KernelKnobFlags &knobs) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::VulkanOptions vkOptions;

@@ -76,13 +76,12 @@ struct KernelKnobFlags {
 };
 
 /// Compiles `module` for `backend` (with the device's options and `knobs`
-/// applied, when given), runs function `entry` on `inputs` and returns its
-/// results.
+/// applied), runs function `entry` on `inputs` and returns its results,
+/// with launch counts in `stats` when given.
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
-            llvm::ArrayRef<::attn::Tensor> inputs,
-            DeviceRunStats *stats = nullptr,
-            const KernelKnobFlags *knobs = nullptr);
+            llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
+            const KernelKnobFlags &knobs);
 
 } // namespace attn
 } // namespace mlir

@@ -260,7 +260,7 @@ getDeviceResults(mlir::ModuleOp module, mlir::func::FuncOp fn,
   if (!backend.empty()) {
     llvm::Expected<std::vector<Tensor>> results =
         mlir::attn::runOnDevice(module, fn.getSymName(), backend, inputs,
-                                &device.stats, &knobFlags);
+                                &device.stats, knobFlags);
     if (!results)
       return results.takeError();
     device.results = std::move(*results);

@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
       backend == "reference"
           ? interpret(*fn, std::move(*inputs))
           : mlir::attn::runOnDevice(*module, fn->getSymName(), backend, *inputs,
-                                    /*stats=*/nullptr, &knobFlags);
+                                    /*stats=*/nullptr, knobFlags);
   if (!results)
     return fail(results.takeError());
   if (!outputsDir.empty())

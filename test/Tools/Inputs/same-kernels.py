@@ -1,9 +1,9 @@
 """Checks that attn-translate's kernel files equal a bundle's, byte for byte.
 
 usage: same-kernels.py BUNDLE DIR EXT
-Every DIR/<entry>.<EXT> must be the bundle's kernel file of that entry point
-and target (its manifest names it), and the bundle may have no kernel of
-that extension that DIR lacks. Prints one line per entry that matched.
+Every DIR/<entry>.<EXT> must be one of the bundle's kernel files of that
+entry point with that extension (the target's; the manifest names them),
+and the bundle may have no kernel of that extension that DIR lacks. Prints one line per entry that matched.
 """
 import json
 import os

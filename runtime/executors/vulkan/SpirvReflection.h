@@ -91,6 +91,7 @@ enum : uint32_t {
   StoragePushConstant8 = 4450,
   VulkanMemoryModel = 5345,
   PhysicalStorageBufferAddresses = 5347,
+  CooperativeMatrixKHR = 6022,
 };
 } // namespace spirv_cap
 

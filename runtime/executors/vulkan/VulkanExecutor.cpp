@@ -1033,6 +1033,11 @@ Status checkCapabilities(const SpirvModuleInfo &module,
        "vulkanMemoryModel"},
       {PhysicalStorageBufferAddresses, "PhysicalStorageBufferAddresses",
        info.bufferDeviceAddress, "bufferDeviceAddress"},
+      // The executor enables VK_KHR_cooperative_matrix on no device (the
+      // matrix-unit prefill kernel is compile-only), so such kernels are
+      // refused here rather than by the driver's pipeline creation.
+      {CooperativeMatrixKHR, "CooperativeMatrixKHR", false,
+       "VK_KHR_cooperative_matrix, which this executor does not enable"},
       {GroupNonUniform, "GroupNonUniform", hasOp("basic"),
        "subgroup basic operations in compute"},
       {GroupNonUniformVote, "GroupNonUniformVote", hasOp("vote"),

@@ -15,8 +15,8 @@
 #include "reference/ops/Ops.h"
 #include "reference/ops/ParallelFor.h"
 #include "reference/ops/Random.h"
-#include "runtime/PlanRunner.h"
-#include "runtime/executors/vulkan/VulkanPlanDevice.h"
+#include "runtime/device/PlanRunner.h"
+#include "devices/vulkan/VulkanPlanDevice.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -7,11 +7,11 @@
 // `--layers` times per step on one cache (one layer's worth of cache, the
 // calls of a whole model). The same steps run three ways, in one process:
 //
-//   host      executor calls on host tensors (runtime/HostCalls.h): the
+//   host      executor calls on host tensors (runtime/executor/HostCalls.h): the
 //             cache goes to the device and back on every call, as every
 //             call did before the runtime kept tensors on the device;
 //   device    forward on device tensors, one synchronize per step;
-//   replay    the step recorded once (runtime/RecordedStep.h) and replayed.
+//   replay    the step recorded once (runtime/device/RecordedStep.h) and replayed.
 //
 // It prints, per way, the wall time per step, the device's own time for the
 // step's work (Vulkan timestamps; 0 where the device has none), the share of
@@ -30,10 +30,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "reference/ops/Random.h"
-#include "runtime/HostCalls.h"
-#include "runtime/Metadata.h"
-#include "runtime/RecordedStep.h"
-#include "runtime/session/Devices.h"
+#include "runtime/executor/HostCalls.h"
+#include "runtime/host/Metadata.h"
+#include "runtime/device/RecordedStep.h"
+#include "devices/Devices.h"
 
 #include <chrono>
 #include <cmath>

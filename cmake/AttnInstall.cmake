@@ -1,20 +1,21 @@
 # Installs the MLIR-free runtime as a CMake package:
 #
 #   find_package(attn REQUIRED)
-#   target_link_libraries(engine PRIVATE attn::AttnSession)
+#   target_link_libraries(engine PRIVATE attn::AttnRuntime)
 #   attn_add_bundle(TARGET kernels GRID grid.json TARGETS spirv)
 #
 # Headers go under include/attn/ keeping their repository paths, so hosts
-# include them as the tree does: #include "runtime/Backend.h".
+# include them as the tree does: #include "runtime/host/Backend.h".
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(ATTN_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/attn)
 set(ATTN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
 
-set(_attn_exported AttnCore AttnReferenceOps AttnRuntime AttnCpuExecutor AttnSession)
-if(TARGET AttnVulkanExecutor)
-  list(APPEND _attn_exported AttnVulkanExecutor)
+set(_attn_exported AttnCore AttnReferenceOps AttnRuntimeBundle
+  AttnRuntimeDevice AttnRuntimeExecutor AttnRuntime)
+if(TARGET AttnVulkanDevice)
+  list(APPEND _attn_exported AttnVulkanDevice)
 endif()
 if(TARGET AttnDLPack)
   list(APPEND _attn_exported AttnDLPack)
@@ -37,25 +38,25 @@ install(FILES ${_attn_core_headers}
 file(GLOB _attn_reference_headers ${PROJECT_SOURCE_DIR}/reference/ops/*.h)
 install(FILES ${_attn_reference_headers}
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/reference/ops)
-# PlanJson.h (nlohmann/json) and StepLog.h are for the runtime's own sources.
-file(GLOB _attn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/*.h)
-list(REMOVE_ITEM _attn_runtime_headers ${PROJECT_SOURCE_DIR}/runtime/PlanJson.h
-  ${PROJECT_SOURCE_DIR}/runtime/StepLog.h)
-install(FILES ${_attn_runtime_headers}
-  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime)
-install(FILES ${PROJECT_SOURCE_DIR}/runtime/executors/cpu/CpuExecutor.h
-  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/executors/cpu)
-install(FILES ${PROJECT_SOURCE_DIR}/runtime/session/Session.h
-  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/session)
+# Each runtime layer's headers, but PlanJson.h (nlohmann/json) and StepLog.h,
+# which are for the runtime's own sources.
+foreach(layer bundle device executor host)
+  file(GLOB _attn_layer_headers ${PROJECT_SOURCE_DIR}/runtime/${layer}/*.h)
+  list(REMOVE_ITEM _attn_layer_headers
+    ${PROJECT_SOURCE_DIR}/runtime/bundle/PlanJson.h
+    ${PROJECT_SOURCE_DIR}/runtime/device/StepLog.h)
+  install(FILES ${_attn_layer_headers}
+    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/${layer})
+endforeach()
 if(TARGET AttnDLPack)
-  install(FILES ${PROJECT_SOURCE_DIR}/runtime/dlpack/DLPack.h
-    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/dlpack)
+  install(FILES ${PROJECT_SOURCE_DIR}/runtime/device/dlpack/DLPack.h
+    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/device/dlpack)
 endif()
-if(TARGET AttnVulkanExecutor)
+if(TARGET AttnVulkanDevice)
   install(FILES
-    ${PROJECT_SOURCE_DIR}/runtime/executors/vulkan/VulkanExecutor.h
-    ${PROJECT_SOURCE_DIR}/runtime/executors/vulkan/VulkanPlanDevice.h
-    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/executors/vulkan)
+    ${PROJECT_SOURCE_DIR}/devices/vulkan/VulkanExecutor.h
+    ${PROJECT_SOURCE_DIR}/devices/vulkan/VulkanPlanDevice.h
+    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/devices/vulkan)
 endif()
 
 # The tools, when this build has the compiler: attn-compile next to the

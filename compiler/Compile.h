@@ -9,7 +9,7 @@
 #ifndef ATTN_COMPILER_COMPILE_H
 #define ATTN_COMPILER_COMPILE_H
 
-#include "runtime/Plan.h"
+#include "runtime/bundle/Plan.h"
 
 #include "mlir/Support/LLVM.h"
 

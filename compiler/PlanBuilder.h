@@ -2,14 +2,14 @@
 //
 // After convert-attn-to-gpu, a host function holds only size arithmetic,
 // buffer allocations and views, params stores and gpu.launch_func. This
-// turns it into a runtime::Plan (runtime/Plan.h), the data a bundle carries
+// turns it into a runtime::Plan (runtime/bundle/Plan.h), the data a bundle carries
 // so the MLIR-free runtime can run the function on any device.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_COMPILER_PLANBUILDER_H
 #define ATTN_COMPILER_PLANBUILDER_H
 
-#include "runtime/Plan.h"
+#include "runtime/bundle/Plan.h"
 
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"

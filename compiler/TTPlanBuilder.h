@@ -25,7 +25,7 @@
 //
 // On TT a Launch's grid carries these sizes, not workgroups: a TT program's
 // host side spreads the work over the cores itself. TTPlanDevice
-// (runtime/executors/tt/TTPlanDevice.h) runs such plans.
+// (devices/tt/TTPlanDevice.h) runs such plans.
 //
 // An op writes its `outs` in place, so each outs value must have no other
 // use; tensor.empty outs become Allocs.
@@ -34,7 +34,7 @@
 #ifndef ATTN_COMPILER_TTPLANBUILDER_H
 #define ATTN_COMPILER_TTPLANBUILDER_H
 
-#include "runtime/Plan.h"
+#include "runtime/bundle/Plan.h"
 
 #include "mlir/Support/LLVM.h"
 

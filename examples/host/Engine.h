@@ -12,8 +12,8 @@
 #ifndef ATTN_EXAMPLES_HOST_ENGINE_H
 #define ATTN_EXAMPLES_HOST_ENGINE_H
 
-#include "runtime/Metadata.h"
-#include "runtime/session/Devices.h"
+#include "runtime/host/Metadata.h"
+#include "devices/Devices.h"
 
 #include <memory>
 #include <string>

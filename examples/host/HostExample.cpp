@@ -7,7 +7,7 @@
 //   gemma     bf16, 8 over 4 heads of 128, soft cap 30, sliding window 48
 //   deepseek  MLA, bf16: 16 heads over the 576-wide latent cache (512 + 64)
 // The engine side is Engine.h / Engine.cpp (under 150 lines): a Session
-// (runtime/session/Session.h) opens the device and the bundles once, and
+// (runtime/host/Session.h) opens the device and the bundles once, and
 // each model's layer gets its backend from the registry, its cache in the
 // backend's shape, and an impl checked against the bundles, so a missing
 // variant fails at start-up naming the attn-compile --variant to add. This

@@ -20,7 +20,7 @@
 // (PTX, lowering/GPUToPTX/), bf16 stays bf16 and argument i is the five
 // `.param .u64` values 5i .. 5i+4 of upstream's memref descriptor
 // (allocated pointer, aligned pointer, offset, size, stride); the runtime
-// passes (p, p, 0, elements, 1), see runtime/executors/cuda/CudaKernelABI.h.
+// passes (p, p, 0, elements, 1), see devices/cuda/CudaKernelABI.h.
 //
 // Params. Dynamic sizes the kernel needs, one i32 each, in the order of the
 // enums below. Each kernel also names them in its `attn.params` string-array

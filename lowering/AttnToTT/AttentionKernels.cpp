@@ -9,7 +9,7 @@
 // runs the online softmax on tiles; the writer stores output rows and, from
 // a staging slot congruent with the destination, each lse value. Every NOC
 // transfer pairs addresses that agree modulo the architecture's alignment
-// (see tt/emulator/Emulator.h), which is what the staging is for.
+// (see devices/tt/emulator/Emulator.h), which is what the staging is for.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/AttnToTT/ComputeBuilder.h"

@@ -3,7 +3,7 @@
 // The reader fetches a token's slot and its source rows (the token's key and
 // value head rows of a paged cache, or kv_c and k_pe of the MLA latent
 // cache) whole into L1; the writer scatters each 16-element half row into
-// its place in the tiled cache (see runtime/executors/tt/AttentionOps.h).
+// its place in the tiled cache (see devices/tt/AttentionOps.h).
 // Whole rows and half rows keep every transfer's L1 and DRAM addresses
 // congruent modulo the NOC alignment.
 //

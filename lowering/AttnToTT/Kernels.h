@@ -3,7 +3,7 @@
 // Shared by the kernel builders of convert-attn-to-ttkernel: the static
 // configuration of an op (AttentionConfig), the circular buffers, and the
 // compile-time and runtime argument slots each program's kernels and host
-// agree on. runtime/executors/tt/AttentionOps.cpp is the host side of the
+// agree on. devices/tt/AttentionOps.cpp is the host side of the
 // same contract (it reads the argument names from program.json).
 //
 //===----------------------------------------------------------------------===//

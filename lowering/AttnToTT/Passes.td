@@ -29,14 +29,14 @@ def ConvertAttnToTTKernel : Pass<"convert-attn-to-ttkernel",
     argument counts are checked when attn compiles), so upstream's
     arith/scf/func to EmitC conversions and the C++ emitter turn them into
     kernel sources for the pinned SDK (see `--attn-to-ttmetal` and
-    tt/sdk/README.md). The compute kernel emits the format reconfigurations
+    devices/tt/sdk/README.md). The compute kernel emits the format reconfigurations
     and op inits each tile operation needs (ComputeBuilder.h).
 
     Paged attention: a work unit is up to 32 query rows of one request and
     kv head, a row being (query token, head of the group) so that a decode
     packs a GQA group into one tile. The reader stages query rows, reads the
     block table in aligned chunks, the key and value tiles of each 32-key
-    tile (see runtime/executors/tt/AttentionOps.h for the tiled cache
+    tile (see devices/tt/AttentionOps.h for the tiled cache
     layout), and builds an additive mask tile (causal, window, sequence end)
     and an ALiBi bias tile; the compute kernel runs the online softmax on
     tiles; the writer stores output rows and stages lse values. Every NOC

@@ -5,7 +5,7 @@
 // from 16, intermediates from 24), the kernels with their RISC and
 // compile-time arguments, and the names of the runtime arguments. It becomes
 // the module's `ttk.program` dictionary and then program.json
-// (runtime/executors/tt/Program.h reads it).
+// (devices/tt/Program.h reads it).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOTT_PROGRAMDESCRIPTION_H

@@ -7,7 +7,7 @@
 // against this table when attn is compiled (static_assert), the emitter takes
 // each kernel's #includes from it, and TTApiProbe.cpp writes a source that
 // calls every entry, which a test compiles against attn's SDK declarations
-// (tt/sdk/include) with the SDK's JIT flags. A name or arity that does not
+// (devices/tt/sdk/include) with the SDK's JIT flags. A name or arity that does not
 // match the SDK therefore fails attn's build or its tests, not a kernel
 // build on a device.
 //
@@ -22,7 +22,7 @@
 #include <string>
 
 /// The tt-metal commit attn's kernels and SDK declarations follow
-/// (tt/sdk/README.md).
+/// (devices/tt/sdk/README.md).
 #define ATTN_TT_METAL_SHORT "tt-metal d5f9bc4a43"
 
 namespace mlir::attn::tt {

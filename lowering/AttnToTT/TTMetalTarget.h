@@ -5,7 +5,7 @@
 // EmitC translation of one kernel function, renamed to the pinned SDK's
 // entry name kernel_main, with the SDK headers of its calls) and
 // program.json, the
-// host side as data (runtime/executors/tt/Program.h reads it).
+// host side as data (devices/tt/Program.h reads it).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOTT_TTMETALTARGET_H

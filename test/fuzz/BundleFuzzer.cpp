@@ -21,9 +21,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Bundle.h"
-#include "runtime/HostMemory.h"
-#include "runtime/PlanRunner.h"
+#include "runtime/bundle/Bundle.h"
+#include "runtime/device/HostMemory.h"
+#include "runtime/device/PlanRunner.h"
 #include "test/fuzz/FuzzInput.h"
 
 #include <nlohmann/json.hpp>

@@ -2,20 +2,20 @@
 
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
-#include "runtime/PlanRunner.h"
+#include "runtime/device/PlanRunner.h"
 
 #ifdef ATTN_HAVE_VULKAN
-#include "runtime/executors/vulkan/VulkanPlanDevice.h"
+#include "devices/vulkan/VulkanPlanDevice.h"
 #endif
 #ifdef ATTN_HAVE_CUDA
 #include "lowering/GPUToPTX/GPUToPTX.h"
-#include "runtime/executors/cuda/CudaPlanDevice.h"
+#include "devices/cuda/CudaPlanDevice.h"
 #endif
 #ifdef ATTN_HAVE_TT
 #include "dialect/AttnOps.h"
-#include "runtime/executors/tt/Check.h"
-#include "runtime/executors/tt/EmulatorDevice.h"
-#include "runtime/executors/tt/TTPlanDevice.h"
+#include "devices/tt/Check.h"
+#include "devices/tt/EmulatorDevice.h"
+#include "devices/tt/TTPlanDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -197,7 +197,7 @@ std::string toleranceNote(const TTTolerances &tolerances) {
     notes.push_back("tt: a bf16 program's outputs, lse included, within " +
                     std::string(values) +
                     " (P is rounded to bf16 before P.V as on the device; "
-                    "runtime/executors/tt/README.md)");
+                    "devices/tt/README.md)");
   }
   return llvm::join(notes, "; ");
 }

@@ -3,7 +3,7 @@
 // Turns attention variants into code:
 //  - `--emit=mlir --variant ...` prints the attn-dialect function of one
 //    variant;
-//  - otherwise it writes a bundle (runtime/Bundle.h): every variant given by
+//  - otherwise it writes a bundle (runtime/bundle/Bundle.h): every variant given by
 //    `--variant`, a `--grid` file or an input .mlir file, compiled for every
 //    target of `--targets` (or `--emit`), in parallel, reusing the variants
 //    of an existing bundle whose inputs did not change.
@@ -16,8 +16,8 @@
 #include "compiler/Variant.h"
 #include "compiler/targets/Target.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
-#include "runtime/Bundle.h"
-#include "runtime/BundleWriter.h"
+#include "runtime/bundle/Bundle.h"
+#include "runtime/bundle/BundleWriter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -545,7 +545,7 @@ public:
 private:
   /// Writes the files of `entry`'s kernels, found in `compiled` by entry
   /// point and target, under content-addressed names
-  /// (runtime/BundleWriter.h), and names them in the entry. TT programs keep
+  /// (runtime/bundle/BundleWriter.h), and names them in the entry. TT programs keep
   /// their files together in one folder, as program.json names them, so the
   /// folder runs on the emulator as it is; the folder's name carries the hash
   /// of all of them.
@@ -697,7 +697,7 @@ std::string overview() {
          "version it needs, built for\nsubgroup size 32 (Apple's SIMD "
          "width). Their launch facts give the entry\npoint, MSL version, "
          "threadgroup size and the [[buffer(n)]] index of each\nargument.\n"
-         "tt kernels are TT-Metalium C++ for the pinned SDK (tt/sdk/README.md): "
+         "tt kernels are TT-Metalium C++ for the pinned SDK (devices/tt/sdk/README.md): "
          "each program\n(one per attn op) is a folder "
          "NAME.attnb/kernels/<program>.<hash>/ with\nprogram.json and the "
          "reader, compute and writer kernels, as attn-translate\n"

@@ -8,11 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "reference/ops/Random.h"
-#include "runtime/executors/cpu/CpuExecutor.h"
-#include "runtime/session/Session.h"
+#include "runtime/executor/CpuExecutor.h"
+#include "runtime/host/Session.h"
 
 #ifdef BUNDLE_DIR
-#include "runtime/executors/vulkan/VulkanPlanDevice.h"
+#include "devices/vulkan/VulkanPlanDevice.h"
 #endif
 
 #include <cmath>

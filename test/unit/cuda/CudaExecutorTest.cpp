@@ -1,7 +1,7 @@
 //===- CudaExecutorTest.cpp - The CUDA executor without (and with) a GPU --===//
 
-#include "runtime/executors/cuda/CudaKernelABI.h"
-#include "runtime/executors/cuda/CudaPlanDevice.h"
+#include "devices/cuda/CudaKernelABI.h"
+#include "devices/cuda/CudaPlanDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- BackendTest.cpp - Backends, layer parameters and forward -----------===//
 
-#include "runtime/Backend.h"
+#include "runtime/host/Backend.h"
 
 #include "FakeExecutor.h"
 

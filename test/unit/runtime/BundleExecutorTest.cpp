@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/BundleExecutor.h"
+#include "runtime/executor/BundleExecutor.h"
 
 #include "HostDevice.h"
-#include "runtime/HostCalls.h"
-#include "runtime/RecordedStep.h"
+#include "runtime/executor/HostCalls.h"
+#include "runtime/device/RecordedStep.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

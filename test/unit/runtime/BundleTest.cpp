@@ -1,8 +1,8 @@
 //===- BundleTest.cpp - Bundle manifests and their failure modes ---------===//
 
-#include "runtime/Bundle.h"
-#include "runtime/BundleExecutor.h"
-#include "runtime/BundleWriter.h"
+#include "runtime/bundle/Bundle.h"
+#include "runtime/executor/BundleExecutor.h"
+#include "runtime/bundle/BundleWriter.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -5,15 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/executors/cpu/CpuExecutor.h"
+#include "runtime/executor/CpuExecutor.h"
 
 #include "reference/ops/Compare.h"
 #include "reference/ops/Ops.h"
 #include "reference/ops/Random.h"
-#include "runtime/Backend.h"
-#include "runtime/HostCalls.h"
-#include "runtime/Metadata.h"
-#include "runtime/Registry.h"
+#include "runtime/host/Backend.h"
+#include "runtime/executor/HostCalls.h"
+#include "runtime/host/Metadata.h"
+#include "runtime/host/Registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

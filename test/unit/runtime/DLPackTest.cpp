@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/dlpack/DLPack.h"
-#include "runtime/executors/cpu/CpuExecutor.h"
+#include "runtime/device/dlpack/DLPack.h"
+#include "runtime/executor/CpuExecutor.h"
 
 #include <gtest/gtest.h>
 

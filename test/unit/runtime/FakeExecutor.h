@@ -8,8 +8,8 @@
 #ifndef ATTN_TEST_UNIT_RUNTIME_FAKEEXECUTOR_H
 #define ATTN_TEST_UNIT_RUNTIME_FAKEEXECUTOR_H
 
-#include "runtime/KernelExecutor.h"
-#include "runtime/executors/cpu/CpuExecutor.h"
+#include "runtime/executor/KernelExecutor.h"
+#include "runtime/executor/CpuExecutor.h"
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 //===- HostDevice.h - A PlanDevice whose kernels are C++ callbacks -*- C++ -*-//
 //
-// Host memory (runtime/HostMemory.h) with kernels that are host functions
+// Host memory (runtime/device/HostMemory.h) with kernels that are host functions
 // registered by symbol, so plans and the executors that run them are tested
 // without a GPU. The device counts allocations and records every launch
 // and every kernel load.
@@ -9,8 +9,8 @@
 #ifndef ATTN_TEST_UNIT_RUNTIME_HOSTDEVICE_H
 #define ATTN_TEST_UNIT_RUNTIME_HOSTDEVICE_H
 
-#include "runtime/Bundle.h"
-#include "runtime/HostMemory.h"
+#include "runtime/bundle/Bundle.h"
+#include "runtime/device/HostMemory.h"
 
 #include <algorithm>
 #include <functional>

@@ -1,6 +1,6 @@
 //===- MetadataBuilderTest.cpp - Builders, thresholds, batch splitting ----===//
 
-#include "runtime/MetadataBuilder.h"
+#include "runtime/host/MetadataBuilder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 //===- MetadataTest.cpp - CommonAttentionMetadata and its construction ----===//
 
-#include "runtime/Metadata.h"
+#include "runtime/host/Metadata.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 //===- PlanTest.cpp - Plan JSON, verification and the runner -------------===//
 
-#include "runtime/Plan.h"
-#include "runtime/PlanRunner.h"
+#include "runtime/bundle/Plan.h"
+#include "runtime/device/PlanRunner.h"
 #include "test/unit/runtime/HostDevice.h"
 
 #include <gmock/gmock.h>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/RecordedStep.h"
+#include "runtime/device/RecordedStep.h"
 #include "test/unit/runtime/HostDevice.h"
 
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
 //===- RegistryTest.cpp - Backend registration and selection --------------===//
 
-#include "runtime/Registry.h"
+#include "runtime/host/Registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/session/Session.h"
+#include "runtime/host/Session.h"
 
-#include "runtime/executors/cpu/CpuExecutor.h"
+#include "runtime/executor/CpuExecutor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 // it. EndToEndTest.cpp runs attn's own kernels.
 //
 //===----------------------------------------------------------------------===//
-#include "tt/emulator/Emulator.h"
+#include "devices/tt/emulator/Emulator.h"
 
 #include "test/unit/tt/TestKernels.h"
 

@@ -4,13 +4,13 @@
 // convert-attn-to-ttkernel and emits it through EmitC
 // (translateAttnToTTMetal), compiles the kernels, runs them on the host
 // emulator over seeded random problems, and compares with the reference op
-// functions within the tolerances of runtime/executors/tt/Check.h.
+// functions within the tolerances of devices/tt/Check.h.
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/AttnDialect.h"
 #include "lowering/AttnToTT/TTMetalTarget.h"
-#include "runtime/executors/tt/Check.h"
-#include "runtime/executors/tt/EmulatorDevice.h"
+#include "devices/tt/Check.h"
+#include "devices/tt/EmulatorDevice.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,5 +1,5 @@
 //===- ProgramTest.cpp - Runtime arguments of TT programs ----------------===//
-#include "runtime/executors/tt/Program.h"
+#include "devices/tt/Program.h"
 
 #include <gtest/gtest.h>
 

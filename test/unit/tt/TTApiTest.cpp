@@ -2,12 +2,12 @@
 //
 // Every function of lowering/AttnToTT/TTApi.h, called with the table's
 // operand and template-argument counts, must compile against attn's
-// declarations of the pinned TT-Metalium (tt/sdk/include) with the SDK's
+// declarations of the pinned TT-Metalium (devices/tt/sdk/include) with the SDK's
 // JIT warning flags.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/AttnToTT/TTApi.h"
-#include "tt/emulator/KernelCompiler.h"
+#include "devices/tt/emulator/KernelCompiler.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"

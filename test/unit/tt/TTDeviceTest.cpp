@@ -5,8 +5,8 @@
 // buffers its op takes, and a symbol names one program for the device's life.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/executors/tt/EmulatorDevice.h"
-#include "runtime/executors/tt/TTPlanDevice.h"
+#include "devices/tt/EmulatorDevice.h"
+#include "devices/tt/TTPlanDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- TestKernels.h - Hand-written kernels for the emulator tests -------===//
 //
-// Kernels written against attn's TT-Metalium declarations (tt/sdk/include),
+// Kernels written against attn's TT-Metalium declarations (devices/tt/sdk/include),
 // run by EmulatorTest.cpp as host functions. Data movement and compute
 // kernels live in separate files, as the SDK's headers for the two kinds do
 // not go into one translation unit.

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/executors/vulkan/SpirvReflection.h"
+#include "devices/vulkan/SpirvReflection.h"
 #include "test/unit/vulkan/TestKernels.h"
 
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/executors/vulkan/VulkanExecutor.h"
+#include "devices/vulkan/VulkanExecutor.h"
 #include "test/unit/vulkan/TestKernels.h"
 
 #include <gtest/gtest.h>

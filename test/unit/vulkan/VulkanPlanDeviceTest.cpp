@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/executors/vulkan/VulkanPlanDevice.h"
+#include "devices/vulkan/VulkanPlanDevice.h"
 #include "test/unit/vulkan/TestKernels.h"
 
 #include <gmock/gmock.h>

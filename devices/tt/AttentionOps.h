@@ -1,0 +1,100 @@
+//===- AttentionOps.h - Host side of attn's TT programs ------------------===//
+//
+// What TT-Metalium host code (a program factory) does around attn's emitted
+// kernels, on any TTDevice (TTDevice.h): put the operands in DRAM in the
+// layout the kernels read, split the work into units over the core grid, set
+// runtime arguments, run, and read the results back. Operands are reference tensors (core/Tensor.h);
+// every buffer an operation creates is released when it returns.
+//
+// The paged KV cache on the device is tiled. A block of B token rows maps to
+// 32-row tiles by this rule (B must divide 32 or be a multiple of 32):
+//
+//   B <= 32: 32 / B consecutive blocks share one 32-row tile; block b is rows
+//            (b % (32 / B)) * B .. + B of tile group b / (32 / B) (B = 16:
+//            block 2k is faces 0-1 and block 2k + 1 faces 2-3 of one tile).
+//   B >  32: block b is B / 32 whole tiles.
+//
+// A page is one tile: page(group, part, kv_head, row_tile, d_tile) =
+// (((group * parts + part) * G + kv_head) * tiles_per_block + row_tile) * Dt
+// + d_tile, with parts = 2 (key, value) for paged attention and 1 for MLA's
+// latent cache. Key positions past seq_len inside the last tile are masked by
+// the kernels, so sequence lengths need not be multiples of 32 (or of B).
+//
+// Queries, outputs and new keys/values are row-major "sticks": one page per
+// (token, head) row. lse has one page per token (H f32), the block table one
+// per request (padded to a multiple of 256 bytes, the chunk the reader reads
+// rows in), the slot mapping one per token, sinks and ALiBi slopes one page
+// of H f32. Every page sits at the architecture's DRAM alignment.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H
+#define ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H
+
+#include "core/KvCache.h"
+#include "reference/ops/Ops.h"
+#include "devices/tt/TTDevice.h"
+
+namespace attn::tt {
+
+/// The static shape and knobs a program was compiled for (program.json's
+/// params).
+struct ProgramShape {
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headSize = 0;
+  int64_t valueSize = 0;
+  int64_t blockSize = 0;
+  /// 2 (key, value) for the paged cache, 1 for MLA's latent rows.
+  int64_t kvParts = 2;
+  DType dtype = DType::BF16;
+  KvLayout layout = KvLayout::NHD;
+  bool causal = true;
+  int64_t windowLeft = -1;
+  int64_t windowRight = -1;
+  bool sinks = false;
+  bool alibi = false;
+  /// reshape_and_cache: widths of the key and value rows.
+  int64_t keyWidth = 0, valueWidth = 0;
+  int64_t numKvSplits = 1;
+  int64_t numStates = 0;
+};
+
+/// Reads and checks the params of `description` (dtype bf16, f16 or f32;
+/// tile-sized head sizes; a block size the tiled cache takes).
+Result<ProgramShape> readProgramShape(const ProgramDescription &description);
+
+/// Runs a "paged_attention" or "mla_decode" program. For paged attention:
+/// query [T, H, D], kvCache in `layout`; for MLA: query [R, H, L + P], kvCache
+/// [NB, B, L + P], queryStartLoc null (one query per request). sinks and
+/// alibiSlopes ([H] f32) may be null when the program was compiled without.
+/// A program compiled with num_kv_splits > 1 splits each request's key
+/// tiles into that many ranges and runs its merge program on the partial
+/// states.
+Result<AttentionOutput>
+runAttentionProgram(TTDevice &device, const Program &program,
+                    const Tensor &query, const Tensor &kvCache,
+                    const Tensor &blockTable, const Tensor &seqLens,
+                    const Tensor *queryStartLoc, const Tensor *sinks,
+                    const Tensor *alibiSlopes, KvLayout layout);
+
+/// Runs a "merge_states" program on two states: out [T, H, Dv] in the
+/// program's dtype and lse [T, H] f32 each.
+Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
+                                              const Program &program,
+                                              const Tensor &outA,
+                                              const Tensor &lseA,
+                                              const Tensor &outB,
+                                              const Tensor &lseB);
+
+/// Runs a "reshape_and_cache" program: writes key/value [T, G, D] into
+/// kvCache (in `layout`) at slotMapping [T] i64; for the MLA latent cache
+/// [NB, B, L + P], key is kv_c [T, L] and value k_pe [T, P] (layout
+/// ignored).
+Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
+                                 const Tensor &key, const Tensor &value,
+                                 Tensor &kvCache, const Tensor &slotMapping,
+                                 KvLayout layout);
+
+} // namespace attn::tt
+
+#endif // ATTN_RUNTIME_EXECUTORS_TT_ATTENTIONOPS_H

@@ -1,0 +1,115 @@
+//===- Bundle.h - Ahead-of-time kernel bundles -----------------*- C++ -*-===//
+//
+// A bundle is what attn-compile writes and a serving engine loads at start-up:
+// a directory with manifest.json and one file per kernel and target.
+//
+//   manifest.json
+//     format_version   kBundleFormatVersion
+//     compiler         the attn-compile version that wrote it
+//     manifest_hash    FNV-1a 64 of the manifest without this field (as
+//                      nlohmann::json dumps it): an edited or damaged
+//                      manifest is refused
+//     variants[]       one entry per compiled variant and subgroup size:
+//       name           the variant ("paged_attention.h32.g8..."); name and
+//                      subgroup size are unique together
+//       subgroup_size  what the GPU kernels were built for (8, 16, 32, 64,
+//                      ...; 0: the entry has no subgroup-dependent kernels,
+//                      as for target tt)
+//       cache_key      hash of what produced it (for incremental builds)
+//       parameters     the variant's key/values (op, num_heads, dtype, ...),
+//                      what the runtime matches a call against
+//       plans[]        the host plan of the variant's function
+//                      (runtime/bundle/Plan.h): one, or none for tt-only entries
+//       kernels[]      symbol (what plans launch; unique to the entry's
+//                      compile, so kernels of several bundles can share a
+//                      device), target ("spirv", "ptx", "msl", "tt"), file
+//                      (relative), entry point, hash (FNV-1a 64 of the file,
+//                      hex), and target-specific launch facts in `launch`
+//                      (for MSL: which buffer index holds which argument)
+//
+// Loading checks the format version, the manifest's own hash, the JSON's
+// structure, every plan, and every kernel file (a regular file) against its
+// hash, so a corrupt bundle is an error naming what is wrong, never a launch
+// of a bad kernel. runtime/bundle/BundleWriter.h writes bundles.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_BUNDLE_H
+#define ATTN_RUNTIME_BUNDLE_H
+
+#include "core/Status.h"
+#include "runtime/bundle/Plan.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::runtime {
+
+/// 2: one entry per subgroup size, one plan per entry, symbols unique per
+/// compile.
+inline constexpr int kBundleFormatVersion = 2;
+
+/// FNV-1a, 64 bits: the content hash of kernel files.
+uint64_t contentHash(std::string_view bytes);
+std::string hashToHex(uint64_t hash);
+
+struct BundleKernel {
+  std::string symbol;
+  std::string target;
+  /// Relative to the bundle directory.
+  std::string file;
+  std::string entryPoint;
+  uint64_t hash = 0;
+  /// Target-specific launch facts, as JSON text ("{}" when none).
+  std::string launchJson = "{}";
+
+  bool operator==(const BundleKernel &) const = default;
+};
+
+struct BundleVariant {
+  std::string name;
+  /// The subgroup size the entry's GPU kernels need; 0 when none.
+  int64_t subgroupSize = 0;
+  /// Identifies the compiler input and options that produced the variant;
+  /// attn-compile reuses a variant whose key has not changed.
+  std::string cacheKey;
+  std::map<std::string, std::string> parameters;
+  std::vector<Plan> plans;
+  std::vector<BundleKernel> kernels;
+
+  /// The plan of the entry's function, or null for an entry without one.
+  const Plan *plan() const { return plans.empty() ? nullptr : &plans.front(); }
+  const BundleKernel *findKernel(std::string_view symbol,
+                                 std::string_view target) const;
+  bool operator==(const BundleVariant &) const = default;
+};
+
+struct Bundle {
+  int formatVersion = kBundleFormatVersion;
+  std::string compiler;
+  /// Where the bundle was loaded from or is written to.
+  std::string directory;
+  std::vector<BundleVariant> variants;
+
+  /// The entry of variant `name` built for `subgroupSize`, or null.
+  const BundleVariant *findEntry(std::string_view name,
+                                 int64_t subgroupSize) const;
+
+  /// Reads a kernel file and checks it against its hash.
+  Result<std::string> readKernel(const BundleKernel &kernel) const;
+};
+
+/// Loads and checks `directory`/manifest.json and the kernel files.
+Result<Bundle> loadBundle(const std::string &directory);
+
+/// The manifest text of a bundle, and its parse (no file checks).
+std::string manifestToJson(const Bundle &bundle);
+Result<Bundle> manifestFromJson(std::string_view json,
+                                const std::string &directory);
+
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_BUNDLE_H

@@ -1,0 +1,125 @@
+//===- Session.cpp - One device, its bundles and its layers ---------------===//
+
+#include "runtime/host/Session.h"
+
+#include "runtime/executor/CpuExecutor.h"
+
+namespace attn::runtime {
+
+std::string_view bundleTarget(DeviceType device) {
+  switch (device) {
+  case DeviceType::CPU:
+    return "";
+  case DeviceType::CUDA:
+    return "ptx";
+  case DeviceType::VULKAN:
+    return "spirv";
+  case DeviceType::METAL:
+    return "msl";
+  case DeviceType::TENSTORRENT:
+    return "tt";
+  }
+  return "";
+}
+
+Result<std::unique_ptr<Session>>
+Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
+              const std::vector<std::string> &bundleDirs) {
+  if (!device)
+    return Status::error("Session::open: no device");
+  std::unique_ptr<Session> session(new Session());
+  session->type_ = type;
+  session->device_ = std::move(device);
+  if (type == DeviceType::CPU) {
+    auto *cpu = dynamic_cast<CpuDevice *>(session->device_.get());
+    if (!cpu)
+      return errorf("a cpu session needs the CpuDevice, got ",
+                    session->device_->name());
+    if (!bundleDirs.empty())
+      return Status::error("the cpu device runs the reference, not bundles");
+    session->executors_.push_back(std::make_unique<CpuExecutor>(*cpu));
+    return session;
+  }
+  if (bundleDirs.empty())
+    return errorf("a ", toString(type),
+                  " session needs a bundle (attn-compile --targets=",
+                  bundleTarget(type), ")");
+  for (const std::string &dir : bundleDirs) {
+    Result<Bundle> bundle = loadBundle(dir);
+    if (!bundle)
+      return bundle.status();
+    auto executor = std::make_unique<BundleExecutor>(
+        std::move(*bundle), std::string(bundleTarget(type)),
+        *session->device_);
+    ATTN_RETURN_IF_ERROR(executor->loadAllKernels());
+    session->executors_.push_back(std::move(executor));
+  }
+  return session;
+}
+
+Result<std::unique_ptr<SessionLayer>>
+Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
+                     int64_t numBlocks, const BuilderConfig &config) {
+  auto result = std::make_unique<SessionLayer>();
+  result->config = layer;
+  result->cacheSpec = cache;
+  if (layer.kvCacheDtype != cache.kvCacheDtype)
+    return errorf("layer '", layer.name, "' has kv cache dtype '",
+                  layer.kvCacheDtype, "' but its cache spec has '",
+                  cache.kvCacheDtype, "'");
+  SelectionRequest request;
+  request.headSize = layer.headSize;
+  request.dtype = layer.dtype;
+  request.kvCacheDtype = cache.kvCacheDtype;
+  request.blockSize = cache.blockSize;
+  request.useMla = layer.kvLoraRank > 0;
+  request.hasSinks = !layer.sinks.empty();
+  request.useSlidingWindow = layer.slidingWindow.has_value();
+  request.useAlibi = !layer.alibiSlopes.empty();
+  Result<std::unique_ptr<AttentionBackend>> backend =
+      selectBackend(type_, request);
+  if (!backend)
+    return backend.status();
+  result->backend = std::move(*backend);
+
+  // The first executor (bundle) that serves every call of the impl.
+  Status firstError;
+  for (const std::unique_ptr<KernelExecutor> &executor : executors_) {
+    Result<std::unique_ptr<AttentionImpl>> impl =
+        result->backend->getImpl(layer, *executor, &cache);
+    if (impl) {
+      result->impl = std::move(*impl);
+      result->executor = executor.get();
+      if (auto *bundled = dynamic_cast<BundleExecutor *>(executor.get()))
+        result->bundle = &bundled->bundle();
+      break;
+    }
+    if (firstError.isOk())
+      firstError = impl.status();
+  }
+  if (!result->impl)
+    return firstError;
+
+  BuilderConfig onDevice = config;
+  onDevice.deviceRecords = device_->canRecord();
+  Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
+      result->backend->getBuilder(cache, {layer.name}, onDevice);
+  if (!builder)
+    return builder.status();
+  result->builder = std::move(*builder);
+  Result<std::vector<int64_t>> shape = result->backend->getKvCacheShape(
+      numBlocks, cache.blockSize, cache.numKvHeads, cache.headSize,
+      cache.kvCacheDtype);
+  if (!shape)
+    return shape.status();
+  Result<DType> cacheDtype = kvCacheElementType(cache.kvCacheDtype, layer.dtype);
+  if (!cacheDtype)
+    return cacheDtype.status();
+  Result<DeviceTensor> kvCache = allocate(*cacheDtype, *shape);
+  if (!kvCache)
+    return kvCache.status();
+  result->kvCache = std::move(*kvCache);
+  return result;
+}
+
+} // namespace attn::runtime

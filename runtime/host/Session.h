@@ -1,0 +1,93 @@
+//===- Session.h - One device, its bundles and its layers ------*- C++ -*-===//
+//
+// What a serving engine opens once per device, so that it never wires
+// devices, bundles, executors and kernels together itself:
+//
+//   auto session = Session::open(DeviceType::VULKAN,
+//                                VulkanPlanDevice::create().value(),
+//                                {"llama.attnb"}).value();
+//   auto layer = session->createLayer(config, cacheSpec, numBlocks).value();
+//   // every step, for every layer:
+//   auto md = layer->builder->build(0, commonMetadata).value();
+//   layer->impl->forward(config, q, k, v, layer->kvCache, *md, out);
+//   session->synchronize();
+//
+// openDevice (devices/Devices.h) opens the device of a type for it. The CPU
+// device runs the reference; every other device runs the kernels of the
+// session's bundles (for the device type's target: spirv for Vulkan, ptx for
+// CUDA, msl for Metal, tt for Tenstorrent), all loaded and checked when the
+// session opens. A layer gets the first bundle that serves every call its
+// impl makes; when none does, the error names the variant to compile.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_SESSION_SESSION_H
+#define ATTN_RUNTIME_SESSION_SESSION_H
+
+#include "runtime/host/Backend.h"
+#include "runtime/executor/BundleExecutor.h"
+#include "runtime/device/Device.h"
+#include "runtime/host/Registry.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::runtime {
+
+/// The bundle target a device type runs: "spirv", "ptx", "msl", "tt"; empty
+/// for the CPU (the reference).
+std::string_view bundleTarget(DeviceType device);
+
+/// One attention layer served by a session.
+struct SessionLayer {
+  AttentionLayer config;
+  KvCacheSpec cacheSpec;
+  std::unique_ptr<AttentionBackend> backend;
+  std::unique_ptr<AttentionImpl> impl;
+  std::unique_ptr<AttentionMetadataBuilder> builder;
+  /// In the backend's shape, on the session's device, zero-filled.
+  DeviceTensor kvCache;
+  /// What serves the layer's calls (owned by the session).
+  KernelExecutor *executor = nullptr;
+  /// The bundle whose kernels serve it; null on the CPU.
+  const Bundle *bundle = nullptr;
+};
+
+class Session {
+public:
+  /// A session on `device` (kept) of type `type`, serving from the bundles
+  /// at `bundleDirs` (none for the CPU). Each bundle is loaded, checked and
+  /// its kernels for the device put on it now.
+  static Result<std::unique_ptr<Session>>
+  open(DeviceType type, std::unique_ptr<PlanDevice> device,
+       const std::vector<std::string> &bundleDirs = {});
+
+  DeviceType deviceType() const { return type_; }
+  PlanDevice &device() { return *device_; }
+
+  /// A layer: its backend from the global registry (the first that accepts
+  /// it on this device type), an impl checked against the executors, its
+  /// metadata builder, and its kv cache of `numBlocks` blocks.
+  Result<std::unique_ptr<SessionLayer>>
+  createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
+              int64_t numBlocks, const BuilderConfig &config = {});
+
+  /// A zero-filled tensor on the device.
+  Result<DeviceTensor> allocate(DType dtype, std::vector<int64_t> shape) {
+    return allocateTensor(*device_, dtype, std::move(shape));
+  }
+  /// Waits for everything enqueued on the device.
+  Status synchronize() { return device_->synchronize(); }
+
+private:
+  Session() = default;
+
+  DeviceType type_ = DeviceType::CPU;
+  std::unique_ptr<PlanDevice> device_;
+  /// One per bundle; for the CPU, the CPU executor alone.
+  std::vector<std::unique_ptr<KernelExecutor>> executors_;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_SESSION_SESSION_H

@@ -1,0 +1,647 @@
+//===- AttnCudaCheck.cpp - A PTX bundle on a GPU against the reference ----===//
+//
+// attn-cuda-check BUNDLE.attnb [--bench] ...: what scripts/gpu-check runs on
+// a GPU machine without MLIR. The bundle was compiled elsewhere
+// (scripts/gpu-bundle, attn-compile --targets=ptx).
+//
+// Check: for every variant of the bundle, seeded random inputs
+// (reference/ops/Random.h) go through the host API's call for the variant's
+// op twice, on the bundle's PTX kernels (BundleExecutor on a CudaPlanDevice)
+// and on the CPU reference (CpuExecutor); every output is compared with
+// reference/ops/Compare.h at the output dtype's default tolerance.
+//
+// Bench (--bench): paged decode at Llama-3-8B's shape (H 32, G 8, D 128,
+// block 16, bf16) over batch x context, MLA decode at DeepSeek-V3's shape
+// (H 128, L 512, P 64, block 64, bf16), and a causal prefill; kernel time
+// from CUDA events (launches repeated, inputs uploaded once), reported as
+// GB/s of KV cache read against the device's peak, and TFLOP/s for prefill.
+//
+// Exit status: 0 when every check passed (and the bench ran), 1 otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "reference/ops/Compare.h"
+#include "reference/ops/Random.h"
+#include "runtime/bundle/Bundle.h"
+#include "runtime/executor/BundleExecutor.h"
+#include "runtime/executor/HostCalls.h"
+#include "runtime/executor/CpuExecutor.h"
+#include "devices/cuda/CudaPlanDevice.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace attn;
+using namespace attn::runtime;
+
+namespace {
+
+struct Options {
+  std::string bundle;
+  uint64_t seed = 1;
+  bool check = true;
+  bool bench = false;
+  double peakGBps = 0.0;
+  int repeats = 20;
+  std::string benchOut;
+  std::string driver = "libcuda.so.1";
+  int device = 0;
+  /// Bench shapes: smaller ones for a quick run.
+  bool quick = false;
+  /// The reference on both sides: checks, without a GPU, that every variant
+  /// of the bundle can be set up and run.
+  bool referenceOnly = false;
+};
+
+const char *kUsage = R"(usage: attn-cuda-check BUNDLE.attnb [options]
+
+Checks every variant of a bundle's PTX kernels on the CUDA device against
+the CPU reference, and with --bench measures decode and prefill.
+  --seed=N          seed of the random inputs (1)
+  --bench           also run the benchmark
+  --bench-only      only the benchmark
+  --quick           small benchmark shapes (a smoke test)
+  --repeats=N       timed runs of each kernel per measurement (20)
+  --peak-gbps=X     peak memory bandwidth in GB/s (default: from the device)
+  --bench-out=FILE  also write the benchmark rows as TSV
+  --driver=LIB      the CUDA driver library (libcuda.so.1)
+  --device=N        the CUDA device (0)
+  --reference-only  run the CPU reference in place of the GPU (no GPU
+                    needed: checks the inputs of every variant can be made)
+)";
+
+std::optional<Options> parseOptions(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> std::optional<std::string> {
+      std::string prefix = std::string(flag) + "=";
+      if (a.rfind(prefix, 0) == 0)
+        return a.substr(prefix.size());
+      return std::nullopt;
+    };
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--bench") {
+      o.bench = true;
+    } else if (a == "--bench-only") {
+      o.bench = true;
+      o.check = false;
+    } else if (a == "--reference-only") {
+      o.referenceOnly = true;
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else if (auto v = value("--seed")) {
+      o.seed = std::strtoull(v->c_str(), nullptr, 10);
+    } else if (auto v = value("--repeats")) {
+      o.repeats = std::atoi(v->c_str());
+    } else if (auto v = value("--peak-gbps")) {
+      o.peakGBps = std::atof(v->c_str());
+    } else if (auto v = value("--bench-out")) {
+      o.benchOut = *v;
+    } else if (auto v = value("--driver")) {
+      o.driver = *v;
+    } else if (auto v = value("--device")) {
+      o.device = std::atoi(v->c_str());
+    } else if (!a.empty() && a[0] != '-' && o.bundle.empty()) {
+      o.bundle = a;
+    } else {
+      std::cerr << "attn-cuda-check: unknown argument '" << a << "'\n"
+                << kUsage;
+      return std::nullopt;
+    }
+  }
+  if (o.bundle.empty()) {
+    std::cerr << kUsage;
+    return std::nullopt;
+  }
+  if (o.repeats < 1)
+    o.repeats = 1;
+  return o;
+}
+
+/// A variant's manifest parameters, read with defaults.
+struct Params {
+  const std::map<std::string, std::string> &map;
+  std::string text(const std::string &k, const std::string &d) const {
+    auto it = map.find(k);
+    return it == map.end() ? d : it->second;
+  }
+  int64_t integer(const std::string &k, int64_t d) const {
+    auto it = map.find(k);
+    return it == map.end() ? d : std::strtoll(it->second.c_str(), nullptr, 10);
+  }
+  double real(const std::string &k, double d) const {
+    auto it = map.find(k);
+    return it == map.end() ? d : std::strtod(it->second.c_str(), nullptr);
+  }
+  bool boolean(const std::string &k, bool d) const {
+    auto it = map.find(k);
+    return it == map.end() ? d : (it->second == "true" || it->second == "1");
+  }
+};
+
+/// One compared output.
+struct Row {
+  std::string variant;
+  std::string output;
+  TensorDiff diff;
+  std::string error;
+};
+
+void compare(const std::string &variant, const std::string &name,
+             const Tensor &got, const Tensor &want, std::vector<Row> &rows) {
+  Row row{variant, name, {}, {}};
+  Result<TensorDiff> diff =
+      compareTensors(got, want, defaultTolerance(want.dtype()));
+  if (diff)
+    row.diff = *diff;
+  else
+    row.error = diff.message();
+  rows.push_back(std::move(row));
+}
+
+/// Runs one variant's op on both executors and compares the outputs.
+Status checkVariant(const BundleVariant &v, KernelExecutor &device,
+                    KernelExecutor &reference, uint64_t seed,
+                    std::vector<Row> &rows) {
+  Params p{v.parameters};
+  std::string op = p.text("op", "");
+  std::optional<DType> dtype = parseDType(p.text("dtype", "bf16"));
+  if (!dtype)
+    return errorf("unknown dtype ", p.text("dtype", ""));
+  std::optional<KvLayout> layout = parseKvLayout(p.text("layout", "nhd"));
+  if (!layout)
+    return errorf("unknown layout ", p.text("layout", ""));
+  ProblemShape shape;
+  shape.numHeads = p.integer("num_heads", 32);
+  shape.numKvHeads = p.integer("num_kv_heads", 8);
+  shape.headSize = p.integer("head_size", 128);
+  shape.blockSize = p.integer("block_size", 16);
+  shape.dtype = *dtype;
+  shape.layout = *layout;
+  ProblemOptions options;
+  options.seed = seed;
+  options.numReqs = 5;
+  options.maxContextLen = 200;
+  options.maxPrefillQueryLen = 24;
+  KvCacheLayout cacheLayout = *layout;
+
+  if (op == "reshape_and_cache" && p.integer("kv_lora_rank", 0) > 0) {
+    // The MLA form: kv_c [T, L] and k_pe [T, P] into the latent cache.
+    shape.kvLoraRank = p.integer("kv_lora_rank", 0);
+    shape.ropeDim = p.integer("rope_dim", 64);
+    shape.numKvHeads = 1;
+    Result<Problem> problem = generateProblem(shape, options);
+    if (!problem)
+      return problem.status();
+    Tensor got = problem->kvCache, want = problem->kvCache;
+    ATTN_RETURN_IF_ERROR(host::concatAndCacheMla(
+        device, problem->key, problem->value, problem->slotMapping, got));
+    ATTN_RETURN_IF_ERROR(host::concatAndCacheMla(
+        reference, problem->key, problem->value, problem->slotMapping, want));
+    compare(v.name, "kv_cache", got, want, rows);
+    return Status::ok();
+  }
+
+  if (op == "paged_attention" || op == "reshape_and_cache") {
+    Result<Problem> problem = generateProblem(shape, options);
+    if (!problem)
+      return problem.status();
+    if (op == "reshape_and_cache") {
+      Tensor got = problem->kvCache, want = problem->kvCache;
+      ATTN_RETURN_IF_ERROR(host::reshapeAndCache(
+          device, problem->key, problem->value, problem->slotMapping,
+          cacheLayout, got));
+      ATTN_RETURN_IF_ERROR(host::reshapeAndCache(
+          reference, problem->key, problem->value, problem->slotMapping,
+          cacheLayout, want));
+      compare(v.name, "kv_cache", got, want, rows);
+      return Status::ok();
+    }
+    runtime::PagedAttentionParams params;
+    params.scale = p.real("scale", problem->scale);
+    params.causal = p.boolean("causal", true);
+    params.windowLeft = p.integer("window_left", -1);
+    params.windowRight = p.integer("window_right", -1);
+    params.softCap = p.real("soft_cap", 0.0);
+    params.alibiSlopes =
+        p.boolean("alibi", false) ? &problem->alibiSlopes : nullptr;
+    params.sinks = p.boolean("sinks", false) ? &problem->sinks : nullptr;
+    params.layout = cacheLayout;
+    const Tensor &q = problem->query;
+    Tensor out[2] = {Tensor(q.dtype(), q.shape()),
+                     Tensor(q.dtype(), q.shape())};
+    Tensor lse[2] = {Tensor(DType::F32, {q.dim(0), q.dim(1)}),
+                     Tensor(DType::F32, {q.dim(0), q.dim(1)})};
+    KernelExecutor *executors[2] = {&device, &reference};
+    for (int i = 0; i < 2; ++i)
+      ATTN_RETURN_IF_ERROR(host::pagedAttention(
+          *executors[i], q, problem->kvCache, problem->queryStartLoc, problem->seqLens,
+          problem->blockTable, params, out[i], &lse[i]));
+    compare(v.name, "out", out[0], out[1], rows);
+    compare(v.name, "lse", lse[0], lse[1], rows);
+    return Status::ok();
+  }
+
+  if (op == "mla_decode") {
+    shape.kvLoraRank = p.integer("kv_lora_rank", 512);
+    shape.ropeDim = p.integer("rope_dim", 64);
+    shape.numKvHeads = 1;
+    Result<Problem> problem = generateProblem(shape, options);
+    if (!problem)
+      return problem.status();
+    runtime::MlaDecodeParams params;
+    params.scale = p.real("scale", problem->scale);
+    params.kvLoraRank = shape.kvLoraRank;
+    params.numKvSplits = p.integer("num_kv_splits", 1);
+    const Tensor &q = problem->query;
+    int64_t r = q.dim(0), h = q.dim(1);
+    Tensor out[2] = {Tensor(q.dtype(), {r, h, shape.kvLoraRank}),
+                     Tensor(q.dtype(), {r, h, shape.kvLoraRank})};
+    Tensor lse[2] = {Tensor(DType::F32, {r, h}), Tensor(DType::F32, {r, h})};
+    KernelExecutor *executors[2] = {&device, &reference};
+    for (int i = 0; i < 2; ++i)
+      ATTN_RETURN_IF_ERROR(
+          host::mlaDecode(*executors[i], q, problem->kvCache,
+                          problem->blockTable, problem->seqLens, params,
+                          out[i], &lse[i]));
+    compare(v.name, "out", out[0], out[1], rows);
+    compare(v.name, "lse", lse[0], lse[1], rows);
+    return Status::ok();
+  }
+
+  if (op == "merge_states") {
+    int64_t n = 37, h = shape.numHeads, d = shape.headSize;
+    Random random(seed);
+    Tensor outA(*dtype, {n, h, d}), outB(*dtype, {n, h, d});
+    Tensor lseA(DType::F32, {n, h}), lseB(DType::F32, {n, h});
+    random.fill(outA, -1, 1);
+    random.fill(outB, -1, 1);
+    random.fill(lseA, -4, 4);
+    random.fill(lseB, -4, 4);
+    // Empty sides: one row each, and one row empty on both.
+    for (int64_t j = 0; j < h; ++j) {
+      lseA.setFloat(lseA.offset({0, j}), -INFINITY);
+      lseB.setFloat(lseB.offset({1, j}), -INFINITY);
+      lseA.setFloat(lseA.offset({2, j}), -INFINITY);
+      lseB.setFloat(lseB.offset({2, j}), -INFINITY);
+    }
+    Tensor out[2] = {Tensor(*dtype, {n, h, d}), Tensor(*dtype, {n, h, d})};
+    Tensor lse[2] = {Tensor(DType::F32, {n, h}), Tensor(DType::F32, {n, h})};
+    KernelExecutor *executors[2] = {&device, &reference};
+    for (int i = 0; i < 2; ++i)
+      ATTN_RETURN_IF_ERROR(
+          host::mergeStates(*executors[i], outA, lseA, outB, lseB, out[i],
+                            &lse[i]));
+    compare(v.name, "out", out[0], out[1], rows);
+    compare(v.name, "lse", lse[0], lse[1], rows);
+    return Status::ok();
+  }
+  return errorf("variant has op '", op, "', which this checker cannot run");
+}
+
+int runChecks(const Bundle &bundle, KernelExecutor &device,
+              const Options &options) {
+  CpuExecutor reference;
+  std::vector<Row> rows;
+  int failures = 0;
+  for (const BundleVariant &v : bundle.variants) {
+    bool hasPtx = false;
+    for (const BundleKernel &k : v.kernels)
+      hasPtx |= k.target == "ptx";
+    if (!hasPtx)
+      continue;
+    if (Status s = checkVariant(v, device, reference, options.seed, rows); !s) {
+      rows.push_back({v.name, "-", {}, s.message()});
+    }
+  }
+  std::printf("\n%-56s %-9s %10s %10s %8s  %s\n", "variant", "output",
+              "max abs", "max rel", "bad", "verdict");
+  for (const Row &row : rows) {
+    bool ok = row.error.empty() && row.diff.passed();
+    failures += !ok;
+    if (!row.error.empty()) {
+      std::printf("%-56s %-9s %10s %10s %8s  FAIL: %s\n", row.variant.c_str(),
+                  row.output.c_str(), "-", "-", "-", row.error.c_str());
+      continue;
+    }
+    std::printf("%-56s %-9s %10.3g %10.3g %8lld  %s", row.variant.c_str(),
+                row.output.c_str(), row.diff.maxAbsError, row.diff.maxRelError,
+                static_cast<long long>(row.diff.numMismatches),
+                ok ? "ok" : "FAIL");
+    if (!ok)
+      std::printf(" (worst at %s: got %.6g, want %.6g)",
+                  formatIndex(row.diff.worstIndex).c_str(), row.diff.worstGot,
+                  row.diff.worstWant);
+    std::printf("\n");
+  }
+  std::printf("check: %zu outputs, %d failed\n", rows.size(), failures);
+  return failures;
+}
+
+//===----------------------------------------------------------------------===//
+// Benchmark
+//===----------------------------------------------------------------------===//
+
+/// Fills a tensor quickly with valid values: a random 1 MiB pattern, tiled.
+/// Kernel time does not depend on the values.
+void tileRandom(Tensor &t, Random &random) {
+  size_t patternElems = std::min<int64_t>(t.numElements(), 1 << 19);
+  Tensor pattern(t.dtype(), {static_cast<int64_t>(patternElems)});
+  random.fill(pattern, -1, 1);
+  size_t chunk = pattern.numBytes();
+  for (size_t at = 0; at < t.numBytes(); at += chunk)
+    std::memcpy(t.data() + at, pattern.data(),
+                std::min(chunk, t.numBytes() - at));
+}
+
+/// Block table [R, M] over a shuffled pool of R * M blocks.
+Tensor shuffledBlockTable(int64_t reqs, int64_t blocksPerReq, Random &random) {
+  std::vector<int32_t> pool(reqs * blocksPerReq);
+  for (size_t i = 0; i < pool.size(); ++i)
+    pool[i] = static_cast<int32_t>(i);
+  for (size_t i = pool.size(); i > 1; --i)
+    std::swap(pool[i - 1], pool[random.uniformInt(0, i - 1)]);
+  Tensor table(DType::I32, {reqs, blocksPerReq});
+  std::memcpy(table.data(), pool.data(), pool.size() * sizeof(int32_t));
+  return table;
+}
+
+struct BenchRow {
+  std::string name;
+  double ms = 0.0;
+  /// GB/s of KV read, or TFLOP/s.
+  double rate = 0.0;
+  std::string unit;
+  double percentOfPeak = -1.0;
+  std::string error;
+};
+
+/// Loads what `plan` launches from `variant` and runs it with timed
+/// repeats; returns the summed mean kernel time in ms.
+Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
+                        std::string_view function, CudaPlanDevice &cuda,
+                        std::vector<Tensor> inputs, int repeats) {
+  const Plan *plan = variant.plan();
+  if (!plan)
+    return errorf("variant ", variant.name, " has no plan for ", function);
+  for (const BundleKernel &k : variant.kernels) {
+    if (k.target != "ptx")
+      continue;
+    Result<std::string> bytes = bundle.readKernel(k);
+    if (!bytes)
+      return bytes.status();
+    ATTN_RETURN_IF_ERROR(
+        cuda.addKernel(k.symbol, *bytes, k.entryPoint, k.launchJson));
+  }
+  cuda.clearTimings();
+  cuda.setTimedRepeats(repeats);
+  Result<std::vector<Tensor>> results = runPlan(*plan, cuda, inputs);
+  cuda.setTimedRepeats(0);
+  if (!results)
+    return results.status();
+  double ms = 0.0;
+  for (const auto &[symbol, timing] : cuda.timings())
+    ms += timing.milliseconds;
+  return ms;
+}
+
+int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
+             const Options &options) {
+  const CudaDeviceInfo &info = cuda.info();
+  double peak =
+      options.peakGBps > 0 ? options.peakGBps : info.peakBandwidthGBps;
+  std::vector<BenchRow> rows;
+  Random random(options.seed);
+
+  // Paged decode, Llama-3-8B.
+  const int64_t h = 32, g = 8, d = 128, block = 16;
+  std::vector<int64_t> batches =
+      options.quick ? std::vector<int64_t>{4} : std::vector<int64_t>{64, 256};
+  std::vector<int64_t> contexts = options.quick
+                                      ? std::vector<int64_t>{256}
+                                      : std::vector<int64_t>{1024, 4096, 16384};
+  runtime::PagedAttentionParams llama;
+  llama.scale = 1.0 / std::sqrt(static_cast<double>(d));
+  for (int64_t reqs : batches)
+    for (int64_t ctx : contexts) {
+      BenchRow row;
+      row.name = "llama3-8b decode b" + std::to_string(reqs) + " ctx" +
+                 std::to_string(ctx);
+      row.unit = "GB/s";
+      int64_t m = (ctx + block - 1) / block;
+      Tensor query(DType::BF16, {reqs, h, d});
+      random.fill(query, -1, 1);
+      Tensor cache(DType::BF16, {reqs * m, 2, block, g, d});
+      tileRandom(cache, random);
+      Tensor table = shuffledBlockTable(reqs, m, random);
+      Tensor lens(DType::I32, {reqs}), qsl(DType::I32, {reqs + 1});
+      for (int64_t r = 0; r < reqs; ++r) {
+        lens.setInt(r, ctx);
+        qsl.setInt(r + 1, r + 1);
+      }
+      Result<const BundleVariant *> variant =
+          findVariant(bundle, pagedAttentionQuery(query, cache, llama), "ptx",
+                      SubgroupSizes{32, 32, 32});
+      if (!variant) {
+        row.error = "no variant: " + variant.message();
+        rows.push_back(row);
+        continue;
+      }
+      std::vector<Tensor> inputs;
+      inputs.push_back(std::move(query));
+      inputs.push_back(std::move(cache));
+      inputs.push_back(std::move(table));
+      inputs.push_back(std::move(lens));
+      inputs.push_back(std::move(qsl));
+      Result<double> ms = timePlan(bundle, **variant, "paged_attention", cuda,
+                                   std::move(inputs), options.repeats);
+      if (!ms) {
+        row.error = ms.message();
+      } else {
+        double bytes = 2.0 * reqs * ctx * g * d * 2 /*bf16*/;
+        row.ms = *ms;
+        row.rate = bytes / (*ms * 1e-3) / 1e9;
+        if (peak > 0)
+          row.percentOfPeak = 100.0 * row.rate / peak;
+      }
+      rows.push_back(row);
+    }
+
+  // MLA decode, DeepSeek-V3.
+  const int64_t mlaHeads = 128, lora = 512, rope = 64, mlaBlock = 64;
+  const BundleVariant *mlaVariant = nullptr;
+  for (const BundleVariant &v : bundle.variants) {
+    Params p{v.parameters};
+    if (p.text("op", "") == "mla_decode" &&
+        p.integer("num_heads", 0) == mlaHeads &&
+        p.integer("kv_lora_rank", 0) == lora &&
+        p.integer("rope_dim", 0) == rope &&
+        p.integer("block_size", 0) == mlaBlock &&
+        p.text("dtype", "") == "bf16" &&
+        (!mlaVariant ||
+         p.integer("num_kv_splits", 1) >
+             Params{mlaVariant->parameters}.integer("num_kv_splits", 1)))
+      mlaVariant = &v; // the most splits: the most parallel decode
+  }
+  for (int64_t reqs : batches)
+    for (int64_t ctx : contexts) {
+      BenchRow row;
+      row.name = "deepseek-v3 mla b" + std::to_string(reqs) + " ctx" +
+                 std::to_string(ctx);
+      row.unit = "GB/s";
+      if (!mlaVariant) {
+        row.error = "no mla_decode variant with H 128, L 512, P 64, block 64, "
+                    "bf16 in the bundle";
+        rows.push_back(row);
+        continue;
+      }
+      row.name +=
+          " s" + Params{mlaVariant->parameters}.text("num_kv_splits", "1");
+      int64_t m = (ctx + mlaBlock - 1) / mlaBlock;
+      Tensor q(DType::BF16, {reqs, mlaHeads, lora + rope});
+      random.fill(q, -1, 1);
+      Tensor cache(DType::BF16, {reqs * m, mlaBlock, lora + rope});
+      tileRandom(cache, random);
+      Tensor table = shuffledBlockTable(reqs, m, random);
+      Tensor lens(DType::I32, {reqs});
+      for (int64_t r = 0; r < reqs; ++r)
+        lens.setInt(r, ctx);
+      std::vector<Tensor> inputs;
+      inputs.push_back(std::move(q));
+      inputs.push_back(std::move(cache));
+      inputs.push_back(std::move(table));
+      inputs.push_back(std::move(lens));
+      Result<double> ms = timePlan(bundle, *mlaVariant, "mla_decode", cuda,
+                                   std::move(inputs), options.repeats);
+      if (!ms) {
+        row.error = ms.message();
+      } else {
+        double bytes = 1.0 * reqs * ctx * (lora + rope) * 2;
+        row.ms = *ms;
+        row.rate = bytes / (*ms * 1e-3) / 1e9;
+        if (peak > 0)
+          row.percentOfPeak = 100.0 * row.rate / peak;
+      }
+      rows.push_back(row);
+    }
+
+  // Causal prefill from an empty cache, Llama-3-8B.
+  {
+    int64_t reqs = options.quick ? 2 : 8, len = options.quick ? 256 : 2048;
+    BenchRow row;
+    row.name = "llama3-8b prefill b" + std::to_string(reqs) + " len" +
+               std::to_string(len);
+    row.unit = "TFLOP/s";
+    int64_t m = (len + block - 1) / block;
+    Tensor query(DType::BF16, {reqs * len, h, d});
+    random.fill(query, -1, 1);
+    Tensor cache(DType::BF16, {reqs * m, 2, block, g, d});
+    tileRandom(cache, random);
+    Tensor table = shuffledBlockTable(reqs, m, random);
+    Tensor lens(DType::I32, {reqs}), qsl(DType::I32, {reqs + 1});
+    for (int64_t r = 0; r < reqs; ++r) {
+      lens.setInt(r, len);
+      qsl.setInt(r + 1, (r + 1) * len);
+    }
+    Result<const BundleVariant *> variant =
+        findVariant(bundle, pagedAttentionQuery(query, cache, llama), "ptx",
+                      SubgroupSizes{32, 32, 32});
+    if (!variant) {
+      row.error = "no variant: " + variant.message();
+    } else {
+      std::vector<Tensor> inputs;
+      inputs.push_back(std::move(query));
+      inputs.push_back(std::move(cache));
+      inputs.push_back(std::move(table));
+      inputs.push_back(std::move(lens));
+      inputs.push_back(std::move(qsl));
+      Result<double> ms =
+          timePlan(bundle, **variant, "paged_attention", cuda,
+                   std::move(inputs), std::max(1, options.repeats / 4));
+      if (!ms) {
+        row.error = ms.message();
+      } else {
+        // QK^T and PV over the visible (causal) keys: 4 * H * D per pair.
+        double pairs = reqs * (len * (len + 1) / 2.0);
+        row.ms = *ms;
+        row.rate = 4.0 * h * d * pairs / (*ms * 1e-3) / 1e12;
+      }
+    }
+    rows.push_back(row);
+  }
+
+  std::printf("\n%s, %d SMs, peak %.0f GB/s%s\n",
+              std::string(cuda.name()).c_str(), info.multiprocessors, peak,
+              options.peakGBps > 0 ? " (given)" : " (from the device)");
+  std::printf("%-40s %10s %12s %8s\n", "benchmark", "ms", "rate", "% peak");
+  int failures = 0;
+  std::ofstream tsv;
+  if (!options.benchOut.empty())
+    tsv.open(options.benchOut);
+  for (const BenchRow &row : rows) {
+    if (!row.error.empty()) {
+      ++failures;
+      std::printf("%-40s  FAIL: %s\n", row.name.c_str(), row.error.c_str());
+      if (tsv)
+        tsv << row.name << "\t-\t-\t-\t-\n";
+      continue;
+    }
+    char pct[32] = "-";
+    if (row.percentOfPeak >= 0)
+      std::snprintf(pct, sizeof pct, "%.1f", row.percentOfPeak);
+    std::printf("%-40s %10.3f %7.2f %-7s %6s\n", row.name.c_str(), row.ms,
+                row.rate, row.unit.c_str(), pct);
+    if (tsv)
+      tsv << row.name << "\t" << row.ms << "\t" << row.rate << "\t" << row.unit
+          << "\t" << pct << "\n";
+  }
+  return failures;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::optional<Options> options = parseOptions(argc, argv);
+  if (!options)
+    return 2;
+  Result<Bundle> bundle = loadBundle(options->bundle);
+  if (!bundle) {
+    std::cerr << "attn-cuda-check: " << bundle.message() << "\n";
+    return 1;
+  }
+  if (options->referenceOnly) {
+    CpuExecutor reference;
+    return runChecks(*bundle, reference, *options) == 0 ? 0 : 1;
+  }
+  CudaOptions cudaOptions;
+  cudaOptions.driverLibrary = options->driver;
+  cudaOptions.device = options->device;
+  Result<std::unique_ptr<CudaPlanDevice>> cuda =
+      CudaPlanDevice::create(cudaOptions);
+  if (!cuda) {
+    std::cerr << "attn-cuda-check: " << cuda.message() << "\n";
+    return 1;
+  }
+  std::printf("device: %s, driver %d, %.1f GiB\n",
+              std::string((*cuda)->name()).c_str(),
+              (*cuda)->info().driverVersion,
+              (*cuda)->info().totalMemory / double(1ull << 30));
+  int failures = 0;
+  if (options->check) {
+    BundleExecutor device(*bundle, "ptx", **cuda);
+    failures += runChecks(*bundle, device, *options);
+  }
+  if (options->bench)
+    failures += runBench(*bundle, **cuda, *options);
+  return failures == 0 ? 0 : 1;
+}

@@ -68,8 +68,7 @@ struct CompileOptions {
   /// registers for the tiles; a CPU device (lavapipe) runs each lane value
   /// as a SIMD register spilled to cache at small cost, and gains from
   /// tiles that reuse each load more, but its JIT compile time grows about
-  /// quadratically with the values a lane keeps (lavapipe here: 512 values
-  /// about 3 s per kernel, 2048 over 30 s).
+  /// quadratically with the values a lane keeps (bench/README.md).
   static int64_t laneRegistersFor(bool cpuDevice) {
     return cpuDevice ? 512 : 128;
   }

@@ -58,8 +58,6 @@ public:
   int64_t dim(int64_t i) const { return shape_[i]; }
   int64_t numElements() const;
   size_t numBytes() const { return external_ ? externalBytes_ : bytes_.size(); }
-  /// Whether the elements are someone else's memory (wrap()).
-  bool isWrapped() const { return external_ != nullptr; }
 
   uint8_t *data() { return external_ ? external_ : bytes_.data(); }
   const uint8_t *data() const { return external_ ? external_ : bytes_.data(); }

@@ -68,8 +68,6 @@ public:
                     std::string_view bytes) override;
   /// Steps record into a command buffer of their own.
   bool canRecord() const override { return true; }
-  /// Commands enqueued and not yet submitted.
-  size_t pendingCommands() const { return pending_.size(); }
   /// The timestamps of its submissions and replays, summed.
   double deviceSeconds() const override { return deviceSeconds_; }
   /// Launches enqueued (or recorded: a replayed step counts once) in each

@@ -26,9 +26,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/Cpp/CppEmitter.h"
-#include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -141,11 +139,6 @@ FailureOr<std::string> emitKernel(func::FuncOp kernel) {
   return text;
 }
 
-llvm::cl::opt<std::string> outputDirOption(
-    "attn-ttmetal-output-dir",
-    llvm::cl::desc("With --attn-to-ttmetal: write each program's files to "
-                   "<dir>/<program>/ instead of the output"),
-    llvm::cl::init(""));
 
 } // namespace
 
@@ -261,29 +254,4 @@ LogicalResult mlir::attn::translateAttnToTTMetal(ModuleOp module,
     for (const TTMetalFile &f : files)
       os << "// ----- " << name << "/" << f.name << "\n" << f.text;
   return success();
-}
-
-void mlir::attn::registerAttnToTTMetalTranslation() {
-  static TranslateFromMLIRRegistration registration(
-      "attn-to-ttmetal",
-      "lower attn ops to TT-Metalium kernel sources and program descriptions",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError() << "expects a builtin.module";
-        if (outputDirOption.empty())
-          return translateAttnToTTMetal(module, os);
-        if (failed(translateAttnToTTMetal(module, StringRef(outputDirOption))))
-          return failure();
-        for (auto program : module.getOps<ModuleOp>())
-          os << *program.getSymName() << "\n";
-        return success();
-      },
-      [](DialectRegistry &registry) {
-        registry.insert<attn::AttnDialect, arith::ArithDialect,
-                        bufferization::BufferizationDialect,
-                        emitc::EmitCDialect, func::FuncDialect,
-                        memref::MemRefDialect, scf::SCFDialect,
-                        tensor::TensorDialect>();
-      });
 }

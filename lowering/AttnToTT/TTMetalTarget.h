@@ -56,11 +56,6 @@ LogicalResult translateAttnToTTMetal(ModuleOp module, llvm::StringRef outputDir)
 /// `// ----- <program>/<file>` line (for tests and inspection).
 LogicalResult translateAttnToTTMetal(ModuleOp module, llvm::raw_ostream &os);
 
-/// Registers `--attn-to-ttmetal` with mlir-translate style drivers. With
-/// `--attn-ttmetal-output-dir=<dir>` the files go to that folder and the
-/// program names to the output; without it every file goes to the output.
-void registerAttnToTTMetalTranslation();
-
 } // namespace mlir::attn
 
 #endif // ATTN_LOWERING_ATTNTOTT_TTMETALTARGET_H

@@ -5,7 +5,7 @@
 // manifest parameters it implies (op, heads, kv heads, head size, block size,
 // dtype, layout, causal, windows, ALiBi / sinks presence; scale and soft cap
 // compared as f32 values, since the manifest prints them as text), checks
-// its metadata (on the host) against the cache with the reference's checks,
+// its metadata (on the host) against the cache with core/Metadata.h's checks,
 // makes sure the kernels the variant's plan launches are loaded on the
 // device, stages the metadata onto the device, and enqueues the plan with
 // runPlan over the caller's device tensors: the cache never leaves the

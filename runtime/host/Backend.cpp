@@ -68,8 +68,8 @@ Status checkOnDevice(std::string_view who, std::string_view name,
 
 /// Checks that every block a request reads (those covering [0, seq_len))
 /// and every non-padding slot lies inside a cache of `numBlocks` blocks of
-/// `blockSize` tokens, so no executor reads or writes out of bounds (the
-/// reference's rules, core/Metadata.h).
+/// `blockSize` tokens, so no executor reads or writes out of bounds
+/// (core/Metadata.h's rules).
 Status checkPagedAccess(std::string_view who, const Tensor &seqLens,
                         const Tensor &blockTable, const Tensor *slotMapping,
                         int64_t numBlocks, int64_t blockSize) {

@@ -5,7 +5,7 @@
 // with the same fields and the same derivations as the seed's
 // MakeCommonAttentionMetadata.
 //
-// The metadata type is the reference's CommonAttentionMetadata; its vectors
+// The metadata type is core/Metadata.h's CommonAttentionMetadata; its vectors
 // live on the host, and toTensor() copies one into an attn::Tensor when a
 // backend hands it to an executor.
 //
@@ -38,7 +38,7 @@ struct StepInputs {
 };
 
 /// The per-batch metadata shared across layers and backends is the
-/// reference's (core/Metadata.h): one type, one set of rules.
+/// core/Metadata.h's: one type, one set of rules.
 using attn::CommonAttentionMetadata;
 
 /// Builds the metadata of one step for KV cache group `kvCacheGroupId`, as

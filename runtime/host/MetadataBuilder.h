@@ -82,7 +82,7 @@ enum class AttentionMetadataKind { FlashAttention, Mla };
 std::string_view toString(AttentionMetadataKind kind);
 
 /// What one backend's impl reads each step. Concrete kinds are told apart by
-/// kind() (the runtime does not use RTTI); see dynCastMetadata.
+/// kind(), so an engine built without RTTI can tell them; see dynCastMetadata.
 class AttentionMetadata {
 public:
   virtual ~AttentionMetadata() = default;

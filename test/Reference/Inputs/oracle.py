@@ -193,13 +193,19 @@ def mla_decode(v, d):
 
 def merge_states(v, d):
     out_a, lse_a, out_b, lse_b = (f64(load(d, f"arg{i}")) for i in range(4))
+    # An lse of either infinity is an empty side (vLLM's
+    # merge_attn_states.cu); its out is never read. NaN stays NaN.
+    lse_a = np.where(np.isinf(lse_a), -np.inf, lse_a)
+    lse_b = np.where(np.isinf(lse_b), -np.inf, lse_b)
     m = np.maximum(lse_a, lse_b)
     safe_m = np.where(np.isfinite(m), m, 0.0)
     wa, wb = np.exp(lse_a - safe_m), np.exp(lse_b - safe_m)
     total = wa + wb
-    nonempty = total > 0
+    nonempty = total != 0  # NaN too: a NaN lse makes the row NaN
     denom = np.where(nonempty, total, 1.0)
-    out = (out_a * wa[..., None] + out_b * wb[..., None]) / denom[..., None]
+    term_a = np.where(np.isneginf(lse_a)[..., None], 0.0, out_a * wa[..., None])
+    term_b = np.where(np.isneginf(lse_b)[..., None], 0.0, out_b * wb[..., None])
+    out = (term_a + term_b) / denom[..., None]
     with np.errstate(divide="ignore"):
         lse = np.where(nonempty, safe_m + np.log(denom), -np.inf)
     return [(out, v["dtype"]), (lse, "f32")]

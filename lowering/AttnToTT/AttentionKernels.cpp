@@ -179,7 +179,7 @@ private:
   void readPart(const Unit &u, Value part, Value numTiles, Value basePtr,
                 Value group, Value rowTile, Value tileRow, Value keyRow);
   /// The additive mask of key tile `kt` (0 where key j is visible to the
-  /// row, -1e30 elsewhere) and the ALiBi bias slope[h] * (j - p).
+  /// row, -1e30 elsewhere) and the ALiBi bias -slope[h] * |j - p|.
   void buildMask(const Unit &u, Value kt);
 
   KernelBuilder kb;
@@ -395,9 +395,13 @@ void AttentionReader::buildMask(const Unit &u, Value kt) {
       }
       Value at = kb.faceOffset(row, col);
       kb.storeL1Word(maskPtr, at, kb.select(visible, zero, negBig));
-      if (cfg.alibi)
-        kb.storeL1Float(biasPtr, at,
-                        kb.mulF(slope, kb.toFloat(kb.sub(j, p))));
+      if (cfg.alibi) {
+        // -slope * |j - p|, for non-causal rows too (FlashAttention-2).
+        Value dist = kb.sub(j, p);
+        Value negAbs = kb.select(kb.cmp(CmpIPredicate::slt, dist, zero), dist,
+                                 kb.sub(zero, dist));
+        kb.storeL1Float(biasPtr, at, kb.mulF(slope, kb.toFloat(negAbs)));
+      }
     });
   });
   kb.cbPushBack(kCbMask, kb.c(1));
@@ -477,7 +481,7 @@ public:
 private:
   /// Running max and sum from the reader's starting state; acc = 0.
   void startUnit();
-  /// S = scale * Q K^T (+ ALiBi bias, soft-capped) + mask.
+  /// S = soft-capped scale * Q K^T (+ ALiBi bias) + mask.
   void scores();
   /// m_new = max(m_old, rowmax(S)), alpha = exp(m_old - m_new) and
   /// P = exp(S - m_new).
@@ -536,13 +540,14 @@ void AttentionCompute::scores() {
       cb.matmul(kCbQ, kCbK, dt, dt, c0, /*transposeIn1=*/true);
     });
     cb.mulScalar(c0, scaleBits);
-    if (cfg.alibi)
-      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbBias, c0, c0);
+    // FlashAttention-2's order: the soft cap, then the ALiBi bias.
     if (cfg.softCap > 0) {
       cb.mulScalar(c0, kb.compileTimeArg(kCtInvCapBits));
       cb.tanh(c0);
       cb.mulScalar(c0, kb.compileTimeArg(kCtCapBits));
     }
+    if (cfg.alibi)
+      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbBias, c0, c0);
     cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMask, c0, c0);
   });
   kb.cbPopFront(kCbK, dkTiles);

@@ -153,10 +153,12 @@ def paged_attention(v, d):
         pos = context + np.arange(q_len)  # [Q]
         s = v["scale"] * np.einsum("qhd,shd->hqs", q[start:end], keys)
         rel = j[None, :] - pos[:, None]  # [Q, S]: j - p
-        if alibi is not None:
-            s = s + alibi[:, None, None] * rel[None]
+        # FlashAttention-2's order: the soft cap, then the ALiBi bias
+        # -slope * |j - p| (non-causal rows too).
         if v["soft_cap"] > 0:
             s = v["soft_cap"] * np.tanh(s / v["soft_cap"])
+        if alibi is not None:
+            s = s - alibi[:, None, None] * np.abs(rel)[None]
         visible = np.ones_like(rel, dtype=bool)
         if v["causal"]:
             visible &= rel <= 0

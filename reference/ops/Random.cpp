@@ -250,7 +250,8 @@ Tensor quantizeCache(const Tensor &cache, DType dtype, double kScale,
                                          : 0;
   for (int64_t i = 0; i < cache.numElements(); ++i) {
     const bool value = half && (i / half) % 2 == 1;
-    quantized.setFloat(i, cache.getFloat(i) / (value ? vScale : kScale));
+    quantized.setFloat(i,
+                       fp8Quotient(cache.getFloat(i), value ? vScale : kScale));
   }
   return quantized;
 }

@@ -178,6 +178,8 @@ private:
   /// part `part` (0 keys, kvParts - 1 values) into the tiles at `basePtr`.
   void readPart(const Unit &u, Value part, Value numTiles, Value basePtr,
                 Value group, Value rowTile, Value tileRow, Value keyRow);
+  /// Zeros rows [firstRow, 32) of the `numTiles` tiles at `basePtr`.
+  void zeroRows(Value basePtr, Value numTiles, Value firstRow);
   /// The additive mask of key tile `kt` (0 where key j is visible to the
   /// row, -1e30 elsewhere) and the ALiBi bias -slope[h] * |j - p|.
   void buildMask(const Unit &u, Value kt);
@@ -358,7 +360,34 @@ void AttentionReader::readKeyValueTiles(const Unit &u, Value kt,
     });
   });
   kb.nocAsyncReadBarrier();
+  // Rows from seq_len on hold unread cache slots (a block's unused tail) or
+  // an earlier tile's rows: any bits, NaN and inf among them. The additive
+  // mask and a zero probability would still carry a NaN (NaN + -1e30 and
+  // 0 * NaN are NaN), so those rows are replaced by zeros.
+  Value firstUnread = kb.sub(u[kUSeqLen], kb.mul(kt, 32));
+  kb.ifThen(kb.cmp(CmpIPredicate::slt, firstUnread, kb.c(32)), [&] {
+    Value first = kb.select(kb.cmp(CmpIPredicate::slt, firstUnread, zero), zero,
+                            firstUnread);
+    zeroRows(kPtr, dkTiles, first);
+    zeroRows(vPtr, dvTiles, first);
+  });
   kb.cbPushBack(kCbK, dkTiles);
+}
+
+void AttentionReader::zeroRows(Value basePtr, Value numTiles, Value firstRow) {
+  Value halfRowWords = kb.div(halfRowBytes, 4);
+  kb.forLoop(0, numTiles, [&](Value dt) {
+    Value tile = kb.add(basePtr, kb.mul(dt, tileBytes));
+    kb.forLoop(firstRow, kb.c(32), [&](Value row) {
+      kb.forLoop(0, kb.c(2), [&](Value half) {
+        Value word0 =
+            kb.div(kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz), 4);
+        kb.forLoop(0, halfRowWords, [&](Value w) {
+          kb.storeL1Word(tile, kb.add(word0, w), zero);
+        });
+      });
+    });
+  });
 }
 
 void AttentionReader::buildMask(const Unit &u, Value kt) {

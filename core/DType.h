@@ -74,6 +74,12 @@ uint8_t doubleToF8E4M3FNBits(double v);
 uint8_t doubleToF8E5M2Bits(double v);
 /// The largest finite value of an fp8 type (448, 57344).
 double fp8MaxFinite(DType t);
+/// What an fp8 cache write rounds to fp8: f32(x) / f32(scale), divided in
+/// f32 as vLLM's write does (quant_utils.cuh), so the quotient is rounded to
+/// f32 before the fp8 rounding.
+inline double fp8Quotient(double x, double scale) {
+  return static_cast<float>(x) / static_cast<float>(scale);
+}
 /// Rounds a double to the nearest-even f32.
 inline float doubleToF32(double v) { return static_cast<float>(v); }
 /// `v` rounded once (nearest-even) to the float dtype `t`, back as double.

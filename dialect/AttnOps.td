@@ -90,8 +90,9 @@ def Attn_PagedAttentionOp : Attn_DpsOp<"paged_attention",
     (j <= p, when `causal`), inside `window_left` (j >= p - window_left, when
     window_left >= 0) and, for non-causal attention, inside `window_right`
     (j <= p + window_right, when window_right >= 0). The score is
-    scale * <q, k_j>, plus alibi_slopes[h] * (j - p) with ALiBi, then
-    soft_cap * tanh(s / soft_cap) when soft_cap > 0. With `sinks`, head h adds
+    scale * <q, k_j>, then soft_cap * tanh(s / soft_cap) when soft_cap > 0,
+    then minus alibi_slopes[h] * |j - p| with ALiBi (FlashAttention-2's
+    order). With `sinks`, head h adds
     exp(sinks[h]) to the softmax denominator only. A token with no visible
     key gets out = 0 and lse = -inf (sinks[h] with sinks).
 
@@ -180,9 +181,10 @@ def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache",
     `slot_mapping` is [T] i64 in both forms.
 
     An fp8 cache (f8E4M3FN, f8E5M2; key and value stay f32, f16 or bf16)
-    stores fp8(x / scale), rounded to nearest even and saturated to the
-    largest finite value: keys by `k_scale`, values by `v_scale` (f32 [1] or
-    [G]); the MLA form has one scale, `k_scale` [1], and no `v_scale`.
+    stores fp8(f32(x) / scale): the quotient divided in f32, then rounded to
+    nearest even and saturated to the largest finite value, as vLLM writes
+    it; keys by `k_scale`, values by `v_scale` (f32 [1] or [G]); the MLA
+    form has one scale, `k_scale` [1], and no `v_scale`.
 
     Examples:
 
@@ -303,7 +305,8 @@ def Attn_MergeStatesOp : Attn_DpsOp<"merge_states"> {
     lse = log(exp(lse_a) + exp(lse_b)) and
     out = out_a * exp(lse_a - lse) + out_b * exp(lse_b - lse), evaluated
     relative to max(lse_a, lse_b). Cascade attention and split-KV decode
-    reduce with it. Both sides -inf gives out = 0 and lse = -inf.
+    reduce with it. A side whose lse is -inf or +inf is empty and
+    contributes nothing; both empty gives out = 0 and lse = -inf.
 
     Shapes: `out_a`, `out_b`, `out` [T, H, D]; `lse_a`, `lse_b`, `lse`
     [T, H] f32.

@@ -308,19 +308,9 @@ Value KernelBuilder::quantizeFp8(Value x, Value scale, Type format) {
   auto lt = [&](Value a, Value b) {
     return cmpi(arith::CmpIPredicate::ult, a, b);
   };
+  // vLLM's write (quant_utils.cuh): the f32 quotient, an IEEE division
+  // (no reciprocal), then rounded to fp8; its ties are ties.
   Value q = divf(x, scale);
-  // The sign of q * scale - x, and whether it is 0 (q is the quotient),
-  // exactly where it matters: when q is an fp8 tie, so of at most m + 2
-  // significant bits. With scale = hi + lo, hi its 12 leading bits, q * hi
-  // and q * lo are exact, q * hi - x is exact (the two are within a factor
-  // of two), and the last sum rounds once, keeping its sign and its zero.
-  // No fused multiply-add: Vulkan lets a device split one.
-  Value hi = create<arith::BitcastOp>(
-      getF32Type(), create<arith::AndIOp>(
-                        create<arith::BitcastOp>(i32, scale),
-                        c(static_cast<int64_t>(0xFFFFF000u) - (1ll << 32))));
-  Value lo = subf(scale, hi);
-  Value residual = addf(subf(mulf(q, hi), x), mulf(q, lo));
   Value bits = create<arith::BitcastOp>(i32, q);
   Value sign = create<arith::AndIOp>(create<arith::ShRUIOp>(bits, c(24)),
                                      c(0x80));
@@ -337,20 +327,10 @@ Value KernelBuilder::quantizeFp8(Value x, Value scale, Type format) {
   Value half = create<arith::ShLIOp>(c(1), subi(shift, c(1)));
   Value rest = create<arith::AndIOp>(
       significand, subi(create<arith::ShLIOp>(half, c(1)), c(1)));
-  // A tie of q is a tie of the quotient only when q is exact; otherwise the
-  // quotient lies on the side the residual says (|quotient| > |q| when q *
-  // scale falls short of x in magnitude).
-  Value exact = create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, residual,
-                                      f32(0.0));
-  Value qNegative = cmpi(arith::CmpIPredicate::ne, sign, c(0));
-  Value residualNegative =
-      create<arith::CmpFOp>(arith::CmpFPredicate::OLT, residual, f32(0.0));
-  Value above = cmpi(arith::CmpIPredicate::ne, qNegative, residualNegative);
-  Value odd = cmpi(arith::CmpIPredicate::ne,
-                   create<arith::AndIOp>(kept, c(1)), c(0));
-  Value tieUp = select(exact, odd, above);
+  Value odd =
+      cmpi(arith::CmpIPredicate::ne, create<arith::AndIOp>(kept, c(1)), c(0));
   Value isTie = cmpi(arith::CmpIPredicate::eq, rest, half);
-  Value up = select(isTie, tieUp, lt(half, rest));
+  Value up = select(isTie, odd, lt(half, rest));
   kept = addi(kept, create<arith::ExtUIOp>(i32, up));
   // The exponent field over the smallest normal's, plus the kept bits with
   // their leading one: a carry out of the mantissa ripples into the

@@ -297,11 +297,10 @@ public:
   /// operations only (subnormals included, which a device may flush in
   /// float arithmetic); NaN stays NaN and e5m2's infinities stay infinite.
   Value fp8ToF32(Value byte, Type format);
-  /// The fp8 byte (i8) of `format` nearest `x / scale` (f32, `scale` > 0):
-  /// rounded once, to nearest even, as if from the exact quotient (the f32
-  /// division's residual breaks the ties it creates), saturated to the
-  /// largest finite value (infinities too); NaN stays NaN. The reference's
-  /// cache write (core/DType.h) bit for bit.
+  /// The fp8 byte (i8) of `format` nearest the f32 quotient `x / scale` (f32,
+  /// `scale` > 0): the division rounds to f32 first, then to nearest even,
+  /// saturated to the largest finite value (infinities too); NaN stays NaN.
+  /// vLLM's cache write and the reference's (core/DType.h) bit for bit.
   Value quantizeFp8(Value x, Value scale, Type format);
   /// The f32 values of the elements of type `element` packed in `words` (as
   /// getWordsType makes them), lowest address first. `element` is the host

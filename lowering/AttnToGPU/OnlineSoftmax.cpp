@@ -208,10 +208,16 @@ void mlir::attn::emitMerge(
   Value zero = b.f32(0.0);
   SmallVector<Value> lse, isEmpty;
   Value maxLse = sink ? sink : ninf;
+  Value pinf = b.f32(std::numeric_limits<double>::infinity());
   for (int64_t s = 0; s < numStates; ++s) {
-    lse.push_back(loadLse(b, s));
+    // Either infinity marks an empty state (FlashAttention-2 reports +inf
+    // for a row with no key; vLLM's merge_attn_states.cu reads both so):
+    // it becomes -inf before the max, so a +inf cannot win it.
+    Value raw = loadLse(b, s);
+    Value absLse = b.create<math::AbsFOp>(raw);
     isEmpty.push_back(
-        b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, lse.back(), ninf));
+        b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, absLse, pinf));
+    lse.push_back(b.select(isEmpty.back(), ninf, raw));
     // A NaN lse must reach the result: no max that drops NaN here.
     maxLse = b.maxf(maxLse, lse.back());
   }

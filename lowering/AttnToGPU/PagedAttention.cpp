@@ -138,18 +138,18 @@ std::pair<Value, Value> ScoreMath::rowScales(KernelBuilder &b, Value kScales,
 }
 
 Value ScoreMath::slope(KernelBuilder &b, Value alibi, Value h) const {
-  Value slope = b.loadF32(alibi, h);
-  return capped() ? slope : b.mulf(slope, b.f32(kLog2E));
+  return b.mulf(b.loadF32(alibi, h), b.f32(kLog2E));
 }
 
 Value ScoreMath::score(KernelBuilder &b, Value dot, Value slope,
                        Value dist) const {
+  // FlashAttention-2's order: the soft cap, then the bias -slope * |j - p|.
   Value s = dot;
-  if (slope)
-    s = b.fma(slope, dist, s);
   if (capped())
     s = b.mulf(b.f32(c.softCap * kLog2E),
                b.tanhF32(b.mulf(s, b.f32(1.0 / c.softCap))));
+  if (slope)
+    s = b.fma(slope, b.create<arith::NegFOp>(b.create<math::AbsFOp>(dist)), s);
   return s;
 }
 

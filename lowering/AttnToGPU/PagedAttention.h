@@ -65,9 +65,10 @@ Value lookupBlock(KernelBuilder &b, const PagedConfig &c, Value blockTable,
 std::pair<Value, Value> visibleKeys(KernelBuilder &b, const PagedConfig &c,
                                     Value pos, Value seqLen);
 
-/// How query rows are scaled and scored: log2(e) folds into the query scale
-/// and the ALiBi slopes, except under a soft cap, whose tanh needs the score
-/// in natural units first.
+/// How query rows are scaled and scored: log2(e) folds into the ALiBi slopes
+/// and into the query scale, except under a soft cap, whose tanh needs the
+/// score in natural units first (the cap comes before the bias, as in
+/// FlashAttention-2).
 struct ScoreMath {
   const PagedConfig &c;
 
@@ -83,7 +84,8 @@ struct ScoreMath {
   /// ALiBi slope of head `h`, in the units of the scores.
   Value slope(KernelBuilder &b, Value alibi, Value h) const;
   /// The score in log2 units of the dot product `dot` of a scaled query and
-  /// a key `dist` = j - p positions away (f32; with ALiBi only).
+  /// a key `dist` = j - p positions away (f32; with ALiBi only): capped,
+  /// then biased by -slope * |dist|.
   Value score(KernelBuilder &b, Value dot, Value slope, Value dist) const;
 };
 

@@ -178,8 +178,10 @@ private:
   /// part `part` (0 keys, kvParts - 1 values) into the tiles at `basePtr`.
   void readPart(const Unit &u, Value part, Value numTiles, Value basePtr,
                 Value group, Value rowTile, Value tileRow, Value keyRow);
+  /// Zeros rows [firstRow, 32) of the `numTiles` tiles at `basePtr`.
+  void zeroRows(Value basePtr, Value numTiles, Value firstRow);
   /// The additive mask of key tile `kt` (0 where key j is visible to the
-  /// row, -1e30 elsewhere) and the ALiBi bias slope[h] * (j - p).
+  /// row, -1e30 elsewhere) and the ALiBi bias -slope[h] * |j - p|.
   void buildMask(const Unit &u, Value kt);
 
   KernelBuilder kb;
@@ -358,7 +360,34 @@ void AttentionReader::readKeyValueTiles(const Unit &u, Value kt,
     });
   });
   kb.nocAsyncReadBarrier();
+  // Rows from seq_len on hold unread cache slots (a block's unused tail) or
+  // an earlier tile's rows: any bits, NaN and inf among them. The additive
+  // mask and a zero probability would still carry a NaN (NaN + -1e30 and
+  // 0 * NaN are NaN), so those rows are replaced by zeros.
+  Value firstUnread = kb.sub(u[kUSeqLen], kb.mul(kt, 32));
+  kb.ifThen(kb.cmp(CmpIPredicate::slt, firstUnread, kb.c(32)), [&] {
+    Value first = kb.select(kb.cmp(CmpIPredicate::slt, firstUnread, zero), zero,
+                            firstUnread);
+    zeroRows(kPtr, dkTiles, first);
+    zeroRows(vPtr, dvTiles, first);
+  });
   kb.cbPushBack(kCbK, dkTiles);
+}
+
+void AttentionReader::zeroRows(Value basePtr, Value numTiles, Value firstRow) {
+  Value halfRowWords = kb.div(halfRowBytes, 4);
+  kb.forLoop(0, numTiles, [&](Value dt) {
+    Value tile = kb.add(basePtr, kb.mul(dt, tileBytes));
+    kb.forLoop(firstRow, kb.c(32), [&](Value row) {
+      kb.forLoop(0, kb.c(2), [&](Value half) {
+        Value word0 =
+            kb.div(kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz), 4);
+        kb.forLoop(0, halfRowWords, [&](Value w) {
+          kb.storeL1Word(tile, kb.add(word0, w), zero);
+        });
+      });
+    });
+  });
 }
 
 void AttentionReader::buildMask(const Unit &u, Value kt) {
@@ -395,9 +424,13 @@ void AttentionReader::buildMask(const Unit &u, Value kt) {
       }
       Value at = kb.faceOffset(row, col);
       kb.storeL1Word(maskPtr, at, kb.select(visible, zero, negBig));
-      if (cfg.alibi)
-        kb.storeL1Float(biasPtr, at,
-                        kb.mulF(slope, kb.toFloat(kb.sub(j, p))));
+      if (cfg.alibi) {
+        // -slope * |j - p|, for non-causal rows too (FlashAttention-2).
+        Value dist = kb.sub(j, p);
+        Value negAbs = kb.select(kb.cmp(CmpIPredicate::slt, dist, zero), dist,
+                                 kb.sub(zero, dist));
+        kb.storeL1Float(biasPtr, at, kb.mulF(slope, kb.toFloat(negAbs)));
+      }
     });
   });
   kb.cbPushBack(kCbMask, kb.c(1));
@@ -477,7 +510,7 @@ public:
 private:
   /// Running max and sum from the reader's starting state; acc = 0.
   void startUnit();
-  /// S = scale * Q K^T (+ ALiBi bias, soft-capped) + mask.
+  /// S = soft-capped scale * Q K^T (+ ALiBi bias) + mask.
   void scores();
   /// m_new = max(m_old, rowmax(S)), alpha = exp(m_old - m_new) and
   /// P = exp(S - m_new).
@@ -536,13 +569,14 @@ void AttentionCompute::scores() {
       cb.matmul(kCbQ, kCbK, dt, dt, c0, /*transposeIn1=*/true);
     });
     cb.mulScalar(c0, scaleBits);
-    if (cfg.alibi)
-      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbBias, c0, c0);
+    // FlashAttention-2's order: the soft cap, then the ALiBi bias.
     if (cfg.softCap > 0) {
       cb.mulScalar(c0, kb.compileTimeArg(kCtInvCapBits));
       cb.tanh(c0);
       cb.mulScalar(c0, kb.compileTimeArg(kCtCapBits));
     }
+    if (cfg.alibi)
+      cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbBias, c0, c0);
     cb.destReuse(BinaryOp::Add, ReuseDest::ToSrcA, kCbMask, c0, c0);
   });
   kb.cbPopFront(kCbK, dkTiles);

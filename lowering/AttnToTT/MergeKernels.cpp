@@ -6,8 +6,9 @@
 //   lse = m + log(sum_s w_s).
 // A work unit is 32 rows, a row being one (token, head). The reader gathers
 // each state's rows into tiles (through a staging page, so transfers stay
-// congruent) and its lse values into column 0 of an f32 tile (-inf as
-// -1e30, so a row whose states are all empty stays finite); compute runs the
+// congruent) and its lse values into column 0 of an f32 tile (-inf and
+// +inf, an empty state either way, as -1e30, so a row whose states are all
+// empty stays finite; an empty state's rows as zeros); compute runs the
 // formula on tiles; the writer stores the rows, and for rows whose every
 // state was empty (m = -1e30) writes out = 0 and lse = -inf, as the
 // reference defines.
@@ -74,6 +75,13 @@ MergeUnitFields readMergeUnit(KernelBuilder &kb, Value unit) {
           kb.runtimeArg(kb.add(base, kMuNumRows))};
 }
 
+/// Whether the f32 `bits` are an infinity: an empty state's lse, either
+/// sign (vLLM's merge_attn_states.cu).
+Value isInfinity(KernelBuilder &kb, Value bits) {
+  return kb.cmp(CmpIPredicate::eq, kb.andI(bits, kb.c(0x7fffffff)),
+                kb.c(0x7f800000));
+}
+
 } // namespace
 
 void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
@@ -86,7 +94,6 @@ void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
   Value lseStride = kb.compileTimeArg(kMcLsePageStride);
   Value states = kb.compileTimeArg(kMcNumStates);
   Value negBig = kb.compileTimeArg(kMcNegBigBits);
-  Value negInf = kb.compileTimeArg(kMcNegInfBits);
   Value outBase = kb.runtimeArg(kMrPartialOut);
   Value lseBase = kb.runtimeArg(kMrPartialLse);
   Value tokens = kb.runtimeArg(kMrNumTokens);
@@ -116,33 +123,48 @@ void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
                   lseStagePtr, lseBytes);
               kb.nocAsyncReadBarrier();
               Value bits = kb.loadL1Word(lseStagePtr, kb.rem(r, heads));
-              kb.storeL1Word(
-                  tile, at,
-                  kb.select(kb.cmp(CmpIPredicate::eq, bits, negInf), negBig,
-                            bits));
+              kb.storeL1Word(tile, at,
+                             kb.select(isInfinity(kb, bits), negBig, bits));
             },
             [&] { kb.storeL1Word(tile, at, negBig); });
       });
       kb.cbPushBack(kCbMergeLseIn, kb.c(1));
     });
-    // Then each state's rows, gathered into face order.
+    // Then each state's rows, gathered into face order. The row of an
+    // empty state becomes zeros: its weight is 0, but 0 times a NaN or an
+    // inf in its out would still reach the sum.
     kb.forLoop(0, states, [&](Value s) {
       kb.cbReserveBack(kCbMergeIn, dvTiles);
       Value tiles = kb.getWritePtr(kCbMergeIn);
       kb.forLoop(0, u.numRows, [&](Value row) {
         Value r = kb.add(u.rowBegin, row);
+        kb.nocAsyncRead(
+            kb.dramPageAddr(lseBase, lseStride, banks,
+                            kb.add(kb.mul(s, tokens), kb.div(r, heads)), zero),
+            lseStagePtr, lseBytes);
         Value page = kb.add(kb.mul(kb.mul(s, tokens), heads), r);
         kb.nocAsyncRead(kb.dramPageAddr(outBase, outStride, banks, page, zero),
                         stagePtr, kb.mul(kb.mul(dvTiles, 32), esz));
         kb.nocAsyncReadBarrier();
+        Value empty =
+            isInfinity(kb, kb.loadL1Word(lseStagePtr, kb.rem(r, heads)));
         kb.forLoop(0, dvTiles, [&](Value dt) {
           kb.forLoop(0, kb.c(2), [&](Value half) {
             Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
             Value dst = kb.add(
                 kb.add(tiles, kb.mul(dt, tileBytes)),
                 kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
-            kb.nocAsyncRead(kb.localNocAddr(kb.add(stagePtr, kb.mul(col, esz))),
-                            dst, halfRowBytes);
+            kb.ifThenElse(
+                empty,
+                [&] {
+                  kb.forLoop(0, kb.div(halfRowBytes, 4),
+                             [&](Value w) { kb.storeL1Word(dst, w, zero); });
+                },
+                [&] {
+                  kb.nocAsyncRead(
+                      kb.localNocAddr(kb.add(stagePtr, kb.mul(col, esz))), dst,
+                      halfRowBytes);
+                });
           });
         });
         kb.nocAsyncReadBarrier();

@@ -29,7 +29,11 @@ const char *const attn::kRandomOptionsHelp =
     "default 1 and 256), decode_fraction=F (share of decode requests, "
     "default 0.5), max_query_len=N (longest prefill query, default 64), "
     "shared_prefix=N (cache blocks every request shares, default 0), "
-    "extra_blocks=N (unused cache blocks, default 4); at most 65536 requests, "
+    "extra_blocks=N (unused cache blocks, default 4), unread_fill=X (a "
+    "number, nan, inf or -inf: the value of every cache slot no request "
+    "reads, with block-table entries past a request's blocks pointing at "
+    "unused blocks; default: random values and entries 0); at most 65536 "
+    "requests, "
     "2^20 tokens of context or query and 2^20 blocks";
 
 llvm::Expected<ProblemOptions>
@@ -55,6 +59,13 @@ attn::parseRandomOptions(llvm::StringRef spec, ProblemOptions base) {
       base.decodeFraction = f;
       continue;
     }
+    if (key == "unread_fill") {
+      double x;
+      if (value.getAsDouble(x, /*AllowInexact=*/true))
+        return badValue("a number, nan, inf or -inf");
+      base.unreadFill = x;
+      continue;
+    }
     // Bounds keep a generated step something the reference runs in seconds
     // to minutes and the host can hold.
     struct Field {
@@ -76,7 +87,8 @@ attn::parseRandomOptions(llvm::StringRef spec, ProblemOptions base) {
       return llvm::createStringError(
           "unknown random option '" + key +
           "' (known: num_requests, min_context, max_context, "
-          "decode_fraction, max_query_len, shared_prefix, extra_blocks)");
+          "decode_fraction, max_query_len, shared_prefix, extra_blocks, "
+          "unread_fill)");
     int64_t n;
     if (value.getAsInteger(10, n) || n < 0 || n > field->max)
       return badValue("an integer in [0, " + std::to_string(field->max) + "]");

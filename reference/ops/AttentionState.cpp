@@ -92,6 +92,13 @@ AttentionState attendNaive(const std::vector<double> &scores,
   return state;
 }
 
+/// A side's lse as the merge reads it: either infinity marks an empty side
+/// (FlashAttention-2 reports +inf for a row that saw no key, and vLLM's
+/// merge_attn_states.cu treats both so), NaN and finite values stay.
+static double mergeLse(double lse) {
+  return std::isinf(lse) ? -std::numeric_limits<double>::infinity() : lse;
+}
+
 AttentionState mergeAttentionStates(const AttentionState &a,
                                     const AttentionState &b) {
   assert(a.out.size() == b.out.size() && "merging states of unequal width");
@@ -99,20 +106,21 @@ AttentionState mergeAttentionStates(const AttentionState &a,
     return nanState(static_cast<int64_t>(a.out.size()));
   AttentionState merged;
   merged.out.assign(a.out.size(), 0.0);
-  const double maxLse = std::max(a.lse, b.lse);
+  const double lseA = mergeLse(a.lse), lseB = mergeLse(b.lse);
+  const double maxLse = std::max(lseA, lseB);
   if (maxLse == -std::numeric_limits<double>::infinity())
     return merged;
-  const double weightA = std::exp(a.lse - maxLse);
-  const double weightB = std::exp(b.lse - maxLse);
+  const double weightA = std::exp(lseA - maxLse);
+  const double weightB = std::exp(lseB - maxLse);
   const double denominator = weightA + weightB;
-  // An empty side (lse -inf) contributes nothing, whatever its out holds.
-  auto term = [](const AttentionState &s, double weight, size_t d) {
-    return s.lse == -std::numeric_limits<double>::infinity()
-               ? 0.0
-               : weight * s.out[d];
+  // An empty side contributes nothing, whatever its out holds.
+  auto term = [](double lse, const AttentionState &s, double weight, size_t d) {
+    return lse == -std::numeric_limits<double>::infinity() ? 0.0
+                                                           : weight * s.out[d];
   };
   for (size_t d = 0; d < merged.out.size(); ++d)
-    merged.out[d] = (term(a, weightA, d) + term(b, weightB, d)) / denominator;
+    merged.out[d] =
+        (term(lseA, a, weightA, d) + term(lseB, b, weightB, d)) / denominator;
   merged.lse = maxLse + std::log(denominator);
   return merged;
 }
@@ -125,19 +133,23 @@ AttentionState mergeAttentionStatesNaive(const AttentionState &a,
     return nanState(static_cast<int64_t>(a.out.size()));
   AttentionState merged;
   merged.out.assign(a.out.size(), 0.0);
-  const float lseA = static_cast<float>(a.lse);
-  const float lseB = static_cast<float>(b.lse);
+  const float lseA = static_cast<float>(mergeLse(a.lse));
+  const float lseB = static_cast<float>(mergeLse(b.lse));
   const float maxLse = std::max(lseA, lseB);
   if (maxLse == -std::numeric_limits<float>::infinity())
     return merged;
   const float weightA = std::exp(lseA - maxLse);
   const float weightB = std::exp(lseB - maxLse);
   const float total = weightA + weightB;
+  // As in the exact form, an empty side is selected out, not weighted by 0.
+  auto term = [](float lse, float weight, double out) {
+    return lse == -std::numeric_limits<float>::infinity()
+               ? 0.0f
+               : weight * static_cast<float>(out);
+  };
   for (size_t d = 0; d < a.out.size(); ++d)
     merged.out[d] = roundToDType(
-        (weightA * static_cast<float>(a.out[d]) +
-         weightB * static_cast<float>(b.out[d])) /
-            total,
+        (term(lseA, weightA, a.out[d]) + term(lseB, weightB, b.out[d])) / total,
         precision);
   merged.lse = maxLse + std::log(total);
   return merged;

@@ -45,7 +45,9 @@ attendNaive(const std::vector<double> &scores,
             double extraLogit = -std::numeric_limits<double>::infinity());
 
 /// The state over the union of the key sets of `a` and `b`: each side is
-/// rescaled by exp(lse - max(lseA, lseB)). Both empty gives out 0, lse -inf.
+/// rescaled by exp(lse - max(lseA, lseB)). A side whose lse is -inf or +inf
+/// is empty and contributes nothing; both empty gives out 0, lse -inf; a NaN
+/// lse makes the row NaN.
 AttentionState mergeAttentionStates(const AttentionState &a,
                                     const AttentionState &b);
 

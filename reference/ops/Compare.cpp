@@ -16,8 +16,8 @@ Tolerance defaultTolerance(DType dtype) {
   case DType::BF16:
     return {1e-3, 1.6e-2};
   // One fp8 step (the smallest subnormal, one ulp at the bottom of a
-  // binade): a device that divides by the scale in f32 before rounding to
-  // fp8 may, rarely, land one step from the reference's exact quotient.
+  // binade): a device whose f32 division by the scale is not correctly
+  // rounded may, rarely, land one step from the reference's write.
   case DType::F8E4M3FN:
     return {0x1p-9, 0x1p-3};
   case DType::F8E5M2:

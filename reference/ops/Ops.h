@@ -36,7 +36,8 @@ struct AttentionOutput {
 ///   blockTable     [R, M] i32
 ///   seqLens        [R] i32
 ///   queryStartLoc  [R + 1] i32, with queryStartLoc[R] == T
-///   alibiSlopes    [H] f32 or null: s += slope[h] * (j - p)
+///   alibiSlopes    [H] f32 or null: s -= slope[h] * |j - p|, after the
+///                  soft cap
 ///   sinks          [H] f32 or null: exp(sink[h]) joins the denominator
 ///   scales         an fp8 cache's k_scale / v_scale (KvCacheScales): key j
 ///                  is k_scale * cached key, value j v_scale * cached value
@@ -66,7 +67,7 @@ Status reshapeAndCache(const Tensor &key, const Tensor &value, Tensor &kvCache,
 /// [NB, B, L + P] at slot slotMapping[t] ([T] i64). kvC is [T, L] and kPe
 /// [T, P], both the cache's dtype (f32, f16 or bf16); a negative slot is
 /// padding and skipped. Every slot is checked before anything is written.
-/// An fp8 latent cache (kvC and kPe f32/f16/bf16) stores fp8(x / scale)
+/// An fp8 latent cache (kvC and kPe f32/f16/bf16) stores fp8(f32(x) / scale)
 /// ([1] f32, vLLM's one scale for the latent cache).
 Status concatAndCacheMla(const Tensor &kvC, const Tensor &kPe,
                          Tensor &latentCache, const Tensor &slotMapping,

@@ -137,13 +137,16 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
     auto step = [&](double v) {
       return params.naiveDevicePrecision ? roundToDType(v, precision) : v;
     };
+    // FlashAttention-2's order (flash_attn/src/softmax.h, mask.h): the soft
+    // cap first, then the ALiBi bias -slope * |j - p|, for non-causal rows
+    // too.
     auto logit = [&](double dot, int64_t h, int64_t j, int64_t position) {
       double s = step(params.scale * step(dot));
-      if (alibiSlopes)
-        s = step(s +
-                 alibiSlopes->getFloat(h) * static_cast<double>(j - position));
       if (params.softCap > 0.0)
         s = step(params.softCap * std::tanh(s / params.softCap));
+      if (alibiSlopes)
+        s = step(s - alibiSlopes->getFloat(h) *
+                         static_cast<double>(std::abs(j - position)));
       return s;
     };
 

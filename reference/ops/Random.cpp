@@ -55,6 +55,61 @@ std::vector<double> alibiSlopes(int64_t numHeads) {
   return slopes;
 }
 
+/// ProblemOptions::unreadFill on a drawn problem of `numBlocks` cache
+/// blocks: the blocks no request uses, and the slots of every request's
+/// blocks at or past its seq_len, hold `value`; block-table entries past a
+/// request's blocks point at the unused blocks in turn.
+void fillUnreadSlots(Problem &p, const ProblemShape &shape, double value,
+                     int64_t numBlocks) {
+  const int64_t blockSize = shape.blockSize;
+  const int64_t numReqs = p.blockTable.dim(0), maxBlocks = p.blockTable.dim(1);
+  std::vector<bool> read(numBlocks * blockSize, false);
+  std::vector<bool> used(numBlocks, false);
+  for (int64_t r = 0; r < numReqs; ++r) {
+    const int64_t seqLen = p.seqLens.getInt(r);
+    const int64_t blocks = (seqLen + blockSize - 1) / blockSize;
+    for (int64_t j = 0; j < seqLen; ++j)
+      read[p.blockTable.getInt(p.blockTable.offset({r, j / blockSize})) *
+               blockSize +
+           j % blockSize] = true;
+    for (int64_t i = 0; i < blocks; ++i)
+      used[p.blockTable.getInt(p.blockTable.offset({r, i}))] = true;
+  }
+  std::vector<int64_t> free;
+  for (int64_t b = 0; b < numBlocks; ++b)
+    if (!used[b])
+      free.push_back(b);
+  for (int64_t r = 0, next = 0; r < numReqs && !free.empty(); ++r) {
+    const int64_t seqLen = p.seqLens.getInt(r);
+    for (int64_t i = (seqLen + blockSize - 1) / blockSize; i < maxBlocks; ++i)
+      p.blockTable.setInt(p.blockTable.offset({r, i}),
+                          free[next++ % free.size()]);
+  }
+  // One cache slot is a row per kv head and part (keys, values), or one
+  // latent row.
+  Tensor &cache = p.kvCache;
+  for (int64_t b = 0; b < numBlocks; ++b)
+    for (int64_t o = 0; o < blockSize; ++o) {
+      if (read[b * blockSize + o])
+        continue;
+      if (shape.isMla()) {
+        const int64_t row = cache.dim(2);
+        for (int64_t e = 0; e < row; ++e)
+          cache.setFloat(cache.offset({b, o, e}), value);
+        continue;
+      }
+      const bool nhd = shape.layout == KvLayout::NHD;
+      const int64_t g = nhd ? cache.dim(3) : cache.dim(2);
+      const int64_t d = cache.dim(4);
+      for (int64_t part = 0; part < 2; ++part)
+        for (int64_t h = 0; h < g; ++h)
+          for (int64_t e = 0; e < d; ++e)
+            cache.setFloat(nhd ? cache.offset({b, part, o, h, e})
+                               : cache.offset({b, part, h, o, e}),
+                           value);
+    }
+}
+
 Status checkOptions(const ProblemShape &shape, const ProblemOptions &options,
                     int64_t sharedTokens) {
   if (shape.numHeads < 1 || shape.blockSize < 1)
@@ -230,6 +285,9 @@ Result<Problem> generateProblem(const ProblemShape &shape,
   random.fill(p.key, -1.0, 1.0);
   random.fill(p.value, -1.0, 1.0);
 
+  if (options.unreadFill)
+    fillUnreadSlots(p, shape, *options.unreadFill, numBlocks);
+
   p.alibiSlopes = Tensor(DType::F32, {numHeads});
   const std::vector<double> slopes = alibiSlopes(numHeads);
   for (int64_t h = 0; h < numHeads; ++h)
@@ -250,7 +308,8 @@ Tensor quantizeCache(const Tensor &cache, DType dtype, double kScale,
                                          : 0;
   for (int64_t i = 0; i < cache.numElements(); ++i) {
     const bool value = half && (i / half) % 2 == 1;
-    quantized.setFloat(i, cache.getFloat(i) / (value ? vScale : kScale));
+    quantized.setFloat(i,
+                       fp8Quotient(cache.getFloat(i), value ? vScale : kScale));
   }
   return quantized;
 }

@@ -15,6 +15,7 @@
 #include "core/Tensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <random>
 
 namespace attn {
@@ -84,6 +85,13 @@ struct ProblemOptions {
   int64_t sharedPrefixBlocks = 0;
   /// Blocks in the cache that no request uses.
   int64_t extraFreeBlocks = 4;
+  /// When set, every cache slot no request reads (the tail of a request's
+  /// last block, the free blocks) holds this value instead of a random one,
+  /// and block-table entries past a request's last block point at the free
+  /// blocks (in turn) instead of block 0: the uninitialised memory of a real
+  /// cache, as vLLM's kernel tests fill it with NaN. Attention must not
+  /// depend on it.
+  std::optional<double> unreadFill;
 };
 
 /// One consistent step. The cache holds random values everywhere, including
@@ -99,8 +107,8 @@ struct Problem {
   Tensor value;
   /// NHD [NB, 2, B, G, D] or HND [NB, 2, G, B, D]; MLA: [NB, B, L + P].
   Tensor kvCache;
-  /// [R, M] i32, unused entries 0; blocks are never reused across requests
-  /// except the shared prefix blocks.
+  /// [R, M] i32, unused entries 0 (free blocks with unreadFill); blocks are
+  /// never reused across requests except the shared prefix blocks.
   Tensor blockTable;
   Tensor seqLens;       // [R] i32
   Tensor queryStartLoc; // [R + 1] i32

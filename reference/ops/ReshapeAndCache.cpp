@@ -10,14 +10,15 @@ namespace attn {
 
 namespace {
 
-/// Stores fp8(source[from + i] / scale) at cache[to + i] for i < count. The
-/// quotient is rounded to f64 first; that cannot change the fp8 rounding:
-/// a quotient of two floats of at most 24 bits is never within 2^-53 of an
-/// fp8 tie (of 5 significant bits) without being on it.
+/// Stores fp8(source[from + i] / scale) at cache[to + i] for i < count, as
+/// vLLM writes it (quant_utils.cuh): the quotient of f32(x) and the f32
+/// scale rounded to f32 first, then to fp8 (nearest even, saturated). The
+/// f32 rounding moves some quotients onto fp8 ties (x = 1, scale = 0.01f:
+/// the exact 99.99999776 becomes 100, a tie of e4m3 that rounds to 96).
 void quantizeRow(const Tensor &source, int64_t from, double scale,
                  Tensor &cache, int64_t to, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
-    cache.setFloat(to + i, source.getFloat(from + i) / scale);
+    cache.setFloat(to + i, fp8Quotient(source.getFloat(from + i), scale));
 }
 
 } // namespace

@@ -643,7 +643,9 @@ uint32_t cbAlignment(const ArchParams &a) { return a.dramReadAlignment; }
 
 Status setUpCore(Core &core, const ProgramSpec &program) {
   const ArchParams &a = *core.arch;
-  std::memset(core.l1, 0, a.l1Size);
+  // Garbage, not zeros (see Emulator.h): every byte 0xFF, a NaN in each
+  // float format.
+  std::memset(core.l1, 0xFF, a.l1Size);
   uint32_t next = a.l1Reserved;
   for (const CircularBufferSpec &spec : program.circularBuffers) {
     if (spec.id >= kNumCircularBuffers)

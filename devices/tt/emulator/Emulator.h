@@ -47,6 +47,10 @@
 //  - The circular buffers of a program must fit a core's L1 above the
 //    region the emulator reserves for firmware and kernel images, and a
 //    kernel gets at most 341 runtime arguments.
+//  - L1 starts each program filled with 0xFF bytes (NaN in f32, bf16 and
+//    f16), not zeros: a card's L1 holds whatever the last program left, so
+//    a kernel that computes on tile rows it never wrote must show it. The
+//    arithmetic is IEEE f32, as the FPU's: NaN * 0 and NaN + -1e30 are NaN.
 //
 // Not modelled: TF32 source registers of the matrix unit (the emulator
 // multiplies fp32 values), the SFPU's approximations (exp, log, reciprocal,

@@ -2,17 +2,23 @@
 
 // One workgroup per (token, head); invocations stride over the head
 // dimension. Each side is weighted by exp(lse - max); an empty side
-// (lse = -inf) is selected away, as is a row where both are empty.
+// (lse = -inf or +inf, which becomes -inf before the max) is selected away,
+// as is a row where both are empty.
 // CHECK-LABEL: func.func @merge
 // CHECK: gpu.launch_func @merge_merge_states::@merge_merge_states blocks in (%{{.*}}, %c8{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c32{{[_0-9]*}},
 
 // CHECK: gpu.func @merge_merge_states(%[[OA:.*]]: memref<?xf16>, %[[LA:.*]]: memref<?xf32>, %[[OB:.*]]: memref<?xf16>, %[[LB:.*]]: memref<?xf32>, %[[O:.*]]: memref<?xf16>, %[[L:.*]]: memref<?xf32>, %{{.*}}: memref<?xi32>) kernel
 // CHECK-SAME: attn.op = "merge_states", attn.params = ["num_tokens"]
+// CHECK: %[[INF:.*]] = arith.constant 0x7F800000 : f32
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[A:.*]] = memref.load %[[LA]]
-// CHECK: arith.cmpf oeq, %[[A]], %[[NINF]]
-// CHECK: %[[B:.*]] = memref.load %[[LB]]
-// CHECK: arith.cmpf oeq, %[[B]], %[[NINF]]
+// CHECK: %[[RA:.*]] = memref.load %[[LA]]
+// CHECK: %[[ABSA:.*]] = math.absf %[[RA]]
+// CHECK: %[[EA:.*]] = arith.cmpf oeq, %[[ABSA]], %[[INF]]
+// CHECK: %[[A:.*]] = arith.select %[[EA]], %[[NINF]], %[[RA]]
+// CHECK: %[[RB:.*]] = memref.load %[[LB]]
+// CHECK: %[[ABSB:.*]] = math.absf %[[RB]]
+// CHECK: %[[EB:.*]] = arith.cmpf oeq, %[[ABSB]], %[[INF]]
+// CHECK: %[[B:.*]] = arith.select %[[EB]], %[[NINF]], %[[RB]]
 // CHECK: arith.maximumf %[[A]], %[[B]]
 // CHECK: math.exp
 // CHECK: math.exp

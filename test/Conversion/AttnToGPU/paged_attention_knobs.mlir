@@ -82,18 +82,21 @@ func.func @right(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 
 // -----
 
-// ALiBi then the soft cap: the slope (argument 5) is read per head, the
-// distance j - p enters as a float (score + slope * distance, one fma),
-// then cap * tanh(s / cap) in log2 units.
+// The soft cap, then ALiBi (FlashAttention-2's order): the slope
+// (argument 5) is read per head, the distance j - p enters as a float;
+// cap * tanh(s / cap) in log2 units (its exp2), then the capped score plus
+// slope * -|j - p|, one fma.
 // CHECK-LABEL: gpu.func @alibi_cap_paged_attention
 // CHECK-SAME: %[[ALIBI:arg5]]: memref<?xf32>
 // CHECK: memref.load %[[ALIBI]]
 // CHECK: scf.for
 // CHECK: arith.sitofp
+// CHECK: %[[DIST:.*]] = arith.subf
 // CHECK: gpu.shuffle
-// CHECK: math.fma
-// CHECK: arith.negf
 // CHECK: math.exp2
+// CHECK: %[[ABS:.*]] = math.absf %[[DIST]]
+// CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[ABS]]
+// CHECK-NEXT: math.fma %{{.*}}, %[[NEG]], %{{.*}} : f32
 func.func @alibi_cap(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
                      %qsl: memref<?xi32>, %lens: memref<?xi32>,
                      %bt: memref<?x?xi32>, %slopes: memref<4xf32>,

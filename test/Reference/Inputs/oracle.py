@@ -14,8 +14,9 @@ every element is within tolerance, 1 otherwise, printing the worst elements.
 With kv_cache_dtype=fp8 / fp8_e4m3 / fp8_e5m2 the cache (stored as f32 in
 the .npy files) holds fp8 values and the functions take the scales last:
 attention reads scale * cached, the cache write must store exactly the fp8
-value nearest to x / scale (ties to the even pattern, saturated), found here
-by searching the table of every fp8 value built from the formats' fields.
+value nearest to the f32 quotient x / scale (vLLM's write: divided in f32
+first, then ties to the even pattern, saturated), found here by searching
+the table of every fp8 value built from the formats' fields.
 """
 
 import argparse
@@ -88,6 +89,13 @@ def fp8_table(fmt):
     return np.array(values)
 
 
+def f32_quotient(x, scale):
+    """x / scale divided in f32, as vLLM's cache write divides
+    (quant_utils.cuh: float(x) / scale) before rounding to fp8."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return f64(np.float32(x) / np.float32(scale))
+
+
 def fp8_quantize(x, fmt):
     """x rounded to the nearest fp8 value, ties to the even bit pattern,
     saturated to the largest finite one; NaN stays NaN."""
@@ -153,10 +161,12 @@ def paged_attention(v, d):
         pos = context + np.arange(q_len)  # [Q]
         s = v["scale"] * np.einsum("qhd,shd->hqs", q[start:end], keys)
         rel = j[None, :] - pos[:, None]  # [Q, S]: j - p
-        if alibi is not None:
-            s = s + alibi[:, None, None] * rel[None]
+        # FlashAttention-2's order: the soft cap, then the ALiBi bias
+        # -slope * |j - p| (non-causal rows too).
         if v["soft_cap"] > 0:
             s = v["soft_cap"] * np.tanh(s / v["soft_cap"])
+        if alibi is not None:
+            s = s - alibi[:, None, None] * np.abs(rel)[None]
         visible = np.ones_like(rel, dtype=bool)
         if v["causal"]:
             visible &= rel <= 0
@@ -193,13 +203,19 @@ def mla_decode(v, d):
 
 def merge_states(v, d):
     out_a, lse_a, out_b, lse_b = (f64(load(d, f"arg{i}")) for i in range(4))
+    # An lse of either infinity is an empty side (vLLM's
+    # merge_attn_states.cu); its out is never read. NaN stays NaN.
+    lse_a = np.where(np.isinf(lse_a), -np.inf, lse_a)
+    lse_b = np.where(np.isinf(lse_b), -np.inf, lse_b)
     m = np.maximum(lse_a, lse_b)
     safe_m = np.where(np.isfinite(m), m, 0.0)
     wa, wb = np.exp(lse_a - safe_m), np.exp(lse_b - safe_m)
     total = wa + wb
-    nonempty = total > 0
+    nonempty = total != 0  # NaN too: a NaN lse makes the row NaN
     denom = np.where(nonempty, total, 1.0)
-    out = (out_a * wa[..., None] + out_b * wb[..., None]) / denom[..., None]
+    term_a = np.where(np.isneginf(lse_a)[..., None], 0.0, out_a * wa[..., None])
+    term_b = np.where(np.isneginf(lse_b)[..., None], 0.0, out_b * wb[..., None])
+    out = (term_a + term_b) / denom[..., None]
     with np.errstate(divide="ignore"):
         lse = np.where(nonempty, safe_m + np.log(denom), -np.inf)
     return [(out, v["dtype"]), (lse, "f32")]
@@ -211,9 +227,9 @@ def reshape_and_cache(v, d):
     if v["fp8"]:
         k_scale = f64(load(d, "arg4"))[0]
         v_scale = k_scale if v["latent_cache"] else f64(load(d, "arg5"))[0]
-        key = fp8_quantize(f64(key) / k_scale, v["fp8"])
-        value = fp8_quantize(f64(value) / (k_scale if v["latent_cache"]
-                                           else v_scale), v["fp8"])
+        key = fp8_quantize(f32_quotient(key, k_scale), v["fp8"])
+        value = fp8_quantize(f32_quotient(
+            value, k_scale if v["latent_cache"] else v_scale), v["fp8"])
     b = v["block_size"]
     for t, slot in enumerate(slots):
         if slot < 0:
@@ -234,10 +250,10 @@ def compare(index, got, want, kind):
     if got.shape != want.shape:
         print(f"result{index}: shape {got.shape}, expected {want.shape}")
         return False
-    if kind == "exact":
-        same = np.array_equal(got, want)
+    if kind == "exact":  # bit for bit, NaN matching NaN
+        same = np.array_equal(got, want, equal_nan=True)
         if not same:
-            bad = np.argwhere(got != want)
+            bad = np.argwhere((got != want) & ~(np.isnan(got) & np.isnan(want)))
             print(f"result{index}: {len(bad)} elements differ, first at "
                   f"{tuple(bad[0])}: {got[tuple(bad[0])]} vs "
                   f"{want[tuple(bad[0])]}")

@@ -182,21 +182,34 @@ TEST(PagedAttention, Alibi) {
   const std::vector<double> slopes = {0.5};
   const Outputs o =
       run(oneRequest(scalarRequest({1.0}, 3)), {}, &slopes, nullptr);
-  // Position 2: s_j = k_j + 0.5 * (j - 2).
+  // Position 2: s_j = k_j - 0.5 * |j - 2|.
   const std::vector<double> s = {1 - 1.0, 2 - 0.5, 3};
   expectClose(o.out[0], softmaxAverage(s, {10, 20, 30}));
   expectClose(o.lse[0], logSumExp(s));
 }
 
-TEST(PagedAttention, AlibiBeforeSoftCap) {
+TEST(PagedAttention, AlibiNonCausalPenalisesLaterKeysToo) {
+  const std::vector<double> slopes = {0.5};
+  PagedAttentionParams params;
+  params.causal = false;
+  const Outputs o =
+      run(oneRequest(scalarRequest({1.0, 1.0}, 4)), params, &slopes, nullptr);
+  // Token 0 at position 2 sees key 3 as well, one position away.
+  const std::vector<double> s = {1 - 1.0, 2 - 0.5, 3, 4 - 0.5};
+  expectClose(o.out[0], softmaxAverage(s, {10, 20, 30, 40}));
+  expectClose(o.lse[0], logSumExp(s));
+}
+
+TEST(PagedAttention, SoftCapBeforeAlibi) {
+  // FlashAttention-2's order: cap the score, then add the bias.
   const std::vector<double> slopes = {0.5};
   PagedAttentionParams params;
   params.softCap = 2.0;
   const Outputs o =
       run(oneRequest(scalarRequest({1.0}, 3)), params, &slopes, nullptr);
   std::vector<double> s;
-  for (double raw : {1 - 1.0, 2 - 0.5, 3.0})
-    s.push_back(2.0 * std::tanh(raw / 2.0));
+  for (auto [raw, bias] : {std::pair{1.0, 1.0}, {2.0, 0.5}, {3.0, 0.0}})
+    s.push_back(2.0 * std::tanh(raw / 2.0) - bias);
   expectClose(o.out[0], softmaxAverage(s, {10, 20, 30}));
   expectClose(o.lse[0], logSumExp(s));
 }

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 namespace attn {
@@ -142,6 +144,60 @@ TEST(GenerateProblem, Mla) {
   EXPECT_EQ(p->kvCache.dim(2), 20);
   EXPECT_EQ(p->key.shape(), (std::vector<int64_t>{24, 16}));
   EXPECT_EQ(p->value.shape(), (std::vector<int64_t>{24, 4}));
+}
+
+TEST(GenerateProblem, UnreadFill) {
+  ProblemShape shape;
+  shape.numHeads = 2;
+  shape.numKvHeads = 1;
+  shape.headSize = 4;
+  shape.blockSize = 4;
+  shape.dtype = DType::F32;
+  shape.layout = KvLayout::HND;
+  ProblemOptions options = mixedOptions(3);
+  options.sharedPrefixBlocks = 0;
+  ProblemOptions filled = options;
+  filled.unreadFill = std::numeric_limits<double>::quiet_NaN();
+  Result<Problem> plain = generateProblem(shape, options);
+  Result<Problem> p = generateProblem(shape, filled);
+  ASSERT_TRUE(plain.isOk()) << plain.message();
+  ASSERT_TRUE(p.isOk()) << p.message();
+  const int64_t numBlocks = p->kvCache.dim(0), maxBlocks = p->blockTable.dim(1);
+
+  // Which slots some request reads, and the blocks requests own.
+  std::set<int64_t> readSlots, owned;
+  for (int64_t r = 0; r < p->seqLens.dim(0); ++r) {
+    const int64_t seqLen = p->seqLens.getInt(r);
+    for (int64_t j = 0; j < seqLen; ++j) {
+      const int64_t block = p->blockTable.getInt(p->blockTable.offset({r, j / 4}));
+      readSlots.insert(block * 4 + j % 4);
+      owned.insert(block);
+    }
+    // Entries past the request's blocks name unused blocks, not block 0.
+    for (int64_t i = (seqLen + 3) / 4; i < maxBlocks; ++i) {
+      const int64_t block = p->blockTable.getInt(p->blockTable.offset({r, i}));
+      EXPECT_GE(block, 0);
+      EXPECT_LT(block, numBlocks);
+      EXPECT_EQ(owned.count(block), 0u) << "request " << r << " entry " << i;
+    }
+  }
+  int64_t unread = 0;
+  for (int64_t b = 0; b < numBlocks; ++b)
+    for (int64_t o = 0; o < 4; ++o)
+      for (int64_t part = 0; part < 2; ++part)
+        for (int64_t e = 0; e < 4; ++e) {
+          const int64_t at = p->kvCache.offset({b, part, 0, o, e});
+          if (readSlots.count(b * 4 + o)) {
+            EXPECT_EQ(p->kvCache.getFloat(at), plain->kvCache.getFloat(at));
+          } else {
+            EXPECT_TRUE(std::isnan(p->kvCache.getFloat(at)));
+            ++unread;
+          }
+        }
+  EXPECT_GT(unread, 0);
+  // Nothing else changes.
+  EXPECT_EQ(p->seqLens.getInt(0), plain->seqLens.getInt(0));
+  EXPECT_EQ(p->query.getFloat(5), plain->query.getFloat(5));
 }
 
 TEST(GenerateProblemErrors, Options) {

@@ -120,10 +120,10 @@ DenseResult denseAttention(const DenseBatch &batch,
             dot += static_cast<LD>(req.queries[(i * h + head) * d + e]) *
                    req.keys[(j * g + kv) * d + e];
           LD s = params.scale * dot;
-          if (alibiSlopes)
-            s += static_cast<LD>((*alibiSlopes)[head]) * (j - p);
           if (params.softCap > 0)
             s = params.softCap * std::tanh(s / params.softCap);
+          if (alibiSlopes)
+            s -= static_cast<LD>((*alibiSlopes)[head]) * std::abs(j - p);
           scores.push_back(s);
         }
         LD maxScore = -std::numeric_limits<LD>::infinity();

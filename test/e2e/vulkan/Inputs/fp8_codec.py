@@ -13,8 +13,8 @@ floats next to each midpoint, values past the largest finite one (they
 saturate), the infinities, NaN and values below half the smallest subnormal.
 The values (v_scale, not a power of two) are those codes and ties times
 v_scale, rounded to f32, and their f32 neighbours: x / v_scale in f32 often
-lands on a tie the exact quotient misses, which a kernel must round as the
-exact quotient.
+lands on a tie the exact quotient misses, and a kernel must round that f32
+quotient, tie and all, as vLLM's write does (float(x) / scale, then fp8).
 
 read: value row 0 of request 0 (decode, one key) and of request 1 (a
 prefill of two tokens whose first token sees one key) holds the 256 codes

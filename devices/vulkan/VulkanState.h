@@ -2,9 +2,9 @@
 //
 // Internal to the Vulkan executor: the state behind VulkanDevice,
 // VulkanBuffer, VulkanKernel and VulkanRecording, and the submission helpers
-// VulkanExecutor.cpp (devices, memory, kernels) and VulkanSubmit.cpp
-// (commands, recordings) share. Includes the Vulkan headers, so nothing
-// outside devices/vulkan includes it.
+// VulkanInstance.cpp (devices), VulkanMemory.cpp (buffers), VulkanKernels.cpp
+// (pipelines) and VulkanSubmit.cpp (commands, recordings) share. Includes the
+// Vulkan headers, so nothing outside devices/vulkan includes it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANSTATE_H

@@ -6,6 +6,9 @@
 // AttentionImpl::forward checks its operands and metadata and dispatches the
 // work to a KernelExecutor, which owns the device.
 //
+// The backends themselves have a header each: FlashAttention.h (FLASH_ATTN)
+// and TritonMla.h (TRITON_MLA).
+//
 // AttentionCGSupport and the metadata builders live in MetadataBuilder.h
 // (where vLLM keeps them, beside the builder) and come with this header.
 //
@@ -68,6 +71,10 @@ Result<DType> kvCacheElementType(std::string_view kvCacheDtype, DType dtype);
 /// One of `layer`'s fp8 scales (`scale`: its kScale or vScale) as the [1]
 /// f32 tensor the ops take; none for an "auto" cache.
 std::optional<Tensor> layerScale(const AttentionLayer &layer, float scale);
+
+/// The element type of `layer`'s cache (kvCacheElementType), or its dtype
+/// for a kv cache dtype name that checkLayer would refuse.
+DType layerCacheDtype(const AttentionLayer &layer);
 
 /// The hyperparameters FlashInfer-style backends need to agree across layers
 /// (vLLM's PerLayerParameters). Equality ignores the two `hasSame` fields.
@@ -149,7 +156,10 @@ public:
                                           const KvCacheSpec &cache) const = 0;
 
 protected:
-  explicit AttentionImpl(KernelExecutor &executor) : executor_(executor) {}
+  /// Takes the geometry and scale from `layer`.
+  AttentionImpl(const AttentionLayer &layer, KernelExecutor &executor)
+      : numHeads(layer.numHeads), headSize(layer.headSize),
+        numKvHeads(layer.numKvHeads), scale(layer.scale), executor_(executor) {}
   KernelExecutor &executor() const { return executor_; }
 
 private:
@@ -172,7 +182,8 @@ public:
                   int64_t headSize,
                   std::string_view cacheDtype = "auto") const = 0;
 
-  virtual std::vector<DType> supportedDtypes() const = 0;
+  /// f32, f16 and bf16, which both backends run.
+  virtual std::vector<DType> supportedDtypes() const;
   virtual std::vector<int64_t> supportedHeadSizes() const = 0;
   /// "auto" (the model dtype) and vLLM's fp8 names ("fp8" is e4m3). Only
   /// the CPU device runs fp8 caches so far: selection says so for the
@@ -181,8 +192,8 @@ public:
     return {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
   }
   /// Ok, or why `blockSize` is not supported ("block size 8 is not a
-  /// multiple of 16").
-  virtual Status checkBlockSize(int64_t blockSize) const = 0;
+  /// multiple of 16"). By default, a multiple of 16.
+  virtual Status checkBlockSize(int64_t blockSize) const;
 
   bool supportsDtype(DType dtype) const;
   bool supportsHeadSize(int64_t headSize) const;
@@ -229,153 +240,12 @@ protected:
   /// size, dtype and kv cache dtype, and only the features (sinks, sliding
   /// window, ALiBi) the backend supports, with one value per head.
   Status checkLayer(const AttentionLayer &layer) const;
-};
 
-/// FlashAttention-style paged attention over an NHD cache
-/// [num_blocks, 2, block_size, num_kv_heads, head_size].
-class FlashAttentionBackend final : public AttentionBackend {
-public:
-  static constexpr std::string_view kName = "FLASH_ATTN";
-
-  std::string_view name() const override { return kName; }
-  Result<std::vector<int64_t>>
-  getKvCacheShape(int64_t numBlocks, int64_t blockSize, int64_t numKvHeads,
-                  int64_t headSize,
-                  std::string_view cacheDtype = "auto") const override;
-  std::vector<DType> supportedDtypes() const override;
-  std::vector<int64_t> supportedHeadSizes() const override;
-  /// A multiple of 16.
-  Status checkBlockSize(int64_t blockSize) const override;
-  bool supportsSinks() const override { return true; }
-  bool supportsSlidingWindow() const override { return true; }
-  bool supportsAlibi() const override { return true; }
-  bool supportsLogitsSoftCap() const override { return true; }
-
-  Result<std::unique_ptr<AttentionMetadataBuilder>>
-  getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
-             const BuilderConfig &config) const override;
-
-protected:
-  Result<std::unique_ptr<AttentionImpl>>
-  makeImpl(const AttentionLayer &layer,
-           KernelExecutor &executor) const override;
-};
-
-/// MLA decode over the latent cache [num_blocks, block_size, head_size]
-/// (one head: kv_lora_rank + qk_rope_head_dim).
-class TritonMlaBackend final : public AttentionBackend {
-public:
-  static constexpr std::string_view kName = "TRITON_MLA";
-
-  std::string_view name() const override { return kName; }
-  /// Also refuses num_kv_heads != 1: the latent is one head, and a cache
-  /// shaped for GQA could not be read by the decode kernel.
-  Result<std::vector<int64_t>>
-  getKvCacheShape(int64_t numBlocks, int64_t blockSize, int64_t numKvHeads,
-                  int64_t headSize,
-                  std::string_view cacheDtype = "auto") const override;
-  std::vector<DType> supportedDtypes() const override;
-  /// 576: DeepSeek's kv_lora_rank 512 + rope dim 64.
-  std::vector<int64_t> supportedHeadSizes() const override;
-  /// A multiple of 16.
-  Status checkBlockSize(int64_t blockSize) const override;
-  bool isMla() const override { return true; }
-
-  Result<std::unique_ptr<AttentionMetadataBuilder>>
-  getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
-             const BuilderConfig &config) const override;
-
-protected:
-  Result<std::unique_ptr<AttentionImpl>>
-  makeImpl(const AttentionLayer &layer,
-           KernelExecutor &executor) const override;
-};
-
-/// FLASH_ATTN's impl: cache write, then varlen paged attention, or cascade
-/// attention (a non-causal pass over the shared prefix and a causal pass over
-/// the rest, merged) when the metadata says so.
-class FlashAttentionImpl final : public AttentionImpl {
-public:
-  FlashAttentionImpl(const AttentionLayer &layer, KernelExecutor &executor);
-
-  Status forward(const AttentionLayer &layer, const DeviceTensor &query,
-                 const DeviceTensor &key, const DeviceTensor &value,
-                 const DeviceTensor &kvCache,
-                 const AttentionMetadata &metadata, const DeviceTensor &output,
-                 const Tensor *outputScale = nullptr,
-                 const Tensor *outputBlockScale = nullptr) override;
-  /// reshape_and_cache and causal paged attention.
-  std::vector<VariantQuery> calls(const AttentionLayer &layer,
-                                  const KvCacheSpec &cache) const override;
-
-private:
-  /// The knobs of this layer's paged attention calls.
-  PagedAttentionParams params(bool causal) const;
-  Status forwardCascade(const DeviceTensor &query, const DeviceTensor &kvCache,
-                        const FlashAttentionMetadata &md,
-                        const PagedAttentionParams &params,
-                        const DeviceTensor &output);
-
-  /// (window_left, window_right) in flash-attn's convention.
-  std::pair<int64_t, int64_t> window_ = {-1, -1};
-  double logitsSoftCap_ = 0.0;
-  std::optional<Tensor> alibiSlopes_;
-  std::optional<Tensor> sinks_;
-  /// The cache's element type, and an fp8 cache's scales ([1] f32).
-  DType cacheDtype_;
-  std::optional<Tensor> kScale_, vScale_;
-};
-
-/// TRITON_MLA's impl: latent cache write, then decode (one query token per
-/// request).
-class TritonMlaImpl final : public AttentionImpl {
-public:
-  TritonMlaImpl(const AttentionLayer &layer, KernelExecutor &executor);
-
-  int64_t kvLoraRank = 0;
-
-  /// vLLM's MLA forward, decode only: checks the decode shape, writes the
-  /// new tokens' latent rows into `kvCache`, then runs the decode as
-  /// forwardMqa does. `key` is kv_c [T, L] (the compressed latent, L =
-  /// kv_lora_rank) and `value` is k_pe [T, P] (the rotary key part, vLLM's
-  /// [T, 1, P] with the head axis dropped), both the query's dtype, with T at
-  /// least slot_mapping's length (rows past it are padding); the row
-  /// concat(kv_c[t], k_pe[t]) goes to slot_mapping[t] (negative: skipped)
-  /// through KernelExecutor::concatAndCacheMla. When both are
-  /// default-constructed (rank 0), nothing is written and the cache is taken
-  /// as already holding the new tokens (the seed's behaviour: the host wrote
-  /// it); one without the other is an error. Everything, the slots included,
-  /// is checked before the write, so a rejected call leaves the cache as it
-  /// was.
-  Status forward(const AttentionLayer &layer, const DeviceTensor &query,
-                 const DeviceTensor &key, const DeviceTensor &value,
-                 const DeviceTensor &kvCache,
-                 const AttentionMetadata &metadata, const DeviceTensor &output,
-                 const Tensor *outputScale = nullptr,
-                 const Tensor *outputBlockScale = nullptr) override;
-  /// The latent cache write and MLA decode with the metadata builder's
-  /// default num_kv_splits.
-  std::vector<VariantQuery> calls(const AttentionLayer &layer,
-                                  const KvCacheSpec &cache) const override;
-
-  /// MLA decode of q [R, H, L + P] against the latent cache into out
-  /// [R, H, L] (and lse [R, H] when not null).
-  Status forwardMqa(const AttentionLayer &layer, const DeviceTensor &q,
-                    const DeviceTensor &kvCache, const MlaMetadata &metadata,
-                    const DeviceTensor &out,
-                    const DeviceTensor *lse = nullptr);
-
-private:
-  /// forwardMqa's checks; with `slotMapping`, also that every slot is inside
-  /// the cache.
-  Status checkMqa(const AttentionLayer &layer, const DeviceTensor &q,
-                  const DeviceTensor &kvCache, const MlaMetadata &metadata,
-                  const DeviceTensor &out, const DeviceTensor *lse,
-                  const Tensor *slotMapping) const;
-
-  /// The latent cache's element type, and an fp8 cache's scale ([1] f32).
-  DType cacheDtype_;
-  std::optional<Tensor> kScale_;
+  /// Checks what getKvCacheShape needs of every cache: dimensions of at
+  /// least 1, a size a host can index, and a supported `cacheDtype`.
+  Status checkKvCacheDims(int64_t numBlocks, int64_t blockSize,
+                          int64_t numKvHeads, int64_t headSize,
+                          std::string_view cacheDtype) const;
 };
 
 } // namespace attn::runtime

@@ -10,26 +10,22 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// The tensors every backend's metadata carries, copied from the common
-/// metadata.
-struct CommonTensors {
-  Tensor queryStartLoc;
-  Tensor seqLens;
-  Tensor blockTable;
-  Tensor slotMapping;
-};
-
-Result<CommonTensors> makeCommonTensors(const CommonAttentionMetadata &cam) {
-  CommonTensors t;
-  t.queryStartLoc = toTensor(cam.queryStartLoc);
-  t.seqLens = toTensor(cam.seqLens);
+/// Fills what every backend's metadata takes of the step's common metadata.
+Status fillBatch(BatchMetadata &md, const CommonAttentionMetadata &cam) {
   Result<Tensor> blockTable =
       toTensor(cam.blockTable, {cam.numReqs, cam.blockTableCols});
   if (!blockTable)
     return errorf("block table: ", blockTable.message());
-  t.blockTable = std::move(*blockTable);
-  t.slotMapping = toTensor(cam.slotMapping);
-  return t;
+  md.numReqs = cam.numReqs;
+  md.numActualTokens = cam.numActualTokens;
+  md.maxQueryLen = cam.maxQueryLen;
+  md.maxSeqLen = cam.maxSeqLen;
+  md.queryStartLoc = toTensor(cam.queryStartLoc);
+  md.seqLens = toTensor(cam.seqLens);
+  md.blockTable = std::move(*blockTable);
+  md.slotMapping = toTensor(cam.slotMapping);
+  md.causal = cam.causal;
+  return Status::ok();
 }
 
 } // namespace
@@ -195,19 +191,8 @@ FlashAttentionMetadataBuilder::build(int32_t commonPrefixLen,
     return errorf("FLASH_ATTN: common_prefix_len ", commonPrefixLen,
                   " is negative");
 
-  Result<CommonTensors> common = makeCommonTensors(cam);
-  if (!common)
-    return common.status();
   auto md = std::make_unique<FlashAttentionMetadata>();
-  md->numReqs = cam.numReqs;
-  md->numActualTokens = cam.numActualTokens;
-  md->maxQueryLen = cam.maxQueryLen;
-  md->maxSeqLen = cam.maxSeqLen;
-  md->queryStartLoc = std::move(common->queryStartLoc);
-  md->seqLens = std::move(common->seqLens);
-  md->blockTable = std::move(common->blockTable);
-  md->slotMapping = std::move(common->slotMapping);
-  md->causal = cam.causal;
+  ATTN_RETURN_IF_ERROR(fillBatch(*md, cam));
   md->commonPrefixLen = commonPrefixLen;
   md->useCascade = commonPrefixLen > 0;
   if (!md->useCascade)
@@ -293,20 +278,8 @@ MlaMetadataBuilder::build(int32_t commonPrefixLen,
       splitDecodesAndPrefills(cam, reorderBatchThreshold().value_or(1));
   if (!split)
     return errorf("TRITON_MLA: ", split.message());
-  Result<CommonTensors> common = makeCommonTensors(cam);
-  if (!common)
-    return common.status();
-
   auto md = std::make_unique<MlaMetadata>();
-  md->numReqs = cam.numReqs;
-  md->numActualTokens = cam.numActualTokens;
-  md->maxQueryLen = cam.maxQueryLen;
-  md->maxSeqLen = cam.maxSeqLen;
-  md->queryStartLoc = std::move(common->queryStartLoc);
-  md->seqLens = std::move(common->seqLens);
-  md->blockTable = std::move(common->blockTable);
-  md->slotMapping = std::move(common->slotMapping);
-  md->causal = cam.causal;
+  ATTN_RETURN_IF_ERROR(fillBatch(*md, cam));
   md->numDecodes = split->numDecodes;
   md->numDecodeTokens = split->numDecodeTokens;
   md->numPrefills = split->numPrefills;

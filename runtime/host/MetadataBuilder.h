@@ -102,13 +102,10 @@ template <typename T> const T *dynCastMetadata(const AttentionMetadata *md) {
   return md && md->kind() == T::kKind ? static_cast<const T *>(md) : nullptr;
 }
 
-/// FLASH_ATTN's metadata (vLLM's FlashAttentionMetadata). Index tensors are
-/// i32 except slotMapping (i64).
-struct FlashAttentionMetadata : AttentionMetadata {
-  static constexpr AttentionMetadataKind kKind =
-      AttentionMetadataKind::FlashAttention;
-  FlashAttentionMetadata() : AttentionMetadata(kKind) {}
-
+/// The batch every backend's metadata describes: its requests, their query
+/// and sequence lengths, their blocks and the new tokens' slots. Index
+/// tensors are i32 except slotMapping (i64).
+struct BatchMetadata : AttentionMetadata {
   int32_t numReqs = 0;
   /// Tokens including padding (the common metadata's num_actual_tokens).
   int32_t numActualTokens = 0;
@@ -119,6 +116,17 @@ struct FlashAttentionMetadata : AttentionMetadata {
   Tensor blockTable;    ///< [R, M]
   Tensor slotMapping;   ///< [T] (may be empty: no cache write)
   bool causal = true;
+
+protected:
+  explicit BatchMetadata(AttentionMetadataKind kind)
+      : AttentionMetadata(kind) {}
+};
+
+/// FLASH_ATTN's metadata (vLLM's FlashAttentionMetadata).
+struct FlashAttentionMetadata : BatchMetadata {
+  static constexpr AttentionMetadataKind kKind =
+      AttentionMetadataKind::FlashAttention;
+  FlashAttentionMetadata() : BatchMetadata(kKind) {}
 
   /// Cascade attention: all requests share the first commonPrefixLen tokens
   /// (a multiple of the block size, held by the first blocks of every row).
@@ -134,19 +142,9 @@ struct FlashAttentionMetadata : AttentionMetadata {
 
 /// TRITON_MLA's metadata (vLLM's MLACommonMetadata, flattened). The batch is
 /// reordered: the first numDecodes requests are decodes.
-struct MlaMetadata : AttentionMetadata {
+struct MlaMetadata : BatchMetadata {
   static constexpr AttentionMetadataKind kKind = AttentionMetadataKind::Mla;
-  MlaMetadata() : AttentionMetadata(kKind) {}
-
-  int32_t numReqs = 0;
-  int32_t numActualTokens = 0;
-  int32_t maxQueryLen = 0;
-  int32_t maxSeqLen = 0;
-  Tensor queryStartLoc; ///< [R + 1]
-  Tensor seqLens;       ///< [R]
-  Tensor blockTable;    ///< [R, M]
-  Tensor slotMapping;   ///< [T]
-  bool causal = true;
+  MlaMetadata() : BatchMetadata(kKind) {}
 
   int32_t numDecodes = 0;
   int32_t numDecodeTokens = 0;

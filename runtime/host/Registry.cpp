@@ -2,6 +2,9 @@
 
 #include "runtime/host/Registry.h"
 
+#include "runtime/host/FlashAttention.h"
+#include "runtime/host/TritonMla.h"
+
 #include <algorithm>
 #include <sstream>
 

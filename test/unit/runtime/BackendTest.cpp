@@ -2,6 +2,9 @@
 
 #include "runtime/host/Backend.h"
 
+#include "runtime/host/FlashAttention.h"
+#include "runtime/host/TritonMla.h"
+
 #include "FakeExecutor.h"
 
 #include <gmock/gmock.h>

@@ -11,9 +11,11 @@
 #include "reference/ops/Ops.h"
 #include "reference/ops/Random.h"
 #include "runtime/host/Backend.h"
+#include "runtime/host/FlashAttention.h"
 #include "runtime/executor/HostCalls.h"
 #include "runtime/host/Metadata.h"
 #include "runtime/host/Registry.h"
+#include "runtime/host/TritonMla.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -94,7 +94,7 @@ bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
     return false;
   }
   mlir::attn::CompileOptions options;
-  options.targets = {"spirv"};
+  options.targets = {::attn::Target::SPIRV};
   options.subgroupSize = 32;
   options.spirvAbi = abi;
   mlir::FailureOr<mlir::attn::CompiledModule> compiled =

@@ -37,11 +37,8 @@ mlir::attn::parseSpirvAbi(llvm::StringRef name) {
 FailureOr<mlir::attn::CompiledModule>
 mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   std::vector<const TargetBackend *> backends;
-  for (const std::string &target : options.targets) {
-    const TargetBackend *backend = findTargetBackend(target);
-    if (!backend)
-      return mlir::emitError(input.getLoc())
-             << "unknown target '" << target << "'";
+  for (::attn::Target target : options.targets) {
+    const TargetBackend *backend = &targetBackend(target);
     // A target named twice compiles once.
     if (!llvm::is_contained(backends, backend))
       backends.push_back(backend);
@@ -61,7 +58,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
       continue;
     if (planned && !gpuTargets)
       return mlir::emitError(input.getLoc())
-             << "targets " << planned->name << " and " << backend->name
+             << "targets " << planned->name() << " and " << backend->name()
              << " both lower the attn ops themselves, and a bundle holds one "
                 "host plan per function";
     planned = backend;

@@ -9,6 +9,7 @@
 #ifndef ATTN_COMPILER_COMPILE_H
 #define ATTN_COMPILER_COMPILE_H
 
+#include "core/Target.h"
 #include "runtime/bundle/Plan.h"
 
 #include "mlir/Support/LLVM.h"
@@ -29,8 +30,8 @@ namespace attn {
 void registerCompilerDialects(DialectRegistry &registry);
 
 struct CompileOptions {
-  /// Targets by name: spirv, ptx, msl, tt (compiler/targets/Target.h).
-  std::vector<std::string> targets = {"spirv"};
+  /// The targets to compile for (compiler/targets/Target.h).
+  std::vector<::attn::Target> targets = {::attn::Target::SPIRV};
   /// Invocations per subgroup of the device the kernels will run on
   /// (lavapipe: 8, NVIDIA: 32). The attention kernels reduce across one
   /// subgroup, so a kernel runs only on devices with this subgroup size.

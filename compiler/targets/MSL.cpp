@@ -31,7 +31,7 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
     return failure();
   for (const SPIRVKernel &k : *spirv) {
     FailureOr<CompiledKernel> kernel =
-        lowered.entries.compiled(module, "msl", k.entryPoint);
+        lowered.entries.compiled(module, ::attn::Target::MSL, k.entryPoint);
     if (failed(kernel))
       return failure();
     MSLOptions mslOptions;

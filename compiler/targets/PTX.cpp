@@ -64,7 +64,7 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
     return failure();
   for (PTXKernel &k : *ptx) {
     FailureOr<CompiledKernel> kernel =
-        entries->compiled(input, "ptx", k.entryPoint);
+        entries->compiled(input, ::attn::Target::PTX, k.entryPoint);
     if (failed(kernel))
       return failure();
     kernel->bytes = std::move(k.ptx);
@@ -75,7 +75,7 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
     launch.subgroupSize = kNVIDIAWarpSize;
     launch.chip = options.chip;
     launch.argElementBytes = entries->elementBytes.lookup(k.entryPoint);
-    kernel->launchJson = ::attn::writeLaunchFacts(launch, "ptx");
+    kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::PTX);
     out.push_back(std::move(*kernel));
   }
   return success();

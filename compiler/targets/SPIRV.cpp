@@ -23,7 +23,7 @@ appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
   using namespace mlir::attn;
   for (SPIRVKernel &k : kernels) {
     FailureOr<CompiledKernel> kernel =
-        entries.compiled(input, "spirv", k.entryPoint);
+        entries.compiled(input, ::attn::Target::SPIRV, k.entryPoint);
     if (failed(kernel))
       return failure();
     kernel->bytes.assign(reinterpret_cast<const char *>(k.words.data()),
@@ -36,7 +36,7 @@ appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
     launch.argElementBytes = entries.elementBytes.lookup(k.entryPoint);
     if (bufferAddresses)
       launch.addressedBuffers = launch.argElementBytes.size();
-    kernel->launchJson = ::attn::writeLaunchFacts(launch, "spirv");
+    kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::SPIRV);
     out.push_back(std::move(*kernel));
   }
   return success();

@@ -255,7 +255,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
   OwningOpRef<ModuleOp> single = ModuleOp::create(fn.getLoc());
   single->push_back(fn.clone());
   ops::CompileOptions options;
-  options.targets = {"tt"};
+  options.targets = {::attn::Target::TT};
   llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
       *single, entry, options, device, addKernel, inputs, stats);
   if (!results)
@@ -393,7 +393,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         knobOptions(knobs, info.subgroupSize, info.type == "cpu");
     if (!options)
       return options.takeError();
-    options->targets = {"spirv"};
+    options->targets = {::attn::Target::SPIRV};
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);
@@ -428,7 +428,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         knobOptions(knobs, kNVIDIAWarpSize, /*cpu=*/false);
     if (!options)
       return options.takeError();
-    options->targets = {"ptx"};
+    options->targets = {::attn::Target::PTX};
     options->chip = (*device)->info().chip();
     options->ptxFeatures = ptxFeaturesForChip(options->chip);
     auto addKernel = [&](const CompiledKernel &k) {

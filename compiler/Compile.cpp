@@ -25,12 +25,12 @@ void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
   registerBufferizableOpInterfaceExternalModels(registry);
 }
 
-std::optional<mlir::attn::CompileOptions::SpirvAbi>
+std::optional<mlir::attn::SPIRVTargetOptions::Abi>
 mlir::attn::parseSpirvAbi(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<CompileOptions::SpirvAbi>>(name)
-      .Case("addresses", CompileOptions::SpirvAbi::Addresses)
-      .Case("bindings", CompileOptions::SpirvAbi::Bindings)
-      .Case("both", CompileOptions::SpirvAbi::Both)
+  return llvm::StringSwitch<std::optional<SPIRVTargetOptions::Abi>>(name)
+      .Case("addresses", SPIRVTargetOptions::Abi::Addresses)
+      .Case("bindings", SPIRVTargetOptions::Abi::Bindings)
+      .Case("both", SPIRVTargetOptions::Abi::Both)
       .Default(std::nullopt);
 }
 

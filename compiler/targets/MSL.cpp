@@ -36,7 +36,7 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
       return failure();
     MSLOptions mslOptions;
     mslOptions.subgroupSize = options.subgroupSize;
-    mslOptions.version = options.mslVersion;
+    mslOptions.version = options.msl.version;
     llvm::Expected<MSLKernel> msl =
         translateSPIRVToMSL(k.words, k.entryPoint, mslOptions);
     // At the module's location, without the module printed after it: the

@@ -59,7 +59,7 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
   if (failed(entries))
     return failure();
   FailureOr<SmallVector<PTXKernel>> ptx =
-      translateKernelsToPTX(*module, options.chip, options.ptxFeatures);
+      translateKernelsToPTX(*module, options.ptx.chip, options.ptx.features);
   if (failed(ptx))
     return failure();
   for (PTXKernel &k : *ptx) {
@@ -73,7 +73,7 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
     ::attn::LaunchFacts launch;
     launch.workgroup = entries->workgroup.lookup(k.entryPoint);
     launch.subgroupSize = kNVIDIAWarpSize;
-    launch.chip = options.chip;
+    launch.chip = options.ptx.chip;
     launch.argElementBytes = entries->elementBytes.lookup(k.entryPoint);
     kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::PTX);
     out.push_back(std::move(*kernel));

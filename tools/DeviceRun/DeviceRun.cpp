@@ -343,11 +343,11 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
 
 llvm::Error
 mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
-  std::optional<CompileOptions::SpirvAbi> abi = parseSpirvAbi(spirvAbi);
+  std::optional<SPIRVTargetOptions::Abi> abi = parseSpirvAbi(spirvAbi);
   if (!abi)
     return llvm::createStringError("--spirv-abi=" + spirvAbi +
                                    ": expected both, addresses or bindings");
-  options.spirvAbi = *abi;
+  options.spirv.abi = *abi;
   options.splitKv = splitKv;
   options.vectorWidth = vectorWidth;
   options.attentionSubgroups = attentionSubgroups;
@@ -429,8 +429,8 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     if (!options)
       return options.takeError();
     options->targets = {::attn::Target::PTX};
-    options->chip = (*device)->info().chip();
-    options->ptxFeatures = ptxFeaturesForChip(options->chip);
+    options->ptx.chip = (*device)->info().chip();
+    options->ptx.features = ptxFeaturesForChip(options->ptx.chip);
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);

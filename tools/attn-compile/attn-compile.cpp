@@ -594,9 +594,9 @@ private:
       key += std::string(::attn::toString(t)) + ",";
     return key + "sg" + std::to_string(build.subgroupSize) + ",split" +
            std::to_string(options.splitKv) + ",abi" +
-           std::to_string(static_cast<int>(options.spirvAbi)) +
+           std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
-           (llvm::is_contained(build.targets, ::attn::Target::PTX) ? ",chip" + options.chip
+           (llvm::is_contained(build.targets, ::attn::Target::PTX) ? ",chip" + options.ptx.chip
                                                      : "");
   }
 
@@ -837,7 +837,7 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<std::string>> targets = requestedTargets();
   if (!targets)
     return fail(llvm::toString(targets.takeError()));
-  std::optional<CompileOptions::SpirvAbi> abi = parseSpirvAbi(spirvAbi);
+  std::optional<SPIRVTargetOptions::Abi> abi = parseSpirvAbi(spirvAbi);
   if (!abi)
     return fail("--spirv-abi=" + spirvAbi +
                 ": expected both, addresses or bindings");
@@ -864,9 +864,9 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.splitKv = splitKv;
-  options.spirvAbi = *abi;
-  options.chip = chip;
-  options.ptxFeatures = ptxFeaturesForChip(chip);
+  options.spirv.abi = *abi;
+  options.ptx.chip = chip;
+  options.ptx.features = ptxFeaturesForChip(chip);
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
   TaskResults results = runTasks(compiler, jobList, *builds);

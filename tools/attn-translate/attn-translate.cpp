@@ -245,9 +245,9 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(Target target) {
   options.vectorLoadBytes = vectorLoadBytes;
   options.attentionSubgroups = attentionSubgroups;
   options.splitKv = splitKv;
-  options.spirvAbi = mlir::attn::CompileOptions::SpirvAbi::Addresses;
-  options.chip = chip;
-  options.ptxFeatures = ptxFeatures.empty()
+  options.spirv.abi = mlir::attn::SPIRVTargetOptions::Abi::Addresses;
+  options.ptx.chip = chip;
+  options.ptx.features = ptxFeatures.empty()
                             ? mlir::attn::ptxFeaturesForChip(chip)
                             : std::string(ptxFeatures);
   if (!mslVersion.empty()) {
@@ -260,7 +260,7 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(Target target) {
                    << mslVersion << "'\n";
       return failure();
     }
-    options.mslVersion = mlir::attn::makeMSLVersion(major, minor);
+    options.msl.version = mlir::attn::makeMSLVersion(major, minor);
   }
   return options;
 }

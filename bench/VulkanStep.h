@@ -129,7 +129,7 @@ makeVulkanStep(const std::string &spec,
   }
   mlir::attn::CompileOptions options =
       mlir::attn::CompileOptions::forDevice(subgroupSize, info.type == "cpu");
-  options.targets = {"spirv"};
+  options.targets = {::attn::Target::SPIRV};
   if (adjust)
     adjust(options);
   mlir::FailureOr<mlir::attn::CompiledModule> compiled =

@@ -80,7 +80,7 @@ mlir::MLIRContext &sharedContext() {
 /// Builds and compiles `spec` in `context`; false (and the reason in
 /// `error`) when either fails.
 bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
-                 mlir::attn::CompileOptions::SpirvAbi abi, std::string &error) {
+                 mlir::attn::SPIRVTargetOptions::Abi abi, std::string &error) {
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     diagnostics += d.str() + "\n";
@@ -94,9 +94,9 @@ bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
     return false;
   }
   mlir::attn::CompileOptions options;
-  options.targets = {"spirv"};
+  options.targets = {::attn::Target::SPIRV};
   options.subgroupSize = 32;
-  options.spirvAbi = abi;
+  options.spirv.abi = abi;
   mlir::FailureOr<mlir::attn::CompiledModule> compiled =
       mlir::attn::compileModule(*module, options);
   if (mlir::failed(compiled)) {
@@ -112,7 +112,7 @@ bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
 
 void compileVariant(benchmark::State &state, const char *spec,
                     bool freshContext,
-                    mlir::attn::CompileOptions::SpirvAbi abi) {
+                    mlir::attn::SPIRVTargetOptions::Abi abi) {
   llvm::Expected<mlir::attn::Variant> variant = mlir::attn::parseVariant(spec);
   if (!variant) {
     state.SkipWithError(llvm::toString(variant.takeError()).c_str());
@@ -139,7 +139,7 @@ void compileVariant(benchmark::State &state, const char *spec,
 }
 
 int registerAll() {
-  using Abi = mlir::attn::CompileOptions::SpirvAbi;
+  using Abi = mlir::attn::SPIRVTargetOptions::Abi;
   for (const char *spec : kVariants) {
     llvm::Expected<mlir::attn::Variant> v = mlir::attn::parseVariant(spec);
     std::string name = v ? mlir::attn::variantName(*v) : std::string(spec);

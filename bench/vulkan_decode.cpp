@@ -21,7 +21,7 @@
 //    device launches the descriptor-binding form, which this problem's
 //    64 MiB cache allows (the bound_launches and addressed_launches
 //    counters say which ran); K = 2 is K = 1 in the binding form only and
-//    K = 3 in the device-address form only (CompileOptions::SpirvAbi), the
+//    K = 3 in the device-address form only (SPIRVTargetOptions::Abi), the
 //    form any tensor past the device's storage-buffer range takes;
 //  - BM_DecodeVulkanFp8/subgroups:W/kernel:K: the same step over an fp8
 //    (e4m3) cache holding the bf16 cache quantized with k_scale = v_scale =
@@ -123,15 +123,15 @@ attn::bench::VulkanStep &vulkanStep(int64_t subgroups, int64_t kernel,
                               (fp8 ? ",kv_cache_dtype=fp8" : ""),
                           [=](mlir::attn::CompileOptions &o) {
                             o.attentionSubgroups = subgroups;
-                            using Abi = mlir::attn::CompileOptions::SpirvAbi;
+                            using Abi = mlir::attn::SPIRVTargetOptions::Abi;
                             if (kernel == 0) {
                               o.vectorLoadBytes = 0;
                               o.laneRegisters = 128;
                             }
                             if (kernel == 0 || kernel == 3)
-                              o.spirvAbi = Abi::Addresses;
+                              o.spirv.abi = Abi::Addresses;
                             if (kernel == 2)
-                              o.spirvAbi = Abi::Bindings;
+                              o.spirv.abi = Abi::Bindings;
                           }))
              .first;
   return it->second;

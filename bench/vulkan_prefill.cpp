@@ -87,8 +87,8 @@ attn::bench::VulkanStep &stepOf(int64_t kernel) {
                                     if (kernel == 2) {
                                       o.vectorLoadBytes = 0;
                                       o.laneRegisters = 128;
-                                      o.spirvAbi = mlir::attn::CompileOptions::
-                                          SpirvAbi::Addresses;
+                                      o.spirv.abi = mlir::attn::SPIRVTargetOptions::
+                                          Abi::Addresses;
                                     }
                                   }))
              .first;

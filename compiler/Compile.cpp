@@ -25,23 +25,20 @@ void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
   registerBufferizableOpInterfaceExternalModels(registry);
 }
 
-std::optional<mlir::attn::CompileOptions::SpirvAbi>
+std::optional<mlir::attn::SPIRVTargetOptions::Abi>
 mlir::attn::parseSpirvAbi(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<CompileOptions::SpirvAbi>>(name)
-      .Case("addresses", CompileOptions::SpirvAbi::Addresses)
-      .Case("bindings", CompileOptions::SpirvAbi::Bindings)
-      .Case("both", CompileOptions::SpirvAbi::Both)
+  return llvm::StringSwitch<std::optional<SPIRVTargetOptions::Abi>>(name)
+      .Case("addresses", SPIRVTargetOptions::Abi::Addresses)
+      .Case("bindings", SPIRVTargetOptions::Abi::Bindings)
+      .Case("both", SPIRVTargetOptions::Abi::Both)
       .Default(std::nullopt);
 }
 
 FailureOr<mlir::attn::CompiledModule>
 mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
   std::vector<const TargetBackend *> backends;
-  for (const std::string &target : options.targets) {
-    const TargetBackend *backend = findTargetBackend(target);
-    if (!backend)
-      return mlir::emitError(input.getLoc())
-             << "unknown target '" << target << "'";
+  for (::attn::Target target : options.targets) {
+    const TargetBackend *backend = &targetBackend(target);
     // A target named twice compiles once.
     if (!llvm::is_contained(backends, backend))
       backends.push_back(backend);
@@ -61,7 +58,7 @@ mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
       continue;
     if (planned && !gpuTargets)
       return mlir::emitError(input.getLoc())
-             << "targets " << planned->name << " and " << backend->name
+             << "targets " << planned->name() << " and " << backend->name()
              << " both lower the attn ops themselves, and a bundle holds one "
                 "host plan per function";
     planned = backend;

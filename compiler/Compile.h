@@ -9,6 +9,7 @@
 #ifndef ATTN_COMPILER_COMPILE_H
 #define ATTN_COMPILER_COMPILE_H
 
+#include "core/Target.h"
 #include "runtime/bundle/Plan.h"
 
 #include "mlir/Support/LLVM.h"
@@ -28,9 +29,45 @@ namespace attn {
 /// upstream dialects, and the bufferization models.
 void registerCompilerDialects(DialectRegistry &registry);
 
+/// Target spirv's knobs.
+struct SPIRVTargetOptions {
+  /// How the kernels reach their buffers.
+  enum class Abi {
+    /// By 64-bit device address (attn-spirv-buffer-addresses): no buffer is
+    /// limited to the device's maxStorageBufferRange (128 MiB on lavapipe).
+    Addresses,
+    /// By descriptor binding: each buffer a kernel sees is at most
+    /// maxStorageBufferRange, and lavapipe serves bound buffers 1.5-2.5x
+    /// faster than addressed ones (bench/README.md).
+    Bindings,
+    /// Each kernel in both forms, two files in the bundle; a Vulkan device
+    /// launches the binding form when every buffer of a launch fits a
+    /// binding, and the address form otherwise.
+    Both,
+  };
+  Abi abi = Abi::Both;
+};
+
+/// Target ptx's knobs: the SM ("sm_80", "sm_90", ...) and the NVPTX features
+/// (the PTX ISA version) of the PTX. PTX kernels need subgroup size 32 and
+/// take bf16 natively.
+struct PTXTargetOptions {
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+};
+
+/// Target msl's knobs.
+struct MSLTargetOptions {
+  /// The MSL version to emit (makeMSLVersion); 0: the lowest each kernel
+  /// needs.
+  uint32_t version = 0;
+};
+
+/// What a compile builds: its targets, the knobs of convert-attn-to-gpu
+/// they share, and each target's own.
 struct CompileOptions {
-  /// Targets by name: spirv, ptx, msl, tt (compiler/targets/Target.h).
-  std::vector<std::string> targets = {"spirv"};
+  /// The targets to compile for (compiler/targets/Target.h).
+  std::vector<::attn::Target> targets = {::attn::Target::SPIRV};
   /// Invocations per subgroup of the device the kernels will run on
   /// (lavapipe: 8, NVIDIA: 32). The attention kernels reduce across one
   /// subgroup, so a kernel runs only on devices with this subgroup size.
@@ -87,34 +124,17 @@ struct CompileOptions {
     options.vectorLoadBytes = vectorLoadBytesFor(cpuDevice);
     return options;
   }
-  /// Target spirv: how the kernels reach their buffers.
-  enum class SpirvAbi {
-    /// By 64-bit device address (attn-spirv-buffer-addresses): no buffer is
-    /// limited to the device's maxStorageBufferRange (128 MiB on lavapipe).
-    Addresses,
-    /// By descriptor binding: each buffer a kernel sees is at most
-    /// maxStorageBufferRange, and lavapipe serves bound buffers 1.5-2.5x
-    /// faster than addressed ones (bench/README.md).
-    Bindings,
-    /// Each kernel in both forms, two files in the bundle; a Vulkan device
-    /// launches the binding form when every buffer of a launch fits a
-    /// binding, and the address form otherwise.
-    Both,
-  };
-  SpirvAbi spirvAbi = SpirvAbi::Both;
-  /// Target msl: the MSL version to emit (makeMSLVersion); 0: the lowest
-  /// each kernel needs.
-  uint32_t mslVersion = 0;
-  /// Target ptx: the SM ("sm_80", "sm_90", ...) and the NVPTX features (the
-  /// PTX ISA version) of the PTX. PTX kernels need subgroup size 32 and take
-  /// bf16 natively.
-  std::string chip = "sm_90";
-  std::string ptxFeatures = "+ptx80";
+
+  /// Each target's own knobs, which only its compile reads
+  /// (TargetBackend::compileKernels).
+  SPIRVTargetOptions spirv;
+  PTXTargetOptions ptx;
+  MSLTargetOptions msl;
 };
 
-/// The SpirvAbi named "addresses", "bindings" or "both" (attn-compile's and
-/// attn-diff's --spirv-abi); nullopt for another name.
-std::optional<CompileOptions::SpirvAbi> parseSpirvAbi(llvm::StringRef name);
+/// The SPIRVTargetOptions::Abi named "addresses", "bindings" or "both"
+/// (attn-compile's and attn-diff's --spirv-abi); nullopt for another name.
+std::optional<SPIRVTargetOptions::Abi> parseSpirvAbi(llvm::StringRef name);
 
 struct CompiledKernel {
   /// What plans launch: "gpu_module::gpu_func". For target "tt" each file

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -32,6 +33,27 @@ std::optional<::attn::DType> mlir::attn::planElementType(Type t) {
   if (t.isSignlessInteger(64))
     return ::attn::DType::I64;
   return std::nullopt;
+}
+
+Type mlir::attn::elementTypeOf(::attn::DType dtype, MLIRContext *context) {
+  Builder b(context);
+  switch (dtype) {
+  case ::attn::DType::F32:
+    return b.getF32Type();
+  case ::attn::DType::F16:
+    return b.getF16Type();
+  case ::attn::DType::BF16:
+    return b.getBF16Type();
+  case ::attn::DType::F8E4M3FN:
+    return b.getType<Float8E4M3FNType>();
+  case ::attn::DType::F8E5M2:
+    return b.getType<Float8E5M2Type>();
+  case ::attn::DType::I32:
+    return b.getIntegerType(32);
+  case ::attn::DType::I64:
+    return b.getIntegerType(64);
+  }
+  llvm_unreachable("unknown dtype");
 }
 
 namespace {

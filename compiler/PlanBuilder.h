@@ -23,8 +23,11 @@ class FuncOp;
 
 namespace attn {
 
-/// The runtime element type of `type` (f32, f16, bf16, i32 or i64), or none.
+/// The runtime element type of `type` (f32, f16, bf16, fp8, i32 or i64), or
+/// none. elementTypeOf is its inverse: the two are the one mapping between
+/// MLIR element types and core's DType.
 std::optional<::attn::DType> planElementType(Type type);
+Type elementTypeOf(::attn::DType dtype, MLIRContext *context);
 
 /// Builds the plan of `func`. Ops a plan cannot express are reported as
 /// errors at their location.

@@ -1,6 +1,7 @@
 //===- Variant.cpp - Attention variants from key=value lists -------------===//
 
 #include "compiler/Variant.h"
+#include "compiler/PlanBuilder.h"
 
 #include "dialect/AttnOps.h"
 #include "dialect/Limits.h"
@@ -14,7 +15,6 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -28,59 +28,13 @@ using namespace mlir::attn;
 // Names
 //===----------------------------------------------------------------------===//
 
-StringRef mlir::attn::toString(VariantOp op) {
-  switch (op) {
-  case VariantOp::PagedAttention:
-    return "paged_attention";
-  case VariantOp::ReshapeAndCache:
-    return "reshape_and_cache";
-  case VariantOp::MlaDecode:
-    return "mla_decode";
-  case VariantOp::MergeStates:
-    return "merge_states";
-  }
-  llvm_unreachable("unknown variant op");
-}
-
-StringRef mlir::attn::toString(VariantDType dtype) {
-  switch (dtype) {
-  case VariantDType::F32:
-    return "f32";
-  case VariantDType::F16:
-    return "f16";
-  case VariantDType::BF16:
-    return "bf16";
-  }
-  llvm_unreachable("unknown variant dtype");
-}
-
-StringRef mlir::attn::toString(VariantCacheDType dtype) {
-  switch (dtype) {
-  case VariantCacheDType::Auto:
-    return "auto";
-  case VariantCacheDType::F8E4M3:
-    return "fp8_e4m3";
-  case VariantCacheDType::F8E5M2:
-    return "fp8_e5m2";
-  }
-  llvm_unreachable("unknown variant cache dtype");
-}
-
-StringRef Variant::functionName() const { return toString(op); }
+StringRef Variant::functionName() const { return ::attn::toString(op); }
 
 //===----------------------------------------------------------------------===//
 // Parsing
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Bit per op, for the ops a key applies to.
-enum OpMask : unsigned {
-  kPaged = 1u << static_cast<unsigned>(VariantOp::PagedAttention),
-  kCache = 1u << static_cast<unsigned>(VariantOp::ReshapeAndCache),
-  kMla = 1u << static_cast<unsigned>(VariantOp::MlaDecode),
-  kMerge = 1u << static_cast<unsigned>(VariantOp::MergeStates),
-};
 
 llvm::Error makeError(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -96,24 +50,25 @@ using ValueParser = llvm::Error (*)(StringRef key, StringRef value, Variant &v);
 
 template <int64_t Variant::*field>
 llvm::Error intValue(StringRef key, StringRef value, Variant &v) {
-  if (value.getAsInteger(10, v.*field))
+  std::optional<int64_t> i = ::attn::parseIntValue(value);
+  if (!i)
     return badValue(key, value, "an integer");
+  v.*field = *i;
   return llvm::Error::success();
 }
 
 template <double Variant::*field>
 llvm::Error floatValue(StringRef key, StringRef value, Variant &v) {
-  if (value.getAsDouble(v.*field) || !std::isfinite(v.*field))
+  std::optional<double> d = ::attn::parseFloatValue(value);
+  if (!d || !std::isfinite(*d))
     return badValue(key, value, "a finite number");
+  v.*field = *d;
   return llvm::Error::success();
 }
 
 template <bool Variant::*field>
 llvm::Error boolValue(StringRef key, StringRef value, Variant &v) {
-  std::optional<bool> b = llvm::StringSwitch<std::optional<bool>>(value)
-                              .Cases({"true", "1"}, true)
-                              .Cases({"false", "0"}, false)
-                              .Default(std::nullopt);
+  std::optional<bool> b = ::attn::parseBoolValue(value);
   if (!b)
     return badValue(key, value, "true, false, 1 or 0");
   v.*field = *b;
@@ -127,25 +82,15 @@ llvm::Error opValue(StringRef, StringRef, Variant &) {
 }
 
 llvm::Error dtypeValue(StringRef key, StringRef value, Variant &v) {
-  std::optional<VariantDType> dtype =
-      llvm::StringSwitch<std::optional<VariantDType>>(value)
-          .Case("f32", VariantDType::F32)
-          .Case("f16", VariantDType::F16)
-          .Case("bf16", VariantDType::BF16)
-          .Default(std::nullopt);
-  if (!dtype)
+  std::optional<::attn::DType> dtype = ::attn::parseDType(value);
+  if (!dtype || !::attn::isModelDType(*dtype))
     return badValue(key, value, "f32, f16 or bf16");
   v.dtype = *dtype;
   return llvm::Error::success();
 }
 
 llvm::Error kvCacheDtypeValue(StringRef key, StringRef value, Variant &v) {
-  std::optional<VariantCacheDType> dtype =
-      llvm::StringSwitch<std::optional<VariantCacheDType>>(value)
-          .Case("auto", VariantCacheDType::Auto)
-          .Cases({"fp8", "fp8_e4m3"}, VariantCacheDType::F8E4M3)
-          .Case("fp8_e5m2", VariantCacheDType::F8E5M2)
-          .Default(std::nullopt);
+  std::optional<CacheDType> dtype = ::attn::parseCacheDType(value);
   if (!dtype)
     return badValue(key, value, "auto, fp8, fp8_e4m3 or fp8_e5m2");
   v.kvCacheDtype = *dtype;
@@ -160,76 +105,46 @@ llvm::Error layoutValue(StringRef key, StringRef value, Variant &v) {
   return llvm::Error::success();
 }
 
-/// One key of the variant syntax: its name, the ops it applies to, what it
-/// means (for --help) and how its value is read. The order is the order of
-/// --help and of the "known keys" message.
-struct KeyInfo {
-  StringRef name;
-  unsigned ops;
-  StringRef help;
-  ValueParser parse;
+/// How each key's value is read into a Variant, in the order of core's
+/// table (core/VariantKeys.h), which holds the names, ops and help.
+constexpr std::pair<std::string_view, ValueParser> kParsers[] = {
+    {"op", opValue},
+    {"num_heads", intValue<&Variant::numHeads>},
+    {"num_kv_heads", intValue<&Variant::numKvHeads>},
+    {"head_size", intValue<&Variant::headSize>},
+    {"block_size", intValue<&Variant::blockSize>},
+    {"dtype", dtypeValue},
+    {"kv_cache_dtype", kvCacheDtypeValue},
+    {"layout", layoutValue},
+    {"causal", boolValue<&Variant::causal>},
+    {"window_left", intValue<&Variant::windowLeft>},
+    {"window_right", intValue<&Variant::windowRight>},
+    {"soft_cap", floatValue<&Variant::softCap>},
+    {"alibi", boolValue<&Variant::alibi>},
+    {"sinks", boolValue<&Variant::sinks>},
+    {"scale", floatValue<&Variant::scale>},
+    {"kv_lora_rank", intValue<&Variant::kvLoraRank>},
+    {"rope_dim", intValue<&Variant::ropeDim>},
+    {"num_kv_splits", intValue<&Variant::numKvSplits>},
 };
 
-constexpr KeyInfo kKeys[] = {
-    {"op", kPaged | kCache | kMla | kMerge,
-     "paged_attention | reshape_and_cache | mla_decode | merge_states",
-     opValue},
-    {"num_heads", kPaged | kMla | kMerge, "query heads H (32)",
-     intValue<&Variant::numHeads>},
-    {"num_kv_heads", kPaged | kCache,
-     "kv heads G (num_heads; 8 for reshape_and_cache, not with its latent "
-     "form)",
-     intValue<&Variant::numKvHeads>},
-    {"head_size", kPaged | kCache | kMerge,
-     "head size D (128; not with reshape_and_cache's latent form)",
-     intValue<&Variant::headSize>},
-    {"block_size", kPaged | kCache | kMla, "tokens per cache block B (16)",
-     intValue<&Variant::blockSize>},
-    {"dtype", kPaged | kCache | kMla | kMerge, "f32 | f16 | bf16 (bf16)",
-     dtypeValue},
-    {"kv_cache_dtype", kPaged | kCache | kMla,
-     "auto | fp8 | fp8_e4m3 | fp8_e5m2 (auto: dtype); fp8 is e4m3, and the "
-     "function takes k_scale (and v_scale, not for MLA) f32 [1] last",
-     kvCacheDtypeValue},
-    {"layout", kPaged | kCache,
-     "kv cache layout nhd | hnd (nhd; not with reshape_and_cache's latent "
-     "form)",
-     layoutValue},
-    {"causal", kPaged, "true | false (true)", boolValue<&Variant::causal>},
-    {"window_left", kPaged, "keys visible to the left, -1: all (-1)",
-     intValue<&Variant::windowLeft>},
-    {"window_right", kPaged,
-     "keys visible to the right, causal=false only, -1: all (-1)",
-     intValue<&Variant::windowRight>},
-    {"soft_cap", kPaged, "s = cap * tanh(s / cap), 0: off (0)",
-     floatValue<&Variant::softCap>},
-    {"alibi", kPaged, "take ALiBi slopes [H] f32 (false)",
-     boolValue<&Variant::alibi>},
-    {"sinks", kPaged, "take attention sinks [H] f32 (false)",
-     boolValue<&Variant::sinks>},
-    {"scale", kPaged | kMla,
-     "softmax scale (1/sqrt(head_size); MLA: 1/sqrt(kv_lora_rank + "
-     "rope_dim))",
-     floatValue<&Variant::scale>},
-    {"kv_lora_rank", kMla | kCache,
-     "latent size L (512); reshape_and_cache given kv_lora_rank and rope_dim "
-     "writes the MLA latent cache [NB, B, L + P] from kv_c [T, L] and k_pe "
-     "[T, P]",
-     intValue<&Variant::kvLoraRank>},
-    {"rope_dim", kMla | kCache,
-     "rotary part P of a latent row (64); see kv_lora_rank",
-     intValue<&Variant::ropeDim>},
-    {"num_kv_splits", kMla, "split-KV chunks per request (1)",
-     intValue<&Variant::numKvSplits>},
-};
-
-constexpr bool everyKeyHasAParser() {
-  for (const KeyInfo &k : kKeys)
-    if (!k.parse)
+constexpr bool parsersFollowTheKeys() {
+  if (std::size(kParsers) != std::size(::attn::kVariantKeys))
+    return false;
+  for (size_t i = 0; i < std::size(kParsers); ++i)
+    if (kParsers[i].first != ::attn::kVariantKeys[i].name ||
+        !kParsers[i].second)
       return false;
   return true;
 }
-static_assert(everyKeyHasAParser(), "a key of kKeys has no parser");
+static_assert(parsersFollowTheKeys(),
+              "kParsers must give a parser for each key of kVariantKeys, in "
+              "its order");
+
+/// The parser of `key`, an entry of kVariantKeys.
+ValueParser parserOf(const ::attn::VariantKey &key) {
+  return kParsers[&key - ::attn::kVariantKeys].second;
+}
 
 /// Keys of reshape_and_cache that only its paged form has, and those that
 /// only its latent (MLA) form has.
@@ -242,8 +157,8 @@ bool isLatentCacheKey(StringRef key) {
 
 /// Whether `key` is one of the variant's parameters: it applies to the op
 /// and, for reshape_and_cache, to the cache form.
-bool keyApplies(const KeyInfo &key, const Variant &v) {
-  if (!(key.ops & (1u << static_cast<unsigned>(v.op))))
+bool keyApplies(const ::attn::VariantKey &key, const Variant &v) {
+  if (!key.appliesTo(v.op))
     return false;
   if (v.op != VariantOp::ReshapeAndCache)
     return true;
@@ -263,69 +178,50 @@ llvm::Error expectInRange(StringRef key, int64_t value, int64_t min,
   return llvm::Error::success();
 }
 
-const KeyInfo *findKey(StringRef name) {
-  const KeyInfo *info =
-      llvm::find_if(kKeys, [&](const KeyInfo &k) { return k.name == name; });
-  return info == std::end(kKeys) ? nullptr : info;
-}
-
 } // namespace
 
 bool mlir::attn::variantKeyApplies(StringRef key, StringRef op) {
-  const KeyInfo *info = findKey(key);
-  if (!info)
-    return false;
-  for (VariantOp candidate :
-       {VariantOp::PagedAttention, VariantOp::ReshapeAndCache,
-        VariantOp::MlaDecode, VariantOp::MergeStates})
-    if (toString(candidate) == op)
-      return info->ops & (1u << static_cast<unsigned>(candidate));
-  return false;
+  const ::attn::VariantKey *info = ::attn::findVariantKey(key);
+  std::optional<VariantOp> candidate = ::attn::parseVariantOp(op);
+  return info && candidate && info->appliesTo(*candidate);
 }
 
 llvm::Error mlir::attn::checkVariantKey(StringRef key) {
-  if (findKey(key))
+  if (::attn::findVariantKey(key))
     return llvm::Error::success();
-  std::string known;
-  for (const KeyInfo &k : kKeys)
-    known += (known.empty() ? "" : ", ") + k.name.str();
-  return makeError("unknown variant key '" + key + "' (known keys: " + known +
-                   ")");
+  return makeError("unknown variant key '" + key +
+                   "' (known keys: " + ::attn::variantKeyNames() + ")");
 }
 
 std::map<std::string, std::string>
 mlir::attn::variantParameters(const Variant &v) {
-  auto f32Text = [](double value) {
-    // 9 significant digits read back as the same f32.
-    char text[32];
-    std::snprintf(text, sizeof text, "%.9g", static_cast<float>(value));
-    return std::string(text);
-  };
-  auto boolText = [](bool b) { return std::string(b ? "true" : "false"); };
+  using ::attn::boolText;
+  using ::attn::f32Text;
+  using ::attn::intText;
   std::map<std::string, std::string> all = {
-      {"op", toString(v.op).str()},
-      {"num_heads", std::to_string(v.numHeads)},
-      {"num_kv_heads", std::to_string(v.numKvHeads)},
-      {"head_size", std::to_string(v.headSize)},
-      {"block_size", std::to_string(v.blockSize)},
-      {"dtype", toString(v.dtype).str()},
-      {"kv_cache_dtype", toString(v.kvCacheDtype).str()},
+      {"op", std::string(::attn::toString(v.op))},
+      {"num_heads", intText(v.numHeads)},
+      {"num_kv_heads", intText(v.numKvHeads)},
+      {"head_size", intText(v.headSize)},
+      {"block_size", intText(v.blockSize)},
+      {"dtype", std::string(::attn::toString(v.dtype))},
+      {"kv_cache_dtype", std::string(::attn::toString(v.kvCacheDtype))},
       {"layout", std::string(::attn::toString(v.layout))},
       {"causal", boolText(v.causal)},
-      {"window_left", std::to_string(v.windowLeft)},
-      {"window_right", std::to_string(v.windowRight)},
+      {"window_left", intText(v.windowLeft)},
+      {"window_right", intText(v.windowRight)},
       {"soft_cap", f32Text(v.softCap)},
       {"alibi", boolText(v.alibi)},
       {"sinks", boolText(v.sinks)},
       {"scale", f32Text(v.scale)},
-      {"kv_lora_rank", std::to_string(v.kvLoraRank)},
-      {"rope_dim", std::to_string(v.ropeDim)},
-      {"num_kv_splits", std::to_string(v.numKvSplits)},
+      {"kv_lora_rank", intText(v.kvLoraRank)},
+      {"rope_dim", intText(v.ropeDim)},
+      {"num_kv_splits", intText(v.numKvSplits)},
   };
   std::map<std::string, std::string> params;
-  for (const KeyInfo &k : kKeys)
+  for (const ::attn::VariantKey &k : ::attn::kVariantKeys)
     if (keyApplies(k, v))
-      params[k.name.str()] = all.at(k.name.str());
+      params[std::string(k.name)] = all.at(std::string(k.name));
   return params;
 }
 
@@ -341,7 +237,7 @@ std::string mlir::attn::variantName(const Variant &v) {
       {"alibi", "alibi"},     {"sinks", "sinks"},     {"scale", "s"},
       {"num_kv_splits", "splits"},
   };
-  std::string name = toString(v.op).str();
+  std::string name(::attn::toString(v.op));
   for (auto [key, tag] : kTags) {
     auto it = p.find(key);
     if (it == p.end())
@@ -368,16 +264,15 @@ std::string mlir::attn::variantName(const Variant &v) {
 std::string mlir::attn::variantKeysHelp() {
   std::string help;
   llvm::raw_string_ostream os(help);
-  for (const KeyInfo &key : kKeys) {
+  for (const ::attn::VariantKey &key : ::attn::kVariantKeys) {
     os << "  " << llvm::left_justify(key.name, 14) << key.help;
     if (key.name != "op") {
       os << "; for ";
       bool first = true;
-      for (VariantOp op : {VariantOp::PagedAttention, VariantOp::ReshapeAndCache,
-                           VariantOp::MlaDecode, VariantOp::MergeStates}) {
-        if (!(key.ops & (1u << static_cast<unsigned>(op))))
+      for (VariantOp op : ::attn::kVariantOps) {
+        if (!key.appliesTo(op))
           continue;
-        os << (first ? "" : ", ") << toString(op);
+        os << (first ? "" : ", ") << ::attn::toString(op);
         first = false;
       }
     }
@@ -417,13 +312,7 @@ llvm::Expected<VariantOp> parseOp(const llvm::StringMap<StringRef> &values) {
   if (opIt == values.end())
     return makeError("the variant has no 'op' key (one of paged_attention, "
                      "reshape_and_cache, mla_decode, merge_states)");
-  std::optional<VariantOp> op =
-      llvm::StringSwitch<std::optional<VariantOp>>(opIt->second)
-          .Case("paged_attention", VariantOp::PagedAttention)
-          .Case("reshape_and_cache", VariantOp::ReshapeAndCache)
-          .Case("mla_decode", VariantOp::MlaDecode)
-          .Case("merge_states", VariantOp::MergeStates)
-          .Default(std::nullopt);
+  std::optional<VariantOp> op = ::attn::parseVariantOp(opIt->second);
   if (!op)
     return badValue("op", opIt->second,
                     "paged_attention, reshape_and_cache, mla_decode or "
@@ -435,11 +324,11 @@ llvm::Expected<VariantOp> parseOp(const llvm::StringMap<StringRef> &values) {
 llvm::Error parseValues(const llvm::StringMap<StringRef> &values,
                         ArrayRef<StringRef> order, Variant &v) {
   for (StringRef key : order) {
-    const KeyInfo *info = findKey(key);
-    if (!(info->ops & (1u << static_cast<unsigned>(v.op))))
+    const ::attn::VariantKey *info = ::attn::findVariantKey(key);
+    if (!info->appliesTo(v.op))
       return makeError("variant key '" + key + "' does not apply to op=" +
-                       toString(v.op));
-    if (llvm::Error err = info->parse(key, values.lookup(key), v))
+                       ::attn::toString(v.op));
+    if (llvm::Error err = parserOf(*info)(key, values.lookup(key), v))
       return err;
   }
   return llvm::Error::success();
@@ -559,28 +448,9 @@ public:
   VariantBuilder(const Variant &v, OpBuilder &b, Location loc)
       : v(v), b(b), loc(loc), f32(b.getF32Type()),
         i32(b.getIntegerType(32)), i64(b.getIntegerType(64)) {
-    switch (v.dtype) {
-    case VariantDType::F32:
-      act = b.getF32Type();
-      break;
-    case VariantDType::F16:
-      act = b.getF16Type();
-      break;
-    case VariantDType::BF16:
-      act = b.getBF16Type();
-      break;
-    }
-    switch (v.kvCacheDtype) {
-    case VariantCacheDType::Auto:
-      cacheElement = act;
-      break;
-    case VariantCacheDType::F8E4M3:
-      cacheElement = b.getType<Float8E4M3FNType>();
-      break;
-    case VariantCacheDType::F8E5M2:
-      cacheElement = b.getType<Float8E5M2Type>();
-      break;
-    }
+    act = elementTypeOf(v.dtype, b.getContext());
+    cacheElement = elementTypeOf(
+        ::attn::cacheElementType(v.kvCacheDtype, v.dtype), b.getContext());
   }
 
   func::FuncOp build() {
@@ -614,7 +484,7 @@ private:
   /// With an fp8 cache, appends the scales' types to `inputs`: k_scale and,
   /// unless `latent`, v_scale, f32 [1] each (one per layer).
   void addScaleInputs(SmallVectorImpl<Type> &inputs, bool latent) {
-    if (v.kvCacheDtype == VariantCacheDType::Auto)
+    if (v.kvCacheDtype == CacheDType::Auto)
       return;
     inputs.push_back(tensor({1}, f32));
     if (!latent)
@@ -625,7 +495,7 @@ private:
   /// values without them).
   std::pair<Value, Value> scaleArguments(func::FuncOp fn, unsigned first,
                                          bool latent) {
-    if (v.kvCacheDtype == VariantCacheDType::Auto)
+    if (v.kvCacheDtype == CacheDType::Auto)
       return {};
     Block &body = fn.getBody().front();
     return {body.getArgument(first),
@@ -817,27 +687,16 @@ llvm::Error mlir::attn::buildVariant(const Variant &variant, ModuleOp module) {
 
 namespace {
 
-/// The element type of `value`'s shaped type as a variant dtype.
-FailureOr<VariantDType> dtypeOf(Value value) {
-  Type element = cast<ShapedType>(value.getType()).getElementType();
-  if (element.isF32())
-    return VariantDType::F32;
-  if (element.isF16())
-    return VariantDType::F16;
-  if (element.isBF16())
-    return VariantDType::BF16;
-  return failure();
+/// The element type of `value`'s shaped type as a dtype; none for one the
+/// runtime has no dtype for.
+std::optional<::attn::DType> dtypeOf(Value value) {
+  return planElementType(cast<ShapedType>(value.getType()).getElementType());
 }
 
 /// The kv_cache_dtype of `cache`: fp8 by its element type, else auto (the
 /// verifier has checked that it is the activations' then).
-VariantCacheDType cacheDtypeOf(Value cache) {
-  Type element = cast<ShapedType>(cache.getType()).getElementType();
-  if (isa<Float8E4M3FNType>(element))
-    return VariantCacheDType::F8E4M3;
-  if (isa<Float8E5M2Type>(element))
-    return VariantCacheDType::F8E5M2;
-  return VariantCacheDType::Auto;
+CacheDType cacheDtypeOf(Value cache) {
+  return ::attn::cacheDTypeOf(dtypeOf(cache).value_or(::attn::DType::F32));
 }
 
 int64_t dimOf(Value value, int64_t i) {
@@ -905,8 +764,8 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
     v.numHeads = dimOf(merge.getOutA(), 1);
     v.headSize = dimOf(merge.getOutA(), 2);
   }
-  FailureOr<VariantDType> dtype = dtypeOf(typed);
-  if (failed(dtype))
+  std::optional<::attn::DType> dtype = dtypeOf(typed);
+  if (!dtype || !::attn::isModelDType(*dtype))
     return makeError("its element type is not f32, f16 or bf16");
   v.dtype = *dtype;
   return v;

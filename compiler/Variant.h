@@ -12,6 +12,7 @@
 #define ATTN_COMPILER_VARIANT_H
 
 #include "core/KvCache.h"
+#include "core/VariantKeys.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -29,16 +30,10 @@ class FuncOp;
 
 namespace attn {
 
-/// The op a variant computes.
-enum class VariantOp { PagedAttention, ReshapeAndCache, MlaDecode, MergeStates };
-
-/// Element type of the activations (queries, keys, values, outputs).
-enum class VariantDType { F32, F16, BF16 };
-
-/// Element type of the KV cache, vLLM's kv_cache_dtype: the activations'
-/// ("auto") or fp8 with per-layer k_scale / v_scale ("fp8" is e4m3, as in
-/// vLLM on CUDA).
-enum class VariantCacheDType { Auto, F8E4M3, F8E5M2 };
+// The op and cache dtype enums and the key table are core's
+// (core/VariantKeys.h), which the runtime shares.
+using ::attn::CacheDType;
+using ::attn::VariantOp;
 
 /// A fully resolved variant: every key has its value, defaults filled in.
 struct Variant {
@@ -47,10 +42,12 @@ struct Variant {
   int64_t numKvHeads = 32;
   int64_t headSize = 128;
   int64_t blockSize = 16;
-  VariantDType dtype = VariantDType::BF16;
+  /// Element type of the activations (queries, keys, values, outputs): f32,
+  /// f16 or bf16 (::attn::isModelDType).
+  ::attn::DType dtype = ::attn::DType::BF16;
   /// paged_attention, reshape_and_cache and mla_decode: the cache's element
   /// type. With fp8 the function also takes the scales, f32 [1] each.
-  VariantCacheDType kvCacheDtype = VariantCacheDType::Auto;
+  CacheDType kvCacheDtype = CacheDType::Auto;
   /// KV cache layout of paged_attention and reshape_and_cache.
   ::attn::KvLayout layout = ::attn::KvLayout::NHD;
   bool causal = true;
@@ -72,13 +69,6 @@ struct Variant {
   /// The name of the function buildVariant adds: the op's name.
   llvm::StringRef functionName() const;
 };
-
-/// "paged_attention", "reshape_and_cache", "mla_decode", "merge_states".
-llvm::StringRef toString(VariantOp op);
-/// "f32", "f16", "bf16".
-llvm::StringRef toString(VariantDType dtype);
-/// "auto", "fp8_e4m3", "fp8_e5m2": the canonical spelling (vLLM's).
-llvm::StringRef toString(VariantCacheDType dtype);
 
 /// One line per variant key: its meaning, default and the ops it applies to.
 std::string variantKeysHelp();

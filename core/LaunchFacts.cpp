@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cassert>
 #include <cstdio>
 #include <limits>
 
@@ -139,28 +140,27 @@ Status readMsl(const FactsReader &r, LaunchFacts &facts) {
 
 } // namespace
 
-std::string writeLaunchFacts(const LaunchFacts &facts,
-                             std::string_view target) {
+std::string writeLaunchFacts(const LaunchFacts &facts, Target target) {
   json j = json::object();
-  if (target == "tt") {
+  if (target == Target::TT) {
     j["program"] = facts.program;
     j["description"] = facts.description;
     return j.dump();
   }
   j["workgroup_size"] = facts.workgroup;
   j["subgroup_size"] = facts.subgroupSize;
-  if (target == "spirv" && facts.addressedBuffers) {
+  if (target == Target::SPIRV && facts.addressedBuffers) {
     j["abi"] = "buffer_address";
     j["num_buffers"] = *facts.addressedBuffers;
     if (!facts.argElementBytes.empty())
       j["arg_element_bytes"] = facts.argElementBytes;
   }
-  if (target == "ptx") {
+  if (target == Target::PTX) {
     j["abi"] = "memref_descriptor";
     j["chip"] = facts.chip;
     j["arg_element_bytes"] = facts.argElementBytes;
   }
-  if (target == "msl") {
+  if (target == Target::MSL) {
     j["entry_point"] = facts.entryPoint;
     j["msl_version"] =
         std::to_string(facts.mslMajor) + "." + std::to_string(facts.mslMinor);
@@ -169,31 +169,35 @@ std::string writeLaunchFacts(const LaunchFacts &facts,
   return j.dump();
 }
 
-Result<LaunchFacts> readLaunchFacts(std::string_view text,
-                                    std::string_view target) {
+Result<LaunchFacts> readLaunchFacts(std::string_view text, Target target) {
+  std::string_view name = toString(target);
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
-    return errorf(target, " launch facts are not a JSON object: ", text);
-  FactsReader reader(j, target);
+    return errorf(name, " launch facts are not a JSON object: ", text);
+  FactsReader reader(j, name);
   LaunchFacts facts;
-  if (target == "spirv")
+  switch (target) {
+  case Target::SPIRV:
     ATTN_RETURN_IF_ERROR(readSpirv(reader, facts));
-  else if (target == "ptx")
+    break;
+  case Target::PTX:
     ATTN_RETURN_IF_ERROR(readPtx(reader, facts));
-  else if (target == "msl")
+    break;
+  case Target::MSL:
     ATTN_RETURN_IF_ERROR(readMsl(reader, facts));
-  else if (target == "tt") {
+    break;
+  case Target::TT:
     ATTN_RETURN_IF_ERROR(reader.string("program", true, facts.program));
     ATTN_RETURN_IF_ERROR(
         reader.string("description", true, facts.description));
-  } else
-    return errorf("no launch facts are defined for target '", target, "'");
+    break;
+  }
   return facts;
 }
 
-Status checkIndexRange(const LaunchFacts &facts, std::string_view target,
+Status checkIndexRange(const LaunchFacts &facts, Target target,
                        std::span<const uint64_t> bytes) {
-  if (target != "spirv" && target != "msl")
+  if (!targetInfo(target).indices32)
     return Status::ok();
   constexpr uint64_t kMaxElements = std::numeric_limits<int32_t>::max();
   for (size_t i = 0; i < bytes.size(); ++i) {
@@ -203,11 +207,34 @@ Status checkIndexRange(const LaunchFacts &facts, std::string_view target,
     if (bytes[i] / width > kMaxElements)
       return errorf("argument #", i, " holds ", bytes[i] / width,
                     " elements of ", width, " bytes, more than the 2^31 - 1 "
-                    "a ", target, " kernel's 32-bit element indices reach; "
-                    "split it into tensors of at most ",
+                    "a ", toString(target), " kernel's 32-bit element indices "
+                    "reach; split it into tensors of at most ",
                     kMaxElements * width, " bytes");
   }
   return Status::ok();
+}
+
+std::string writeLaunchFacts(const LaunchFacts &facts,
+                             std::string_view target) {
+  std::optional<Target> known = parseTarget(target);
+  assert(known && "writeLaunchFacts of a name that is no target");
+  return writeLaunchFacts(facts, *known);
+}
+
+Result<LaunchFacts> readLaunchFacts(std::string_view text,
+                                    std::string_view target) {
+  std::optional<Target> known = parseTarget(target);
+  if (!known)
+    return errorf("no launch facts are defined for target '", target, "'");
+  return readLaunchFacts(text, *known);
+}
+
+Status checkIndexRange(const LaunchFacts &facts, std::string_view target,
+                       std::span<const uint64_t> bytes) {
+  std::optional<Target> known = parseTarget(target);
+  if (!known)
+    return Status::ok();
+  return checkIndexRange(facts, *known, bytes);
 }
 
 Result<int> parseSmVersion(std::string_view chip) {

@@ -25,6 +25,7 @@
 #define ATTN_CORE_LAUNCHFACTS_H
 
 #include "core/Status.h"
+#include "core/Target.h"
 
 #include <array>
 #include <cstdint>
@@ -64,20 +65,27 @@ struct LaunchFacts {
   std::string description;
 };
 
-/// The JSON object of `facts` for a kernel of `target` ("spirv", "ptx",
-/// "msl", "tt"): the keys that target reads, in a stable order.
-std::string writeLaunchFacts(const LaunchFacts &facts, std::string_view target);
+/// The JSON object of `facts` for a kernel of `target`: the keys that target
+/// reads, in a stable order.
+std::string writeLaunchFacts(const LaunchFacts &facts, Target target);
 
 /// Parses and checks the launch facts of a kernel of `target`: an error
 /// naming the key when one it needs is missing or malformed.
+Result<LaunchFacts> readLaunchFacts(std::string_view json, Target target);
+
+/// Kernels of a target with 32-bit indices (TargetInfo::indices32: spirv,
+/// msl) index their buffers with 32-bit integers, so each argument may hold
+/// at most 2^31 - 1 elements (of argElementBytes[i] bytes; 1 byte where the
+/// facts do not say). An error naming the first argument of `bytes` bytes
+/// past that; ok for other targets (PTX indexes with 64 bits).
+Status checkIndexRange(const LaunchFacts &facts, Target target,
+                       std::span<const uint64_t> bytes);
+
+/// The same by a bundle's target name ("spirv", ...). Reading and checking
+/// give an error for a name that is no target; writing takes a target's.
+std::string writeLaunchFacts(const LaunchFacts &facts, std::string_view target);
 Result<LaunchFacts> readLaunchFacts(std::string_view json,
                                     std::string_view target);
-
-/// Kernels of `target` "spirv" and "msl" index their buffers with 32-bit
-/// integers, so each argument may hold at most 2^31 - 1 elements (of
-/// argElementBytes[i] bytes; 1 byte where the facts do not say). An error
-/// naming the first argument of `bytes` bytes past that; ok for other
-/// targets (PTX indexes with 64 bits).
 Status checkIndexRange(const LaunchFacts &facts, std::string_view target,
                        std::span<const uint64_t> bytes);
 

@@ -22,7 +22,11 @@ def Attn_KVLayout : I32EnumAttr<"KVLayout",
 }
 def Attn_KVLayoutAttr : EnumAttr<Attn_Dialect, Attn_KVLayout, "layout">;
 
-// The cudagraph support levels of vLLM's AttentionCGSupport, same values.
+// The cudagraph support levels of vLLM's AttentionCGSupport: the values of
+// core/CGSupport.h, whose enum the runtime uses, and its names in lower case.
+// ODS generates its own enum for the attribute's parser and printer and cannot
+// adopt a C++ enum declared elsewhere, so the two declarations remain;
+// AttnDialect.cpp checks that they agree.
 def Attn_CGSupport_Never : I32EnumAttrCase<"never", 0>;
 def Attn_CGSupport_UniformSingleTokenDecode
     : I32EnumAttrCase<"uniform_single_token_decode", 1>;

@@ -3,6 +3,8 @@
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnOps.h"
 
+#include "core/CGSupport.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -37,6 +39,23 @@ void AttnDialect::initialize() {
 //===----------------------------------------------------------------------===//
 // BackendAttr
 //===----------------------------------------------------------------------===//
+
+// CGSupport is ODS's copy of core's AttentionCGSupport (AttnAttrs.td says why
+// there are two): the same levels with the same values.
+static constexpr bool sameCGSupport(CGSupport dialect,
+                                    ::attn::AttentionCGSupport core) {
+  return static_cast<uint32_t>(dialect) == static_cast<uint32_t>(core);
+}
+static_assert(sameCGSupport(CGSupport::never,
+                            ::attn::AttentionCGSupport::NEVER) &&
+                  sameCGSupport(CGSupport::uniform_single_token_decode,
+                                ::attn::AttentionCGSupport::
+                                    UNIFORM_SINGLE_TOKEN_DECODE) &&
+                  sameCGSupport(CGSupport::uniform_batch,
+                                ::attn::AttentionCGSupport::UNIFORM_BATCH) &&
+                  sameCGSupport(CGSupport::always,
+                                ::attn::AttentionCGSupport::ALWAYS),
+              "CGSupport (AttnAttrs.td) must match core/CGSupport.h");
 
 bool BackendAttr::isMla() const { return getName() == "TRITON_MLA"; }
 

@@ -31,12 +31,12 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
     return failure();
   for (const SPIRVKernel &k : *spirv) {
     FailureOr<CompiledKernel> kernel =
-        lowered.entries.compiled(module, "msl", k.entryPoint);
+        lowered.entries.compiled(module, ::attn::Target::MSL, k.entryPoint);
     if (failed(kernel))
       return failure();
     MSLOptions mslOptions;
     mslOptions.subgroupSize = options.subgroupSize;
-    mslOptions.version = options.mslVersion;
+    mslOptions.version = options.msl.version;
     llvm::Expected<MSLKernel> msl =
         translateSPIRVToMSL(k.words, k.entryPoint, mslOptions);
     // At the module's location, without the module printed after it: the

@@ -59,12 +59,12 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
   if (failed(entries))
     return failure();
   FailureOr<SmallVector<PTXKernel>> ptx =
-      translateKernelsToPTX(*module, options.chip, options.ptxFeatures);
+      translateKernelsToPTX(*module, options.ptx.chip, options.ptx.features);
   if (failed(ptx))
     return failure();
   for (PTXKernel &k : *ptx) {
     FailureOr<CompiledKernel> kernel =
-        entries->compiled(input, "ptx", k.entryPoint);
+        entries->compiled(input, ::attn::Target::PTX, k.entryPoint);
     if (failed(kernel))
       return failure();
     kernel->bytes = std::move(k.ptx);
@@ -73,9 +73,9 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
     ::attn::LaunchFacts launch;
     launch.workgroup = entries->workgroup.lookup(k.entryPoint);
     launch.subgroupSize = kNVIDIAWarpSize;
-    launch.chip = options.chip;
+    launch.chip = options.ptx.chip;
     launch.argElementBytes = entries->elementBytes.lookup(k.entryPoint);
-    kernel->launchJson = ::attn::writeLaunchFacts(launch, "ptx");
+    kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::PTX);
     out.push_back(std::move(*kernel));
   }
   return success();

@@ -1,6 +1,6 @@
 //===- SPIRV.cpp - The spirv target: SPIR-V for Vulkan --------------------===//
 //
-// Each kernel in the ABI forms CompileOptions::spirvAbi asks for: by device
+// Each kernel in the ABI forms SPIRVTargetOptions::abi asks for: by device
 // address (attn-spirv-buffer-addresses), by descriptor binding, or both
 // from one conversion (translateKernelsToSPIRVForms), which a Vulkan device
 // chooses between per launch.
@@ -23,7 +23,7 @@ appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
   using namespace mlir::attn;
   for (SPIRVKernel &k : kernels) {
     FailureOr<CompiledKernel> kernel =
-        entries.compiled(input, "spirv", k.entryPoint);
+        entries.compiled(input, ::attn::Target::SPIRV, k.entryPoint);
     if (failed(kernel))
       return failure();
     kernel->bytes.assign(reinterpret_cast<const char *>(k.words.data()),
@@ -36,7 +36,7 @@ appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
     launch.argElementBytes = entries.elementBytes.lookup(k.entryPoint);
     if (bufferAddresses)
       launch.addressedBuffers = launch.argElementBytes.size();
-    kernel->launchJson = ::attn::writeLaunchFacts(launch, "spirv");
+    kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::SPIRV);
     out.push_back(std::move(*kernel));
   }
   return success();
@@ -46,12 +46,12 @@ LogicalResult
 mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
                                 const CompileOptions &options,
                                 std::vector<CompiledKernel> &out) {
-  using SpirvAbi = CompileOptions::SpirvAbi;
+  using SpirvAbi = SPIRVTargetOptions::Abi;
   // The address form first, then the binding form, under the same symbols.
   ModuleOp input = lowered.input, loweredModule = lowered.lowered;
   const KernelEntries &entries = lowered.entries;
   int64_t sg = options.subgroupSize;
-  if (options.spirvAbi == SpirvAbi::Both) {
+  if (options.spirv.abi == SpirvAbi::Both) {
     OwningOpRef<ModuleOp> copy = loweredModule.clone();
     FailureOr<SPIRVForms> forms =
         translateKernelsToSPIRVForms(*copy, /*aliasWideLoads=*/true);
@@ -62,7 +62,7 @@ mlir::attn::compileSPIRVKernels(const LoweredModule &lowered,
       return failure();
     return success();
   }
-  bool byAddress = options.spirvAbi == SpirvAbi::Addresses;
+  bool byAddress = options.spirv.abi == SpirvAbi::Addresses;
   OwningOpRef<ModuleOp> copy = loweredModule.clone();
   FailureOr<SmallVector<SPIRVKernel>> kernels =
       translateKernelsToSPIRV(*copy, /*aliasWideLoads=*/true, byAddress);

@@ -45,13 +45,13 @@ mlir::attn::compileTTKernels(ModuleOp input,
     for (mlir::attn::TTMetalFile &file : program.files) {
       mlir::attn::CompiledKernel kernel;
       kernel.symbol = program.name;
-      kernel.target = "tt";
+      kernel.target = ::attn::toString(::attn::Target::TT);
       kernel.entryPoint = file.name;
       kernel.bytes = std::move(file.text);
       ::attn::LaunchFacts launch;
       launch.program = program.name;
       launch.description = "program.json";
-      kernel.launchJson = ::attn::writeLaunchFacts(launch, "tt");
+      kernel.launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::TT);
       kernels.push_back(std::move(kernel));
     }
   }

@@ -17,6 +17,7 @@
 #define ATTN_COMPILER_TARGETS_TARGET_H
 
 #include "compiler/Compile.h"
+#include "core/Target.h"
 #include "lowering/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -39,7 +40,7 @@ struct KernelEntries {
   /// A kernel of `target` for the kernel `entryPoint` of the lowered module
   /// (its symbol, target and entry point set; bytes and launch facts are
   /// the caller's), or an error at `module` when there is none.
-  FailureOr<CompiledKernel> compiled(ModuleOp module, StringRef target,
+  FailureOr<CompiledKernel> compiled(ModuleOp module, ::attn::Target target,
                                      StringRef entryPoint) const;
 };
 
@@ -85,8 +86,9 @@ struct LoweredModule {
 };
 
 struct TargetBackend {
-  /// What --targets names it.
-  StringLiteral name;
+  /// The target: its name (what --targets names it) and runtime facts are
+  /// core's (core/Target.h), which the runtime reads too.
+  ::attn::Target id;
   /// What its kernels are, for --help: "SPIR-V", "PTX", "Metal", ...
   StringLiteral kernels;
   /// Of its kernel files in a bundle, without the dot.
@@ -113,12 +115,15 @@ struct TargetBackend {
                                 std::vector<::attn::runtime::Plan> *plans);
 
   bool lowersItself() const { return compileInput != nullptr; }
+  StringRef name() const { return ::attn::toString(id); }
 };
 
 /// Every target: spirv, ptx, msl, tt.
 ArrayRef<TargetBackend> targetBackends();
 /// The backend named `name`, or null.
 const TargetBackend *findTargetBackend(StringRef name);
+/// The backend of `target`.
+const TargetBackend &targetBackend(::attn::Target target);
 
 // The GPU targets' kernel compiles (SPIRV.cpp, PTX.cpp, MSL.cpp).
 LogicalResult compileSPIRVKernels(const LoweredModule &lowered,

@@ -16,14 +16,14 @@ namespace {
 
 /// The one list of targets: adding one is a line here and its file.
 const mlir::attn::TargetBackend kBackends[] = {
-    {"spirv", "SPIR-V", "spv", /*programFolders=*/false, /*subgroupSize=*/0,
+    {::attn::Target::SPIRV, "SPIR-V", "spv", /*programFolders=*/false, /*subgroupSize=*/0,
      &mlir::attn::kSPIRVLowering, mlir::attn::compileSPIRVKernels, nullptr},
-    {"ptx", "PTX", "ptx", /*programFolders=*/false,
+    {::attn::Target::PTX, "PTX", "ptx", /*programFolders=*/false,
      mlir::attn::kNVIDIAWarpSize,
      &mlir::attn::kPTXLowering, mlir::attn::compilePTXKernels, nullptr},
-    {"msl", "Metal", "metal", /*programFolders=*/false, /*subgroupSize=*/32,
+    {::attn::Target::MSL, "Metal", "metal", /*programFolders=*/false, /*subgroupSize=*/32,
      &mlir::attn::kSPIRVLowering, mlir::attn::compileMSLKernels, nullptr},
-    {"tt", "TT-Metalium", "cpp", /*programFolders=*/true, /*subgroupSize=*/0,
+    {::attn::Target::TT, "TT-Metalium", "cpp", /*programFolders=*/true, /*subgroupSize=*/0,
      nullptr, nullptr, mlir::attn::compileTTKernels},
 };
 
@@ -36,9 +36,9 @@ ArrayRef<mlir::attn::TargetBackend> mlir::attn::targetBackends() {
 const mlir::attn::LoweringFamily &
 mlir::attn::gpuLoweringFamily(const CompileOptions &options) {
   const LoweringFamily *shared = nullptr;
-  for (const std::string &name : options.targets) {
-    const TargetBackend *b = findTargetBackend(name);
-    if (!b || !b->family)
+  for (::attn::Target target : options.targets) {
+    const TargetBackend *b = &targetBackend(target);
+    if (!b->family)
       continue;
     if (shared && shared != b->family)
       return kSPIRVLowering;
@@ -48,10 +48,16 @@ mlir::attn::gpuLoweringFamily(const CompileOptions &options) {
 }
 
 const mlir::attn::TargetBackend *mlir::attn::findTargetBackend(StringRef name) {
+  std::optional<::attn::Target> target = ::attn::parseTarget(name);
+  return target ? &targetBackend(*target) : nullptr;
+}
+
+const mlir::attn::TargetBackend &
+mlir::attn::targetBackend(::attn::Target target) {
   for (const TargetBackend &b : kBackends)
-    if (b.name == name)
-      return &b;
-  return nullptr;
+    if (b.id == target)
+      return b;
+  llvm_unreachable("a target without a backend");
 }
 
 mlir::attn::ConvertAttnToGPUOptions
@@ -124,16 +130,16 @@ mlir::attn::collectEntries(ModuleOp module) {
 }
 
 FailureOr<mlir::attn::CompiledKernel>
-mlir::attn::KernelEntries::compiled(ModuleOp module, StringRef target,
+mlir::attn::KernelEntries::compiled(ModuleOp module, ::attn::Target target,
                                     StringRef entryPoint) const {
   auto it = symbol.find(entryPoint);
   if (it == symbol.end())
     return mlir::emitError(module.getLoc())
-           << target << " entry point " << entryPoint
+           << ::attn::toString(target) << " entry point " << entryPoint
            << " matches no kernel of convert-attn-to-gpu";
   CompiledKernel kernel;
   kernel.symbol = it->second;
-  kernel.target = target.str();
+  kernel.target = ::attn::toString(target);
   kernel.entryPoint = entryPoint.str();
   return kernel;
 }

@@ -3,6 +3,7 @@
 #include "devices/cuda/CudaPlanDevice.h"
 #include "devices/cuda/CudaDriver.h"
 #include "devices/cuda/CudaKernelABI.h"
+#include "core/Target.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/KernelSymbols.h"
 
@@ -243,7 +244,7 @@ Status CudaPlanDevice::addKernel(const std::string &symbol,
     return loaded.status();
   if (*loaded)
     return Status::ok();
-  Result<LaunchFacts> facts = readLaunchFacts(launchJson, "ptx");
+  Result<LaunchFacts> facts = readLaunchFacts(launchJson, Target::PTX);
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
   if (!facts->chip.empty()) {
@@ -292,9 +293,9 @@ bool CudaPlanDevice::hasKernel(std::string_view symbol) const {
 Status CudaPlanDevice::loadKernel(const runtime::Bundle &,
                                   const runtime::BundleKernel &kernel,
                                   std::string_view bytes) {
-  if (kernel.target != "ptx")
+  if (parseTarget(kernel.target) != Target::PTX)
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
-                  ", the CUDA executor runs ptx");
+                  ", the CUDA executor runs ", toString(Target::PTX));
   return addKernel(kernel.symbol, bytes, kernel.entryPoint, kernel.launchJson);
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "devices/metal/MetalPlanDevice.h"
+#include "core/Target.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/KernelSymbols.h"
 
@@ -143,10 +144,10 @@ Status MetalPlanDevice::addKernel(const std::string &symbol,
 Status MetalPlanDevice::loadKernel(const runtime::Bundle &,
                                    const runtime::BundleKernel &kernel,
                                    std::string_view bytes) {
-  if (kernel.target != "msl")
+  if (parseTarget(kernel.target) != Target::MSL)
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
-                  "; ", name_, " runs msl");
-  Result<LaunchFacts> facts = readLaunchFacts(kernel.launchJson, "msl");
+                  "; ", name_, " runs ", toString(Target::MSL));
+  Result<LaunchFacts> facts = readLaunchFacts(kernel.launchJson, Target::MSL);
   if (!facts)
     return errorf("kernel ", kernel.symbol, " (", kernel.file,
                   "): ", facts.message());
@@ -235,7 +236,7 @@ Status MetalPlanDevice::enqueueLaunch(std::string_view kernel,
   std::vector<uint64_t> bytes;
   for (const runtime::BufferView &view : args)
     bytes.push_back(view.bytes);
-  if (Status s = checkIndexRange(facts, "msl", bytes); !s)
+  if (Status s = checkIndexRange(facts, Target::MSL, bytes); !s)
     return errorf("kernel '", kernel, "': ", s.message());
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return Status::ok();

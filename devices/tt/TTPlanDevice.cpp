@@ -1,6 +1,7 @@
 //===- TTPlanDevice.cpp - TT programs behind the runtime's PlanDevice -----===//
 #include "devices/tt/TTPlanDevice.h"
 
+#include "core/Target.h"
 #include "runtime/bundle/Bundle.h"
 #include "devices/tt/AttentionOps.h"
 
@@ -111,9 +112,9 @@ Status TTPlanDevice::addProgram(const std::string &symbol,
 Status TTPlanDevice::loadKernel(const runtime::Bundle &bundle,
                                 const runtime::BundleKernel &kernel,
                                 std::string_view) {
-  if (kernel.target != "tt")
+  if (parseTarget(kernel.target) != Target::TT)
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
-                  "; ", name_, " runs tt");
+                  "; ", name_, " runs ", toString(Target::TT));
   {
     // A program loads through its program.json; its other files are loaded
     // with it.

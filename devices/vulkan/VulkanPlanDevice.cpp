@@ -114,9 +114,9 @@ runtime::SubgroupSizes VulkanPlanDevice::subgroupSizes() const {
 Status VulkanPlanDevice::loadKernel(const runtime::Bundle &,
                                     const runtime::BundleKernel &kernel,
                                     std::string_view bytes) {
-  if (kernel.target != "spirv")
+  if (parseTarget(kernel.target) != Target::SPIRV)
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
-                  "; ", name_, " runs spirv");
+                  "; ", name_, " runs ", toString(Target::SPIRV));
   return addKernel(kernel.symbol, bytes, kernel.entryPoint, kernel.launchJson);
 }
 
@@ -129,7 +129,7 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
                   " bytes, not a whole number of SPIR-V words");
   std::vector<uint32_t> words(bytes.size() / 4);
   std::memcpy(words.data(), bytes.data(), bytes.size());
-  Result<LaunchFacts> facts = readLaunchFacts(launchJson, "spirv");
+  Result<LaunchFacts> facts = readLaunchFacts(launchJson, Target::SPIRV);
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
   return addKernelForm(symbol, std::move(words), entryPoint,
@@ -267,7 +267,7 @@ Status VulkanPlanDevice::enqueueLaunch(
   std::vector<uint64_t> bytes;
   for (const runtime::BufferView &view : args)
     bytes.push_back(view.bytes);
-  if (Status s = checkIndexRange(form.facts, "spirv", bytes); !s)
+  if (Status s = checkIndexRange(form.facts, Target::SPIRV, bytes); !s)
     return errorf("kernel '", kernel, "': ", s.message());
   DispatchDesc desc;
   desc.kernel = form.kernel.get();

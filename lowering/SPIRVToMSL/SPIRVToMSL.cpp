@@ -282,5 +282,5 @@ std::string mlir::attn::mslLaunchFacts(const MSLKernel &kernel,
   launch.subgroupSize = subgroupSize;
   launch.bufferIndices.assign(kernel.bufferIndices.begin(),
                               kernel.bufferIndices.end());
-  return ::attn::writeLaunchFacts(launch, "msl");
+  return ::attn::writeLaunchFacts(launch, ::attn::Target::MSL);
 }

@@ -2,96 +2,36 @@
 
 #include "runtime/executor/VariantQuery.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
+#include <cassert>
 
 namespace attn::runtime {
 
 namespace {
 
-using Kind = VariantParameter::Kind;
-
-std::optional<int64_t> parseInt(const std::string &text) {
-  if (text.empty())
-    return std::nullopt;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0')
-    return std::nullopt;
-  return v;
+/// A parameter of the key named `name`, which core's table holds.
+VariantParameter parameter(std::string_view name, std::string value) {
+  const VariantKey *key = findVariantKey(name);
+  assert(key && "a query names a variant key core does not know");
+  bool absentMatches = !key->absentValue.empty() && value == key->absentValue;
+  return {std::string(name), std::move(value), key->kind, absentMatches};
 }
 
-std::optional<bool> parseBool(const std::string &text) {
-  if (text == "true" || text == "1")
-    return true;
-  if (text == "false" || text == "0")
-    return false;
-  return std::nullopt;
+VariantParameter text(std::string_view key, std::string_view value) {
+  return parameter(key, std::string(value));
 }
-
-std::optional<float> parseF32(const std::string &text) {
-  if (text.empty())
-    return std::nullopt;
-  char *end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (*end != '\0')
-    return std::nullopt;
-  return static_cast<float>(v);
-}
-
-bool sameValue(const VariantParameter &want, const std::string &have) {
-  switch (want.kind) {
-  case Kind::Text:
-    return have == want.value;
-  case Kind::Int: {
-    std::optional<int64_t> a = parseInt(have), b = parseInt(want.value);
-    return a && b && *a == *b;
-  }
-  case Kind::Bool: {
-    std::optional<bool> a = parseBool(have), b = parseBool(want.value);
-    return a && b && *a == *b;
-  }
-  case Kind::F32: {
-    std::optional<float> a = parseF32(have), b = parseF32(want.value);
-    return a && b && *a == *b;
-  }
-  }
-  return false;
-}
-
-/// An f32 printed with enough digits to read back the same f32.
-std::string f32Text(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g",
-                static_cast<double>(static_cast<float>(v)));
-  return text;
-}
-
-VariantParameter text(std::string key, std::string_view value) {
-  return {std::move(key), std::string(value), Kind::Text};
-}
-VariantParameter integer(std::string key, int64_t value) {
-  return {std::move(key), std::to_string(value), Kind::Int};
+VariantParameter integer(std::string_view key, int64_t value) {
+  return parameter(key, intText(value));
 }
 /// kv_cache_dtype of a cache of `cache`'s dtype: vLLM's name of an fp8
-/// type, "auto" for the model dtype. Bundles older than fp8 caches lack the
-/// key and serve "auto".
+/// type, "auto" for the model dtype.
 VariantParameter kvCacheDtype(const OperandType &cache) {
-  std::string_view name = cache.dtype == DType::F8E4M3FN ? "fp8_e4m3"
-                          : cache.dtype == DType::F8E5M2 ? "fp8_e5m2"
-                                                         : "auto";
-  VariantParameter p = text("kv_cache_dtype", name);
-  p.absentMatches = name == "auto";
-  return p;
+  return text("kv_cache_dtype", toString(cacheDTypeOf(cache.dtype)));
 }
-VariantParameter boolean(std::string key, bool value) {
-  return {std::move(key), value ? "true" : "false", Kind::Bool};
+VariantParameter boolean(std::string_view key, bool value) {
+  return parameter(key, boolText(value));
 }
-VariantParameter f32(std::string key, double value) {
-  return {std::move(key), f32Text(value), Kind::F32};
+VariantParameter f32(std::string_view key, double value) {
+  return parameter(key, f32Text(value));
 }
 
 /// Block size and kv heads of a paged cache in `layout`.
@@ -105,8 +45,11 @@ std::pair<int64_t, int64_t> pagedCacheDims(const OperandType &cache,
 
 std::string VariantQuery::describe() const {
   std::string s;
-  for (const VariantParameter &p : parameters)
-    s += (s.empty() ? "" : ",") + p.key + "=" + p.value;
+  for (const VariantParameter &p : parameters) {
+    if (!s.empty())
+      s += ',';
+    s.append(p.key).append("=").append(p.value);
+  }
   return s;
 }
 
@@ -119,7 +62,7 @@ VariantQuery::mismatches(const std::map<std::string, std::string> &have) const {
       if (!p.absentMatches)
         differ.push_back(p.key + " missing");
     }
-    else if (!sameValue(p, it->second))
+    else if (!sameVariantValue(p.kind, p.value, it->second))
       differ.push_back(p.key + "=" + it->second);
   }
   return differ;
@@ -135,7 +78,7 @@ VariantQuery pagedAttentionQuery(const OperandType &query,
   auto [blockSize, numKvHeads] = pagedCacheDims(kvCache, params.layout);
   VariantQuery q;
   q.parameters = {
-      text("op", "paged_attention"),
+      text("op", toString(VariantOp::PagedAttention)),
       integer("num_heads", query.dim(1)),
       integer("num_kv_heads", numKvHeads),
       integer("head_size", query.dim(2)),
@@ -165,9 +108,12 @@ VariantQuery reshapeAndCacheQuery(const OperandType &key,
   auto [blockSize, numKvHeads] = pagedCacheDims(kvCache, layout);
   VariantQuery q;
   q.parameters = {
-      text("op", "reshape_and_cache"),      integer("num_kv_heads", numKvHeads),
-      integer("head_size", key.dim(2)),  integer("block_size", blockSize),
-      text("dtype", toString(key.dtype)), kvCacheDtype(kvCache),
+      text("op", toString(VariantOp::ReshapeAndCache)),
+      integer("num_kv_heads", numKvHeads),
+      integer("head_size", key.dim(2)),
+      integer("block_size", blockSize),
+      text("dtype", toString(key.dtype)),
+      kvCacheDtype(kvCache),
       text("layout", toString(layout)),
   };
   return q;
@@ -178,7 +124,7 @@ VariantQuery concatAndCacheMlaQuery(const OperandType &kvC,
                                     const OperandType &kvCache) {
   VariantQuery q;
   q.parameters = {
-      text("op", "reshape_and_cache"),
+      text("op", toString(VariantOp::ReshapeAndCache)),
       integer("block_size", kvCache.dim(1)),
       text("dtype", toString(kvC.dtype)),
       kvCacheDtype(kvCache),
@@ -192,7 +138,7 @@ VariantQuery mlaDecodeQuery(const OperandType &q, const OperandType &kvCache,
                             const MlaDecodeParams &params) {
   VariantQuery query;
   query.parameters = {
-      text("op", "mla_decode"),
+      text("op", toString(VariantOp::MlaDecode)),
       integer("num_heads", q.dim(1)),
       integer("block_size", kvCache.dim(1)),
       text("dtype", toString(q.dtype)),
@@ -209,7 +155,7 @@ VariantQuery mlaDecodeQuery(const OperandType &q, const OperandType &kvCache,
 VariantQuery mergeStatesQuery(const OperandType &outA) {
   VariantQuery q;
   q.parameters = {
-      text("op", "merge_states"),
+      text("op", toString(VariantOp::MergeStates)),
       integer("num_heads", outA.dim(1)),
       integer("head_size", outA.dim(2)),
       text("dtype", toString(outA.dtype)),

@@ -13,6 +13,7 @@
 #define ATTN_RUNTIME_VARIANTQUERY_H
 
 #include "core/Tensor.h"
+#include "core/VariantKeys.h"
 #include "runtime/device/Device.h"
 #include "runtime/executor/KernelExecutor.h"
 
@@ -24,28 +25,20 @@ namespace attn::runtime {
 
 /// One manifest parameter a call requires of a variant.
 struct VariantParameter {
-  enum class Kind {
-    /// Compared as text (op, dtype, layout).
-    Text,
-    /// Compared as integers ("16" and "016" agree).
-    Int,
-    /// "true"/"1" or "false"/"0".
-    Bool,
-    /// Compared after rounding both sides to f32.
-    F32,
-  };
+  /// How the key's values compare (core/VariantKeys.h).
+  using Kind = VariantKeyKind;
   std::string key;
   /// The value, as the manifest would print it.
   std::string value;
   Kind kind = Kind::Text;
   /// Whether a manifest without the key serves the call: for a key added
   /// after bundles were made without it, whose value here is the one those
-  /// bundles meant (kv_cache_dtype=auto).
+  /// bundles meant (kv_cache_dtype=auto, VariantKey::absentValue).
   bool absentMatches = false;
 };
 
-/// The parameters a call requires, in the order of compiler/Variant.h's
-/// keys. `op` is the first.
+/// The parameters a call requires, in the order of core's variant keys.
+/// `op` is the first.
 struct VariantQuery {
   std::vector<VariantParameter> parameters;
 

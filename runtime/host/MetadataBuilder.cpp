@@ -30,20 +30,6 @@ Status fillBatch(BatchMetadata &md, const CommonAttentionMetadata &cam) {
 
 } // namespace
 
-std::string_view toString(AttentionCGSupport support) {
-  switch (support) {
-  case AttentionCGSupport::ALWAYS:
-    return "ALWAYS";
-  case AttentionCGSupport::UNIFORM_BATCH:
-    return "UNIFORM_BATCH";
-  case AttentionCGSupport::UNIFORM_SINGLE_TOKEN_DECODE:
-    return "UNIFORM_SINGLE_TOKEN_DECODE";
-  case AttentionCGSupport::NEVER:
-    return "NEVER";
-  }
-  return "?";
-}
-
 std::string_view toString(AttentionMetadataKind kind) {
   switch (kind) {
   case AttentionMetadataKind::FlashAttention:

@@ -10,6 +10,7 @@
 #ifndef ATTN_RUNTIME_METADATABUILDER_H
 #define ATTN_RUNTIME_METADATABUILDER_H
 
+#include "core/CGSupport.h"
 #include "core/DType.h"
 #include "core/Status.h"
 #include "core/Tensor.h"
@@ -24,21 +25,8 @@
 
 namespace attn::runtime {
 
-/// How far a builder's metadata can be replayed in a captured (CUDA) graph.
-/// Cascade attention is never graph-capturable and is not considered here.
-enum class AttentionCGSupport {
-  /// Always capturable, mixed prefill-decode batches included.
-  ALWAYS = 3,
-  /// Capturable for batches whose query lengths are all equal (spec-decode
-  /// "decodes" of 1 + num_speculative_tokens).
-  UNIFORM_BATCH = 2,
-  /// Capturable only for batches of query_len == 1 decodes.
-  UNIFORM_SINGLE_TOKEN_DECODE = 1,
-  /// Never capturable.
-  NEVER = 0,
-};
-
-std::string_view toString(AttentionCGSupport support);
+/// core's, which the attn dialect's backend attribute shares.
+using ::attn::AttentionCGSupport;
 
 /// The KV cache a builder serves (vLLM's AttentionSpec).
 struct KvCacheSpec {

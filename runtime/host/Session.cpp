@@ -2,6 +2,7 @@
 
 #include "runtime/host/Session.h"
 
+#include "core/Target.h"
 #include "runtime/executor/CpuExecutor.h"
 
 namespace attn::runtime {
@@ -11,13 +12,13 @@ std::string_view bundleTarget(DeviceType device) {
   case DeviceType::CPU:
     return "";
   case DeviceType::CUDA:
-    return "ptx";
+    return toString(Target::PTX);
   case DeviceType::VULKAN:
-    return "spirv";
+    return toString(Target::SPIRV);
   case DeviceType::METAL:
-    return "msl";
+    return toString(Target::MSL);
   case DeviceType::TENSTORRENT:
-    return "tt";
+    return toString(Target::TT);
   }
   return "";
 }

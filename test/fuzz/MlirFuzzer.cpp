@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   registerCompilerDialects(compileDialects);
   context.appendDialectRegistry(compileDialects);
   CompileOptions options;
-  options.targets = {"spirv"};
+  options.targets = {::attn::Target::SPIRV};
   (void)compileModule(*module, options);
   return 0;
 }

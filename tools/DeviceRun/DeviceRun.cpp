@@ -255,7 +255,7 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
   OwningOpRef<ModuleOp> single = ModuleOp::create(fn.getLoc());
   single->push_back(fn.clone());
   ops::CompileOptions options;
-  options.targets = {"tt"};
+  options.targets = {::attn::Target::TT};
   llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
       *single, entry, options, device, addKernel, inputs, stats);
   if (!results)
@@ -343,11 +343,11 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
 
 llvm::Error
 mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
-  std::optional<CompileOptions::SpirvAbi> abi = parseSpirvAbi(spirvAbi);
+  std::optional<SPIRVTargetOptions::Abi> abi = parseSpirvAbi(spirvAbi);
   if (!abi)
     return llvm::createStringError("--spirv-abi=" + spirvAbi +
                                    ": expected both, addresses or bindings");
-  options.spirvAbi = *abi;
+  options.spirv.abi = *abi;
   options.splitKv = splitKv;
   options.vectorWidth = vectorWidth;
   options.attentionSubgroups = attentionSubgroups;
@@ -393,7 +393,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         knobOptions(knobs, info.subgroupSize, info.type == "cpu");
     if (!options)
       return options.takeError();
-    options->targets = {"spirv"};
+    options->targets = {::attn::Target::SPIRV};
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);
@@ -428,9 +428,9 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
         knobOptions(knobs, kNVIDIAWarpSize, /*cpu=*/false);
     if (!options)
       return options.takeError();
-    options->targets = {"ptx"};
-    options->chip = (*device)->info().chip();
-    options->ptxFeatures = ptxFeaturesForChip(options->chip);
+    options->targets = {::attn::Target::PTX};
+    options->ptx.chip = (*device)->info().chip();
+    options->ptx.features = ptxFeaturesForChip(options->ptx.chip);
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);

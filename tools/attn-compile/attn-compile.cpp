@@ -81,7 +81,7 @@ void addTargetEmits() {
   for (auto [i, b] : llvm::enumerate(backends)) {
     help.push_back(("a bundle with " + b.kernels + " kernels").str());
     emitKind.getParser().addLiteralOption(
-        b.name,
+        b.name(),
         static_cast<Emit>(static_cast<unsigned>(Emit::FirstTarget) + i),
         help.back());
   }
@@ -191,7 +191,7 @@ struct Job {
 struct Build {
   /// 0 for targets whose kernels have no subgroup size (tt).
   int64_t subgroupSize = 0;
-  std::vector<std::string> targets;
+  std::vector<::attn::Target> targets;
 };
 
 llvm::Error readGrid(llvm::StringRef path, std::vector<std::string> &specs) {
@@ -267,14 +267,14 @@ llvm::Expected<std::vector<std::string>> requestedTargets() {
           "give either --emit=<target> or --targets, not both");
     unsigned index = static_cast<unsigned>(emitKind.getValue()) -
                      static_cast<unsigned>(Emit::FirstTarget);
-    targets = {targetBackends()[index].name.str()};
+    targets = {targetBackends()[index].name().str()};
   }
   if (targets.empty())
     return llvm::createStringError(
         "no target: give --targets=spirv (or --emit=spirv)");
   std::string available;
   for (const TargetBackend &b : targetBackends())
-    available += (available.empty() ? "" : ", ") + b.name.str();
+    available += (available.empty() ? "" : ", ") + b.name().str();
   for (const std::string &t : targets)
     if (!findTargetBackend(t))
       return llvm::createStringError("unknown target '" + t +
@@ -289,11 +289,11 @@ llvm::Expected<std::vector<std::string>> requestedTargets() {
 llvm::Expected<std::vector<Build>>
 plannedBuilds(const std::vector<std::string> &targets) {
   std::vector<const TargetBackend *> gpu;
-  std::vector<std::string> ownLowering;
+  std::vector<::attn::Target> ownLowering;
   for (const std::string &t : targets) {
     const TargetBackend *b = findTargetBackend(t);
     if (b->lowersItself())
-      ownLowering.push_back(t);
+      ownLowering.push_back(b->id);
     else
       gpu.push_back(b);
   }
@@ -326,7 +326,7 @@ plannedBuilds(const std::vector<std::string> &targets) {
   for (const TargetBackend *b : gpu)
     if (b->subgroupSize != 0 && !llvm::is_contained(sizes, b->subgroupSize))
       return llvm::createStringError(
-          "target " + b->name + " needs subgroup size " +
+          "target " + b->name() + " needs subgroup size " +
           llvm::Twine(b->subgroupSize) + ": add " +
           llvm::Twine(b->subgroupSize) + " to --subgroup-size");
 
@@ -335,7 +335,7 @@ plannedBuilds(const std::vector<std::string> &targets) {
     Build build{size, {}};
     for (const TargetBackend *b : gpu)
       if (b->subgroupSize == 0 || b->subgroupSize == size)
-        build.targets.push_back(b->name.str());
+        build.targets.push_back(b->id);
     if (!build.targets.empty())
       builds.push_back(std::move(build));
   }
@@ -581,7 +581,8 @@ private:
                                  fileExtension(kernel.target));
       ATTN_RETURN_IF_ERROR(
           rt::writeFileAtomically(directory, kernel.file, source->bytes));
-      if (validateSpirv && kernel.target == "spirv")
+      if (validateSpirv &&
+          ::attn::parseTarget(kernel.target) == ::attn::Target::SPIRV)
         ATTN_RETURN_IF_ERROR(runSpirvVal(directory + "/" + kernel.file));
     }
     return ::attn::Status::ok();
@@ -589,13 +590,13 @@ private:
 
   std::string optionsKey(const Build &build) const {
     std::string key;
-    for (const std::string &t : build.targets)
-      key += t + ",";
+    for (::attn::Target t : build.targets)
+      key += std::string(::attn::toString(t)) + ",";
     return key + "sg" + std::to_string(build.subgroupSize) + ",split" +
            std::to_string(options.splitKv) + ",abi" +
-           std::to_string(static_cast<int>(options.spirvAbi)) +
+           std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
-           (llvm::is_contained(build.targets, "ptx") ? ",chip" + options.chip
+           (llvm::is_contained(build.targets, ::attn::Target::PTX) ? ",chip" + options.ptx.chip
                                                      : "");
   }
 
@@ -836,7 +837,7 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<std::string>> targets = requestedTargets();
   if (!targets)
     return fail(llvm::toString(targets.takeError()));
-  std::optional<CompileOptions::SpirvAbi> abi = parseSpirvAbi(spirvAbi);
+  std::optional<SPIRVTargetOptions::Abi> abi = parseSpirvAbi(spirvAbi);
   if (!abi)
     return fail("--spirv-abi=" + spirvAbi +
                 ": expected both, addresses or bindings");
@@ -863,9 +864,9 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.splitKv = splitKv;
-  options.spirvAbi = *abi;
-  options.chip = chip;
-  options.ptxFeatures = ptxFeaturesForChip(chip);
+  options.spirv.abi = *abi;
+  options.ptx.chip = chip;
+  options.ptx.features = ptxFeaturesForChip(chip);
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
   TaskResults results = runTasks(compiler, jobList, *builds);

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/Target.h"
 #include "reference/ops/Compare.h"
 #include "reference/ops/Random.h"
 #include "runtime/bundle/Bundle.h"
@@ -42,6 +43,9 @@ using namespace attn;
 using namespace attn::runtime;
 
 namespace {
+
+/// The target whose kernels this tool checks.
+const std::string_view kPtx = toString(Target::PTX);
 
 struct Options {
   std::string bundle;
@@ -317,7 +321,7 @@ int runChecks(const Bundle &bundle, KernelExecutor &device,
   for (const BundleVariant &v : bundle.variants) {
     bool hasPtx = false;
     for (const BundleKernel &k : v.kernels)
-      hasPtx |= k.target == "ptx";
+      hasPtx |= ::attn::parseTarget(k.target) == ::attn::Target::PTX;
     if (!hasPtx)
       continue;
     if (Status s = checkVariant(v, device, reference, options.seed, rows); !s) {
@@ -395,7 +399,7 @@ Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
   if (!plan)
     return errorf("variant ", variant.name, " has no plan for ", function);
   for (const BundleKernel &k : variant.kernels) {
-    if (k.target != "ptx")
+    if (::attn::parseTarget(k.target) != ::attn::Target::PTX)
       continue;
     Result<std::string> bytes = bundle.readKernel(k);
     if (!bytes)
@@ -450,7 +454,7 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
         qsl.setInt(r + 1, r + 1);
       }
       Result<const BundleVariant *> variant =
-          findVariant(bundle, pagedAttentionQuery(query, cache, llama), "ptx",
+          findVariant(bundle, pagedAttentionQuery(query, cache, llama), kPtx,
                       SubgroupSizes{32, 32, 32});
       if (!variant) {
         row.error = "no variant: " + variant.message();
@@ -554,7 +558,7 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
       qsl.setInt(r + 1, (r + 1) * len);
     }
     Result<const BundleVariant *> variant =
-        findVariant(bundle, pagedAttentionQuery(query, cache, llama), "ptx",
+        findVariant(bundle, pagedAttentionQuery(query, cache, llama), kPtx,
                       SubgroupSizes{32, 32, 32});
     if (!variant) {
       row.error = "no variant: " + variant.message();
@@ -638,7 +642,7 @@ int main(int argc, char **argv) {
               (*cuda)->info().totalMemory / double(1ull << 30));
   int failures = 0;
   if (options->check) {
-    BundleExecutor device(*bundle, "ptx", **cuda);
+    BundleExecutor device(*bundle, std::string(kPtx), **cuda);
     failures += runChecks(*bundle, device, *options);
   }
   if (options->bench)

@@ -443,7 +443,7 @@ int main(int argc, char **argv) {
   // tiles); the report says so.
   if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
     llvm::outs() << "  tolerance: " << device->stats.toleranceNote << "\n";
-  // Which form of the SPIR-V kernels ran (CompileOptions::SpirvAbi).
+  // Which form of the SPIR-V kernels ran (SPIRVTargetOptions::Abi).
   if (int64_t bound = device->stats.boundLaunches,
       addressed = device->stats.addressedLaunches;
       bound + addressed > 0)

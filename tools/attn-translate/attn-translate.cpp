@@ -36,7 +36,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Target { SPIRV, PTX, MSL, TTMetal };
+using ::attn::Target;
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                cl::init("-"));
@@ -56,7 +56,7 @@ cl::opt<Target> target(cl::desc("Translation:"),
                                              "Metal source from the SPIR-V "
                                              "through SPIRV-Cross, one per "
                                              "kernel (no -o: print all)"),
-                                  clEnumValN(Target::TTMetal, "attn-to-ttmetal",
+                                  clEnumValN(Target::TT, "attn-to-ttmetal",
                                              "TT-Metalium kernels and "
                                              "program.json per program "
                                              "(-o DIR; no -o: print all)")));
@@ -234,9 +234,9 @@ void printKernels(ModuleOp module) {
 /// The compile driver's options for `target` (spirv, ptx or msl) from the
 /// flags. Vulkan kernels come in the address form only, one binary per
 /// kernel.
-FailureOr<mlir::attn::CompileOptions> compileOptions(StringRef target) {
+FailureOr<mlir::attn::CompileOptions> compileOptions(Target target) {
   mlir::attn::CompileOptions options;
-  options.targets = {target.str()};
+  options.targets = {target};
   options.subgroupSize = subgroupSize;
   options.workgroupSize = workgroupSize;
   options.maxWorkgroupMemory = maxWorkgroupMemory;
@@ -245,9 +245,9 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(StringRef target) {
   options.vectorLoadBytes = vectorLoadBytes;
   options.attentionSubgroups = attentionSubgroups;
   options.splitKv = splitKv;
-  options.spirvAbi = mlir::attn::CompileOptions::SpirvAbi::Addresses;
-  options.chip = chip;
-  options.ptxFeatures = ptxFeatures.empty()
+  options.spirv.abi = mlir::attn::SPIRVTargetOptions::Abi::Addresses;
+  options.ptx.chip = chip;
+  options.ptx.features = ptxFeatures.empty()
                             ? mlir::attn::ptxFeaturesForChip(chip)
                             : std::string(ptxFeatures);
   if (!mslVersion.empty()) {
@@ -260,7 +260,7 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(StringRef target) {
                    << mslVersion << "'\n";
       return failure();
     }
-    options.mslVersion = mlir::attn::makeMSLVersion(major, minor);
+    options.msl.version = mlir::attn::makeMSLVersion(major, minor);
   }
   return options;
 }
@@ -282,7 +282,7 @@ LogicalResult listLoweredKernels(ModuleOp module,
 /// The kernels of `target` (spirv, ptx or msl) through the compile driver,
 /// written by the output convention with the target's file extension; text
 /// kernels printed to stdout after a banner line.
-LogicalResult translate(ModuleOp module, StringRef target) {
+LogicalResult translate(ModuleOp module, Target target) {
   FailureOr<mlir::attn::CompileOptions> options = compileOptions(target);
   if (failed(options))
     return failure();
@@ -295,15 +295,15 @@ LogicalResult translate(ModuleOp module, StringRef target) {
   SmallVector<OutputKernel> out;
   for (const mlir::attn::CompiledKernel &k : compiled->kernels) {
     std::string banner;
-    if (target == "ptx")
+    if (target == Target::PTX)
       banner = "// kernel " + k.entryPoint;
-    if (target == "msl")
+    if (target == Target::MSL)
       banner = "// kernel " + k.entryPoint + " launch " + k.launchJson;
     out.push_back({k.entryPoint, k.bytes, banner});
   }
   return writeKernels(
       out,
-      (llvm::Twine(".") + mlir::attn::findTargetBackend(target)->fileExtension)
+      (llvm::Twine(".") + mlir::attn::targetBackend(target).fileExtension)
           .str());
 }
 
@@ -339,7 +339,7 @@ int main(int argc, char **argv) {
 
   switch (target) {
   case Target::SPIRV:
-    return failed(translate(*module, "spirv")) ? 1 : 0;
+    return failed(translate(*module, Target::SPIRV)) ? 1 : 0;
   case Target::PTX:
     if (subgroupSize != mlir::attn::kNVIDIAWarpSize) {
       llvm::errs() << "error: --attn-to-ptx needs --subgroup-size="
@@ -347,10 +347,10 @@ int main(int argc, char **argv) {
                    << subgroupSize << "\n";
       return 1;
     }
-    return failed(translate(*module, "ptx")) ? 1 : 0;
+    return failed(translate(*module, Target::PTX)) ? 1 : 0;
   case Target::MSL:
-    return failed(translate(*module, "msl")) ? 1 : 0;
-  case Target::TTMetal:
+    return failed(translate(*module, Target::MSL)) ? 1 : 0;
+  case Target::TT:
     return failed(
                outputPath.empty()
                    ? mlir::attn::translateAttnToTTMetal(*module, llvm::outs())

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/Target.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/executor/BundleExecutor.h"
 #include "devices/vulkan/VulkanExecutor.h"
@@ -84,8 +85,9 @@ int main(int argc, char **argv) {
   for (const attn::runtime::BundleVariant &v : bundle->variants)
     variants.insert(v.name);
   size_t entries = bundle->variants.size();
-  attn::runtime::BundleExecutor executor(std::move(*bundle), "spirv",
-                                         **planDevice);
+  attn::runtime::BundleExecutor executor(
+      std::move(*bundle), std::string(attn::toString(attn::Target::SPIRV)),
+      **planDevice);
   if (attn::Status s = executor.loadAllKernels(); !s) {
     std::fprintf(stderr, "attn-vulkan-info: %s\n", s.message().c_str());
     return 1;

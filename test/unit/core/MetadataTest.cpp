@@ -1,7 +1,7 @@
 //===- MetadataTest.cpp - Metadata construction and every validation error -===//
 #include "core/Metadata.h"
 
-#include "TestUtil.h"
+#include "test/unit/reference/TestUtil.h"
 
 #include <gtest/gtest.h>
 

@@ -8,9 +8,6 @@
 namespace attn::tt {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-
 /// A split-KV decode program on Blackhole: every member set.
 TTProgram decodeProgram() {
   TTProgram p;
@@ -49,17 +46,17 @@ TTProgram decodeProgram() {
 /// sorted, two-space indents, doubles in %.17g, compute-only kernel keys.
 TEST(TTProgram, WritesTheLayoutOfProgramJson) {
   std::string json = writeTTProgram(decodeProgram());
-  EXPECT_THAT(json, HasSubstr("{\n  \"arch\": \"blackhole\",\n"
+  EXPECT_THAT(json, testing::HasSubstr("{\n  \"arch\": \"blackhole\",\n"
                               "  \"circular_buffers\": [\n    {\n"
                               "      \"data_format\": \"Float16_b\",\n"
                               "      \"id\": 0,\n"));
-  EXPECT_THAT(json, HasSubstr("\"compile_time_args\": [],\n"
+  EXPECT_THAT(json, testing::HasSubstr("\"compile_time_args\": [],\n"
                               "      \"fp32_dest_acc_en\": true,\n"
                               "      \"kind\": \"compute\",\n"
                               "      \"math_fidelity\": \"HiFi4\","));
-  EXPECT_THAT(json, HasSubstr("\"scale\": 0.125,\n"));
-  EXPECT_THAT(json, HasSubstr("\"soft_cap\": 0\n"));
-  EXPECT_THAT(json, HasSubstr("\"core_grid\": {\n    \"x\": 8,\n"
+  EXPECT_THAT(json, testing::HasSubstr("\"scale\": 0.125,\n"));
+  EXPECT_THAT(json, testing::HasSubstr("\"soft_cap\": 0\n"));
+  EXPECT_THAT(json, testing::HasSubstr("\"core_grid\": {\n    \"x\": 8,\n"
                               "    \"y\": 2\n  },"));
   EXPECT_EQ(json.find("\"math_fidelity\""),
             json.rfind("\"math_fidelity\""));
@@ -84,11 +81,11 @@ TEST(TTProgram, RoundTrip) {
   EXPECT_EQ(read->circularBuffers[1].name, "scores");
   ASSERT_EQ(read->kernels.size(), 2u);
   EXPECT_EQ(read->kernels[0].kind, KernelKind::Reader);
-  EXPECT_THAT(read->kernels[0].compileTimeArgs, ElementsAre(1u, 2u));
+  EXPECT_THAT(read->kernels[0].compileTimeArgs, testing::ElementsAre(1u, 2u));
   EXPECT_EQ(read->kernels[1].kind, KernelKind::Compute);
   EXPECT_EQ(read->kernels[1].processor, "trisc");
-  EXPECT_THAT(read->runtimeArgs, ElementsAre("q_addr", "num_units"));
-  EXPECT_THAT(read->unitArgs, ElementsAre("row"));
+  EXPECT_THAT(read->runtimeArgs, testing::ElementsAre("q_addr", "num_units"));
+  EXPECT_THAT(read->unitArgs, testing::ElementsAre("row"));
   EXPECT_EQ(read->mergeProgram, "decode_merge");
   EXPECT_EQ(read->params.numHeads, 8);
   EXPECT_EQ(read->params.scale, 0.125);

@@ -2,7 +2,7 @@
 
 #include "core/LaunchFacts.h"
 
-#include <nlohmann/json.hpp>
+#include "core/JsonRead.h"
 
 #include <cassert>
 #include <cstdio>
@@ -27,16 +27,14 @@ public:
   /// An integer member in [min, max].
   template <typename T>
   Status integer(const char *key, T min, T max, T &out) const {
-    auto it = object_.find(key);
-    if (it == object_.end() || !it->is_number_integer() ||
-        it->get<int64_t>() < static_cast<int64_t>(min) ||
-        (it->is_number_unsigned() ? it->get<uint64_t>() >
-                                        static_cast<uint64_t>(max)
-                                  : it->get<int64_t>() >
-                                        static_cast<int64_t>(max)))
+    const json *v = jsonMember(object_, key, JsonKind::Integer);
+    if (!v || v->get<int64_t>() < static_cast<int64_t>(min) ||
+        (v->is_number_unsigned()
+             ? v->get<uint64_t>() > static_cast<uint64_t>(max)
+             : v->get<int64_t>() > static_cast<int64_t>(max)))
       return error(key, "an integer in [" + std::to_string(min) + ", " +
                             std::to_string(max) + "]");
-    out = it->get<T>();
+    out = v->get<T>();
     return Status::ok();
   }
 
@@ -44,16 +42,15 @@ public:
   template <typename T>
   Status integers(const char *key, T min, T max, std::vector<T> &out,
                   std::optional<size_t> count = std::nullopt) const {
-    auto it = object_.find(key);
+    const json *list = jsonMember(object_, key, JsonKind::Array);
     std::string wanted = (count ? std::to_string(*count) + " integers"
                                 : std::string("a list of integers")) +
                          " in [" + std::to_string(min) + ", " +
                          std::to_string(max) + "]";
-    if (it == object_.end() || !it->is_array() ||
-        (count && it->size() != *count))
+    if (!list || (count && list->size() != *count))
       return error(key, wanted);
     out.clear();
-    for (const json &n : *it) {
+    for (const json &n : *list) {
       if (!n.is_number_integer() || n.get<int64_t>() < int64_t(min) ||
           (n.is_number_unsigned() && n.get<uint64_t>() > uint64_t(max)))
         return error(key, wanted);
@@ -64,17 +61,16 @@ public:
 
   /// A string member; an error when `required` and it is missing or empty.
   Status string(const char *key, bool required, std::string &out) const {
-    auto it = object_.find(key);
-    if (it == object_.end() && !required)
+    if (!has(key) && !required)
       return Status::ok();
-    if (it == object_.end() || !it->is_string() ||
-        (required && it->get<std::string>().empty()))
+    const json *v = jsonMember(object_, key, JsonKind::String);
+    if (!v || (required && v->get<std::string>().empty()))
       return error(key, "a non-empty string");
-    out = it->get<std::string>();
+    out = v->get<std::string>();
     return Status::ok();
   }
 
-  bool has(const char *key) const { return object_.contains(key); }
+  bool has(const char *key) const { return jsonMember(object_, key); }
 
   Status workgroup(LaunchFacts &facts) const {
     std::vector<int64_t> size;

@@ -11,56 +11,45 @@ namespace attn::tt {
 
 Result<ProgramShape> readProgramShape(const ProgramDescription &d) {
   ProgramShape s;
-  const JsonValue &p = d.params;
-  auto num = [&](const char *key, int64_t &into) -> Status {
-    auto v = p.getNumber(key);
-    if (!v)
-      return errorf(d.dir, "/program.json: params: ", v.message());
-    into = int64_t(*v);
+  const ProgramParams &p = d.params;
+  auto required = [&](const auto &field, const char *what,
+                      const char *key) -> Status {
+    if (!field)
+      return errorf(d.dir, "/program.json: params: json: expected ", what,
+                    " member '", key, "'");
     return Status::ok();
   };
-  ATTN_RETURN_IF_ERROR(num("num_heads", s.numHeads));
-  ATTN_RETURN_IF_ERROR(num("num_kv_heads", s.numKvHeads));
-  ATTN_RETURN_IF_ERROR(num("head_size", s.headSize));
-  ATTN_RETURN_IF_ERROR(num("block_size", s.blockSize));
-  s.valueSize = s.headSize;
-  if (p.get("value_size"))
-    ATTN_RETURN_IF_ERROR(num("value_size", s.valueSize));
-  if (p.get("kv_parts"))
-    ATTN_RETURN_IF_ERROR(num("kv_parts", s.kvParts));
-  if (p.get("window_left"))
-    ATTN_RETURN_IF_ERROR(num("window_left", s.windowLeft));
-  if (p.get("window_right"))
-    ATTN_RETURN_IF_ERROR(num("window_right", s.windowRight));
-  if (const JsonValue *c = p.get("causal"))
-    s.causal = c->boolean();
-  if (const JsonValue *c = p.get("sinks"))
-    s.sinks = c->boolean();
-  if (const JsonValue *c = p.get("alibi"))
-    s.alibi = c->boolean();
-  if (p.get("num_kv_splits"))
-    ATTN_RETURN_IF_ERROR(num("num_kv_splits", s.numKvSplits));
-  if (p.get("num_states"))
-    ATTN_RETURN_IF_ERROR(num("num_states", s.numStates));
-  s.keyWidth = s.valueWidth = s.headSize;
-  if (p.get("key_width"))
-    ATTN_RETURN_IF_ERROR(num("key_width", s.keyWidth));
-  if (p.get("value_width"))
-    ATTN_RETURN_IF_ERROR(num("value_width", s.valueWidth));
-  auto dtype = p.getString("dtype");
-  if (!dtype)
-    return errorf(d.dir, "/program.json: params: ", dtype.message());
-  auto parsed = parseDType(*dtype);
+  ATTN_RETURN_IF_ERROR(required(p.numHeads, "number", "num_heads"));
+  ATTN_RETURN_IF_ERROR(required(p.numKvHeads, "number", "num_kv_heads"));
+  ATTN_RETURN_IF_ERROR(required(p.headSize, "number", "head_size"));
+  ATTN_RETURN_IF_ERROR(required(p.blockSize, "number", "block_size"));
+  s.numHeads = *p.numHeads;
+  s.numKvHeads = *p.numKvHeads;
+  s.headSize = *p.headSize;
+  s.blockSize = *p.blockSize;
+  s.valueSize = p.valueSize.value_or(s.headSize);
+  s.kvParts = p.kvParts.value_or(s.kvParts);
+  s.windowLeft = p.windowLeft.value_or(s.windowLeft);
+  s.windowRight = p.windowRight.value_or(s.windowRight);
+  s.causal = p.causal.value_or(s.causal);
+  s.sinks = p.sinks.value_or(s.sinks);
+  s.alibi = p.alibi.value_or(s.alibi);
+  s.numKvSplits = p.numKvSplits.value_or(s.numKvSplits);
+  s.numStates = p.numStates.value_or(s.numStates);
+  s.keyWidth = p.keyWidth.value_or(s.headSize);
+  s.valueWidth = p.valueWidth.value_or(s.headSize);
+  ATTN_RETURN_IF_ERROR(required(p.dtype, "string", "dtype"));
+  auto parsed = parseDType(*p.dtype);
   if (!parsed ||
       (*parsed != DType::BF16 && *parsed != DType::F16 && *parsed != DType::F32))
-    return errorf("TT programs compute in bf16, f16 or f32, not '", *dtype,
+    return errorf("TT programs compute in bf16, f16 or f32, not '", *p.dtype,
                   "'");
   s.dtype = *parsed;
-  if (auto layout = p.getString("layout")) {
-    auto parsedLayout = parseKvLayout(*layout);
+  if (p.layout) {
+    auto parsedLayout = parseKvLayout(*p.layout);
     if (!parsedLayout)
       return errorf(d.dir, "/program.json: params: unknown layout '",
-                    *layout, "'");
+                    *p.layout, "'");
     s.layout = *parsedLayout;
   }
   // A merge program has no cache.

@@ -51,13 +51,9 @@ static Status compareOutputs(std::ostringstream &os,
 static Status checkMerge(TTDevice &device, const Program &program,
                          DType dtype, const CheckOptions &options,
                          std::string &report, bool &passed) {
-  const JsonValue &p = program.description.params;
-  int64_t H = int64_t(p.getNumber("num_heads").isOk()
-                          ? *p.getNumber("num_heads")
-                          : 0);
-  int64_t Dv = int64_t(p.getNumber("value_size").isOk()
-                           ? *p.getNumber("value_size")
-                           : 0);
+  const ProgramParams &p = program.description.params;
+  int64_t H = p.numHeads.value_or(0);
+  int64_t Dv = p.valueSize.value_or(0);
   int64_t T = options.problem.numReqs * 3 + 1;
   Random rng(options.problem.seed);
   Tensor outA(dtype, {T, H, Dv}), outB(dtype, {T, H, Dv});
@@ -90,32 +86,28 @@ Status checkProgram(TTDevice &device, const Program &program,
                     const CheckOptions &options, std::string &report,
                     bool &passed) {
   const ProgramDescription &d = program.description;
-  const JsonValue &p = d.params;
+  const ProgramParams &p = d.params;
   ProblemShape shape;
-  auto num = [&](const char *k) {
-    return int64_t(p.getNumber(k).isOk() ? *p.getNumber(k) : 0);
-  };
-  shape.numHeads = num("num_heads");
-  shape.numKvHeads = num("num_kv_heads");
-  shape.headSize = num("head_size");
-  shape.blockSize = num("block_size");
-  auto dtypeName = p.getString("dtype");
-  if (!dtypeName)
-    return dtypeName.status();
-  auto dtype = parseDType(*dtypeName);
+  shape.numHeads = p.numHeads.value_or(0);
+  shape.numKvHeads = p.numKvHeads.value_or(0);
+  shape.headSize = p.headSize.value_or(0);
+  shape.blockSize = p.blockSize.value_or(0);
+  if (!p.dtype)
+    return Status::error("json: expected string member 'dtype'");
+  auto dtype = parseDType(*p.dtype);
   if (!dtype)
-    return errorf("unknown dtype '", *dtypeName, "'");
+    return errorf("unknown dtype '", *p.dtype, "'");
   shape.dtype = *dtype;
   shape.layout = options.layout;
   bool mla = d.op == "mla_decode";
   // The MLA cache write: a latent row of key_width (L) + value_width (P).
-  bool latent = d.op == "reshape_and_cache" && num("kv_parts") == 1;
+  bool latent = d.op == "reshape_and_cache" && p.kvParts.value_or(0) == 1;
   if (mla) {
-    shape.kvLoraRank = num("kv_lora_rank");
+    shape.kvLoraRank = p.kvLoraRank.value_or(0);
     shape.ropeDim = shape.headSize - shape.kvLoraRank;
   } else if (latent) {
-    shape.kvLoraRank = num("key_width");
-    shape.ropeDim = num("value_width");
+    shape.kvLoraRank = p.keyWidth.value_or(0);
+    shape.ropeDim = p.valueWidth.value_or(0);
   }
   if (d.op == "merge_states")
     return checkMerge(device, program, shape.dtype, options, report, passed);
@@ -151,7 +143,7 @@ Status checkProgram(TTDevice &device, const Program &program,
   Result<AttentionOutput> actual = Status::error("unset");
   if (mla) {
     MlaDecodeParams params;
-    params.scale = p.getNumber("scale").isOk() ? *p.getNumber("scale") : 1.0;
+    params.scale = p.scale.value_or(1.0);
     params.kvLoraRank = shape.kvLoraRank;
     expected =
         mlaDecode(pr.query, pr.kvCache, pr.blockTable, pr.seqLens, params);
@@ -166,18 +158,14 @@ Status checkProgram(TTDevice &device, const Program &program,
                                          pr.slotMapping, options.layout));
     PagedAttentionParams params;
     params.layout = options.layout;
-    params.scale = p.getNumber("scale").isOk() ? *p.getNumber("scale") : 1.0;
-    const JsonValue *causal = p.get("causal");
-    params.causal = !causal || causal->boolean();
-    params.windowLeft = num("window_left");
-    params.windowRight = num("window_right");
-    params.softCap =
-        p.getNumber("soft_cap").isOk() ? *p.getNumber("soft_cap") : 0;
-    const JsonValue *sinks = p.get("sinks");
-    const Tensor *sinkTensor = sinks && sinks->boolean() ? &pr.sinks : nullptr;
-    const JsonValue *alibi = p.get("alibi");
+    params.scale = p.scale.value_or(1.0);
+    params.causal = p.causal.value_or(true);
+    params.windowLeft = p.windowLeft.value_or(0);
+    params.windowRight = p.windowRight.value_or(0);
+    params.softCap = p.softCap.value_or(0);
+    const Tensor *sinkTensor = p.sinks.value_or(false) ? &pr.sinks : nullptr;
     const Tensor *slopes =
-        alibi && alibi->boolean() ? &pr.alibiSlopes : nullptr;
+        p.alibi.value_or(false) ? &pr.alibiSlopes : nullptr;
     expected = pagedAttention(pr.query, pr.kvCache, pr.blockTable, pr.seqLens,
                               pr.queryStartLoc, slopes, sinkTensor, params);
     if (!expected)

@@ -1,21 +1,8 @@
 //===- Program.h - A TT program description, loaded and built ------------===//
 //
 // attn-translate --attn-to-ttmetal writes one folder per program: a C++ file
-// per kernel and program.json, the host side as data:
-//
-//   name, op            the program and the attn op it computes
-//   arch                the architecture the kernels were built for
-//   params              the op's static shape and knobs
-//   core_grid {x, y}    the cores work is spread over
-//   circular_buffers    [{id, name, num_pages, page_size, data_format}]
-//   kernels             [{name, kind (reader | writer | compute), processor,
-//                         source, compile_time_args, fp32_dest_acc_en}]
-//   runtime_args        names of the leading runtime arguments of every
-//                       kernel on a core
-//   unit_args           names of the fields of one work unit; a core's
-//                       arguments end with its units, back to back
-//   merge_program       (split-KV decode) the subfolder holding the program
-//                       that merges this one's partial states
+// per kernel and program.json, the host side as data (core/TTProgram.h, its
+// one reader and writer).
 //
 // Every kernel of a core gets the same runtime arguments. A kernel gets at
 // most kMaxRuntimeArgs of them, so a step with more units than the cores
@@ -25,7 +12,7 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_PROGRAM_H
 #define ATTN_RUNTIME_EXECUTORS_TT_PROGRAM_H
 
-#include "devices/tt/Json.h"
+#include "core/TTProgram.h"
 #include "devices/tt/emulator/Emulator.h"
 
 #include <map>
@@ -35,29 +22,10 @@
 
 namespace attn::tt {
 
-struct KernelDescription {
-  std::string name;
-  KernelKind kind = KernelKind::Reader;
-  std::string processor;
-  std::string source;
-  std::vector<uint32_t> compileTimeArgs;
-  bool fp32DestAccEn = true;
-};
-
-struct ProgramDescription {
+/// A program.json and the folder it was read from, where its kernels'
+/// sources and its merge program are.
+struct ProgramDescription : TTProgram {
   std::string dir;
-  std::string name;
-  std::string op;
-  Arch arch = Arch::WormholeB0;
-  JsonValue params;
-  uint32_t gridX = 1, gridY = 1;
-  std::vector<CircularBufferSpec> circularBuffers;
-  std::vector<KernelDescription> kernels;
-  std::vector<std::string> runtimeArgs;
-  std::vector<std::string> unitArgs;
-  std::string mergeProgram;
-
-  uint32_t numCores() const { return gridX * gridY; }
 };
 
 /// Reads `dir`/program.json.

@@ -1,28 +1,36 @@
-//===- ProgramDescription.cpp - The host side of a TT program as data ----===//
+//===- ProgramDescription.cpp - The host side of a TT program as IR ------===//
 #include "lowering/AttnToTT/ProgramDescription.h"
 
+#include "core/TTProgram.h"
+
+#include "mlir/IR/Operation.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 namespace mlir::attn::tt {
 
-llvm::StringRef spell(TTDataFormat f) {
-  switch (f) {
-  case TTDataFormat::Float32:
-    return "Float32";
-  case TTDataFormat::Float16_b:
-    return "Float16_b";
-  case TTDataFormat::Float16:
-    return "Float16";
-  }
-  return "";
+namespace core = ::attn::tt;
+
+static core::DataFormat toCore(TTDataFormat f) {
+  return static_cast<core::DataFormat>(f);
 }
+static_assert(core::DataFormat(TTDataFormat::Float32) ==
+                      core::DataFormat::Float32 &&
+                  core::DataFormat(TTDataFormat::Float16_b) ==
+                      core::DataFormat::Float16_b &&
+                  core::DataFormat(TTDataFormat::Float16) ==
+                      core::DataFormat::Float16,
+              "TTDataFormat mirrors core's tt::DataFormat");
+
+int64_t elementBytes(TTDataFormat f) { return core::elementSize(toCore(f)); }
 
 std::optional<TTArch> parseTTArch(llvm::StringRef name) {
-  if (name == "wormhole_b0")
-    return TTArch{"wormhole_b0", 32};
-  if (name == "blackhole")
-    return TTArch{"blackhole", 64};
-  return std::nullopt;
+  ::attn::Result<core::Arch> arch = core::parseArch(name);
+  if (!arch)
+    return std::nullopt;
+  const core::ArchParams &params = core::archParams(*arch);
+  return TTArch{params.name, params.dramReadAlignment};
 }
 
 void ProgramDescriptionBuilder::cb(int64_t id, StringRef name, int64_t pages,
@@ -31,7 +39,7 @@ void ProgramDescriptionBuilder::cb(int64_t id, StringRef name, int64_t pages,
 }
 
 TTDataFormat ProgramDescriptionBuilder::formatOf(int64_t id) const {
-  for (const CircularBufferDesc &c : cbs)
+  for (const CircularBuffer &c : cbs)
     if (c.id == id)
       return c.format;
   llvm::report_fatal_error("circular buffer used before it is declared");
@@ -65,13 +73,14 @@ DictionaryAttr ProgramDescriptionBuilder::build(
     return b.getArrayAttr(out);
   };
   SmallVector<Attribute> cbAttrs;
-  for (const CircularBufferDesc &c : cbs)
+  for (const CircularBuffer &c : cbs)
     cbAttrs.push_back(b.getDictionaryAttr({
         b.getNamedAttr("id", b.getI64IntegerAttr(c.id)),
         b.getNamedAttr("name", b.getStringAttr(c.name)),
         b.getNamedAttr("num_pages", b.getI64IntegerAttr(c.pages)),
         b.getNamedAttr("page_size", b.getI64IntegerAttr(c.pageSize)),
-        b.getNamedAttr("data_format", b.getStringAttr(spell(c.format))),
+        b.getNamedAttr("data_format",
+                       b.getStringAttr(core::toString(toCore(c.format)))),
     }));
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("name", b.getStringAttr(name)),
@@ -91,6 +100,46 @@ DictionaryAttr ProgramDescriptionBuilder::build(
     attrs.push_back(
         b.getNamedAttr("merge_program", b.getStringAttr(mergeProgram)));
   return b.getDictionaryAttr(attrs);
+}
+
+namespace {
+
+/// The JSON value of an attribute of the description: the dictionary is
+/// program.json's schema in IR form, so its JSON is what core reads.
+llvm::json::Value toJson(Attribute attr) {
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.getValue().str();
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    llvm::json::Array out;
+    for (Attribute e : a)
+      out.push_back(toJson(e));
+    return out;
+  }
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object out;
+    for (NamedAttribute n : d)
+      out[n.getName().getValue()] = toJson(n.getValue());
+    return out;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+FailureOr<std::string> writeProgramJson(Operation *program) {
+  auto desc = program->getAttrOfType<DictionaryAttr>("ttk.program");
+  ::attn::Result<core::TTProgram> description =
+      core::readTTProgram(llvm::formatv("{0}", toJson(desc)).str());
+  if (!description)
+    return program->emitError()
+           << "internal error: ttk.program: " << description.message();
+  return core::writeTTProgram(*description);
 }
 
 } // namespace mlir::attn::tt

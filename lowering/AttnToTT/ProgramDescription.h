@@ -1,11 +1,14 @@
-//===- ProgramDescription.h - The host side of a TT program as data -*- C++ -*-===//
+//===- ProgramDescription.h - The host side of a TT program as IR -*- C++ -*-===//
 //
 // What convert-attn-to-ttkernel records about a program besides its kernels:
-// the circular buffers (ids as TT-Metalium's CBIndex: inputs from 0, outputs
-// from 16, intermediates from 24), the kernels with their RISC and
-// compile-time arguments, and the names of the runtime arguments. It becomes
-// the module's `ttk.program` dictionary and then program.json
-// (devices/tt/Program.h reads it).
+// the circular buffers, the kernels with their RISC and compile-time
+// arguments, and the names of the runtime arguments. It becomes the module's
+// `ttk.program` dictionary, the IR form of core/TTProgram.h's struct, which
+// writeProgramJson reads back into that struct to write program.json. The
+// data formats and the architectures are core's; this header does not
+// include core/ (a global `attn` namespace would make `attn::` ambiguous in
+// the lowering's files, which use namespace mlir), so TTDataFormat mirrors
+// core's DataFormat, checked in ProgramDescription.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOTT_PROGRAMDESCRIPTION_H
@@ -16,13 +19,10 @@
 
 namespace mlir::attn::tt {
 
-/// TT-Metalium data formats of circular buffers.
+/// TT-Metalium data formats of circular buffers: core's tt::DataFormat.
 enum class TTDataFormat : uint8_t { Float32, Float16_b, Float16 };
 
-llvm::StringRef spell(TTDataFormat f);
-inline int64_t elementBytes(TTDataFormat f) {
-  return f == TTDataFormat::Float32 ? 4 : 2;
-}
+int64_t elementBytes(TTDataFormat f);
 
 /// The architecture a program is compiled for, and what the kernels depend
 /// on: the NOC alignment of DRAM reads (32 B on Wormhole, 64 B on Blackhole),
@@ -35,14 +35,6 @@ struct TTArch {
 /// "wormhole_b0" or "blackhole"; nullopt for anything else.
 std::optional<TTArch> parseTTArch(llvm::StringRef name);
 
-struct CircularBufferDesc {
-  int64_t id;
-  std::string name;
-  int64_t pages;
-  int64_t pageSize;
-  TTDataFormat format;
-};
-
 class ProgramDescriptionBuilder {
 public:
   explicit ProgramDescriptionBuilder(Builder &b) : b(b) {}
@@ -52,8 +44,6 @@ public:
   void kernel(StringRef name, StringRef kind, StringRef processor,
               ArrayRef<int64_t> compileTimeArgs);
 
-  /// The circular buffers declared so far.
-  ArrayRef<CircularBufferDesc> circularBuffers() const { return cbs; }
   /// The format of buffer `id`, which must have been declared.
   TTDataFormat formatOf(int64_t id) const;
 
@@ -67,9 +57,22 @@ public:
 
 private:
   Builder &b;
-  SmallVector<CircularBufferDesc> cbs;
+  struct CircularBuffer {
+    int64_t id;
+    std::string name;
+    int64_t pages;
+    int64_t pageSize;
+    TTDataFormat format;
+  };
+  SmallVector<CircularBuffer> cbs;
   SmallVector<Attribute> kernels;
 };
+
+/// program.json of `program`, a module with a `ttk.program` description:
+/// the description read by core's reader of program.json (so the IR form
+/// passes the checks the device layer makes) and written by its writer.
+/// Emits an error on `program` when the description does not fit.
+FailureOr<std::string> writeProgramJson(Operation *program);
 
 } // namespace mlir::attn::tt
 

@@ -10,6 +10,7 @@
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnOps.h"
 #include "lowering/AttnToTT/Passes.h"
+#include "lowering/AttnToTT/ProgramDescription.h"
 #include "lowering/AttnToTT/TTApi.h"
 
 #include "mlir/Conversion/ArithToEmitC/ArithToEmitCPass.h"
@@ -28,36 +29,11 @@
 #include "mlir/Target/Cpp/CppEmitter.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
 
 namespace {
-
-llvm::json::Value toJson(Attribute attr) {
-  if (auto b = dyn_cast<BoolAttr>(attr))
-    return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    return i.getInt();
-  if (auto f = dyn_cast<FloatAttr>(attr))
-    return f.getValueAsDouble();
-  if (auto s = dyn_cast<StringAttr>(attr))
-    return s.getValue().str();
-  if (auto a = dyn_cast<ArrayAttr>(attr)) {
-    llvm::json::Array out;
-    for (Attribute e : a)
-      out.push_back(toJson(e));
-    return out;
-  }
-  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
-    llvm::json::Object out;
-    for (NamedAttribute n : d)
-      out[n.getName().getValue()] = toJson(n.getValue());
-    return out;
-  }
-  return nullptr;
-}
 
 /// The headers of the TT-Metalium functions `kernel` calls, in table order,
 /// or the first call that is not in TTApi.h's table.
@@ -186,10 +162,10 @@ mlir::attn::emitTTMetalPrograms(ModuleOp module) {
       out.files.push_back(
           {(kernel.getName() + ".cpp").str(), std::move(*text)});
     }
-    std::string json;
-    llvm::raw_string_ostream os(json);
-    os << llvm::formatv("{0:2}", toJson(desc)) << "\n";
-    out.files.push_back({"program.json", std::move(json)});
+    FailureOr<std::string> json = tt::writeProgramJson(program);
+    if (failed(json))
+      return failure();
+    out.files.push_back({"program.json", std::move(*json)});
   }
   // A merge program (split-KV decode) travels inside the program it merges
   // for, as the subfolder program.json's merge_program names: a program is

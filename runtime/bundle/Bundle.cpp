@@ -1,6 +1,8 @@
 //===- Bundle.cpp - Bundle manifests: read, check, write -----------------===//
 
 #include "runtime/bundle/Bundle.h"
+
+#include "core/JsonRead.h"
 #include "runtime/bundle/PlanJson.h"
 
 #include <cstdio>
@@ -105,23 +107,23 @@ namespace {
 /// A string member of `j`, or an error naming `what`.
 Result<std::string> getString(const nlohmann::json &j, const char *key,
                               const std::string &what) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_string())
+  const nlohmann::json *member = jsonMember(j, key, JsonKind::String);
+  if (!member)
     return errorf(what, ": expected a string \"", key, "\"");
-  return j[key].get<std::string>();
+  return member->get<std::string>();
 }
 
 /// The manifest's hash over the rest of it, and its format version.
 Status checkManifestHeader(const nlohmann::json &j, const std::string &where) {
-  if (!j.is_object() || !j.contains("manifest_hash") ||
-      !j["manifest_hash"].is_string())
-    return errorf(where, ": expected a string \"manifest_hash\"");
-  std::string recorded = j["manifest_hash"].get<std::string>();
+  Result<std::string> recorded = getString(j, "manifest_hash", where);
+  if (!recorded)
+    return recorded.status();
   nlohmann::json rest = j;
   rest.erase("manifest_hash");
   std::string actual = hashToHex(contentHash(rest.dump(1)));
-  if (recorded != actual)
+  if (*recorded != actual)
     return errorf(where, " does not match its manifest_hash (recorded ",
-                  recorded, ", contents ", actual,
+                  *recorded, ", contents ", actual,
                   "): it was edited or damaged after attn-compile wrote it");
   if (!j.contains("format_version") || !j["format_version"].is_number_integer())
     return errorf(where, ": expected an object with \"format_version\"");

@@ -31,61 +31,6 @@ uint8_t noc_index = 0;
 
 namespace attn::tt {
 
-const ArchParams &archParams(Arch arch) {
-  static const ArchParams wormhole = {"wormhole_b0", 1464 * 1024, 64 * 1024,
-                                      12, 32, 16, 16};
-  static const ArchParams blackhole = {"blackhole", 1536 * 1024, 64 * 1024,
-                                       7, 64, 16, 16};
-  return arch == Arch::Blackhole ? blackhole : wormhole;
-}
-
-const char *toString(Arch arch) { return archParams(arch).name; }
-
-Result<Arch> parseArch(const std::string &name) {
-  if (name == "wormhole_b0")
-    return Arch::WormholeB0;
-  if (name == "blackhole")
-    return Arch::Blackhole;
-  return errorf("unknown architecture '", name,
-                "' (wormhole_b0 or blackhole)");
-}
-
-uint32_t elementSize(DataFormat format) {
-  return format == DataFormat::Float32 ? 4 : 2;
-}
-
-const char *toString(DataFormat format) {
-  switch (format) {
-  case DataFormat::Float32:
-    return "Float32";
-  case DataFormat::Float16_b:
-    return "Float16_b";
-  case DataFormat::Float16:
-    return "Float16";
-  }
-  return "?";
-}
-
-Result<DataFormat> parseDataFormat(const std::string &name) {
-  for (DataFormat f :
-       {DataFormat::Float32, DataFormat::Float16_b, DataFormat::Float16})
-    if (name == toString(f))
-      return f;
-  return errorf("unknown data format '", name, "'");
-}
-
-const char *toString(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Reader:
-    return "reader";
-  case KernelKind::Writer:
-    return "writer";
-  case KernelKind::Compute:
-    return "compute";
-  }
-  return "?";
-}
-
 static uint32_t alignUp(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 //===----------------------------------------------------------------------===//

@@ -61,6 +61,7 @@
 #define ATTN_TT_EMULATOR_EMULATOR_H
 
 #include "core/Status.h"
+#include "core/TTProgram.h"
 
 #include <cstdint>
 #include <functional>
@@ -75,41 +76,11 @@ constexpr uint32_t kNumCircularBuffers = 32;
 /// Runtime arguments one kernel may get on one core (TT-Metalium's limit).
 constexpr uint32_t kMaxRuntimeArgs = 341;
 
-enum class Arch { WormholeB0, Blackhole };
-
-/// What differs between the architectures the emulator models.
-struct ArchParams {
-  const char *name;
-  /// Bytes of L1 per Tensix core.
-  uint32_t l1Size;
-  /// Bytes below the circular buffers kept for firmware and kernel images.
-  uint32_t l1Reserved;
-  uint32_t numDramBanks;
-  /// NOC address alignments the watcher enforces (L1 and remote address
-  /// must be congruent modulo these).
-  uint32_t dramReadAlignment;
-  uint32_t dramWriteAlignment;
-  uint32_t l1Alignment;
-};
-
-const ArchParams &archParams(Arch arch);
-/// "wormhole_b0" / "blackhole", TT-Metalium's spelling.
-const char *toString(Arch arch);
-Result<Arch> parseArch(const std::string &name);
-
 /// Destination tiles a compute kernel may use between tile_regs_acquire and
 /// tile_regs_release (half-sync).
 constexpr uint32_t dstCapacity(bool fp32DestAccEn) {
   return fp32DestAccEn ? 4 : 8;
 }
-
-enum class DataFormat { Float32, Float16_b, Float16 };
-
-/// Bytes per element of a data format.
-uint32_t elementSize(DataFormat format);
-/// "Float32" / "Float16_b" / "Float16", TT-Metalium's spelling.
-const char *toString(DataFormat format);
-Result<DataFormat> parseDataFormat(const std::string &name);
 
 /// Position of element (row, col) of a tile in face order.
 constexpr uint32_t faceOffset(uint32_t row, uint32_t col) {
@@ -147,20 +118,9 @@ private:
   std::vector<std::vector<uint8_t>> banks_;
 };
 
-enum class KernelKind { Reader, Writer, Compute };
-/// "reader" / "writer" / "compute".
-const char *toString(KernelKind kind);
-
 /// What a kernel runs: kernel_main of a loaded kernel, or any host function
 /// that uses the API (tests).
 using KernelEntry = std::function<void()>;
-
-struct CircularBufferSpec {
-  uint32_t id = 0;
-  uint32_t numPages = 0;
-  uint32_t pageSize = 0;
-  DataFormat format = DataFormat::Float16_b;
-};
 
 struct KernelSpec {
   std::string name;

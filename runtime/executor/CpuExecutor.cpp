@@ -83,7 +83,7 @@ Status deliver(const Result<AttentionOutput> &result, const DeviceTensor &out,
 CpuExecutor::CpuExecutor()
     : owned_(std::make_unique<CpuDevice>()), device_(owned_.get()) {}
 
-CpuExecutor::CpuExecutor(CpuDevice &device) : device_(&device) {}
+CpuExecutor::CpuExecutor(PlanDevice &device) : device_(&device) {}
 
 Status CpuExecutor::reshapeAndCache(const DeviceTensor &key,
                                     const DeviceTensor &value,

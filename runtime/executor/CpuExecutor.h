@@ -45,8 +45,9 @@ class CpuExecutor final : public KernelExecutor {
 public:
   /// On a CPU device of its own.
   CpuExecutor();
-  /// On `device`, which must outlive the executor.
-  explicit CpuExecutor(CpuDevice &device);
+  /// On `device`, whose memory must be the host's (MemorySpace::Host) and
+  /// which must outlive the executor.
+  explicit CpuExecutor(PlanDevice &device);
 
   std::string_view name() const override { return "cpu"; }
   PlanDevice &device() override { return *device_; }
@@ -76,7 +77,7 @@ public:
 
 private:
   std::unique_ptr<CpuDevice> owned_;
-  CpuDevice *device_;
+  PlanDevice *device_;
 };
 
 } // namespace attn::runtime

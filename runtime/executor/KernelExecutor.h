@@ -79,6 +79,9 @@ public:
   virtual std::string_view name() const = 0;
   /// The device whose tensors the methods take.
   virtual PlanDevice &device() = 0;
+  /// The bundle whose kernels this executor runs; null for one that runs no
+  /// compiled kernels (the CPU reference).
+  virtual const Bundle *servingBundle() const { return nullptr; }
 
   /// Ok when the executor can run the op call `call` describes
   /// (runtime/executor/VariantQuery.h); otherwise why not. Impls ask this for every

@@ -32,13 +32,14 @@ Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
   session->type_ = type;
   session->device_ = std::move(device);
   if (type == DeviceType::CPU) {
-    auto *cpu = dynamic_cast<CpuDevice *>(session->device_.get());
-    if (!cpu)
-      return errorf("a cpu session needs the CpuDevice, got ",
+    // The reference ops read and write the tensors in place.
+    if (session->device_->memorySpace() != MemorySpace::Host)
+      return errorf("a cpu session needs a device with host memory, got ",
                     session->device_->name());
     if (!bundleDirs.empty())
       return Status::error("the cpu device runs the reference, not bundles");
-    session->executors_.push_back(std::make_unique<CpuExecutor>(*cpu));
+    session->executors_.push_back(
+        std::make_unique<CpuExecutor>(*session->device_));
     return session;
   }
   if (bundleDirs.empty())
@@ -91,8 +92,7 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
     if (impl) {
       result->impl = std::move(*impl);
       result->executor = executor.get();
-      if (auto *bundled = dynamic_cast<BundleExecutor *>(executor.get()))
-        result->bundle = &bundled->bundle();
+      result->bundle = executor->servingBundle();
       break;
     }
     if (firstError.isOk())

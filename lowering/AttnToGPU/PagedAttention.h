@@ -3,8 +3,9 @@
 // paged_attention lowers to two kernels (PagedAttention.cpp): the per-token
 // kernel built for decode and the tiled FlashAttention-2 kernel built for
 // prefill (PagedPrefill.cpp). Both read the same cache through the same
-// block table and compute the same scores; the pieces they share live here.
-// Only the AttnToGPU sources include it.
+// block table and compute the same scores; the pieces they share are
+// declared here and defined in PagedParts.cpp. Only the AttnToGPU sources
+// include it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOGPU_PAGEDATTENTION_H

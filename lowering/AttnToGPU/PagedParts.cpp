@@ -1,0 +1,131 @@
+//===- PagedParts.cpp - The pieces paged_attention's kernels share --------===//
+//
+// Declared in PagedAttention.h: the request search, the cache addressing,
+// visibility, the score math and the launch's inputs, which the per-token
+// kernel (PagedAttention.cpp), the tiled kernels (PagedPrefill.cpp,
+// PagedPrefillMatrix.cpp) and merge_states use. They live apart from every
+// kernel so that no kernel's file calls back into another's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/AttnToGPU/KernelABI.h"
+#include "lowering/AttnToGPU/OnlineSoftmax.h"
+#include "lowering/AttnToGPU/PagedAttention.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Value mlir::attn::findRequest(KernelBuilder &b, Value qsl, Value t,
+                              Value numReqs) {
+  Type idx = b.getIndexType();
+  auto loop = b.create<scf::WhileOp>(
+      TypeRange{idx, idx}, ValueRange{b.idx(0), numReqs},
+      [&](OpBuilder &nested, Location loc, ValueRange args) {
+        KernelBuilder w(loc, nested, b.options);
+        Value more = w.cmpi(arith::CmpIPredicate::sgt, w.subi(args[1], args[0]),
+                            w.idx(1));
+        w.create<scf::ConditionOp>(more, args);
+      },
+      [&](OpBuilder &nested, Location loc, ValueRange args) {
+        KernelBuilder w(loc, nested, b.options);
+        Value mid = w.divui(w.addi(args[0], args[1]), w.idx(2));
+        Value startsBefore =
+            w.cmpi(arith::CmpIPredicate::sle, w.loadIndex(qsl, mid), t);
+        w.create<scf::YieldOp>(
+            ValueRange{w.select(startsBefore, mid, args[0]),
+                       w.select(startsBefore, args[1], mid)});
+      });
+  return loop.getResult(0);
+}
+
+Value mlir::attn::cacheRowStart(KernelBuilder &b, const PagedConfig &c,
+                                int64_t part, Value block, Value offset,
+                                Value g) {
+  Value blockPart = b.addi(b.muli(block, b.idx(2)), b.idx(part));
+  Value row =
+      c.nhd
+          ? b.addi(b.muli(b.addi(b.muli(blockPart, b.idx(c.blockSize)), offset),
+                          b.idx(c.numKvHeads)),
+                   g)
+          : b.addi(b.muli(b.addi(b.muli(blockPart, b.idx(c.numKvHeads)), g),
+                          b.idx(c.blockSize)),
+                   offset);
+  return b.muli(row, b.idx(c.headSize));
+}
+
+Value mlir::attn::lookupBlock(KernelBuilder &b, const PagedConfig &c,
+                              Value blockTable, Value tableRow,
+                              Value lastColumn, Value lastBlock, Value j) {
+  // seq_len beyond M * B is rejected before launch; the clamps keep every
+  // read inside the table and the cache regardless.
+  Value column =
+      b.create<arith::MinUIOp>(b.divui(j, b.idx(c.blockSize)), lastColumn);
+  Value raw = b.loadIndex(blockTable, b.addi(tableRow, column));
+  return b.create<arith::MinUIOp>(raw, lastBlock);
+}
+
+std::pair<Value, Value> mlir::attn::visibleKeys(KernelBuilder &b,
+                                                const PagedConfig &c, Value pos,
+                                                Value seqLen) {
+  Value lo = b.idx(0), hi = seqLen;
+  if (c.causal)
+    hi = b.minsi(hi, b.addi(pos, b.idx(1)));
+  if (c.windowLeft >= 0)
+    lo = b.maxsi(lo, b.subi(pos, b.idx(c.windowLeft)));
+  if (!c.causal && c.windowRight >= 0)
+    hi = b.minsi(hi, b.addi(pos, b.idx(c.windowRight + 1)));
+  return {lo, hi};
+}
+
+Value mlir::attn::indexToF32(KernelBuilder &b, Value v) {
+  return b.create<arith::SIToFPOp>(
+      b.getF32Type(), b.create<arith::IndexCastOp>(b.getI32Type(), v));
+}
+
+Value ScoreMath::queryScale(KernelBuilder &b) const {
+  return b.f32(capped() ? c.scale : c.scale * kLog2E);
+}
+
+std::pair<Value, Value> ScoreMath::rowScales(KernelBuilder &b, Value kScales,
+                                             Value vScales, Value g) const {
+  Value query = queryScale(b);
+  if (Value kScale = b.loadScale(kScales, c.kScaleCount, g))
+    query = b.mulf(query, kScale);
+  return {query, b.loadScale(vScales, c.vScaleCount, g)};
+}
+
+Value ScoreMath::slope(KernelBuilder &b, Value alibi, Value h) const {
+  return b.mulf(b.loadF32(alibi, h), b.f32(kLog2E));
+}
+
+Value ScoreMath::score(KernelBuilder &b, Value dot, Value slope,
+                       Value dist) const {
+  // FlashAttention-2's order: the soft cap, then the bias -slope * |j - p|.
+  Value s = dot;
+  if (capped())
+    s = b.mulf(b.f32(c.softCap * kLog2E),
+               b.tanhF32(b.mulf(s, b.f32(1.0 / c.softCap))));
+  if (slope)
+    s = b.fma(slope, b.create<arith::NegFOp>(b.create<math::AbsFOp>(dist)), s);
+  return s;
+}
+
+void mlir::attn::addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
+                                MetadataOp metadata, bool withSinks) {
+  launch.addBuffer(Arg::Query, op.getQuery());
+  launch.addBuffer(Arg::Cache, op.getKvCache());
+  launch.addBuffer(Arg::QueryStartLoc, metadata.getQueryStartLoc());
+  launch.addBuffer(Arg::SeqLens, metadata.getSeqLens());
+  launch.addBuffer(Arg::BlockTable, metadata.getBlockTable());
+  if (Value alibi = op.getAlibiSlopes())
+    launch.addBuffer(Arg::AlibiSlopes, alibi);
+  if (withSinks)
+    launch.addBuffer(Arg::Sinks, op.getSinks());
+  if (Value kScale = op.getKScale())
+    launch.addBuffer(Arg::KScale, kScale);
+  if (Value vScale = op.getVScale())
+    launch.addBuffer(Arg::VScale, vScale);
+}

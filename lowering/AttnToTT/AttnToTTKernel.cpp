@@ -323,7 +323,8 @@ FailureOr<AttentionConfig> configure(ReshapeAndCacheOp op, const TTArch &arch) {
 }
 
 struct ConvertAttnToTTKernelPass
-    : public attn::impl::ConvertAttnToTTKernelBase<ConvertAttnToTTKernelPass> {
+    : public mlir::attn::impl::ConvertAttnToTTKernelBase<
+          ConvertAttnToTTKernelPass> {
   using ConvertAttnToTTKernelBase::ConvertAttnToTTKernelBase;
 
   void runOnOperation() override {

@@ -12,18 +12,7 @@ namespace mlir::attn::tt {
 
 namespace core = ::attn::tt;
 
-static core::DataFormat toCore(TTDataFormat f) {
-  return static_cast<core::DataFormat>(f);
-}
-static_assert(core::DataFormat(TTDataFormat::Float32) ==
-                      core::DataFormat::Float32 &&
-                  core::DataFormat(TTDataFormat::Float16_b) ==
-                      core::DataFormat::Float16_b &&
-                  core::DataFormat(TTDataFormat::Float16) ==
-                      core::DataFormat::Float16,
-              "TTDataFormat mirrors core's tt::DataFormat");
-
-int64_t elementBytes(TTDataFormat f) { return core::elementSize(toCore(f)); }
+int64_t elementBytes(TTDataFormat f) { return core::elementSize(f); }
 
 std::optional<TTArch> parseTTArch(llvm::StringRef name) {
   ::attn::Result<core::Arch> arch = core::parseArch(name);
@@ -80,7 +69,7 @@ DictionaryAttr ProgramDescriptionBuilder::build(
         b.getNamedAttr("num_pages", b.getI64IntegerAttr(c.pages)),
         b.getNamedAttr("page_size", b.getI64IntegerAttr(c.pageSize)),
         b.getNamedAttr("data_format",
-                       b.getStringAttr(core::toString(toCore(c.format)))),
+                       b.getStringAttr(core::toString(c.format))),
     }));
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("name", b.getStringAttr(name)),

@@ -1,26 +1,26 @@
-//===- ProgramDescription.h - The host side of a TT program as IR -*- C++ -*-===//
+//===- ProgramDescription.h - The host side of a TT program as IR -*- C++
+//-*-===//
 //
 // What convert-attn-to-ttkernel records about a program besides its kernels:
 // the circular buffers, the kernels with their RISC and compile-time
 // arguments, and the names of the runtime arguments. It becomes the module's
 // `ttk.program` dictionary, the IR form of core/TTProgram.h's struct, which
 // writeProgramJson reads back into that struct to write program.json. The
-// data formats and the architectures are core's; this header does not
-// include core/ (a global `attn` namespace would make `attn::` ambiguous in
-// the lowering's files, which use namespace mlir), so TTDataFormat mirrors
-// core's DataFormat, checked in ProgramDescription.cpp.
+// data formats and the architectures are core's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOTT_PROGRAMDESCRIPTION_H
 #define ATTN_LOWERING_ATTNTOTT_PROGRAMDESCRIPTION_H
+
+#include "core/TTProgram.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 namespace mlir::attn::tt {
 
-/// TT-Metalium data formats of circular buffers: core's tt::DataFormat.
-enum class TTDataFormat : uint8_t { Float32, Float16_b, Float16 };
+/// TT-Metalium data formats of circular buffers.
+using TTDataFormat = ::attn::tt::DataFormat;
 
 int64_t elementBytes(TTDataFormat f);
 

@@ -44,11 +44,11 @@ FailureOr<SmallVector<StringRef>> kernelHeaders(func::FuncOp kernel,
     StringRef callee = call.getCallee();
     if (callee == "reinterpret_cast")
       return WalkResult::advance();
-    std::optional<attn::tt::TTFn> fn = attn::tt::lookupTTFn(callee);
+    std::optional<mlir::attn::tt::TTFn> fn = mlir::attn::tt::lookupTTFn(callee);
     StringRef header;
     if (fn)
-      header = compute ? attn::tt::info(*fn).computeHeader
-                       : attn::tt::info(*fn).dataflowHeader;
+      header = compute ? mlir::attn::tt::info(*fn).computeHeader
+                       : mlir::attn::tt::info(*fn).dataflowHeader;
     if (header.empty()) {
       call.emitError() << "'" << callee
                        << "' is not a TT-Metalium function a "
@@ -140,10 +140,10 @@ LogicalResult mlir::attn::checkNoFp8Cache(ModuleOp module) {
   return failure(walked.wasInterrupted());
 }
 
-FailureOr<SmallVector<attn::TTMetalProgram>>
+FailureOr<SmallVector<mlir::attn::TTMetalProgram>>
 mlir::attn::emitTTMetalPrograms(ModuleOp module) {
   PassManager pm(module.getContext());
-  pm.addPass(attn::createConvertAttnToTTKernelPass());
+  pm.addPass(mlir::attn::createConvertAttnToTTKernelPass());
   if (failed(pm.run(module)))
     return failure();
   SmallVector<TTMetalProgram> programs;

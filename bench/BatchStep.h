@@ -11,7 +11,7 @@
 #ifndef ATTN_BENCH_BATCHSTEP_H
 #define ATTN_BENCH_BATCHSTEP_H
 
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include <utility>
 #include <vector>

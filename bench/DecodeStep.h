@@ -9,7 +9,7 @@
 #ifndef ATTN_BENCH_DECODESTEP_H
 #define ATTN_BENCH_DECODESTEP_H
 
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include <cstdlib>
 #include <iostream>

@@ -12,11 +12,11 @@
 
 #include "compiler/Compile.h"
 #include "compiler/Variant.h"
+#include "devices/vulkan/VulkanPlanDevice.h"
 #include "reference/ops/Ops.h"
 #include "reference/ops/ParallelFor.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 #include "runtime/device/PlanRunner.h"
-#include "devices/vulkan/VulkanPlanDevice.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -83,7 +83,7 @@ inline Result<AttentionOutput> timedReference(const Problem &p,
 /// first run beyond a later one's (lavapipe compiles a kernel's code when
 /// it first runs: the JIT time, filled in by the first benchmark to run it).
 struct VulkanStep {
-  std::unique_ptr<VulkanPlanDevice> device;
+  std::unique_ptr<vulkan::VulkanPlanDevice> device;
   runtime::Plan plan;
   double firstRunExtraSeconds = -1;
   std::string error;
@@ -96,13 +96,14 @@ makeVulkanStep(const std::string &spec,
                const std::function<void(mlir::attn::CompileOptions &)>
                    &adjust = nullptr) {
   VulkanStep s;
-  Result<std::unique_ptr<VulkanPlanDevice>> device = VulkanPlanDevice::create();
+  Result<std::unique_ptr<vulkan::VulkanPlanDevice>> device =
+      vulkan::VulkanPlanDevice::create();
   if (!device) {
     s.error = "no Vulkan device: " + device.message();
     return s;
   }
   s.device = std::move(*device);
-  const VulkanDeviceInfo &info = s.device->device().info();
+  const vulkan::VulkanDeviceInfo &info = s.device->device().info();
   int64_t subgroupSize = info.subgroupSize;
 
   mlir::DialectRegistry registry;

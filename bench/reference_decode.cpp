@@ -9,7 +9,7 @@
 #include "bench/DecodeStep.h"
 #include "reference/ops/Ops.h"
 #include "reference/ops/ParallelFor.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include <benchmark/benchmark.h>
 

@@ -29,11 +29,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "reference/ops/Random.h"
+#include "devices/Devices.h"
+#include "reference/testing/Random.h"
+#include "runtime/device/RecordedStep.h"
 #include "runtime/executor/HostCalls.h"
 #include "runtime/host/Metadata.h"
-#include "runtime/device/RecordedStep.h"
-#include "devices/Devices.h"
 
 #include <chrono>
 #include <cmath>
@@ -149,7 +149,8 @@ int run(const Options &o) {
   std::optional<DeviceType> type = parseDeviceType(o.device);
   if (!type)
     return fail("--device", Status::error("unknown device " + o.device));
-  Result<std::unique_ptr<Session>> session = openSession(*type, o.bundles);
+  Result<std::unique_ptr<Session>> session =
+      devices::openSession(*type, o.bundles);
   if (!session)
     return fail(o.device.c_str(), session.status());
   Session &s = **session;

@@ -39,7 +39,7 @@
 //===----------------------------------------------------------------------===//
 #include "bench/DecodeStep.h"
 #include "bench/VulkanStep.h"
-#include "reference/ops/Compare.h"
+#include "reference/testing/Compare.h"
 
 #include <benchmark/benchmark.h>
 

@@ -29,7 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "bench/BatchStep.h"
 #include "bench/VulkanStep.h"
-#include "reference/ops/Compare.h"
+#include "reference/testing/Compare.h"
 
 #include <benchmark/benchmark.h>
 

@@ -12,7 +12,7 @@ include(CMakePackageConfigHelpers)
 set(ATTN_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/attn)
 set(ATTN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
 
-set(_attn_exported AttnCore AttnReferenceOps AttnRuntimeBundle
+set(_attn_exported AttnCore AttnReferenceOps AttnTesting AttnRuntimeBundle
   AttnRuntimeDevice AttnRuntimeExecutor AttnRuntime)
 if(TARGET AttnVulkanDevice)
   list(APPEND _attn_exported AttnVulkanDevice)
@@ -38,6 +38,9 @@ install(FILES ${_attn_core_headers}
 file(GLOB _attn_reference_headers ${PROJECT_SOURCE_DIR}/reference/ops/*.h)
 install(FILES ${_attn_reference_headers}
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/reference/ops)
+file(GLOB _attn_testing_headers ${PROJECT_SOURCE_DIR}/reference/testing/*.h)
+install(FILES ${_attn_testing_headers}
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/reference/testing)
 # Each runtime layer's headers, but PlanJson.h (nlohmann/json) and StepLog.h,
 # which are for the runtime's own sources.
 foreach(layer bundle device executor host)

@@ -8,12 +8,14 @@
 #include "devices/DeviceFactory.h"
 #include "runtime/executor/CpuExecutor.h"
 
-namespace attn::runtime {
+namespace attn::cpu {
 
-DeviceFactory cpuDeviceFactory() {
-  return {DeviceType::CPU, []() -> Result<std::unique_ptr<PlanDevice>> {
-            return std::unique_ptr<PlanDevice>(std::make_unique<CpuDevice>());
+devices::DeviceFactory deviceFactory() {
+  return {runtime::DeviceType::CPU,
+          []() -> Result<std::unique_ptr<runtime::PlanDevice>> {
+            return std::unique_ptr<runtime::PlanDevice>(
+                std::make_unique<runtime::CpuDevice>());
           }};
 }
 
-} // namespace attn::runtime
+} // namespace attn::cpu

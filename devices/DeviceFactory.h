@@ -1,7 +1,8 @@
 //===- DeviceFactory.h - How a device of one type is opened ----*- C++ -*-===//
 //
 // Each device folder under devices/ defines one factory function returning
-// its DeviceFactory (vulkanDeviceFactory() in devices/vulkan, ...).
+// its DeviceFactory, deviceFactory() in the device's namespace
+// (attn::vulkan::deviceFactory() in devices/vulkan, ...).
 // devices/CMakeLists.txt generates the list of the factories this build has
 // (DeviceList.cpp), so adding a device is a folder and a line there, and
 // Devices.cpp names none of them.
@@ -17,18 +18,18 @@
 #include <memory>
 #include <span>
 
-namespace attn::runtime {
+namespace attn::devices {
 
 /// Opens the first device of one type.
 struct DeviceFactory {
-  DeviceType type;
-  Result<std::unique_ptr<PlanDevice>> (*open)();
+  runtime::DeviceType type;
+  Result<std::unique_ptr<runtime::PlanDevice>> (*open)();
 };
 
 /// The factories of the devices this build has, the CPU's first
 /// (generated: DeviceList.cpp in the build tree).
 std::span<const DeviceFactory> builtDeviceFactories();
 
-} // namespace attn::runtime
+} // namespace attn::devices
 
 #endif // ATTN_DEVICES_DEVICEFACTORY_H

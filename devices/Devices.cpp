@@ -4,7 +4,11 @@
 
 #include "devices/DeviceFactory.h"
 
-namespace attn::runtime {
+namespace attn::devices {
+
+using runtime::DeviceType;
+using runtime::PlanDevice;
+using runtime::Session;
 
 std::vector<DeviceType> availableDeviceTypes() {
   std::vector<DeviceType> types;
@@ -20,8 +24,8 @@ Result<std::unique_ptr<PlanDevice>> openDevice(DeviceType type) {
   std::string have;
   for (DeviceType t : availableDeviceTypes())
     have += (have.empty() ? "" : ", ") + std::string(toString(t));
-  return errorf("this build has no ", toString(type), " device (it has: ",
-                have, ")");
+  return errorf("this build has no ", toString(type), " device (it has: ", have,
+                ")");
 }
 
 Result<std::unique_ptr<Session>>
@@ -32,4 +36,4 @@ openSession(DeviceType type, const std::vector<std::string> &bundleDirs) {
   return Session::open(type, std::move(*device), bundleDirs);
 }
 
-} // namespace attn::runtime
+} // namespace attn::devices

@@ -17,20 +17,22 @@
 #include <string>
 #include <vector>
 
-namespace attn::runtime {
+namespace attn::devices {
 
 /// The device types this build can open.
-std::vector<DeviceType> availableDeviceTypes();
+std::vector<runtime::DeviceType> availableDeviceTypes();
 
 /// The first device of `type`: the CPU's memory, the Vulkan device the
 /// Vulkan executor selects, CUDA device 0, the system's Metal device, or the
 /// Tenstorrent emulator. An error when this build or machine has none.
-Result<std::unique_ptr<PlanDevice>> openDevice(DeviceType type);
+Result<std::unique_ptr<runtime::PlanDevice>>
+openDevice(runtime::DeviceType type);
 
 /// Session::open on openDevice(type).
-Result<std::unique_ptr<Session>>
-openSession(DeviceType type, const std::vector<std::string> &bundleDirs = {});
+Result<std::unique_ptr<runtime::Session>>
+openSession(runtime::DeviceType type,
+            const std::vector<std::string> &bundleDirs = {});
 
-} // namespace attn::runtime
+} // namespace attn::devices
 
 #endif // ATTN_DEVICES_DEVICES_H

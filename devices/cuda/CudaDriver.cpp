@@ -4,7 +4,7 @@
 
 #include <dlfcn.h>
 
-namespace attn {
+namespace attn::cuda {
 
 Result<std::unique_ptr<CudaDriver>>
 CudaDriver::load(const std::string &library) {
@@ -45,4 +45,4 @@ Status CudaDriver::check(CUresult result, std::string_view what) const {
                 *description ? std::string(": ") + description : std::string());
 }
 
-} // namespace attn
+} // namespace attn::cuda

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <type_traits>
 
-namespace attn {
+namespace attn::cuda {
 
 // X(member, symbol, return type and parameters)
 #define ATTN_CUDA_DRIVER_FUNCTIONS(X)                                          \
@@ -109,6 +109,6 @@ private:
   std::string library_;
 };
 
-} // namespace attn
+} // namespace attn::cuda
 
 #endif // ATTN_RUNTIME_EXECUTORS_CUDA_CUDADRIVER_H

@@ -3,16 +3,17 @@
 #include "devices/DeviceFactory.h"
 #include "devices/cuda/CudaPlanDevice.h"
 
-namespace attn::runtime {
+namespace attn::cuda {
 
-DeviceFactory cudaDeviceFactory() {
-  return {DeviceType::CUDA, []() -> Result<std::unique_ptr<PlanDevice>> {
+devices::DeviceFactory deviceFactory() {
+  return {runtime::DeviceType::CUDA,
+          []() -> Result<std::unique_ptr<runtime::PlanDevice>> {
             Result<std::unique_ptr<CudaPlanDevice>> device =
                 CudaPlanDevice::create();
             if (!device)
               return device.status();
-            return std::unique_ptr<PlanDevice>(std::move(*device));
+            return std::unique_ptr<runtime::PlanDevice>(std::move(*device));
           }};
 }
 
-} // namespace attn::runtime
+} // namespace attn::cuda

@@ -2,7 +2,7 @@
 
 #include "devices/cuda/CudaKernelABI.h"
 
-namespace attn {
+namespace attn::cuda {
 
 Result<std::vector<uint64_t>>
 packKernelParams(const LaunchFacts &facts,
@@ -24,4 +24,4 @@ packKernelParams(const LaunchFacts &facts,
   return words;
 }
 
-} // namespace attn
+} // namespace attn::cuda

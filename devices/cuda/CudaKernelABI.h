@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-namespace attn {
+namespace attn::cuda {
 
 /// u64 kernel parameters per memref argument.
 inline constexpr int kMemrefDescriptorWords = 5;
@@ -39,6 +39,6 @@ packKernelParams(const LaunchFacts &facts,
                  std::span<const uint64_t> addresses,
                  std::span<const uint64_t> bytes);
 
-} // namespace attn
+} // namespace attn::cuda
 
 #endif // ATTN_RUNTIME_EXECUTORS_CUDA_CUDAKERNELABI_H

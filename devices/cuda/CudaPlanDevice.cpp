@@ -11,7 +11,7 @@
 #include <functional>
 #include <vector>
 
-namespace attn {
+namespace attn::cuda {
 
 namespace {
 
@@ -614,4 +614,4 @@ Status CudaPlanDevice::replayRecording(const runtime::RecordedWork &work) {
   return finishWork();
 }
 
-} // namespace attn
+} // namespace attn::cuda

@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-namespace attn {
+namespace attn::cuda {
 
 struct CudaOptions {
   /// The driver library to dlopen.
@@ -134,6 +134,6 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-} // namespace attn
+} // namespace attn::cuda
 
 #endif // ATTN_RUNTIME_EXECUTORS_CUDA_CUDAPLANDEVICE_H

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-namespace attn {
+namespace attn::metal {
 
 class MetalPlanDevice : public runtime::PlanDevice {
 public:
@@ -73,6 +73,6 @@ private:
   std::string name_;
 };
 
-} // namespace attn
+} // namespace attn::metal
 
 #endif // ATTN_RUNTIME_EXECUTORS_METAL_METALPLANDEVICE_H

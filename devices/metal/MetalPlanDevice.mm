@@ -17,7 +17,7 @@
 #include <cstring>
 #include <map>
 
-namespace attn {
+namespace attn::metal {
 
 namespace {
 
@@ -277,4 +277,4 @@ Status MetalPlanDevice::finishWork() {
   return Status::ok();
 }
 
-} // namespace attn
+} // namespace attn::metal

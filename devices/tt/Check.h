@@ -1,10 +1,10 @@
 //===- Check.h - Emulated TT programs against the reference --------------===//
 //
-// Draws a seeded problem (reference/ops/Random.h) of the shape a program was
-// compiled for, runs the reference op and the program on a TT device (the
+// Draws a seeded problem (reference/testing/Random.h) of the shape a program
+// was compiled for, runs the reference op and the program on a TT device (the
 // emulator, in attn-tt-run), and compares.
 //
-// Compares with reference/ops/Compare.h (|device - reference| <= atol +
+// Compares with reference/testing/Compare.h (|device - reference| <= atol +
 // rtol * |reference| per element), with tolerances by the dtype the program
 // computes in: f32 atol 1e-5, rtol 1.3e-6 (DESIGN.md's); bf16 atol 4e-3, rtol
 // 1.6e-2. DESIGN.md's bf16 atol of 1e-3 is too tight for tile kernels: the
@@ -19,9 +19,9 @@
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_CHECK_H
 #define ATTN_RUNTIME_EXECUTORS_TT_CHECK_H
 
-#include "reference/ops/Compare.h"
-#include "reference/ops/Random.h"
 #include "devices/tt/TTDevice.h"
+#include "reference/testing/Compare.h"
+#include "reference/testing/Random.h"
 
 #include <string>
 

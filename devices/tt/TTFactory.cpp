@@ -4,15 +4,15 @@
 #include "devices/tt/EmulatorDevice.h"
 #include "devices/tt/TTPlanDevice.h"
 
-namespace attn::runtime {
+namespace attn::tt {
 
-DeviceFactory ttDeviceFactory() {
-  return {DeviceType::TENSTORRENT,
-          []() -> Result<std::unique_ptr<PlanDevice>> {
-            return std::unique_ptr<PlanDevice>(
-                std::make_unique<tt::TTPlanDevice>(
-                    std::make_unique<tt::EmulatorDevice>()));
-          }};
+devices::DeviceFactory deviceFactory() {
+  return {
+      runtime::DeviceType::TENSTORRENT,
+      []() -> Result<std::unique_ptr<runtime::PlanDevice>> {
+        return std::unique_ptr<runtime::PlanDevice>(
+            std::make_unique<TTPlanDevice>(std::make_unique<EmulatorDevice>()));
+      }};
 }
 
-} // namespace attn::runtime
+} // namespace attn::tt

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-namespace attn {
+namespace attn::vulkan {
 namespace {
 
 constexpr uint32_t kMagic = 0x07230203;
@@ -163,4 +163,4 @@ Result<SpirvModuleInfo> reflectSpirv(std::span<const uint32_t> words) {
   return info;
 }
 
-} // namespace attn
+} // namespace attn::vulkan

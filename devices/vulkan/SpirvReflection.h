@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace attn {
+namespace attn::vulkan {
 
 /// A module-scope variable decorated with DescriptorSet and Binding.
 struct SpirvBinding {
@@ -95,6 +95,6 @@ enum : uint32_t {
 };
 } // namespace spirv_cap
 
-} // namespace attn
+} // namespace attn::vulkan
 
 #endif // ATTN_RUNTIME_EXECUTORS_VULKAN_SPIRVREFLECTION_H

@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-namespace attn {
+namespace attn::vulkan {
 
 namespace detail {
 struct VulkanContext;
@@ -378,6 +378,6 @@ private:
   std::shared_ptr<detail::VulkanContext> context_;
 };
 
-} // namespace attn
+} // namespace attn::vulkan
 
 #endif // ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANEXECUTOR_H

@@ -3,16 +3,17 @@
 #include "devices/DeviceFactory.h"
 #include "devices/vulkan/VulkanPlanDevice.h"
 
-namespace attn::runtime {
+namespace attn::vulkan {
 
-DeviceFactory vulkanDeviceFactory() {
-  return {DeviceType::VULKAN, []() -> Result<std::unique_ptr<PlanDevice>> {
+devices::DeviceFactory deviceFactory() {
+  return {runtime::DeviceType::VULKAN,
+          []() -> Result<std::unique_ptr<runtime::PlanDevice>> {
             Result<std::unique_ptr<VulkanPlanDevice>> device =
                 VulkanPlanDevice::create();
             if (!device)
               return device.status();
-            return std::unique_ptr<PlanDevice>(std::move(*device));
+            return std::unique_ptr<runtime::PlanDevice>(std::move(*device));
           }};
 }
 
-} // namespace attn::runtime
+} // namespace attn::vulkan

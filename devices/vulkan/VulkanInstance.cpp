@@ -16,7 +16,7 @@
 #include <sstream>
 #include <utility>
 
-namespace attn {
+namespace attn::vulkan {
 
 using detail::VulkanContext;
 
@@ -742,4 +742,4 @@ std::vector<std::string> VulkanDevice::takeValidationMessages() {
   return std::exchange(context_->messages, {});
 }
 
-} // namespace attn
+} // namespace attn::vulkan

@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <utility>
 
-namespace attn {
+namespace attn::vulkan {
 
 using detail::VulkanContext;
 using detail::VulkanKernelState;
@@ -362,4 +362,4 @@ Result<std::vector<uint8_t>> VulkanDevice::pipelineCacheData() const {
   return data;
 }
 
-} // namespace attn
+} // namespace attn::vulkan

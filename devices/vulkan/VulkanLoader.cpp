@@ -7,7 +7,7 @@
 #include <map>
 #include <mutex>
 
-namespace attn {
+namespace attn::vulkan {
 namespace {
 
 /// dlopen handles by library name. The loader is never closed: drivers
@@ -114,4 +114,4 @@ Status checkVk(VkResult result, const char *what) {
   return errorf(what, " failed: ", toString(result), " (", int(result), ")");
 }
 
-} // namespace attn
+} // namespace attn::vulkan

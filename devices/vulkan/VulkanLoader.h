@@ -18,7 +18,7 @@
 
 #include <string>
 
-namespace attn {
+namespace attn::vulkan {
 
 // Functions fetched with a null instance.
 #define ATTN_VK_GLOBAL_FUNCTIONS(X)                                            \
@@ -124,6 +124,6 @@ const char *toString(VkResult result);
 /// Error Status "<what> failed: VK_ERROR_..." unless `result` is VK_SUCCESS.
 Status checkVk(VkResult result, const char *what);
 
-} // namespace attn
+} // namespace attn::vulkan
 
 #endif // ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANLOADER_H

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <utility>
 
-namespace attn {
+namespace attn::vulkan {
 
 using detail::beginCommands;
 using detail::recordBarrierFromEarlierWork;
@@ -242,4 +242,4 @@ VulkanDevice::createBuffer(const void *data, uint64_t bytes,
   return buffer;
 }
 
-} // namespace attn
+} // namespace attn::vulkan

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace attn {
+namespace attn::vulkan {
 
 namespace {
 
@@ -341,4 +341,4 @@ Status VulkanPlanDevice::replayRecording(const runtime::RecordedWork &work) {
   return Status::ok();
 }
 
-} // namespace attn
+} // namespace attn::vulkan

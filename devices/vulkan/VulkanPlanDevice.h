@@ -25,7 +25,7 @@
 #include <span>
 #include <string>
 
-namespace attn {
+namespace attn::vulkan {
 
 class VulkanPlanDevice : public runtime::PlanDevice {
 public:
@@ -145,6 +145,6 @@ private:
   std::vector<std::shared_ptr<runtime::DeviceBuffer>> recordedBuffers_;
 };
 
-} // namespace attn
+} // namespace attn::vulkan
 
 #endif // ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANPLANDEVICE_H

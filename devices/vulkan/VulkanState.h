@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace attn {
+namespace attn::vulkan {
 
 /// A zero-initialised Vulkan struct with its sType set.
 template <typename T> T makeVk(VkStructureType type) {
@@ -176,6 +176,6 @@ Result<double> submitAndWait(VulkanContext &context);
 Result<double> submitAndWait(VulkanContext &context, VkCommandBuffer cmd);
 
 } // namespace detail
-} // namespace attn
+} // namespace attn::vulkan
 
 #endif // ATTN_RUNTIME_EXECUTORS_VULKAN_VULKANSTATE_H

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <chrono>
 
-namespace attn {
+namespace attn::vulkan {
 namespace detail {
 
 namespace {
@@ -628,4 +628,4 @@ VulkanRecording::~VulkanRecording() = default;
 
 size_t VulkanRecording::size() const { return state_->commands; }
 
-} // namespace attn
+} // namespace attn::vulkan

@@ -14,7 +14,8 @@ Engine::open(DeviceType device, const std::vector<std::string> &bundles,
              const std::vector<AttentionLayer> &models, int64_t numBlocks,
              int64_t blockSize) {
   // The device and every bundle's kernels for it, loaded and checked once.
-  Result<std::unique_ptr<Session>> session = openSession(device, bundles);
+  Result<std::unique_ptr<Session>> session =
+      devices::openSession(device, bundles);
   if (!session)
     return session.status();
   auto engine = std::unique_ptr<Engine>(new Engine);

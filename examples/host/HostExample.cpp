@@ -32,7 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "examples/host/Engine.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include <algorithm>
 #include <cmath>

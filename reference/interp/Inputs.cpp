@@ -3,7 +3,7 @@
 #include "reference/interp/Inputs.h"
 
 #include "reference/interp/StatusError.h"
-#include "reference/ops/Npy.h"
+#include "reference/testing/Npy.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"

@@ -1,16 +1,16 @@
-//===- Inputs.h - Where a run's inputs come from and its outputs go -*- C++ -*-===//
+//===- Inputs.h - Where a run's inputs and outputs live ---------*- C++ -*-===//
 //
 // The inputs of a function run are read from `DIR/arg0.npy, arg1.npy, ...`
 // in argument order, or made by the seeded problem generator of
-// reference/ops/Random.h; outputs go to `DIR/result0.npy, ...`. MLIR-free:
-// everything here works on a Signature.
+// reference/testing/Random.h; outputs go to `DIR/result0.npy, ...`.
+// MLIR-free: everything here works on a Signature.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_REFERENCE_INTERP_INPUTS_H
 #define ATTN_REFERENCE_INTERP_INPUTS_H
 
 #include "reference/interp/Signature.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

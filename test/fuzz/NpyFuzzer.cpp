@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "reference/ops/Npy.h"
+#include "reference/testing/Npy.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -270,13 +270,13 @@ runOnTT(ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
 
 llvm::Expected<int64_t> mlir::attn::localVulkanSubgroupSize() {
 #ifdef ATTN_HAVE_VULKAN
-  ::attn::VulkanOptions options;
-  options.validation = ::attn::ValidationMode::Off;
-  ::attn::Result<std::vector<::attn::VulkanDeviceInfo>> devices =
-      ::attn::VulkanDevice::listPhysicalDevices(options);
+  ::attn::vulkan::VulkanOptions options;
+  options.validation = ::attn::vulkan::ValidationMode::Off;
+  ::attn::Result<std::vector<::attn::vulkan::VulkanDeviceInfo>> devices =
+      ::attn::vulkan::VulkanDevice::listPhysicalDevices(options);
   if (!devices)
     return llvm::createStringError(devices.message());
-  for (const ::attn::VulkanDeviceInfo &info : *devices)
+  for (const ::attn::vulkan::VulkanDeviceInfo &info : *devices)
     if (info.hasComputeQueue)
       return static_cast<int64_t>(info.subgroupSize);
   return llvm::createStringError("no Vulkan device with a compute queue");
@@ -378,17 +378,17 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         DeviceRunStats *stats, const KernelKnobFlags &knobs) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
-    ::attn::VulkanOptions vkOptions;
+    ::attn::vulkan::VulkanOptions vkOptions;
     // Validation layers slow lavapipe down a lot; tests turn them on.
     if (const char *v = std::getenv("ATTN_VULKAN_VALIDATION"); v && *v == '1')
-      vkOptions.validation = ::attn::ValidationMode::IfAvailable;
+      vkOptions.validation = ::attn::vulkan::ValidationMode::IfAvailable;
     else
-      vkOptions.validation = ::attn::ValidationMode::Off;
-    ::attn::Result<std::unique_ptr<::attn::VulkanPlanDevice>> device =
-        ::attn::VulkanPlanDevice::create(vkOptions);
+      vkOptions.validation = ::attn::vulkan::ValidationMode::Off;
+    ::attn::Result<std::unique_ptr<::attn::vulkan::VulkanPlanDevice>> device =
+        ::attn::vulkan::VulkanPlanDevice::create(vkOptions);
     if (!device)
       return llvm::createStringError("backend vulkan: " + device.message());
-    const ::attn::VulkanDeviceInfo &info = (*device)->device().info();
+    const ::attn::vulkan::VulkanDeviceInfo &info = (*device)->device().info();
     llvm::Expected<CompileOptions> options =
         knobOptions(knobs, info.subgroupSize, info.type == "cpu");
     if (!options)
@@ -404,7 +404,8 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
       stats->boundLaunches = (*device)->boundLaunches();
       stats->addressedLaunches = (*device)->addressedLaunches();
     }
-    if (results && vkOptions.validation != ::attn::ValidationMode::Off) {
+    if (results &&
+        vkOptions.validation != ::attn::vulkan::ValidationMode::Off) {
       std::vector<std::string> messages =
           (*device)->device().takeValidationMessages();
       if (!messages.empty())
@@ -420,8 +421,8 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
 #endif
 #ifdef ATTN_HAVE_CUDA
   if (backend == "cuda") {
-    ::attn::Result<std::unique_ptr<::attn::CudaPlanDevice>> device =
-        ::attn::CudaPlanDevice::create();
+    ::attn::Result<std::unique_ptr<::attn::cuda::CudaPlanDevice>> device =
+        ::attn::cuda::CudaPlanDevice::create();
     if (!device)
       return llvm::createStringError("backend cuda: " + device.message());
     llvm::Expected<CompileOptions> options =

@@ -9,8 +9,8 @@
 #define ATTN_TOOLS_DEVICERUN_DEVICERUN_H
 
 #include "compiler/Compile.h"
-#include "reference/ops/Compare.h"
 #include "core/Tensor.h"
+#include "reference/testing/Compare.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -36,7 +36,7 @@ struct DeviceRunStats {
   int64_t boundLaunches = 0;
   int64_t addressedLaunches = 0;
   /// Per result, the backend's documented tolerance where it differs from
-  /// reference/ops/Compare.h's defaults (empty: those), and where it is
+  /// reference/testing/Compare.h's defaults (empty: those), and where it is
   /// documented.
   std::vector<::attn::Tolerance> tolerances;
   std::string toleranceNote;

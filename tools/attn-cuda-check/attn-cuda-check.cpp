@@ -5,10 +5,10 @@
 // (scripts/gpu-bundle, attn-compile --targets=ptx).
 //
 // Check: for every variant of the bundle, seeded random inputs
-// (reference/ops/Random.h) go through the host API's call for the variant's
+// (reference/testing/Random.h) go through the host API's call for the variant's
 // op twice, on the bundle's PTX kernels (BundleExecutor on a CudaPlanDevice)
 // and on the CPU reference (CpuExecutor); every output is compared with
-// reference/ops/Compare.h at the output dtype's default tolerance.
+// reference/testing/Compare.h at the output dtype's default tolerance.
 //
 // Bench (--bench): paged decode at Llama-3-8B's shape (H 32, G 8, D 128,
 // block 16, bf16) over batch x context, MLA decode at DeepSeek-V3's shape
@@ -21,13 +21,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/Target.h"
-#include "reference/ops/Compare.h"
-#include "reference/ops/Random.h"
+#include "devices/cuda/CudaPlanDevice.h"
+#include "reference/testing/Compare.h"
+#include "reference/testing/Random.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/executor/BundleExecutor.h"
-#include "runtime/executor/HostCalls.h"
 #include "runtime/executor/CpuExecutor.h"
-#include "devices/cuda/CudaPlanDevice.h"
+#include "runtime/executor/HostCalls.h"
 
 #include <cmath>
 #include <cstdio>
@@ -41,6 +41,7 @@
 
 using namespace attn;
 using namespace attn::runtime;
+using namespace attn::cuda;
 
 namespace {
 

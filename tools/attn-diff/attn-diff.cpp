@@ -14,13 +14,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
-#include "tools/DeviceRun/DeviceRun.h"
 #include "reference/interp/Entry.h"
 #include "reference/interp/Inputs.h"
 #include "reference/interp/Interpreter.h"
 #include "reference/interp/Signature.h"
-#include "reference/ops/Compare.h"
-#include "reference/ops/Npy.h"
+#include "reference/testing/Compare.h"
+#include "reference/testing/Npy.h"
+#include "tools/DeviceRun/DeviceRun.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

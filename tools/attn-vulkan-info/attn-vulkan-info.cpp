@@ -23,7 +23,7 @@
 #include <string>
 
 int main(int argc, char **argv) {
-  attn::VulkanOptions options;
+  attn::vulkan::VulkanOptions options;
   std::string bundleDir;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
     } else if (arg == "--bundle" && i + 1 < argc) {
       bundleDir = argv[++i];
     } else if (arg == "--validation") {
-      options.validation = attn::ValidationMode::Required;
+      options.validation = attn::vulkan::ValidationMode::Required;
     } else if (arg.rfind("--device=", 0) == 0) {
       options.deviceIndex =
           static_cast<uint32_t>(std::strtoul(arg.c_str() + 9, nullptr, 10));
@@ -48,15 +48,15 @@ int main(int argc, char **argv) {
     }
   }
 
-  auto devices = attn::VulkanDevice::listPhysicalDevices(options);
+  auto devices = attn::vulkan::VulkanDevice::listPhysicalDevices(options);
   if (!devices) {
     std::fprintf(stderr, "attn-vulkan-info: %s\n", devices.message().c_str());
     return 1;
   }
-  for (const attn::VulkanDeviceInfo &info : *devices)
-    std::printf("%s\n", attn::describe(info).c_str());
+  for (const attn::vulkan::VulkanDeviceInfo &info : *devices)
+    std::printf("%s\n", attn::vulkan::describe(info).c_str());
 
-  auto device = attn::VulkanDevice::create(options);
+  auto device = attn::vulkan::VulkanDevice::create(options);
   if (!device) {
     std::fprintf(stderr, "attn-vulkan-info: %s\n", device.message().c_str());
     return 1;
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "attn-vulkan-info: %s\n", bundle.message().c_str());
     return 1;
   }
-  auto planDevice = attn::VulkanPlanDevice::create(options);
+  auto planDevice = attn::vulkan::VulkanPlanDevice::create(options);
   if (!planDevice) {
     std::fprintf(stderr, "attn-vulkan-info: %s\n",
                  planDevice.message().c_str());

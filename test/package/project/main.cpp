@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 #include "runtime/executor/CpuExecutor.h"
 #include "runtime/host/Session.h"
 
@@ -83,7 +83,8 @@ int main() {
     return fail("cpu", expected.status());
   std::printf("cpu decode step: ok\n");
 #ifdef BUNDLE_DIR
-  Result<std::unique_ptr<VulkanPlanDevice>> device = VulkanPlanDevice::create();
+  Result<std::unique_ptr<vulkan::VulkanPlanDevice>> device =
+      vulkan::VulkanPlanDevice::create();
   if (!device)
     return fail("vulkan", device.status());
   Result<std::unique_ptr<Session>> vulkan =

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 using namespace attn;
+using namespace attn::cuda;
 
 namespace {
 

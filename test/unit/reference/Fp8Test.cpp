@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "core/DType.h"
-#include "reference/ops/Npy.h"
 #include "reference/ops/Ops.h"
+#include "reference/testing/Npy.h"
 
 #include "TestUtil.h"
 

@@ -1,6 +1,6 @@
 //===- MlaDecodeTest.cpp - MLA decode, split-KV independence, operands ---===//
 #include "reference/ops/Ops.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include "TestUtil.h"
 

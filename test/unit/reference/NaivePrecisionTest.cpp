@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "reference/ops/Compare.h"
 #include "reference/ops/Ops.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Compare.h"
+#include "reference/testing/Random.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- NpyTest.cpp - .npy round trips and every bad-file error -----------===//
-#include "reference/ops/Npy.h"
+#include "reference/testing/Npy.h"
 
 #include "TestUtil.h"
 

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "reference/ops/Ops.h"
 #include "reference/ops/ParallelFor.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include "TestUtil.h"
 

@@ -1,5 +1,5 @@
 //===- RandomTest.cpp - Seeded draws and generated problems --------------===//
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include "core/Metadata.h"
 

@@ -7,12 +7,12 @@
 
 #include "runtime/executor/CpuExecutor.h"
 
-#include "reference/ops/Compare.h"
 #include "reference/ops/Ops.h"
-#include "reference/ops/Random.h"
+#include "reference/testing/Compare.h"
+#include "reference/testing/Random.h"
+#include "runtime/executor/HostCalls.h"
 #include "runtime/host/Backend.h"
 #include "runtime/host/FlashAttention.h"
-#include "runtime/executor/HostCalls.h"
 #include "runtime/host/Metadata.h"
 #include "runtime/host/Registry.h"
 #include "runtime/host/TritonMla.h"

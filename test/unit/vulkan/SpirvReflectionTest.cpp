@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 using namespace attn;
+using namespace attn::vulkan;
 
 namespace {
 

@@ -21,6 +21,7 @@
 #include <map>
 
 using namespace attn;
+using namespace attn::vulkan;
 
 namespace {
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 using namespace attn;
+using namespace attn::vulkan;
 using ::testing::HasSubstr;
 
 namespace {

@@ -1,5 +1,5 @@
 //===- Random.cpp - Seeded, platform-independent random problems ---------===//
-#include "reference/ops/Random.h"
+#include "reference/testing/Random.h"
 
 #include <algorithm>
 #include <cmath>

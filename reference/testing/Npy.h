@@ -6,8 +6,8 @@
 // takes the dtype the caller expects.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_NPY_H
-#define ATTN_REFERENCE_OPS_NPY_H
+#ifndef ATTN_REFERENCE_TESTING_NPY_H
+#define ATTN_REFERENCE_TESTING_NPY_H
 
 #include "core/Status.h"
 #include "core/Tensor.h"
@@ -37,4 +37,4 @@ std::string formatNpy(const Tensor &t);
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_NPY_H
+#endif // ATTN_REFERENCE_TESTING_NPY_H

@@ -1,6 +1,6 @@
 //===- Compare.cpp - A device's tensors against the reference ------------===//
 
-#include "reference/ops/Compare.h"
+#include "reference/testing/Compare.h"
 
 #include <cmath>
 #include <limits>

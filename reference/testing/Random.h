@@ -7,8 +7,8 @@
 // implementation-defined), so a seed gives the same problem everywhere.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_RANDOM_H
-#define ATTN_REFERENCE_OPS_RANDOM_H
+#ifndef ATTN_REFERENCE_TESTING_RANDOM_H
+#define ATTN_REFERENCE_TESTING_RANDOM_H
 
 #include "core/KvCache.h"
 #include "core/Status.h"
@@ -132,4 +132,4 @@ Result<Problem> generateProblem(const ProblemShape &shape,
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_RANDOM_H
+#endif // ATTN_REFERENCE_TESTING_RANDOM_H

@@ -8,8 +8,8 @@
 // are vLLM's (DESIGN.md).
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_REFERENCE_OPS_COMPARE_H
-#define ATTN_REFERENCE_OPS_COMPARE_H
+#ifndef ATTN_REFERENCE_TESTING_COMPARE_H
+#define ATTN_REFERENCE_TESTING_COMPARE_H
 
 #include "core/Status.h"
 #include "core/Tensor.h"
@@ -60,4 +60,4 @@ std::string formatIndex(const std::vector<int64_t> &index);
 
 } // namespace attn
 
-#endif // ATTN_REFERENCE_OPS_COMPARE_H
+#endif // ATTN_REFERENCE_TESTING_COMPARE_H

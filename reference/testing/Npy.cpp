@@ -6,7 +6,7 @@
 // padded with spaces and ended by '\n', then the raw elements.
 //
 //===----------------------------------------------------------------------===//
-#include "reference/ops/Npy.h"
+#include "reference/testing/Npy.h"
 
 #include <algorithm>
 #include <bit>

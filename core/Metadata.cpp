@@ -31,7 +31,8 @@ makeCommonAttentionMetadata(CommonAttentionMetadata m) {
     return errorf("empty batch: seq_lens has no requests (num_reqs must be "
                   "at least 1)");
   m.numReqs = static_cast<int64_t>(m.seqLens.size());
-  ATTN_RETURN_IF_ERROR(checkBatchShape(m.queryStartLoc, m.seqLens, m.causal));
+  ATTN_RETURN_IF_ERROR(
+      checkBatchShape(m.queryStartLoc, m.seqLens, m.causal));
   m.queryLens.clear();
   m.numComputedTokens.clear();
   m.maxQueryLen = m.maxSeqLen = 0;

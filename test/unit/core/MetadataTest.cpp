@@ -1,5 +1,4 @@
-//===- MetadataTest.cpp - Metadata construction and every validation error
-//-===//
+//===- MetadataTest.cpp - Metadata construction and every validation error -===//
 #include "core/Metadata.h"
 
 #include "test/unit/reference/TestUtil.h"
@@ -56,8 +55,7 @@ TEST(Metadata, Unpadded) {
   EXPECT_EQ(u->blockTable, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(u->slotMapping, (std::vector<int64_t>{6, 24}));
   EXPECT_EQ(u->maxSeqLen, 9); // an upper bound, as in vLLM
-  EXPECT_ERROR(m->unpadded(2, 0),
-               "num_actual_reqs = 0 is outside [1, num_reqs = 3]");
+  EXPECT_ERROR(m->unpadded(2, 0), "num_actual_reqs = 0 is outside [1, num_reqs = 3]");
   EXPECT_ERROR(m->unpadded(4, 3), "num_actual_tokens = 4 is outside [0, 3]");
 }
 

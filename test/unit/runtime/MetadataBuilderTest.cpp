@@ -175,9 +175,9 @@ TEST(AttentionMetadataBuilder, Defaults) {
   records.deviceRecords = true;
   FlashAttentionMetadataBuilder fa(spec16(), {}, records);
   EXPECT_EQ(fa.getCudagraphSupport(), AttentionCGSupport::UNIFORM_BATCH);
-  EXPECT_EQ(
-      FlashAttentionMetadataBuilder(spec16(), {}, {}).getCudagraphSupport(),
-      AttentionCGSupport::NEVER);
+  EXPECT_EQ(FlashAttentionMetadataBuilder(spec16(), {}, {})
+                .getCudagraphSupport(),
+            AttentionCGSupport::NEVER);
   EXPECT_TRUE(fa.supportsUpdateBlockTable());
   MlaMetadataBuilder mla(spec16(), {}, records);
   EXPECT_EQ(mla.getCudagraphSupport(),

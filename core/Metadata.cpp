@@ -31,7 +31,8 @@ makeCommonAttentionMetadata(CommonAttentionMetadata m) {
     return errorf("empty batch: seq_lens has no requests (num_reqs must be "
                   "at least 1)");
   m.numReqs = static_cast<int64_t>(m.seqLens.size());
-  ATTN_RETURN_IF_ERROR(checkBatchShape(m.queryStartLoc, m.seqLens));
+  ATTN_RETURN_IF_ERROR(
+      checkBatchShape(m.queryStartLoc, m.seqLens, m.causal));
   m.queryLens.clear();
   m.numComputedTokens.clear();
   m.maxQueryLen = m.maxSeqLen = 0;
@@ -67,7 +68,7 @@ makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
   m.causal = causal;
   m.queryStartLoc = readI32(queryStartLoc);
   m.seqLens = readI32(seqLens);
-  ATTN_RETURN_IF_ERROR(checkBatchShape(m.queryStartLoc, m.seqLens));
+  ATTN_RETURN_IF_ERROR(checkBatchShape(m.queryStartLoc, m.seqLens, causal));
   if (blockTable) {
     ATTN_RETURN_IF_ERROR(
         checkRankAndDType(*blockTable, "block_table", 2, {DType::I32}));
@@ -131,7 +132,7 @@ Status CommonAttentionMetadata::validate() const {
   if (numReqs <= 0)
     return errorf("attention metadata requires num_reqs > 0, got ", numReqs);
   ATTN_RETURN_IF_ERROR(checkPerRequest(seqLens.size(), "seq_lens", numReqs));
-  ATTN_RETURN_IF_ERROR(checkBatchShape(queryStartLoc, seqLens));
+  ATTN_RETURN_IF_ERROR(checkBatchShape(queryStartLoc, seqLens, causal));
   ATTN_RETURN_IF_ERROR(
       checkPerRequest(queryLens.size(), "query_lens", numReqs));
   ATTN_RETURN_IF_ERROR(checkPerRequest(numComputedTokens.size(),
@@ -170,7 +171,7 @@ Status checkNumTokens(const CommonAttentionMetadata &metadata,
 }
 
 Status checkBatchShape(std::span<const int32_t> queryStartLoc,
-                       std::span<const int32_t> seqLens) {
+                       std::span<const int32_t> seqLens, bool causal) {
   const size_t numReqs = seqLens.size();
   if (queryStartLoc.size() != numReqs + 1)
     return errorf("query_start_loc has ", queryStartLoc.size(),
@@ -187,11 +188,12 @@ Status checkBatchShape(std::span<const int32_t> queryStartLoc,
     const int32_t seqLen = seqLens[r];
     if (seqLen < 0)
       return errorf("seq_lens[", r, "] = ", seqLen, " is negative");
-    if (seqLen < queryLen)
+    if (causal && seqLen < queryLen)
       return errorf("seq_lens[", r, "] = ", seqLen,
                     " is less than the query length ", queryLen,
                     " of request ", r, " (query_start_loc[", r + 1,
-                    "] - query_start_loc[", r, "])");
+                    "] - query_start_loc[", r,
+                    "]); only non-causal (cross) attention allows it");
   }
   return Status::ok();
 }

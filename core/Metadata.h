@@ -5,7 +5,8 @@
 // checked so that no op reads out of bounds on bad input.
 //
 // For request r: q_len = query_start_loc[r+1] - query_start_loc[r], and
-// context = seq_lens[r] - q_len tokens are already in the cache.
+// context = seq_lens[r] - q_len tokens are already in the cache; without
+// causality (cross-attention) context may be negative.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CORE_METADATA_H
@@ -30,11 +31,12 @@ namespace attn {
 struct CommonAttentionMetadata {
   /// [numReqs + 1], starting at 0 and non-decreasing.
   std::vector<int32_t> queryStartLoc;
-  /// [numReqs], each at least the request's query length.
+  /// [numReqs], each at least the request's query length when causal.
   std::vector<int32_t> seqLens;
   /// [numReqs], queryStartLoc[r + 1] - queryStartLoc[r].
   std::vector<int32_t> queryLens;
-  /// [numReqs], seqLens[r] - queryLens[r]: tokens cached before this step.
+  /// [numReqs], seqLens[r] - queryLens[r]: tokens cached before this step;
+  /// negative for a non-causal request with fewer keys than queries.
   std::vector<int32_t> numComputedTokens;
 
   int64_t numReqs = 0;
@@ -119,9 +121,12 @@ Status checkCacheBounds(const CommonAttentionMetadata &metadata,
 /// of them: the reference, the runtime's builders and impls call these):
 
 /// query_start_loc has num_reqs + 1 entries, starts at 0 and never
-/// decreases; every seq_len is at least its request's query length.
+/// decreases; every seq_len is >= 0 and, for causal attention, at least its
+/// request's query length. Non-causal attention may have fewer keys than
+/// queries: cross-attention, where a decoder's queries see the encoder's
+/// keys (vLLM's CrossAttentionBuilder uses encoder_seq_lens as seq_lens).
 Status checkBatchShape(std::span<const int32_t> queryStartLoc,
-                       std::span<const int32_t> seqLens);
+                       std::span<const int32_t> seqLens, bool causal);
 /// Every block a request uses (those covering [0, seq_len)) of the
 /// row-major block table (`cols` wide) is in [0, numBlocks), and the table
 /// is wide enough.

@@ -255,6 +255,44 @@ Result<Buffer> uploadHeadPage(ScopedBuffers &buffers, const Tensor *t,
   return buffers.upload(bytes.data(), uint32_t(H * 4), 1);
 }
 
+/// The keys [lo, hi] position `p` of a request of `seqLen` keys sees; empty
+/// when hi < lo. Without causality p may be negative (cross-attention, fewer
+/// keys than queries), and a window may then leave a row no key.
+std::pair<int64_t, int64_t> visibleKeys(const ProgramShape &s, int64_t p,
+                                        int64_t seqLen) {
+  int64_t lo = s.windowLeft >= 0 ? std::max<int64_t>(0, p - s.windowLeft) : 0;
+  int64_t hi = seqLen - 1;
+  if (s.causal)
+    hi = std::min(hi, p);
+  else if (s.windowRight >= 0)
+    hi = std::min(hi, p + s.windowRight);
+  return {lo, hi};
+}
+
+/// Writes the contract's result for every row that sees no key: out 0 and
+/// lse -inf (the sink with sinks). The kernel's additive mask cannot empty a
+/// row (a score of -1e30 still gets weight), so such rows are set here.
+void clearRowsWithoutKeys(AttentionOutput &result, const ProgramShape &s,
+                          const CommonAttentionMetadata &md,
+                          const Tensor *sinks) {
+  int64_t H = s.numHeads, Dv = result.out.dim(2);
+  for (int64_t r = 0; r < md.numReqs; ++r) {
+    int64_t context = md.numComputedTokens[r];
+    for (int64_t i = 0; i < md.queryLens[r]; ++i) {
+      auto [lo, hi] = visibleKeys(s, context + i, md.seqLens[r]);
+      if (lo <= hi)
+        continue;
+      int64_t t = md.queryStartLoc[r] + i;
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t d = 0; d < Dv; ++d)
+          result.out.setFloat(result.out.offset({t, h, d}), 0.0);
+        result.lse.setFloat(result.lse.offset({t, h}),
+                            sinks ? sinks->getFloat(h) : -INFINITY);
+      }
+    }
+  }
+}
+
 /// Work units: the query rows of one request and kv head, 32 per unit; a
 /// row is (query token, head of the group), token-major, so a decode packs
 /// the group's heads into one tile as sdpa_decode does. Each unit's key
@@ -275,13 +313,11 @@ attentionUnits(const ProgramShape &s, const CommonAttentionMetadata &md,
         int64_t numRows = std::min<int64_t>(32, rows - rowBegin);
         int64_t pMin = context + rowBegin / hpg;
         int64_t pMax = context + (rowBegin + numRows - 1) / hpg;
-        int64_t lo =
-            s.windowLeft >= 0 ? std::max<int64_t>(0, pMin - s.windowLeft) : 0;
-        int64_t hi = seqLen - 1;
-        if (s.causal)
-          hi = std::min(hi, pMax);
-        else if (s.windowRight >= 0)
-          hi = std::min(hi, pMax + s.windowRight);
+        int64_t lo = visibleKeys(s, pMin, seqLen).first;
+        int64_t hi = visibleKeys(s, pMax, seqLen).second;
+        // No keys for any row (clearRowsWithoutKeys writes them).
+        if (hi < lo)
+          continue;
         // Key tiles [lo / 32, hi / 32] in `splits` contiguous ranges.
         int64_t ktBegin = lo / 32, ktCount = hi / 32 + 1 - ktBegin;
         for (int64_t split = 0; split < splits; ++split) {
@@ -403,10 +439,13 @@ runAttentionProgram(TTDevice &device, const Program &program,
   if (!launches)
     return launches.status();
   ATTN_RETURN_IF_ERROR(device.run(program, *launches));
-  if (splits > 1)
-    return runMerge(buffers, *program.merge, *out, *lse, T, H, s.valueSize,
-                    s.dtype);
-  return readOutputs(device, *out, *lse, T, H, s.valueSize, s.dtype);
+  Result<AttentionOutput> result =
+      splits > 1 ? runMerge(buffers, *program.merge, *out, *lse, T, H,
+                            s.valueSize, s.dtype)
+                 : readOutputs(device, *out, *lse, T, H, s.valueSize, s.dtype);
+  if (result)
+    clearRowsWithoutKeys(*result, s, md, sinks);
+  return result;
 }
 
 Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,

@@ -28,6 +28,8 @@ const char *const attn::kRandomOptionsHelp =
     "min_context=N and max_context=N (tokens cached before the step, "
     "default 1 and 256), decode_fraction=F (share of decode requests, "
     "default 0.5), max_query_len=N (longest prefill query, default 64), "
+    "cross_fraction=F (share of cross-attention requests, fewer keys than "
+    "queries, for non-causal attention; default 0), "
     "shared_prefix=N (cache blocks every request shares, default 0), "
     "extra_blocks=N (unused cache blocks, default 4), unread_fill=X (a "
     "number, nan, inf or -inf: the value of every cache slot no request "
@@ -52,11 +54,12 @@ attn::parseRandomOptions(llvm::StringRef spec, ProblemOptions base) {
                                      "' for random option '" + key +
                                      "': expected " + expected);
     };
-    if (key == "decode_fraction") {
+    if (key == "decode_fraction" || key == "cross_fraction") {
       double f;
       if (value.getAsDouble(f) || !(f >= 0.0 && f <= 1.0))
         return badValue("a number in [0, 1]");
-      base.decodeFraction = f;
+      (key == "decode_fraction" ? base.decodeFraction : base.crossFraction) =
+          f;
       continue;
     }
     if (key == "unread_fill") {
@@ -87,8 +90,8 @@ attn::parseRandomOptions(llvm::StringRef spec, ProblemOptions base) {
       return llvm::createStringError(
           "unknown random option '" + key +
           "' (known: num_requests, min_context, max_context, "
-          "decode_fraction, max_query_len, shared_prefix, extra_blocks, "
-          "unread_fill)");
+          "decode_fraction, cross_fraction, max_query_len, shared_prefix, "
+          "extra_blocks, unread_fill)");
     int64_t n;
     if (value.getAsInteger(10, n) || n < 0 || n > field->max)
       return badValue("an integer in [0, " + std::to_string(field->max) + "]");

@@ -25,9 +25,9 @@ namespace attn {
 extern const char *const kRandomOptionsHelp;
 
 /// Parses `key=value,...` into generator options on top of `base`: keys
-/// num_requests, min_context, max_context, decode_fraction, max_query_len,
-/// shared_prefix (in blocks), extra_blocks. Unknown keys and malformed
-/// values are errors naming the key.
+/// num_requests, min_context, max_context, decode_fraction, cross_fraction,
+/// max_query_len, shared_prefix (in blocks), extra_blocks, unread_fill.
+/// Unknown keys and malformed values are errors naming the key.
 llvm::Expected<ProblemOptions> parseRandomOptions(llvm::StringRef spec,
                                                   ProblemOptions base = {});
 

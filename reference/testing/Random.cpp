@@ -38,7 +38,7 @@ void Random::fill(Tensor &t, double lo, double hi) {
 
 namespace {
 
-enum class RequestKind { Decode, Prefill, ChunkedPrefill };
+enum class RequestKind { Decode, Prefill, ChunkedPrefill, Cross };
 
 /// ALiBi's slopes (Press et al.): a geometric sequence 2^(-8 i / n) for the
 /// largest power of two n <= H, then every other slope of the sequence for
@@ -150,10 +150,17 @@ Status checkOptions(const ProblemShape &shape, const ProblemOptions &options,
                   options.minContextLen, ", sharedPrefixBlocks * blockSize = ",
                   sharedTokens, "), maxContextLen = ", options.maxContextLen,
                   "] is empty");
+  if (!(options.crossFraction >= 0.0 && options.crossFraction <= 1.0))
+    return errorf("crossFraction must be in [0, 1], got ",
+                  options.crossFraction);
+  if (options.crossFraction > 0.0 && options.sharedPrefixBlocks > 0)
+    return errorf("cross-attention requests share no prefix: crossFraction "
+                  "needs sharedPrefixBlocks = 0");
   const bool hasPrefill = !shape.isMla() && options.decodeFraction < 1.0;
-  if (hasPrefill && options.maxPrefillQueryLen < 2)
+  const bool hasCross = !shape.isMla() && options.crossFraction > 0.0;
+  if ((hasPrefill || hasCross) && options.maxPrefillQueryLen < 2)
     return errorf("maxPrefillQueryLen must be >= 2 when some requests are "
-                  "prefills, got ",
+                  "prefills or cross-attention, got ",
                   options.maxPrefillQueryLen);
   if (hasPrefill && std::max<int64_t>(minContext, 1) > options.maxContextLen)
     return errorf("chunked prefill needs maxContextLen >= 1");
@@ -176,10 +183,22 @@ Result<Problem> generateProblem(const ProblemShape &shape,
   std::vector<int64_t> contexts, queryLens;
   for (int64_t r = 0; r < numReqs; ++r) {
     RequestKind kind = RequestKind::Decode;
-    if (!shape.isMla() && random.uniform() >= options.decodeFraction)
+    // No draw without cross requests, so the other options' draws stay
+    // those of a given seed.
+    if (!shape.isMla() && options.crossFraction > 0.0 &&
+        random.uniform() < options.crossFraction)
+      kind = RequestKind::Cross;
+    else if (!shape.isMla() && random.uniform() >= options.decodeFraction)
       kind = random.uniform() < 0.5 ? RequestKind::Prefill
                                     : RequestKind::ChunkedPrefill;
     switch (kind) {
+    case RequestKind::Cross: {
+      // Fewer keys (the encoder's) than queries: a negative context.
+      const int64_t queryLen = random.uniformInt(2, options.maxPrefillQueryLen);
+      contexts.push_back(random.uniformInt(1, queryLen - 1) - queryLen);
+      queryLens.push_back(queryLen);
+      break;
+    }
     case RequestKind::Decode:
       contexts.push_back(random.uniformInt(minContext, options.maxContextLen));
       queryLens.push_back(1);
@@ -240,11 +259,16 @@ Result<Problem> generateProblem(const ProblemShape &shape,
     p.queryStartLoc.setInt(r + 1, numTokens);
   }
 
-  // 3. The new tokens' slots: position context + i of request r.
+  // 3. The new tokens' slots: position context + i of request r. A cross
+  // request's tokens are padding: its cache holds the encoder's keys.
   p.slotMapping = Tensor(DType::I64, {numTokens});
   for (int64_t r = 0, t = 0; r < numReqs; ++r) {
     for (int64_t i = 0; i < queryLens[r]; ++i, ++t) {
       const int64_t position = contexts[r] + i;
+      if (contexts[r] < 0) {
+        p.slotMapping.setInt(t, -1);
+        continue;
+      }
       const int64_t block =
           p.blockTable.getInt(p.blockTable.offset({r, position / blockSize}));
       p.slotMapping.setInt(t, block * blockSize + position % blockSize);

@@ -79,6 +79,12 @@ struct ProblemOptions {
   double decodeFraction = 0.5;
   /// Query length of prefill requests is drawn from [2, maxPrefillQueryLen].
   int64_t maxPrefillQueryLen = 64;
+  /// Chance that a request is a cross-attention one (drawn before the
+  /// decode/prefill kind; MLA problems have none): q_len from
+  /// [2, maxPrefillQueryLen] over seq_len (the encoder's length) from
+  /// [1, q_len - 1], so its context is negative, and its tokens' slots are
+  /// padding. Only non-causal attention accepts such a batch.
+  double crossFraction = 0.0;
   /// When > 0, the first sharedPrefixBlocks blocks of every request are the
   /// same physical blocks (a cached common prefix); every request's context
   /// then covers them (at least sharedPrefixBlocks * B tokens).

@@ -13,12 +13,15 @@ namespace {
 /// Checks the paged metadata of one call against a cache of `numBlocks`
 /// blocks of `blockSize` tokens and a query of `queryRows` rows; returns the
 /// batch's token count. Host tensors only: nothing is read from the device.
+/// `causal` is the op's: only non-causal calls may see fewer keys than
+/// queries.
 Result<int64_t> checkPagedMetadata(const Tensor &queryStartLoc,
                                    const Tensor &seqLens,
                                    const Tensor &blockTable, int64_t queryRows,
-                                   int64_t numBlocks, int64_t blockSize) {
+                                   int64_t numBlocks, int64_t blockSize,
+                                   bool causal) {
   Result<CommonAttentionMetadata> md = makeCommonAttentionMetadata(
-      queryStartLoc, seqLens, &blockTable, /*slotMapping=*/nullptr);
+      queryStartLoc, seqLens, &blockTable, /*slotMapping=*/nullptr, causal);
   if (!md)
     return md.status();
   if (md->numActualTokens > queryRows)
@@ -438,7 +441,7 @@ Status BundleExecutor::pagedAttention(
     return errorf("query is ", query.describe(), ", expected [T, H, D]");
   Result<int64_t> tokens =
       checkPagedMetadata(queryStartLoc, seqLens, blockTable, query.dim(0),
-                         cache->first, cache->second);
+                         cache->first, cache->second, params.causal);
   if (!tokens)
     return tokens.status();
   Result<const BundleVariant *> variant =
@@ -479,7 +482,7 @@ Status BundleExecutor::mlaDecode(const DeviceTensor &q,
     queryStartLoc.setInt(r, r);
   Result<int64_t> tokens =
       checkPagedMetadata(queryStartLoc, seqLens, blockTable, q.dim(0),
-                         kvCache.dim(0), kvCache.dim(1));
+                         kvCache.dim(0), kvCache.dim(1), /*causal=*/true);
   if (!tokens)
     return tokens.status();
   if (q.dim(0) != numReqs)

@@ -274,4 +274,83 @@ MlaMetadataBuilder::build(int32_t commonPrefixLen,
   return std::unique_ptr<AttentionMetadata>(std::move(md));
 }
 
+//===----------------------------------------------------------------------===//
+// Cross-attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// vLLM's _get_cross_slot_mapping: the slots of positions [0, len) of every
+/// request with a nonzero `encoderLens[r]`, in request order.
+Result<std::vector<int64_t>>
+crossSlotMapping(const CommonAttentionMetadata &cam,
+                 const std::vector<int32_t> &encoderLens, int64_t blockSize) {
+  std::vector<int64_t> slots;
+  for (int64_t r = 0; r < cam.numReqs; ++r) {
+    const int64_t len = encoderLens[r];
+    if (len > 0 && (len + blockSize - 1) / blockSize > cam.blockTableCols)
+      return errorf("cross-attention: encoder_seq_lens[", r, "] = ", len,
+                    " needs more blocks than the block table's ",
+                    cam.blockTableCols, " columns");
+    for (int64_t j = 0; j < len; ++j)
+      slots.push_back(int64_t{cam.block(r, j / blockSize)} * blockSize +
+                      j % blockSize);
+  }
+  return slots;
+}
+
+} // namespace
+
+CrossAttentionMetadataBuilder::CrossAttentionMetadataBuilder(
+    std::unique_ptr<AttentionMetadataBuilder> underlying)
+    : AttentionMetadataBuilder(underlying->kvCacheSpec(),
+                               underlying->layerNames(), underlying->config()),
+      underlying_(std::move(underlying)) {
+  // The underlying builder's threshold, not derived again.
+  initReorderBatchThreshold(underlying_->reorderBatchThreshold(),
+                            /*supportsSpecAsDecode=*/false,
+                            /*supportsDcpWithVarlen=*/true);
+}
+
+Result<std::unique_ptr<AttentionMetadata>>
+CrossAttentionMetadataBuilder::build(int32_t commonPrefixLen,
+                                     const CommonAttentionMetadata &cam,
+                                     bool fastBuild) {
+  ATTN_RETURN_IF_ERROR(cam.validate());
+  if (!cam.encoderSeqLens)
+    return errorf("CrossAttention: the step has no encoder_seq_lens");
+  const int64_t blockSize = kvCacheSpec().blockSize;
+  if (blockSize <= 0 || !cam.hasBlockTable)
+    return errorf(
+        "CrossAttention: needs a block table and a positive block size");
+  // Only a request's first decoder step writes its encoder's keys.
+  std::vector<int32_t> toWrite = *cam.encoderSeqLens;
+  for (int64_t r = 0; r < cam.numReqs; ++r)
+    if (cam.numComputedTokens[r] > 0)
+      toWrite[r] = 0;
+  Result<std::vector<int64_t>> slots =
+      crossSlotMapping(cam, toWrite, blockSize);
+  if (!slots)
+    return slots.status();
+
+  CommonAttentionMetadata cross = cam;
+  cross.seqLens = *cam.encoderSeqLens;
+  cross.causal = false;
+  cross.slotMapping.clear();
+  Result<CommonAttentionMetadata> made =
+      attn::makeCommonAttentionMetadata(std::move(cross));
+  if (!made)
+    return errorf("CrossAttention: ", made.message());
+  // Padded tokens stay the step's.
+  made->numActualTokens = cam.numActualTokens;
+  Result<std::unique_ptr<AttentionMetadata>> md =
+      underlying_->build(commonPrefixLen, *made, fastBuild);
+  if (!md)
+    return md.status();
+  // Every kind of metadata is a BatchMetadata.
+  auto *batch = static_cast<BatchMetadata *>(md->get());
+  batch->slotMapping = toTensor(*slots);
+  return md;
+}
+
 } // namespace attn::runtime

@@ -325,6 +325,38 @@ protected:
   std::string_view backendName() const override { return "TRITON_MLA"; }
 };
 
+/// vLLM's CrossAttentionBuilder (vllm/attention/layers/cross_attention.py)
+/// for an encoder-decoder model's cross-attention layers: the decoder's
+/// queries attend to the encoder's keys, non-causally. It builds with
+/// `underlying` on the step's metadata with seq_lens = encoder_seq_lens
+/// (required), causal = false and the derived fields recomputed
+/// (num_computed_tokens = encoder_seq_len - q_len, negative when the decoder
+/// has more queries than the encoder has keys; vLLM keeps the decoder's),
+/// then sets the metadata's slot mapping to the encoder tokens to write:
+/// positions [0, encoder_seq_len) of every request whose decoder has no
+/// computed token yet (its first step writes the cross cache), in request
+/// order, as vLLM's _get_cross_slot_mapping.
+class CrossAttentionMetadataBuilder final : public AttentionMetadataBuilder {
+public:
+  /// `underlying` must not be null.
+  explicit CrossAttentionMetadataBuilder(
+      std::unique_ptr<AttentionMetadataBuilder> underlying);
+
+  AttentionCGSupport getCudagraphSupport() const override {
+    return underlying_->getCudagraphSupport();
+  }
+
+  Result<std::unique_ptr<AttentionMetadata>>
+  build(int32_t commonPrefixLen, const CommonAttentionMetadata &cam,
+        bool fastBuild = false) override;
+
+protected:
+  std::string_view backendName() const override { return "CrossAttention"; }
+
+private:
+  std::unique_ptr<AttentionMetadataBuilder> underlying_;
+};
+
 } // namespace attn::runtime
 
 #endif // ATTN_RUNTIME_METADATABUILDER_H

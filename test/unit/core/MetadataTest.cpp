@@ -80,6 +80,23 @@ TEST(MetadataErrors, SeqLenShorterThanQuery) {
                "seq_lens[1] = 2 is less than the query length 3 of request 1");
 }
 
+TEST(Metadata, NonCausalAllowsFewerKeysThanQueries) {
+  // Cross-attention: 81 decoder queries over 17 encoder keys (FlashInfer's
+  // soft-cap shape), and 3 queries over no key at all.
+  Result<CommonAttentionMetadata> m = makeCommonAttentionMetadata(
+      i32({0, 81, 84}), i32({17, 0}), nullptr, nullptr, /*causal=*/false);
+  ASSERT_TRUE(m.isOk()) << m.message();
+  EXPECT_EQ(m->numComputedTokens, (std::vector<int32_t>{-64, -3}));
+  EXPECT_EQ(m->maxSeqLen, 17);
+  EXPECT_TRUE(m->validate().isOk());
+  // The same batch causal, and validate() of a causal copy, reject it.
+  EXPECT_ERROR(makeCommonAttentionMetadata(i32({0, 81, 84}), i32({17, 0})),
+               "seq_lens[0] = 17 is less than the query length 81");
+  CommonAttentionMetadata causal = *m;
+  causal.causal = true;
+  EXPECT_ERROR(causal.validate(), "only non-causal (cross) attention");
+}
+
 TEST(MetadataErrors, NegativeSeqLen) {
   EXPECT_ERROR(makeCommonAttentionMetadata(i32({0, 0}), i32({-3})),
                "seq_lens[0] = -3 is negative");
@@ -132,12 +149,12 @@ TEST(MetadataErrors, SlotOutsideTheCache) {
 }
 
 TEST(MetadataErrors, ShapeAndDTypeMismatches) {
-  EXPECT_ERROR(makeCommonAttentionMetadata(
-                   i32({0, 1}), ints(DType::I64, {1}, {1})),
-               "seq_lens must be a rank-1 tensor of i32, got [1] i64");
-  EXPECT_ERROR(makeCommonAttentionMetadata(ints(DType::I32, {1, 2}, {0, 1}),
-                                           i32({1})),
-               "query_start_loc must be a rank-1 tensor of i32");
+  EXPECT_ERROR(
+      makeCommonAttentionMetadata(i32({0, 1}), ints(DType::I64, {1}, {1})),
+      "seq_lens must be a rank-1 tensor of i32, got [1] i64");
+  EXPECT_ERROR(
+      makeCommonAttentionMetadata(ints(DType::I32, {1, 2}, {0, 1}), i32({1})),
+      "query_start_loc must be a rank-1 tensor of i32");
   EXPECT_ERROR(makeCommonAttentionMetadata(i32({0, 1, 2}), i32({1})),
                "query_start_loc dim 0 is 3, expected 2 (num_reqs + 1)");
   const Tensor table = ints(DType::I32, {2, 1}, {0, 1});

@@ -452,5 +452,45 @@ TEST(MlaMetadataBuilder, RejectsUnreorderedBatchAndCascade) {
               HasSubstr("cascade attention is not supported"));
 }
 
+//===----------------------------------------------------------------------===//
+// Cross-attention
+//===----------------------------------------------------------------------===//
+
+TEST(CrossAttentionBuilder, UsesEncoderSeqLensNonCausally) {
+  // Decoder request 0 at its first step (3 queries over 20 encoder keys),
+  // request 1 later (1 query, 5 computed tokens, over 2 encoder keys).
+  CommonAttentionMetadata cam = batch({3, 1}, {3, 6}, /*cols=*/2);
+  cam.encoderSeqLens = std::vector<int32_t>{20, 2};
+  CrossAttentionMetadataBuilder builder(
+      std::make_unique<FlashAttentionMetadataBuilder>(
+          spec16(), std::vector<std::string>{}, BuilderConfig{}));
+  EXPECT_EQ(builder.reorderBatchThreshold(), std::nullopt);
+  Result<std::unique_ptr<AttentionMetadata>> md = builder.build(0, cam);
+  ASSERT_TRUE(md) << md.message();
+  const auto *fa = dynCastMetadata<FlashAttentionMetadata>(md->get());
+  ASSERT_NE(fa, nullptr);
+  EXPECT_FALSE(fa->causal);
+  EXPECT_THAT(values(fa->seqLens), ElementsAre(20, 2));
+  EXPECT_EQ(fa->maxSeqLen, 20);
+  // Request 0's 20 encoder tokens in its blocks 0 and 1; request 1 wrote
+  // its encoder's keys at its first step.
+  ASSERT_EQ(fa->slotMapping.numElements(), 20);
+  EXPECT_EQ(fa->slotMapping.getInt(0), 0);
+  EXPECT_EQ(fa->slotMapping.getInt(19), 16 + 3);
+
+  // More decoder queries than encoder keys.
+  cam = batch({9}, {9}, /*cols=*/1);
+  cam.encoderSeqLens = std::vector<int32_t>{4};
+  md = builder.build(0, cam);
+  ASSERT_TRUE(md) << md.message();
+  EXPECT_THAT(values(static_cast<const BatchMetadata &>(**md).seqLens),
+              ElementsAre(4));
+
+  cam.encoderSeqLens.reset();
+  md = builder.build(0, cam);
+  ASSERT_FALSE(md);
+  EXPECT_THAT(md.message(), HasSubstr("no encoder_seq_lens"));
+}
+
 } // namespace
 } // namespace attn::runtime

@@ -12,7 +12,6 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
 #include <iterator>
@@ -23,15 +22,6 @@ void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registry.insert<AttnDialect>();
   registerBufferizableOpInterfaceExternalModels(registry);
-}
-
-std::optional<mlir::attn::SPIRVTargetOptions::Abi>
-mlir::attn::parseSpirvAbi(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<SPIRVTargetOptions::Abi>>(name)
-      .Case("addresses", SPIRVTargetOptions::Abi::Addresses)
-      .Case("bindings", SPIRVTargetOptions::Abi::Bindings)
-      .Case("both", SPIRVTargetOptions::Abi::Both)
-      .Default(std::nullopt);
 }
 
 FailureOr<mlir::attn::CompiledModule>

@@ -9,6 +9,9 @@
 #ifndef ATTN_COMPILER_COMPILE_H
 #define ATTN_COMPILER_COMPILE_H
 
+#include "compiler/targets/MSLOptions.h"
+#include "compiler/targets/PTXOptions.h"
+#include "compiler/targets/SPIRVOptions.h"
 #include "core/Target.h"
 #include "runtime/bundle/Plan.h"
 
@@ -28,40 +31,6 @@ namespace attn {
 /// Everything the compile pipeline needs registered: the attn dialect, the
 /// upstream dialects, and the bufferization models.
 void registerCompilerDialects(DialectRegistry &registry);
-
-/// Target spirv's knobs.
-struct SPIRVTargetOptions {
-  /// How the kernels reach their buffers.
-  enum class Abi {
-    /// By 64-bit device address (attn-spirv-buffer-addresses): no buffer is
-    /// limited to the device's maxStorageBufferRange (128 MiB on lavapipe).
-    Addresses,
-    /// By descriptor binding: each buffer a kernel sees is at most
-    /// maxStorageBufferRange, and lavapipe serves bound buffers 1.5-2.5x
-    /// faster than addressed ones (bench/README.md).
-    Bindings,
-    /// Each kernel in both forms, two files in the bundle; a Vulkan device
-    /// launches the binding form when every buffer of a launch fits a
-    /// binding, and the address form otherwise.
-    Both,
-  };
-  Abi abi = Abi::Both;
-};
-
-/// Target ptx's knobs: the SM ("sm_80", "sm_90", ...) and the NVPTX features
-/// (the PTX ISA version) of the PTX. PTX kernels need subgroup size 32 and
-/// take bf16 natively.
-struct PTXTargetOptions {
-  std::string chip = "sm_90";
-  std::string features = "+ptx80";
-};
-
-/// Target msl's knobs.
-struct MSLTargetOptions {
-  /// The MSL version to emit (makeMSLVersion); 0: the lowest each kernel
-  /// needs.
-  uint32_t version = 0;
-};
 
 /// What a compile builds: its targets, the knobs of convert-attn-to-gpu
 /// they share, and each target's own.
@@ -131,10 +100,6 @@ struct CompileOptions {
   PTXTargetOptions ptx;
   MSLTargetOptions msl;
 };
-
-/// The SPIRVTargetOptions::Abi named "addresses", "bindings" or "both"
-/// (attn-compile's and attn-diff's --spirv-abi); nullopt for another name.
-std::optional<SPIRVTargetOptions::Abi> parseSpirvAbi(llvm::StringRef name);
 
 struct CompiledKernel {
   /// What plans launch: "gpu_module::gpu_func". For target "tt" each file

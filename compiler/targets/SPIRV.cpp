@@ -11,7 +11,18 @@
 #include "core/LaunchFacts.h"
 #include "lowering/GPUToSPIRV/GPUToSPIRV.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 using namespace mlir;
+
+std::optional<mlir::attn::SPIRVTargetOptions::Abi>
+mlir::attn::parseSpirvAbi(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<SPIRVTargetOptions::Abi>>(name)
+      .Case("addresses", SPIRVTargetOptions::Abi::Addresses)
+      .Case("bindings", SPIRVTargetOptions::Abi::Bindings)
+      .Case("both", SPIRVTargetOptions::Abi::Both)
+      .Default(std::nullopt);
+}
 
 /// Appends SPIR-V kernels `kernels` of one ABI form, by device address or
 /// by binding, to `out` with their launch facts.

@@ -9,8 +9,10 @@
 // itself (tt: convert-attn-to-ttkernel, EmitC) compiles from the input
 // instead (compileInput).
 //
-// Adding a target: a file with its compile function and one line in
-// Targets.cpp (DESIGN.md, "Adding a kernel knob, adding a target").
+// Adding a target: a file with its compile function, a header with its own
+// knobs when it has any (SPIRVOptions.h, ...; a member of CompileOptions),
+// and one line in Targets.cpp (DESIGN.md, "Adding a kernel knob, adding a
+// target").
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_COMPILER_TARGETS_TARGET_H
@@ -48,10 +50,9 @@ struct KernelEntries {
 FailureOr<KernelEntries> collectEntries(ModuleOp module);
 
 /// One convert-attn-to-gpu lowering that GPU targets share, and what it
-/// assumes of their devices.
+/// assumes of their devices. Targets name their family by address
+/// (TargetBackend::family); the family has no name of its own.
 struct LoweringFamily {
-  /// For messages: "spirv" (Vulkan and, through SPIR-V, Metal) or "ptx".
-  StringLiteral name;
   /// bf16 buffers as 16-bit words that the kernels convert (SPIR-V has no
   /// bf16 type; NVVM has).
   bool bf16AsI16;

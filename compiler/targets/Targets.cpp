@@ -8,9 +8,9 @@
 using namespace mlir;
 
 const mlir::attn::LoweringFamily mlir::attn::kSPIRVLowering = {
-    "spirv", /*bf16AsI16=*/true};
+    /*bf16AsI16=*/true};
 const mlir::attn::LoweringFamily mlir::attn::kPTXLowering = {
-    "ptx", /*bf16AsI16=*/false};
+    /*bf16AsI16=*/false};
 
 namespace {
 

@@ -10,6 +10,16 @@
 
 namespace attn::runtime {
 
+std::string_view toString(AttentionType type) {
+  switch (type) {
+  case AttentionType::Decoder:
+    return "decoder";
+  case AttentionType::EncoderDecoder:
+    return "encoder_decoder";
+  }
+  return "?";
+}
+
 namespace {
 
 Status checkPositiveDims(std::string_view who, int64_t numBlocks,
@@ -171,6 +181,8 @@ AttentionBackend::validateConfiguration(const SelectionRequest &request) const {
     add("sliding window is not supported");
   if (request.useAlibi && !supportsAlibi())
     add("ALiBi is not supported");
+  if (!supportsAttnType(request.attnType))
+    add("attention type ", toString(request.attnType), " is not supported");
   return reasons;
 }
 
@@ -225,6 +237,9 @@ Status AttentionBackend::checkLayer(const AttentionLayer &layer) const {
     return fail("ALiBi is not supported");
   if (layer.logitsSoftCap && !supportsLogitsSoftCap())
     return fail("logits soft cap is not supported");
+  if (!supportsAttnType(layer.attnType))
+    return fail("attention type ", toString(layer.attnType),
+                " is not supported");
   if (!layer.sinks.empty() &&
       static_cast<int64_t>(layer.sinks.size()) != layer.numHeads)
     return fail("sinks has ", layer.sinks.size(), " values for ",

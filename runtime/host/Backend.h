@@ -33,6 +33,19 @@
 
 namespace attn::runtime {
 
+/// What a layer attends to (vLLM's AttentionType, vllm/attention/backends/
+/// abstract.py; ENCODER and ENCODER_ONLY are not served).
+enum class AttentionType {
+  /// Causal self-attention over the request's own tokens ("decoder").
+  Decoder,
+  /// Cross-attention of an encoder-decoder model ("encoder_decoder"): the
+  /// decoder's queries attend, non-causally, to the encoder's keys, whose
+  /// count (encoder_seq_lens) may be below the query count. Session wraps
+  /// the layer's builder in a CrossAttentionMetadataBuilder.
+  EncoderDecoder,
+};
+std::string_view toString(AttentionType type);
+
 /// One attention layer of the model: what vLLM passes to an impl's
 /// constructor, plus the layer's name for messages.
 struct AttentionLayer {
@@ -61,6 +74,7 @@ struct AttentionLayer {
   std::vector<float> sinks;
   /// MLA only: the value width L of the latent cache.
   int64_t kvLoraRank = 0;
+  AttentionType attnType = AttentionType::Decoder;
 };
 
 /// The element type of a kv cache of vLLM's `kvCacheDtype` for a model of
@@ -116,6 +130,7 @@ struct SelectionRequest {
   bool hasSinks = false;
   bool useSlidingWindow = false;
   bool useAlibi = false;
+  AttentionType attnType = AttentionType::Decoder;
   /// Consider only this backend (vLLM's VLLM_ATTENTION_BACKEND).
   std::optional<std::string> backendName;
 };
@@ -207,6 +222,10 @@ public:
   virtual bool supportsSlidingWindow() const { return false; }
   virtual bool supportsAlibi() const { return false; }
   virtual bool supportsLogitsSoftCap() const { return false; }
+  /// vLLM's supports_attn_type: every backend serves decoder layers.
+  virtual bool supportsAttnType(AttentionType type) const {
+    return type == AttentionType::Decoder;
+  }
   /// The impl writes into a caller-provided output tensor.
   bool acceptOutputBuffer() const { return true; }
   virtual KvCacheLayout kvCacheLayout() const { return KvCacheLayout::NHD; }

@@ -174,8 +174,10 @@ FlashAttentionImpl::calls(const AttentionLayer &layer,
   OperandType key(layer.dtype, {0, numKvHeads, headSize});
   OperandType kvCache(cacheDtype_,
                       {0, 2, cache.blockSize, numKvHeads, headSize});
+  // A cross-attention layer's metadata is non-causal (its builder's).
+  bool causal = layer.attnType == AttentionType::Decoder;
   return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::NHD),
-          pagedAttentionQuery(query, kvCache, params(/*causal=*/true))};
+          pagedAttentionQuery(query, kvCache, params(causal))};
 }
 
 Status FlashAttentionImpl::forwardCascade(const DeviceTensor &query,

@@ -27,6 +27,7 @@ public:
   bool supportsSlidingWindow() const override { return true; }
   bool supportsAlibi() const override { return true; }
   bool supportsLogitsSoftCap() const override { return true; }
+  bool supportsAttnType(AttentionType) const override { return true; }
 
   Result<std::unique_ptr<AttentionMetadataBuilder>>
   getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,

@@ -78,6 +78,7 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   request.hasSinks = !layer.sinks.empty();
   request.useSlidingWindow = layer.slidingWindow.has_value();
   request.useAlibi = !layer.alibiSlopes.empty();
+  request.attnType = layer.attnType;
   Result<std::unique_ptr<AttentionBackend>> backend =
       selectBackend(type_, request);
   if (!backend)
@@ -108,6 +109,10 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   if (!builder)
     return builder.status();
   result->builder = std::move(*builder);
+  // vLLM builds a cross-attention layer's metadata from encoder_seq_lens.
+  if (layer.attnType == AttentionType::EncoderDecoder)
+    result->builder = std::make_unique<CrossAttentionMetadataBuilder>(
+        std::move(result->builder));
   Result<std::vector<int64_t>> shape = result->backend->getKvCacheShape(
       numBlocks, cache.blockSize, cache.numKvHeads, cache.headSize,
       cache.kvCacheDtype);

@@ -78,19 +78,24 @@ Value HostLaunch::addScratch(Arg role, Value numElements) {
   return alloc;
 }
 
-std::pair<Value, Value> HostLaunch::addSplitScratch(Value rows,
-                                                    int64_t numSplits,
-                                                    int64_t numHeads,
-                                                    int64_t headDim) {
+std::pair<Value, Value> HostLaunch::addResults(Value out, Value lse,
+                                               Value rows, int64_t numSplits,
+                                               int64_t numHeads,
+                                               int64_t headDim) {
+  if (numSplits == 1) {
+    addBuffer(Arg::Out, out);
+    addBuffer(Arg::Lse, lse);
+    return {};
+  }
   Value states = arith::MulIOp::create(
       builder, loc, rows,
       arith::ConstantIndexOp::create(builder, loc, numSplits * numHeads));
-  Value out = addScratch(
+  Value partialOut = addScratch(
       Arg::PartialOut,
       arith::MulIOp::create(builder, loc, states,
                             arith::ConstantIndexOp::create(builder, loc,
                                                            headDim)));
-  return {out, addScratch(Arg::PartialLse, states)};
+  return {partialOut, addScratch(Arg::PartialLse, states)};
 }
 
 void HostLaunch::addParam(int index, StringRef name, Value indexValue) {

@@ -134,12 +134,14 @@ public:
   /// Adds a host-allocated f32 buffer of `numElements` elements (split-KV
   /// partial results) as the kernel argument of `role` and returns it.
   Value addScratch(Arg role, Value numElements);
-  /// Adds the scratch of split-KV partials for `rows` (a host index) rows:
-  /// f32 out [numSplits, rows, numHeads, headDim] and lse
-  /// [numSplits, rows, numHeads], in that order (PartialOut, PartialLse).
-  /// Returns both.
-  std::pair<Value, Value> addSplitScratch(Value rows, int64_t numSplits,
-                                          int64_t numHeads, int64_t headDim);
+  /// Adds where an attention kernel writes its rows: the op's `out` and
+  /// `lse` (Out, Lse) when it does not split the keys, and returns nulls;
+  /// with split-KV, the scratch of the partials for `rows` (a host index)
+  /// rows, f32 out [numSplits, rows, numHeads, headDim] and lse
+  /// [numSplits, rows, numHeads] (PartialOut, PartialLse), and returns both.
+  std::pair<Value, Value> addResults(Value out, Value lse, Value rows,
+                                     int64_t numSplits, int64_t numHeads,
+                                     int64_t headDim);
   /// Where the kernel finds each role, the params buffer (last) included.
   KernelArgs arguments() const;
   /// Adds field `index` (a KernelABI.h enum: fields go in its order) of the

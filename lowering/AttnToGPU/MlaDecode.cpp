@@ -161,14 +161,9 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
   if (Value kScale = op.getKScale())
     launch.addBuffer(Arg::KScale, kScale);
   Value numReqs = launch.dim(op.getQ(), 0);
-  Value partialOut, partialLse;
-  if (c.numSplits == 1) {
-    launch.addBuffer(Arg::Out, op.getOutInit());
-    launch.addBuffer(Arg::Lse, op.getLseInit());
-  } else {
-    std::tie(partialOut, partialLse) =
-        launch.addSplitScratch(numReqs, c.numSplits, c.numHeads, c.rank);
-  }
+  auto [partialOut, partialLse] =
+      launch.addResults(op.getOutInit(), op.getLseInit(), numReqs, c.numSplits,
+                        c.numHeads, c.rank);
   launch.addParam(::attn::abi::kMlaNumReqs, "num_reqs", numReqs);
   launch.addParam(::attn::abi::kMlaMaxBlocksPerReq, "max_blocks_per_req",
                   launch.dim(op.getBlockTable(), 1));

@@ -492,14 +492,9 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
   HostLaunch launch(builder, loc, ctx.options);
   addPagedInputs(launch, op, metadata, c.hasSinks && c.numSplits == 1);
   Value numTokens = launch.dim(op.getQuery(), 0);
-  Value partialOut, partialLse;
-  if (c.numSplits == 1) {
-    launch.addBuffer(Arg::Out, op.getOutInit());
-    launch.addBuffer(Arg::Lse, op.getLseInit());
-  } else {
-    std::tie(partialOut, partialLse) =
-        launch.addSplitScratch(numTokens, c.numSplits, c.numHeads, c.headSize);
-  }
+  auto [partialOut, partialLse] =
+      launch.addResults(op.getOutInit(), op.getLseInit(), numTokens,
+                        c.numSplits, c.numHeads, c.headSize);
   launch.addParam(::attn::abi::kPagedNumTokens, "num_tokens", numTokens);
   launch.addParam(::attn::abi::kPagedNumReqs, "num_reqs",
                   launch.dim(metadata.getSeqLens(), 0));

@@ -199,6 +199,15 @@ AttentionBackend::getImpl(const AttentionLayer &layer, KernelExecutor &executor,
   return impl;
 }
 
+Result<std::unique_ptr<AttentionMetadataBuilder>>
+AttentionBackend::getBuilder(const KvCacheSpec &spec,
+                             std::vector<std::string> layerNames,
+                             const BuilderConfig &config) const {
+  if (Status s = checkBlockSize(spec.blockSize); !s)
+    return errorf(name(), ": ", s.message());
+  return makeBuilder(spec, std::move(layerNames), config);
+}
+
 Status AttentionBackend::checkLayer(const AttentionLayer &layer) const {
   auto fail = [&](auto &&...parts) {
     return errorf(name(), ": layer '", layer.name, "': ", parts...);

@@ -245,15 +245,20 @@ public:
   getImpl(const AttentionLayer &layer, KernelExecutor &executor,
           const KvCacheSpec *cache = nullptr) const;
 
-  /// The metadata builder for the layers `layerNames` sharing `spec`.
-  virtual Result<std::unique_ptr<AttentionMetadataBuilder>>
+  /// The metadata builder for the layers `layerNames` sharing `spec`; an
+  /// error for a block size the backend does not serve.
+  Result<std::unique_ptr<AttentionMetadataBuilder>>
   getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
-             const BuilderConfig &config) const = 0;
+             const BuilderConfig &config) const;
 
 protected:
   /// The impl of an already checked-for-support `layer`.
   virtual Result<std::unique_ptr<AttentionImpl>>
   makeImpl(const AttentionLayer &layer, KernelExecutor &executor) const = 0;
+  /// The builder for a `spec` whose block size getBuilder has checked.
+  virtual Result<std::unique_ptr<AttentionMetadataBuilder>>
+  makeBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
+              const BuilderConfig &config) const = 0;
 
   /// Checks what getImpl needs of every layer: head counts, a supported head
   /// size, dtype and kv cache dtype, and only the features (sinks, sliding

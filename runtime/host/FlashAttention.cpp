@@ -33,11 +33,9 @@ FlashAttentionBackend::makeImpl(const AttentionLayer &layer,
 }
 
 Result<std::unique_ptr<AttentionMetadataBuilder>>
-FlashAttentionBackend::getBuilder(const KvCacheSpec &spec,
-                                  std::vector<std::string> layerNames,
-                                  const BuilderConfig &config) const {
-  if (Status s = checkBlockSize(spec.blockSize); !s)
-    return errorf(kName, ": ", s.message());
+FlashAttentionBackend::makeBuilder(const KvCacheSpec &spec,
+                                   std::vector<std::string> layerNames,
+                                   const BuilderConfig &config) const {
   return std::unique_ptr<AttentionMetadataBuilder>(
       std::make_unique<FlashAttentionMetadataBuilder>(
           spec, std::move(layerNames), config));

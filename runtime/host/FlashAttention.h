@@ -29,14 +29,13 @@ public:
   bool supportsLogitsSoftCap() const override { return true; }
   bool supportsAttnType(AttentionType) const override { return true; }
 
-  Result<std::unique_ptr<AttentionMetadataBuilder>>
-  getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
-             const BuilderConfig &config) const override;
-
 protected:
   Result<std::unique_ptr<AttentionImpl>>
   makeImpl(const AttentionLayer &layer,
            KernelExecutor &executor) const override;
+  Result<std::unique_ptr<AttentionMetadataBuilder>>
+  makeBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
+              const BuilderConfig &config) const override;
 };
 
 /// FLASH_ATTN's impl: cache write, then varlen paged attention, or cascade

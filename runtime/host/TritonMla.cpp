@@ -44,11 +44,9 @@ TritonMlaBackend::makeImpl(const AttentionLayer &layer,
 }
 
 Result<std::unique_ptr<AttentionMetadataBuilder>>
-TritonMlaBackend::getBuilder(const KvCacheSpec &spec,
-                             std::vector<std::string> layerNames,
-                             const BuilderConfig &config) const {
-  if (Status s = checkBlockSize(spec.blockSize); !s)
-    return errorf(kName, ": ", s.message());
+TritonMlaBackend::makeBuilder(const KvCacheSpec &spec,
+                              std::vector<std::string> layerNames,
+                              const BuilderConfig &config) const {
   if (spec.numKvHeads != 1)
     return errorf(kName, ": MLA requires num_kv_heads == 1, got ",
                   spec.numKvHeads);

@@ -28,14 +28,13 @@ public:
   std::vector<int64_t> supportedHeadSizes() const override;
   bool isMla() const override { return true; }
 
-  Result<std::unique_ptr<AttentionMetadataBuilder>>
-  getBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
-             const BuilderConfig &config) const override;
-
 protected:
   Result<std::unique_ptr<AttentionImpl>>
   makeImpl(const AttentionLayer &layer,
            KernelExecutor &executor) const override;
+  Result<std::unique_ptr<AttentionMetadataBuilder>>
+  makeBuilder(const KvCacheSpec &spec, std::vector<std::string> layerNames,
+              const BuilderConfig &config) const override;
 };
 
 /// TRITON_MLA's impl: latent cache write, then decode (one query token per

@@ -34,13 +34,13 @@ public:
   }
   std::vector<int64_t> supportedHeadSizes() const override { return {80, 128}; }
   Status checkBlockSize(int64_t) const override { return Status::ok(); }
-  Result<std::unique_ptr<AttentionMetadataBuilder>>
-  getBuilder(const KvCacheSpec &, std::vector<std::string>,
-             const BuilderConfig &) const override {
-    return Status::error("unused");
-  }
 
 protected:
+  Result<std::unique_ptr<AttentionMetadataBuilder>>
+  makeBuilder(const KvCacheSpec &, std::vector<std::string>,
+              const BuilderConfig &) const override {
+    return Status::error("unused");
+  }
   Result<std::unique_ptr<AttentionImpl>>
   makeImpl(const AttentionLayer &, KernelExecutor &) const override {
     return Status::error("unused");

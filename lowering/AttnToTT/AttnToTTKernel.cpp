@@ -188,11 +188,11 @@ LogicalResult checkBlockSize(Operation *op, const AttentionConfig &cfg) {
     return op->emitOpError() << "tt lowering needs a block size that divides "
                                 "32 or is a multiple of 32, got "
                              << bs;
-  if (bs < 16 && (bs * 16 * cfg.esz()) % cfg.arch.dramAlignment != 0)
+  if (bs < 16 && (bs * 16 * cfg.esz()) % cfg.arch.dramReadAlignment != 0)
     return op->emitOpError()
            << "tt lowering needs blocks below 16 rows to span a multiple of "
               "the "
-           << cfg.arch.dramAlignment << "-byte DRAM read alignment of "
+           << cfg.arch.dramReadAlignment << "-byte DRAM read alignment of "
            << cfg.arch.name << " per face row group, got " << bs
            << " rows of " << cfg.esz() * 16 << " bytes";
   return success();

@@ -49,7 +49,7 @@ struct AttentionConfig {
   /// (1: none); merge programs: the partial states they combine.
   int64_t numKvSplits = 1;
   int64_t numStates = 0;
-  TTArch arch;
+  TTArch arch = defaultTTArch();
 
   int64_t esz() const { return elementBytes(format); }
   int64_t tileBytes() const { return 1024 * esz(); }
@@ -59,8 +59,8 @@ struct AttentionConfig {
   int64_t tilesPerBlock() const { return std::max<int64_t>(1, blockSize / 32); }
   /// The distance between consecutive pages of a bank, for pages of `bytes`.
   int64_t pageStride(int64_t bytes) const {
-    return (bytes + arch.dramAlignment - 1) / arch.dramAlignment *
-           arch.dramAlignment;
+    return (bytes + arch.dramReadAlignment - 1) / arch.dramReadAlignment *
+           arch.dramReadAlignment;
   }
   /// The dtype name of program.json's params ("bf16", "f16", "f32").
   StringRef dtypeName() const;

@@ -18,8 +18,11 @@ std::optional<TTArch> parseTTArch(llvm::StringRef name) {
   ::attn::Result<core::Arch> arch = core::parseArch(name);
   if (!arch)
     return std::nullopt;
-  const core::ArchParams &params = core::archParams(*arch);
-  return TTArch{params.name, params.dramReadAlignment};
+  return core::archParams(*arch);
+}
+
+const TTArch &defaultTTArch() {
+  return core::archParams(core::Arch::WormholeB0);
 }
 
 void ProgramDescriptionBuilder::cb(int64_t id, StringRef name, int64_t pages,

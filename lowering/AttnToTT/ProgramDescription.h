@@ -24,16 +24,16 @@ using TTDataFormat = ::attn::tt::DataFormat;
 
 int64_t elementBytes(TTDataFormat f);
 
-/// The architecture a program is compiled for, and what the kernels depend
-/// on: the NOC alignment of DRAM reads (32 B on Wormhole, 64 B on Blackhole),
-/// which is also the page alignment of interleaved DRAM buffers.
-struct TTArch {
-  llvm::StringRef name = "wormhole_b0";
-  int64_t dramAlignment = 32;
-};
+/// The architecture a program is compiled for. The kernels depend on its
+/// dramReadAlignment, the NOC alignment of DRAM reads (32 B on Wormhole,
+/// 64 B on Blackhole), which is also the page alignment of interleaved DRAM
+/// buffers.
+using TTArch = ::attn::tt::ArchParams;
 
 /// "wormhole_b0" or "blackhole"; nullopt for anything else.
 std::optional<TTArch> parseTTArch(llvm::StringRef name);
+/// Wormhole's, the default of convert-attn-to-ttkernel.
+const TTArch &defaultTTArch();
 
 class ProgramDescriptionBuilder {
 public:

@@ -77,6 +77,7 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   request.hasSinks = !layer.sinks.empty();
   request.useSlidingWindow = layer.slidingWindow.has_value();
   request.useAlibi = !layer.alibiSlopes.empty();
+  request.usePerHeadQuantScales = !layer.kHeadScales.empty();
   Result<std::unique_ptr<AttentionBackend>> backend =
       selectBackend(type_, request);
   if (!backend)

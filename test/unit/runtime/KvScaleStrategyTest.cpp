@@ -2,8 +2,9 @@
 //
 // kv_scale_strategy from the layer to the bundle: a layer with per-kv-head
 // scales asks for attn_head variants, one with per-layer scales for tensor
-// variants (which manifests from before the key serve), and the backends
-// check the per-head scales they are given.
+// variants (which manifests from before the key serve), and FLASH_ATTN
+// checks the per-head scales it is given (TRITON_MLA's refusal is in
+// BackendTest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,42 +158,26 @@ TEST(KvScaleStrategy, ImplFindsThePerHeadVariantOrSaysWhatToCompile) {
 TEST(KvScaleStrategy, LayersAreChecked) {
   test::HostDevice device;
   BundleExecutor none(Bundle{}, "spirv", device);
-  auto fail = [&](const AttentionBackend &backend,
-                  const AttentionLayer &layer) {
+  auto fail = [&](const AttentionLayer &layer) {
     Result<std::unique_ptr<AttentionImpl>> impl =
-        backend.getImpl(layer, none);
+        FlashAttentionBackend().getImpl(layer, none);
     return impl ? std::string("accepted") : impl.message();
   };
   AttentionLayer three = perHeadLayer();
   three.vHeadScales.pop_back();
-  EXPECT_EQ(fail(FlashAttentionBackend(), three),
+  EXPECT_EQ(fail(three),
             "FLASH_ATTN: layer 'layers.0': per-kv-head v_scale has 3 values "
             "for 4 kv heads");
   AttentionLayer zero = perHeadLayer();
   zero.kHeadScales[2] = 0.0f;
-  EXPECT_EQ(fail(FlashAttentionBackend(), zero),
+  EXPECT_EQ(fail(zero),
             "FLASH_ATTN: layer 'layers.0': per-kv-head k_scale must be "
             "finite and > 0, got 0");
   AttentionLayer plain = perHeadLayer();
   plain.kvCacheDtype = "auto";
-  EXPECT_EQ(fail(FlashAttentionBackend(), plain),
+  EXPECT_EQ(fail(plain),
             "FLASH_ATTN: layer 'layers.0': per-kv-head scales are given but "
             "the kv cache dtype is 'auto' (only an fp8 cache has scales)");
-
-  // MLA's latent cache has one k_scale.
-  AttentionLayer mla;
-  mla.name = "mla";
-  mla.numHeads = 16;
-  mla.numKvHeads = 1;
-  mla.headSize = 576;
-  mla.kvLoraRank = 512;
-  mla.scale = 0.1;
-  mla.dtype = DType::BF16;
-  mla.kvCacheDtype = "fp8";
-  mla.kHeadScales = mla.vHeadScales = {0.5f};
-  EXPECT_EQ(fail(TritonMlaBackend(), mla),
-            "TRITON_MLA: layer 'mla': per-kv-head k_scale / v_scale are not "
-            "supported");
 }
 
 TEST(KvScaleStrategy, SelectionAsksTheBackend) {

@@ -11,6 +11,7 @@
 #include "runtime/executor/BundleExecutor.h"
 #include "runtime/executor/VariantQuery.h"
 #include "runtime/host/FlashAttention.h"
+#include "runtime/host/Registry.h"
 #include "runtime/host/TritonMla.h"
 
 #include "HostDevice.h"
@@ -191,6 +192,15 @@ TEST(KvScaleStrategy, SelectionAsksTheBackend) {
   request.headSize = 128;
   request.useMla = false;
   EXPECT_TRUE(FlashAttentionBackend().validateConfiguration(request).empty());
+  EXPECT_TRUE(selectBackend(DeviceType::VULKAN, request));
+
+  // TT-Metalium refuses every fp8 cache, per-head scales or not.
+  Result<std::unique_ptr<AttentionBackend>> tt =
+      selectBackend(DeviceType::TENSTORRENT, request);
+  ASSERT_FALSE(tt);
+  EXPECT_THAT(tt.message(),
+              HasSubstr("per-head quant scales: kv cache dtype 'fp8': "
+                        "TT-Metalium has no fp8 data format"));
 }
 
 } // namespace

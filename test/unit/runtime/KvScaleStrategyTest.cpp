@@ -195,10 +195,8 @@ TEST(KvScaleStrategy, SelectionAsksTheBackend) {
   EXPECT_TRUE(selectBackend(DeviceType::VULKAN, request));
 
   // TT-Metalium refuses every fp8 cache, per-head scales or not.
-  Result<std::unique_ptr<AttentionBackend>> tt =
-      selectBackend(DeviceType::TENSTORRENT, request);
-  ASSERT_FALSE(tt);
-  EXPECT_THAT(tt.message(),
+  auto tt = selectBackend(DeviceType::TENSTORRENT, request);
+  EXPECT_THAT(tt ? std::string("selected") : tt.message(),
               HasSubstr("per-head quant scales: kv cache dtype 'fp8': "
                         "TT-Metalium has no fp8 data format"));
 }

@@ -19,6 +19,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -97,6 +98,15 @@ llvm::Error kvCacheDtypeValue(StringRef key, StringRef value, Variant &v) {
   return llvm::Error::success();
 }
 
+llvm::Error kvScaleStrategyValue(StringRef key, StringRef value, Variant &v) {
+  std::optional<::attn::KvScaleStrategy> strategy =
+      ::attn::parseKvScaleStrategy(value);
+  if (!strategy)
+    return badValue(key, value, "tensor or attn_head");
+  v.kvScaleStrategy = *strategy;
+  return llvm::Error::success();
+}
+
 llvm::Error layoutValue(StringRef key, StringRef value, Variant &v) {
   std::optional<::attn::KvLayout> layout = ::attn::parseKvLayout(value);
   if (!layout)
@@ -115,6 +125,7 @@ constexpr std::pair<std::string_view, ValueParser> kParsers[] = {
     {"block_size", intValue<&Variant::blockSize>},
     {"dtype", dtypeValue},
     {"kv_cache_dtype", kvCacheDtypeValue},
+    {"kv_scale_strategy", kvScaleStrategyValue},
     {"layout", layoutValue},
     {"causal", boolValue<&Variant::causal>},
     {"window_left", intValue<&Variant::windowLeft>},
@@ -149,7 +160,8 @@ ValueParser parserOf(const ::attn::VariantKey &key) {
 /// Keys of reshape_and_cache that only its paged form has, and those that
 /// only its latent (MLA) form has.
 bool isPagedCacheKey(StringRef key) {
-  return key == "num_kv_heads" || key == "head_size" || key == "layout";
+  return key == "num_kv_heads" || key == "head_size" || key == "layout" ||
+         key == "kv_scale_strategy";
 }
 bool isLatentCacheKey(StringRef key) {
   return key == "kv_lora_rank" || key == "rope_dim";
@@ -206,6 +218,7 @@ mlir::attn::variantParameters(const Variant &v) {
       {"block_size", intText(v.blockSize)},
       {"dtype", std::string(::attn::toString(v.dtype))},
       {"kv_cache_dtype", std::string(::attn::toString(v.kvCacheDtype))},
+      {"kv_scale_strategy", std::string(::attn::toString(v.kvScaleStrategy))},
       {"layout", std::string(::attn::toString(v.layout))},
       {"causal", boolText(v.causal)},
       {"window_left", intText(v.windowLeft)},
@@ -219,9 +232,14 @@ mlir::attn::variantParameters(const Variant &v) {
       {"num_kv_splits", intText(v.numKvSplits)},
   };
   std::map<std::string, std::string> params;
-  for (const ::attn::VariantKey &k : ::attn::kVariantKeys)
-    if (keyApplies(k, v))
-      params[std::string(k.name)] = all.at(std::string(k.name));
+  for (const ::attn::VariantKey &k : ::attn::kVariantKeys) {
+    if (!keyApplies(k, v))
+      continue;
+    const std::string &value = all.at(std::string(k.name));
+    if (k.omittedAtAbsentValue() && value == k.absentValue)
+      continue;
+    params[std::string(k.name)] = value;
+  }
   return params;
 }
 
@@ -231,7 +249,8 @@ std::string mlir::attn::variantName(const Variant &v) {
   static const std::pair<const char *, const char *> kTags[] = {
       {"num_heads", "h"},     {"num_kv_heads", "g"},  {"head_size", "d"},
       {"kv_lora_rank", "l"},  {"rope_dim", "p"},      {"block_size", "b"},
-      {"dtype", ""},          {"kv_cache_dtype", ""}, {"layout", ""},
+      {"dtype", ""},          {"kv_cache_dtype", ""},
+      {"kv_scale_strategy", ""},                      {"layout", ""},
       {"causal", "causal"},
       {"window_left", "wl"},  {"window_right", "wr"}, {"soft_cap", "cap"},
       {"alibi", "alibi"},     {"sinks", "sinks"},     {"scale", "s"},
@@ -264,8 +283,12 @@ std::string mlir::attn::variantName(const Variant &v) {
 std::string mlir::attn::variantKeysHelp() {
   std::string help;
   llvm::raw_string_ostream os(help);
+  // One column past the longest name, so that no name runs into its help.
+  size_t width = 0;
+  for (const ::attn::VariantKey &key : ::attn::kVariantKeys)
+    width = std::max(width, key.name.size() + 1);
   for (const ::attn::VariantKey &key : ::attn::kVariantKeys) {
-    os << "  " << llvm::left_justify(key.name, 14) << key.help;
+    os << "  " << llvm::left_justify(key.name, width) << key.help;
     if (key.name != "op") {
       os << "; for ";
       bool first = true;
@@ -392,6 +415,16 @@ llvm::Error checkCombinations(const Variant &v) {
         "variant key 'num_heads' ({0}) must be a multiple of 'num_kv_heads' "
         "({1})",
         v.numHeads, v.numKvHeads));
+  if (v.kvScaleStrategy == ::attn::KvScaleStrategy::AttnHead) {
+    if (v.kvCacheDtype == CacheDType::Auto)
+      return makeError("variant key 'kv_scale_strategy=attn_head' needs an "
+                       "fp8 kv_cache_dtype (a cache in the model dtype has "
+                       "no scales)");
+    if (v.numKvHeads == 1)
+      return makeError("variant key 'kv_scale_strategy=attn_head' needs "
+                       "num_kv_heads > 1 (with one kv head it is "
+                       "kv_scale_strategy=tensor)");
+  }
   if (v.op == VariantOp::PagedAttention && v.causal && v.windowRight >= 0)
     return makeError("variant key 'window_right' applies only with "
                      "causal=false (causal attention sees no key to the "
@@ -482,13 +515,16 @@ private:
   }
 
   /// With an fp8 cache, appends the scales' types to `inputs`: k_scale and,
-  /// unless `latent`, v_scale, f32 [1] each (one per layer).
+  /// unless `latent`, v_scale, f32 [1] each (one per layer) or [G] each
+  /// (kv_scale_strategy=attn_head).
   void addScaleInputs(SmallVectorImpl<Type> &inputs, bool latent) {
     if (v.kvCacheDtype == CacheDType::Auto)
       return;
-    inputs.push_back(tensor({1}, f32));
+    bool perHead = v.kvScaleStrategy == ::attn::KvScaleStrategy::AttnHead;
+    auto scales = tensor({perHead ? v.numKvHeads : 1}, f32);
+    inputs.push_back(scales);
     if (!latent)
-      inputs.push_back(tensor({1}, f32));
+      inputs.push_back(scales);
   }
 
   /// The scale arguments addScaleInputs added from argument `first` on (null
@@ -703,6 +739,14 @@ int64_t dimOf(Value value, int64_t i) {
   return cast<ShapedType>(value.getType()).getDimSize(i);
 }
 
+/// attn_head when `kScale` holds more than one scale (one per kv head; the
+/// verifier has checked the count), else tensor. A v_scale of another shape
+/// shows when the rebuilt function type is compared.
+::attn::KvScaleStrategy scaleStrategyOf(Value kScale) {
+  return kScale && dimOf(kScale, 0) != 1 ? ::attn::KvScaleStrategy::AttnHead
+                                         : ::attn::KvScaleStrategy::Tensor;
+}
+
 /// The knobs of `op` in a Variant. Shapes are checked to be static later,
 /// by comparing the function type with the rebuilt one.
 llvm::Expected<Variant> variantOfOp(Operation *op) {
@@ -712,6 +756,7 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
     v.op = VariantOp::PagedAttention;
     typed = pa.getQuery();
     v.kvCacheDtype = cacheDtypeOf(pa.getKvCache());
+    v.kvScaleStrategy = scaleStrategyOf(pa.getKScale());
     v.numHeads = dimOf(pa.getQuery(), 1);
     v.headSize = dimOf(pa.getQuery(), 2);
     v.layout = pa.getLayout() == KVLayout::nhd ? ::attn::KvLayout::NHD
@@ -734,6 +779,7 @@ llvm::Expected<Variant> variantOfOp(Operation *op) {
     v.op = VariantOp::ReshapeAndCache;
     typed = rc.getKey();
     v.kvCacheDtype = cacheDtypeOf(rc.getKvCache());
+    v.kvScaleStrategy = scaleStrategyOf(rc.getKScale());
     v.latentCache = rc.isLatentCache();
     if (v.latentCache) {
       v.kvLoraRank = dimOf(rc.getKey(), 1);

@@ -46,8 +46,11 @@ struct Variant {
   /// f16 or bf16 (::attn::isModelDType).
   ::attn::DType dtype = ::attn::DType::BF16;
   /// paged_attention, reshape_and_cache and mla_decode: the cache's element
-  /// type. With fp8 the function also takes the scales, f32 [1] each.
+  /// type. With fp8 the function also takes the scales (kvScaleStrategy).
   CacheDType kvCacheDtype = CacheDType::Auto;
+  /// With an fp8 cache: the scales per layer, f32 [1], or per kv head, f32
+  /// [numKvHeads] (attn_head).
+  ::attn::KvScaleStrategy kvScaleStrategy = ::attn::KvScaleStrategy::Tensor;
   /// KV cache layout of paged_attention and reshape_and_cache.
   ::attn::KvLayout layout = ::attn::KvLayout::NHD;
   bool causal = true;
@@ -87,7 +90,9 @@ llvm::Error checkVariantKey(llvm::StringRef key);
 
 /// The variant as canonical key/values: every key that applies to its op,
 /// defaults filled in, floats printed so that they read back as the same
-/// f32. Bundles record these and the runtime matches on them.
+/// f32, except a key at the value its absence means when the table says so
+/// (VariantKey::omittedAtAbsentValue: kv_scale_strategy=tensor). Bundles
+/// record these and the runtime matches on them.
 std::map<std::string, std::string> variantParameters(const Variant &variant);
 
 /// A short unique name: the op and the values that differ from defaults,

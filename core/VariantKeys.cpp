@@ -71,6 +71,17 @@ CacheDType cacheDTypeOf(DType element) {
   return CacheDType::Auto;
 }
 
+std::string_view toString(KvScaleStrategy strategy) {
+  return strategy == KvScaleStrategy::AttnHead ? "attn_head" : "tensor";
+}
+
+std::optional<KvScaleStrategy> parseKvScaleStrategy(std::string_view name) {
+  for (KvScaleStrategy s : {KvScaleStrategy::Tensor, KvScaleStrategy::AttnHead})
+    if (toString(s) == name)
+      return s;
+  return std::nullopt;
+}
+
 const VariantKey *findVariantKey(std::string_view name) {
   for (const VariantKey &key : kVariantKeys)
     if (key.name == name)

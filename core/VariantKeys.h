@@ -49,6 +49,16 @@ DType cacheElementType(CacheDType dtype, DType model);
 /// else auto.
 CacheDType cacheDTypeOf(DType element);
 
+/// How an fp8 cache's k_scale and v_scale are shaped: vLLM's kv cache
+/// quantization strategy (compressed-tensors' kv_cache_scheme "strategy"),
+/// one scale per layer ("tensor", f32 [1]) or one per kv head ("attn_head",
+/// f32 [G]).
+enum class KvScaleStrategy { Tensor, AttnHead };
+
+/// "tensor", "attn_head" (vLLM's spellings).
+std::string_view toString(KvScaleStrategy strategy);
+std::optional<KvScaleStrategy> parseKvScaleStrategy(std::string_view name);
+
 /// How a key's values are printed and compared.
 enum class VariantKeyKind {
   /// Compared as text (op, dtype, kv_cache_dtype, layout).
@@ -74,12 +84,18 @@ struct VariantKey {
   /// What it means and its default, for --help.
   std::string_view help;
   /// The value a manifest without the key meant, for a key added after
-  /// bundles were made without it (kv_cache_dtype: "auto"); empty for the
-  /// others.
+  /// bundles were made without it (kv_cache_dtype: "auto",
+  /// kv_scale_strategy: "tensor"); empty for the others.
   std::string_view absentValue;
 
   constexpr bool appliesTo(VariantOp op) const {
     return ops & variantOpBit(op);
+  }
+  /// Whether a manifest leaves the key out at its absentValue, so that
+  /// bundles compiled without the key stay byte-identical. kv_cache_dtype
+  /// predates the rule and is always recorded.
+  constexpr bool omittedAtAbsentValue() const {
+    return !absentValue.empty() && name != "kv_cache_dtype";
   }
 };
 
@@ -109,8 +125,15 @@ inline constexpr VariantKey kVariantKeys[] = {
      "f32 | f16 | bf16 (bf16)", ""},
     {"kv_cache_dtype", Kind::Text, kPaged | kCache | kMla,
      "auto | fp8 | fp8_e4m3 | fp8_e5m2 (auto: dtype); fp8 is e4m3, and the "
-     "function takes k_scale (and v_scale, not for MLA) f32 [1] last",
+     "function takes k_scale (and v_scale, not for MLA) f32 [1] last (see "
+     "kv_scale_strategy)",
      "auto"},
+    {"kv_scale_strategy", Kind::Text, kPaged | kCache,
+     "tensor | attn_head (tensor): fp8 scales per layer, f32 [1], or per kv "
+     "head, f32 [num_kv_heads] (vLLM's kv_cache_scheme strategy); attn_head "
+     "needs an fp8 kv_cache_dtype and num_kv_heads > 1, not with "
+     "reshape_and_cache's latent form",
+     "tensor"},
     {"layout", Kind::Text, kPaged | kCache,
      "kv cache layout nhd | hnd (nhd; not with reshape_and_cache's latent "
      "form)",

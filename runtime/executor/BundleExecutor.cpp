@@ -364,7 +364,7 @@ Status BundleExecutor::reshapeAndCache(const DeviceTensor &key,
     return errorf("key has ", key.dim(0), " tokens but slot_mapping has ",
                   tokens);
   Result<const BundleVariant *> variant =
-      select(reshapeAndCacheQuery(key, kvCache, layout));
+      select(reshapeAndCacheQuery(key, kvCache, layout, kvScales));
   if (!variant)
     return variant.status();
   const Tensor *scales[] = {kvScales.key, kvScales.value};

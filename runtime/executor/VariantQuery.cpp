@@ -27,6 +27,21 @@ VariantParameter integer(std::string_view key, int64_t value) {
 VariantParameter kvCacheDtype(const OperandType &cache) {
   return text("kv_cache_dtype", toString(cacheDTypeOf(cache.dtype)));
 }
+/// kv_scale_strategy of an fp8 cache's scales: attn_head when k_scale has a
+/// value per kv head (more than one), else tensor.
+VariantParameter kvScaleStrategy(const KvCacheScales &scales) {
+  bool perHead = scales.key && scales.key->numElements() > 1;
+  return text("kv_scale_strategy",
+              toString(perHead ? KvScaleStrategy::AttnHead
+                               : KvScaleStrategy::Tensor));
+}
+/// Appends kv_scale_strategy to `q` for a paged cache in fp8: the key does
+/// not apply to one in the model dtype, whose queries stay as they were.
+void addScaleStrategy(VariantQuery &q, const OperandType &cache,
+                      const KvCacheScales &scales) {
+  if (cacheDTypeOf(cache.dtype) != CacheDType::Auto)
+    q.parameters.push_back(kvScaleStrategy(scales));
+}
 VariantParameter boolean(std::string_view key, bool value) {
   return parameter(key, boolText(value));
 }
@@ -85,10 +100,12 @@ VariantQuery pagedAttentionQuery(const OperandType &query,
       integer("block_size", blockSize),
       text("dtype", toString(query.dtype)),
       kvCacheDtype(kvCache),
-      text("layout", toString(params.layout)),
-      boolean("causal", params.causal),
-      integer("window_left", params.windowLeft < 0 ? -1 : params.windowLeft),
   };
+  addScaleStrategy(q, kvCache, params.kvScales);
+  q.parameters.push_back(text("layout", toString(params.layout)));
+  q.parameters.push_back(boolean("causal", params.causal));
+  q.parameters.push_back(
+      integer("window_left", params.windowLeft < 0 ? -1 : params.windowLeft));
   // Causal attention sees no key to the right whatever window_right says
   // (FLASH_ATTN passes 0 with a sliding window), and attn-compile only
   // accepts window_right with causal=false.
@@ -104,7 +121,8 @@ VariantQuery pagedAttentionQuery(const OperandType &query,
 
 VariantQuery reshapeAndCacheQuery(const OperandType &key,
                                   const OperandType &kvCache,
-                                  KvCacheLayout layout) {
+                                  KvCacheLayout layout,
+                                  const KvCacheScales &scales) {
   auto [blockSize, numKvHeads] = pagedCacheDims(kvCache, layout);
   VariantQuery q;
   q.parameters = {
@@ -114,8 +132,9 @@ VariantQuery reshapeAndCacheQuery(const OperandType &key,
       integer("block_size", blockSize),
       text("dtype", toString(key.dtype)),
       kvCacheDtype(kvCache),
-      text("layout", toString(layout)),
   };
+  addScaleStrategy(q, kvCache, scales);
+  q.parameters.push_back(text("layout", toString(layout)));
   return q;
 }
 

@@ -70,13 +70,18 @@ struct OperandType {
   }
 };
 
-/// The queries the calls make (exposed for tests and messages).
+/// The queries the calls make (exposed for tests and messages). Those of a
+/// paged cache in fp8 ask for kv_scale_strategy: attn_head when k_scale has
+/// more than one value (one per kv head), else tensor, which bundles from
+/// before the key serve.
 VariantQuery pagedAttentionQuery(const OperandType &query,
                                  const OperandType &kvCache,
                                  const PagedAttentionParams &params);
+/// `scales`: the fp8 cache's scales, whose shape picks kv_scale_strategy.
 VariantQuery reshapeAndCacheQuery(const OperandType &key,
                                   const OperandType &kvCache,
-                                  KvCacheLayout layout);
+                                  KvCacheLayout layout,
+                                  const KvCacheScales &scales);
 /// concatAndCacheMla's: the reshape_and_cache variant of the latent form,
 /// kv_lora_rank = kvC.dim(1), rope_dim = kPe.dim(1), block_size =
 /// kvCache.dim(1), dtype of kvC.

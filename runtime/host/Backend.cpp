@@ -137,11 +137,18 @@ DType layerCacheDtype(const AttentionLayer &layer) {
   return dtype ? *dtype : layer.dtype;
 }
 
-std::optional<Tensor> layerScale(const AttentionLayer &layer, float scale) {
+std::optional<Tensor> layerScale(const AttentionLayer &layer, float scale,
+                                 const std::vector<float> &perHead) {
   if (layer.kvCacheDtype == "auto")
     return std::nullopt;
-  Tensor t(DType::F32, {1});
-  t.setFloat(0, scale);
+  if (perHead.empty()) {
+    Tensor t(DType::F32, {1});
+    t.setFloat(0, scale);
+    return t;
+  }
+  Tensor t(DType::F32, {static_cast<int64_t>(perHead.size())});
+  for (size_t g = 0; g < perHead.size(); ++g)
+    t.setFloat(static_cast<int64_t>(g), perHead[g]);
   return t;
 }
 
@@ -183,6 +190,8 @@ AttentionBackend::validateConfiguration(const SelectionRequest &request) const {
     add("ALiBi is not supported");
   if (!supportsAttnType(request.attnType))
     add("attention type ", toString(request.attnType), " is not supported");
+  if (request.usePerHeadQuantScales && !supportsPerHeadQuantScales())
+    add("per-head quant scales are not supported");
   return reasons;
 }
 
@@ -206,6 +215,27 @@ AttentionBackend::getBuilder(const KvCacheSpec &spec,
   if (Status s = checkBlockSize(spec.blockSize); !s)
     return errorf(name(), ": ", s.message());
   return makeBuilder(spec, std::move(layerNames), config);
+}
+
+Status AttentionBackend::checkHeadScales(const AttentionLayer &layer) const {
+  if (layer.kHeadScales.empty() && layer.vHeadScales.empty())
+    return Status::ok();
+  if (!supportsPerHeadQuantScales())
+    return errorf("per-kv-head k_scale / v_scale are not supported");
+  if (layer.kvCacheDtype == "auto")
+    return errorf("per-kv-head scales are given but the kv cache dtype is "
+                  "'auto' (only an fp8 cache has scales)");
+  for (auto [name, scales] : {std::pair{"k_scale", &layer.kHeadScales},
+                              {"v_scale", &layer.vHeadScales}}) {
+    if (static_cast<int64_t>(scales->size()) != layer.numKvHeads)
+      return errorf("per-kv-head ", name, " has ", scales->size(),
+                    " values for ", layer.numKvHeads, " kv heads");
+    for (float s : *scales)
+      if (!(s > 0.0f) || std::isinf(s))
+        return errorf("per-kv-head ", name, " must be finite and > 0, got ",
+                      s);
+  }
+  return Status::ok();
 }
 
 Status AttentionBackend::checkLayer(const AttentionLayer &layer) const {
@@ -236,6 +266,8 @@ Status AttentionBackend::checkLayer(const AttentionLayer &layer) const {
       if (!(s > 0.0f) || std::isinf(s))
         return fail(name, " must be finite and > 0 with kv cache dtype '",
                     layer.kvCacheDtype, "', got ", s);
+  if (Status s = checkHeadScales(layer); !s)
+    return fail(s.message());
   if (layer.slidingWindow && !supportsSlidingWindow())
     return fail("sliding window is not supported");
   if (layer.slidingWindow && *layer.slidingWindow < 1)

@@ -65,6 +65,13 @@ struct AttentionLayer {
   /// uses kScale only. Unused with "auto".
   float kScale = 1.0f;
   float vScale = 1.0f;
+  /// Per-kv-head scales [numKvHeads] instead (vLLM's kv_cache_scheme
+  /// strategy "attn_head": the layer's k_scale / v_scale hold one value per
+  /// kv head); empty: kScale / vScale for every head. Both or neither. The
+  /// impl asks for kv_scale_strategy=attn_head variants with them, unless
+  /// the layer has one kv head (then per layer and per head coincide).
+  std::vector<float> kHeadScales;
+  std::vector<float> vHeadScales;
   /// Sliding window in tokens (vLLM's sliding_window); none: full attention.
   std::optional<int64_t> slidingWindow;
   std::optional<double> logitsSoftCap;
@@ -82,9 +89,11 @@ struct AttentionLayer {
 /// f8E5M2; any other name is an error.
 Result<DType> kvCacheElementType(std::string_view kvCacheDtype, DType dtype);
 
-/// One of `layer`'s fp8 scales (`scale`: its kScale or vScale) as the [1]
-/// f32 tensor the ops take; none for an "auto" cache.
-std::optional<Tensor> layerScale(const AttentionLayer &layer, float scale);
+/// One of `layer`'s fp8 scales as the f32 tensor the ops take: `perHead`
+/// ([G], its kHeadScales or vHeadScales) when given, else `scale` ([1], its
+/// kScale or vScale); none for an "auto" cache.
+std::optional<Tensor> layerScale(const AttentionLayer &layer, float scale,
+                                 const std::vector<float> &perHead = {});
 
 /// The element type of `layer`'s cache (kvCacheElementType), or its dtype
 /// for a kv cache dtype name that checkLayer would refuse.
@@ -131,6 +140,9 @@ struct SelectionRequest {
   bool useSlidingWindow = false;
   bool useAlibi = false;
   AttentionType attnType = AttentionType::Decoder;
+  /// The layers' fp8 scales are per kv head (vLLM's
+  /// use_per_head_quant_scales).
+  bool usePerHeadQuantScales = false;
   /// Consider only this backend (vLLM's VLLM_ATTENTION_BACKEND).
   std::optional<std::string> backendName;
 };
@@ -226,6 +238,9 @@ public:
   virtual bool supportsAttnType(AttentionType type) const {
     return type == AttentionType::Decoder;
   }
+  /// Per-kv-head fp8 scales (AttentionLayer::kHeadScales; vLLM's
+  /// supports_per_head_quant_scales).
+  virtual bool supportsPerHeadQuantScales() const { return false; }
   /// The impl writes into a caller-provided output tensor.
   bool acceptOutputBuffer() const { return true; }
   virtual KvCacheLayout kvCacheLayout() const { return KvCacheLayout::NHD; }
@@ -264,6 +279,9 @@ protected:
   /// size, dtype and kv cache dtype, and only the features (sinks, sliding
   /// window, ALiBi) the backend supports, with one value per head.
   Status checkLayer(const AttentionLayer &layer) const;
+  /// The part of checkLayer for per-kv-head scales: supported, with an fp8
+  /// cache, one value per kv head each, finite and > 0.
+  Status checkHeadScales(const AttentionLayer &layer) const;
 
   /// Checks what getKvCacheShape needs of every cache: dimensions of at
   /// least 1, a size a host can index, and a supported `cacheDtype`.

@@ -48,8 +48,8 @@ FlashAttentionBackend::makeBuilder(const KvCacheSpec &spec,
 FlashAttentionImpl::FlashAttentionImpl(const AttentionLayer &layer,
                                        KernelExecutor &executor)
     : AttentionImpl(layer, executor), cacheDtype_(layerCacheDtype(layer)),
-      kScale_(layerScale(layer, layer.kScale)),
-      vScale_(layerScale(layer, layer.vScale)) {
+      kScale_(layerScale(layer, layer.kScale, layer.kHeadScales)),
+      vScale_(layerScale(layer, layer.vScale, layer.vHeadScales)) {
   // vLLM's decoder convention: a window of W tokens sees W - 1 keys back.
   if (layer.slidingWindow)
     window_ = {*layer.slidingWindow - 1, 0};
@@ -174,7 +174,8 @@ FlashAttentionImpl::calls(const AttentionLayer &layer,
                       {0, 2, cache.blockSize, numKvHeads, headSize});
   // A cross-attention layer's metadata is non-causal (its builder's).
   bool causal = layer.attnType == AttentionType::Decoder;
-  return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::NHD),
+  return {reshapeAndCacheQuery(key, kvCache, KvCacheLayout::NHD,
+                               params(causal).kvScales),
           pagedAttentionQuery(query, kvCache, params(causal))};
 }
 

@@ -26,6 +26,7 @@ public:
   bool supportsSinks() const override { return true; }
   bool supportsSlidingWindow() const override { return true; }
   bool supportsAlibi() const override { return true; }
+  bool supportsPerHeadQuantScales() const override { return true; }
   bool supportsLogitsSoftCap() const override { return true; }
   bool supportsAttnType(AttentionType) const override { return true; }
 

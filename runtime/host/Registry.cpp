@@ -29,6 +29,8 @@ std::string describe(const SelectionRequest &request) {
     os << ", sliding window";
   if (request.useAlibi)
     os << ", alibi";
+  if (request.usePerHeadQuantScales)
+    os << ", per-head quant scales";
   return os.str();
 }
 

@@ -79,6 +79,7 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   request.useSlidingWindow = layer.slidingWindow.has_value();
   request.useAlibi = !layer.alibiSlopes.empty();
   request.attnType = layer.attnType;
+  request.usePerHeadQuantScales = !layer.kHeadScales.empty();
   Result<std::unique_ptr<AttentionBackend>> backend =
       selectBackend(type_, request);
   if (!backend)

@@ -16,7 +16,9 @@ the .npy files) holds fp8 values and the functions take the scales last:
 attention reads scale * cached, the cache write must store exactly the fp8
 value nearest to the f32 quotient x / scale (vLLM's write: divided in f32
 first, then ties to the even pattern, saturated), found here by searching
-the table of every fp8 value built from the formats' fields.
+the table of every fp8 value built from the formats' fields. With
+kv_scale_strategy=attn_head the scales hold one value per kv head, and kv
+head g reads (or is written with) scale g.
 """
 
 import argparse
@@ -55,6 +57,7 @@ def parse_variant(spec):
         "latent_cache": "kv_lora_rank" in given,
         "fp8": {"auto": None, "fp8": "e4m3", "fp8_e4m3": "e4m3",
                 "fp8_e5m2": "e5m2"}[given.get("kv_cache_dtype", "auto")],
+        "per_head_scales": given.get("kv_scale_strategy") == "attn_head",
     }
     if "scale" in given:
         scale = float(given["scale"])
@@ -94,6 +97,17 @@ def f32_quotient(x, scale):
     (quant_utils.cuh: float(x) / scale) before rounding to fp8."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         return f64(np.float32(x) / np.float32(scale))
+
+
+def kv_scales(v, d, name, head_axes):
+    """The scale file `name` shaped to scale rows whose kv head axis has
+    `head_axes` axes after it: [G] with kv_scale_strategy=attn_head, else
+    [1] (the same for every head)."""
+    scale = f64(load(d, name))
+    want = v["num_kv_heads"] if v["per_head_scales"] else 1
+    if scale.shape != (want,):
+        sys.exit(f"oracle: {name} has shape {scale.shape}, expected ({want},)")
+    return scale.reshape((-1,) + (1,) * head_axes)
 
 
 def fp8_quantize(x, fmt):
@@ -140,8 +154,10 @@ def paged_attention(v, d):
         n += 1
     q, cache = f64(q), f64(cache)
     if v["fp8"]:
-        cache[:, 0] *= f64(load(d, f"arg{n}"))[0]
-        cache[:, 1] *= f64(load(d, f"arg{n + 1}"))[0]
+        # Rows [.., G, D] (nhd) or [.., G, B, D] (hnd).
+        axes = 1 if v["layout"] == "nhd" else 2
+        cache[:, 0] *= kv_scales(v, d, f"arg{n}", axes)
+        cache[:, 1] *= kv_scales(v, d, f"arg{n + 1}", axes)
     if v["layout"] == "hnd":  # -> [NB, 2, B, G, D]
         cache = cache.transpose(0, 1, 3, 2, 4)
     t_total, h, dim = q.shape
@@ -225,11 +241,14 @@ def reshape_and_cache(v, d):
     key, value, cache, slots = (load(d, f"arg{i}") for i in range(4))
     expected = np.array(cache, copy=True)
     if v["fp8"]:
+        # key and value are [T, G, D]; the latent rows have one scale.
         k_scale = f64(load(d, "arg4"))[0]
-        v_scale = k_scale if v["latent_cache"] else f64(load(d, "arg5"))[0]
+        v_scale = k_scale
+        if not v["latent_cache"]:
+            k_scale = kv_scales(v, d, "arg4", 1)
+            v_scale = kv_scales(v, d, "arg5", 1)
         key = fp8_quantize(f32_quotient(key, k_scale), v["fp8"])
-        value = fp8_quantize(f32_quotient(
-            value, k_scale if v["latent_cache"] else v_scale), v["fp8"])
+        value = fp8_quantize(f32_quotient(value, v_scale), v["fp8"])
     b = v["block_size"]
     for t, slot in enumerate(slots):
         if slot < 0:

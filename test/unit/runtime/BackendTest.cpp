@@ -325,6 +325,18 @@ AttentionLayer mlaLayer() {
   return layer;
 }
 
+TEST(TritonMlaBackend, RefusesPerHeadScales) {
+  // The latent cache has one k_scale (kv_scale_strategy does not apply).
+  FakeExecutor executor;
+  AttentionLayer layer = mlaLayer();
+  layer.kvCacheDtype = "fp8";
+  layer.kHeadScales = layer.vHeadScales = {0.5f};
+  auto impl = TritonMlaBackend().getImpl(layer, executor);
+  ASSERT_FALSE(impl);
+  EXPECT_EQ(impl.message(), "TRITON_MLA: layer 'mla': per-kv-head k_scale / "
+                            "v_scale are not supported");
+}
+
 TEST(TritonMlaBackend, GetImplChecksTheLayer) {
   FakeExecutor executor;
   TritonMlaBackend backend;

@@ -16,10 +16,27 @@ TEST(VariantKeys, EveryKeyIsFoundByItsName) {
   EXPECT_EQ(variantKeyNames().substr(0, 14), "op, num_heads,");
 }
 
-TEST(VariantKeys, OnlyKvCacheDtypeServesManifestsWithoutIt) {
+TEST(VariantKeys, OnlyTheCacheKeysServeManifestsWithoutThem) {
   for (const VariantKey &key : kVariantKeys)
-    EXPECT_EQ(key.absentValue.empty(), key.name != "kv_cache_dtype")
+    EXPECT_EQ(key.absentValue.empty(), key.name != "kv_cache_dtype" &&
+                                           key.name != "kv_scale_strategy")
         << key.name;
+  // kv_cache_dtype is recorded at every value; kv_scale_strategy only away
+  // from "tensor", so that manifests from before it stay as they were.
+  EXPECT_FALSE(findVariantKey("kv_cache_dtype")->omittedAtAbsentValue());
+  EXPECT_TRUE(findVariantKey("kv_scale_strategy")->omittedAtAbsentValue());
+  EXPECT_EQ(findVariantKey("kv_scale_strategy")->absentValue, "tensor");
+}
+
+TEST(VariantKeys, KvScaleStrategies) {
+  for (KvScaleStrategy s : {KvScaleStrategy::Tensor, KvScaleStrategy::AttnHead})
+    EXPECT_EQ(parseKvScaleStrategy(toString(s)), s);
+  EXPECT_EQ(toString(KvScaleStrategy::AttnHead), "attn_head");
+  EXPECT_FALSE(parseKvScaleStrategy("channel"));
+  const VariantKey *key = findVariantKey("kv_scale_strategy");
+  EXPECT_TRUE(key->appliesTo(VariantOp::PagedAttention));
+  EXPECT_TRUE(key->appliesTo(VariantOp::ReshapeAndCache));
+  EXPECT_FALSE(key->appliesTo(VariantOp::MlaDecode));
 }
 
 TEST(VariantKeys, OpsByName) {

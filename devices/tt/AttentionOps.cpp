@@ -334,6 +334,8 @@ attentionUnits(const ProgramShape &s, const CommonAttentionMetadata &md,
                            {"seq_len", uint32_t(seqLen)},
                            {"kt_begin", uint32_t(b)},
                            {"kt_end", uint32_t(e)},
+                           {"key_begin", uint32_t(lo)},
+                           {"key_end", uint32_t(hi + 1)},
                            {"out_page_base", uint32_t(split * T * H)},
                            {"lse_page_base", uint32_t(split * T)}});
         }

@@ -45,9 +45,9 @@ const StringRef kAttnRuntimeArgs[kRtUnits] = {
     "out_addr",   "lse_addr",   "sinks_addr",     "alibi_addr",
     "num_dram_banks", "num_units"};
 const StringRef kAttnUnitArgs[kNumUnitArgs] = {
-    "req",     "kv_head",  "row_begin", "num_rows",      "q_start",
-    "context", "seq_len",  "kt_begin",  "kt_end",        "out_page_base",
-    "lse_page_base"};
+    "req",     "kv_head",       "row_begin",    "num_rows", "q_start",
+    "context", "seq_len",       "kt_begin",     "kt_end",   "key_begin",
+    "key_end", "out_page_base", "lse_page_base"};
 
 SmallVector<int64_t> attentionCompileTimeArgs(const AttentionConfig &c) {
   SmallVector<int64_t> v(kNumAttnCt, 0);
@@ -178,8 +178,10 @@ private:
   /// part `part` (0 keys, kvParts - 1 values) into the tiles at `basePtr`.
   void readPart(const Unit &u, Value part, Value numTiles, Value basePtr,
                 Value group, Value rowTile, Value tileRow, Value keyRow);
-  /// Zeros rows [firstRow, 32) of the `numTiles` tiles at `basePtr`.
-  void zeroRows(Value basePtr, Value numTiles, Value firstRow);
+  /// Zeros rows [firstRow, endRow) of the `numTiles` tiles at `basePtr`.
+  void zeroRows(Value basePtr, Value numTiles, Value firstRow, Value endRow);
+  /// A row of the key tile, clamped to [0, 32].
+  Value clampToTile(Value row);
   /// The additive mask of key tile `kt` (0 where key j is visible to the
   /// row, -1e30 elsewhere) and the ALiBi bias -slope[h] * |j - p|.
   void buildMask(const Unit &u, Value kt);
@@ -345,7 +347,11 @@ void AttentionReader::readKeyValueTiles(const Unit &u, Value kt,
   kb.forLoop(0, kb.div(kb.c(32), rowsPerRead), [&](Value sub) {
     Value keyRow = kb.mul(sub, rowsPerRead);
     Value pos = kb.add(kb.mul(kt, 32), keyRow);
-    kb.ifThen(kb.cmp(CmpIPredicate::slt, pos, u[kUSeqLen]), [&] {
+    // Only reads that hold a key some row sees (key_end <= seq_len).
+    Value live = kb.andI(
+        kb.cmp(CmpIPredicate::slt, pos, u[kUKeyEnd]),
+        kb.cmp(CmpIPredicate::sgt, kb.add(pos, rowsPerRead), u[kUKeyBegin]));
+    kb.ifThen(live, [&] {
       Value index = kb.div(pos, blockSize);
       Value block = kb.loadL1Word(
           btPtr, kb.sub(index, kb.mul(chunk, kBlockTableChunk)));
@@ -360,25 +366,36 @@ void AttentionReader::readKeyValueTiles(const Unit &u, Value kt,
     });
   });
   kb.nocAsyncReadBarrier();
-  // Rows from seq_len on hold unread cache slots (a block's unused tail) or
-  // an earlier tile's rows: any bits, NaN and inf among them. The additive
-  // mask and a zero probability would still carry a NaN (NaN + -1e30 and
-  // 0 * NaN are NaN), so those rows are replaced by zeros.
-  Value firstUnread = kb.sub(u[kUSeqLen], kb.mul(kt, 32));
-  kb.ifThen(kb.cmp(CmpIPredicate::slt, firstUnread, kb.c(32)), [&] {
-    Value first = kb.select(kb.cmp(CmpIPredicate::slt, firstUnread, zero), zero,
-                            firstUnread);
-    zeroRows(kPtr, dkTiles, first);
-    zeroRows(vPtr, dvTiles, first);
-  });
+  // Rows of keys no row of the unit sees hold unread cache slots (a block's
+  // unused tail, a block before the window that vLLM points at its null
+  // block) or an earlier tile's rows: any bits, NaN and inf among them. The
+  // additive mask and a zero probability would still carry a NaN (NaN +
+  // -1e30 and 0 * NaN are NaN), so those rows are replaced by zeros. Keys
+  // some row sees and another does not are live cache data: the mask is
+  // enough for them.
+  Value tileStart = kb.mul(kt, 32);
+  Value liveBegin = clampToTile(kb.sub(u[kUKeyBegin], tileStart));
+  Value liveEnd = clampToTile(kb.sub(u[kUKeyEnd], tileStart));
+  for (auto [ptr, tiles] :
+       {std::pair(kPtr, dkTiles), std::pair(vPtr, dvTiles)}) {
+    zeroRows(ptr, tiles, zero, liveBegin);
+    zeroRows(ptr, tiles, liveEnd, kb.c(32));
+  }
   kb.cbPushBack(kCbK, dkTiles);
 }
 
-void AttentionReader::zeroRows(Value basePtr, Value numTiles, Value firstRow) {
+Value AttentionReader::clampToTile(Value row) {
+  Value atLeast0 = kb.select(kb.cmp(CmpIPredicate::slt, row, zero), zero, row);
+  Value rows = kb.c(32);
+  return kb.select(kb.cmp(CmpIPredicate::sgt, atLeast0, rows), rows, atLeast0);
+}
+
+void AttentionReader::zeroRows(Value basePtr, Value numTiles, Value firstRow,
+                               Value endRow) {
   Value halfRowWords = kb.div(halfRowBytes, 4);
   kb.forLoop(0, numTiles, [&](Value dt) {
     Value tile = kb.add(basePtr, kb.mul(dt, tileBytes));
-    kb.forLoop(firstRow, kb.c(32), [&](Value row) {
+    kb.forLoop(firstRow, endRow, [&](Value row) {
       kb.forLoop(0, kb.c(2), [&](Value half) {
         Value word0 =
             kb.div(kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz), 4);

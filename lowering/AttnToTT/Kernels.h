@@ -153,6 +153,10 @@ enum AttnUnit : int64_t {
   kUSeqLen,
   kUKtBegin,
   kUKtEnd,
+  /// The keys some row of the unit sees, [key_begin, key_end): the reader
+  /// zeros the tile rows of the others.
+  kUKeyBegin,
+  kUKeyEnd,
   /// Where the unit's rows go: page offsets into the out and lse buffers
   /// (0, or a split's partial-state slice for split-KV decode).
   kUOutPageBase,

@@ -33,7 +33,8 @@ const char *const attn::kRandomOptionsHelp =
     "shared_prefix=N (cache blocks every request shares, default 0), "
     "extra_blocks=N (unused cache blocks, default 4), unread_fill=X (a "
     "number, nan, inf or -inf: the value of every cache slot no request "
-    "reads, with block-table entries past a request's blocks pointing at "
+    "reads, the slots before a sliding window among them, with block-table "
+    "entries past a request's blocks pointing at "
     "unused blocks; default: random values and entries 0); at most 65536 "
     "requests, "
     "2^20 tokens of context or query and 2^20 blocks";
@@ -211,6 +212,7 @@ ProblemShape inferShape(const Signature &signature) {
     shape.numHeads = shape.numKvHeads;
   if (!haveKvHeads)
     shape.numKvHeads = 1;
+  shape.windowLeft = signature.windowLeft.value_or(-1);
   return shape;
 }
 

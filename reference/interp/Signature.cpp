@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <sstream>
 
 using namespace attn;
@@ -172,6 +173,7 @@ public:
       set(pa.getVScale(), ArgRole::VScale);
       set(pa.getOutInit(), ArgRole::OutInit);
       set(pa.getLseInit(), ArgRole::LseInit);
+      widenWindow(pa.getWindowLeftValue());
     } else if (auto rc = llvm::dyn_cast<ReshapeAndCacheOp>(op)) {
       set(rc.getKey(), ArgRole::Key);
       set(rc.getValue(), ArgRole::Value);
@@ -206,6 +208,15 @@ public:
   }
 
 private:
+  /// Folds one op's window_left into the signature's widest one.
+  void widenWindow(int64_t windowLeft) {
+    std::optional<int64_t> &widest = signature.windowLeft;
+    if (widest && (*widest < 0 || windowLeft < 0))
+      widest = -1;
+    else
+      widest = std::max(widest.value_or(windowLeft), windowLeft);
+  }
+
   /// Gives `v` the role when it is an argument without one yet; the first
   /// use wins.
   ArgumentInfo *set(mlir::Value v, ArgRole role) {

@@ -96,6 +96,10 @@ struct Signature {
   /// reshape_and_cache on a rank-3 cache): q, the cache, key (kv_c) and value
   /// (k_pe) are latent.
   bool isMla = false;
+  /// The widest window_left of the paged_attention ops (-1 when one has no
+  /// window), so that generated problems know which slots no op reads;
+  /// none without such an op.
+  std::optional<int64_t> windowLeft;
 };
 
 /// The dtype of an MLIR element type, if the reference supports it.

@@ -55,10 +55,22 @@ std::vector<double> alibiSlopes(int64_t numHeads) {
   return slopes;
 }
 
+/// The first key some query token of request `r` sees: the window start of
+/// its first token (position seq_len - q_len), or 0 without a window.
+int64_t firstReadKey(const Problem &p, const ProblemShape &shape, int64_t r) {
+  if (shape.windowLeft < 0)
+    return 0;
+  const int64_t queryLen =
+      p.queryStartLoc.getInt(r + 1) - p.queryStartLoc.getInt(r);
+  const int64_t context = p.seqLens.getInt(r) - queryLen;
+  return std::max<int64_t>(0, context - shape.windowLeft);
+}
+
 /// ProblemOptions::unreadFill on a drawn problem of `numBlocks` cache
 /// blocks: the blocks no request uses, and the slots of every request's
-/// blocks at or past its seq_len, hold `value`; block-table entries past a
-/// request's blocks point at the unused blocks in turn.
+/// blocks before its first read key or at or past its seq_len, hold
+/// `value`; block-table entries past a request's blocks point at the unused
+/// blocks in turn.
 void fillUnreadSlots(Problem &p, const ProblemShape &shape, double value,
                      int64_t numBlocks) {
   const int64_t blockSize = shape.blockSize;
@@ -68,7 +80,7 @@ void fillUnreadSlots(Problem &p, const ProblemShape &shape, double value,
   for (int64_t r = 0; r < numReqs; ++r) {
     const int64_t seqLen = p.seqLens.getInt(r);
     const int64_t blocks = (seqLen + blockSize - 1) / blockSize;
-    for (int64_t j = 0; j < seqLen; ++j)
+    for (int64_t j = firstReadKey(p, shape, r); j < seqLen; ++j)
       read[p.blockTable.getInt(p.blockTable.offset({r, j / blockSize})) *
                blockSize +
            j % blockSize] = true;

@@ -53,6 +53,9 @@ struct ProblemShape {
   /// MLA when > 0: L (kv_lora_rank) and P (rope dim) of the latent cache.
   int64_t kvLoraRank = 0;
   int64_t ropeDim = 0;
+  /// The attention's window_left (< 0: none). Draws nothing: it only says
+  /// which slots ProblemOptions::unreadFill fills.
+  int64_t windowLeft = -1;
 
   bool isMla() const { return kvLoraRank > 0; }
 };
@@ -92,11 +95,13 @@ struct ProblemOptions {
   /// Blocks in the cache that no request uses.
   int64_t extraFreeBlocks = 4;
   /// When set, every cache slot no request reads (the tail of a request's
-  /// last block, the free blocks) holds this value instead of a random one,
-  /// and block-table entries past a request's last block point at the free
-  /// blocks (in turn) instead of block 0: the uninitialised memory of a real
-  /// cache, as vLLM's kernel tests fill it with NaN. Attention must not
-  /// depend on it.
+  /// last block, the free blocks and, with a window, the slots before the
+  /// window of the request's first query token) holds this value instead of
+  /// a random one, and block-table entries past a request's last block point
+  /// at the free blocks (in turn) instead of block 0: the uninitialised
+  /// memory of a real cache, as vLLM's kernel tests fill it with NaN, and
+  /// the null block vLLM's sliding-window manager points freed blocks at.
+  /// Attention must not depend on it.
   std::optional<double> unreadFill;
 };
 

@@ -146,7 +146,9 @@ TEST(GenerateProblem, Mla) {
   EXPECT_EQ(p->value.shape(), (std::vector<int64_t>{24, 4}));
 }
 
-TEST(GenerateProblem, UnreadFill) {
+/// Two heads over one kv head of 4 dims, blocks of 4 slots, HND f32: slot o
+/// of block b, part `part`, is kvCache[b, part, 0, o, :].
+ProblemShape tinyHndShape() {
   ProblemShape shape;
   shape.numHeads = 2;
   shape.numKvHeads = 1;
@@ -154,6 +156,11 @@ TEST(GenerateProblem, UnreadFill) {
   shape.blockSize = 4;
   shape.dtype = DType::F32;
   shape.layout = KvLayout::HND;
+  return shape;
+}
+
+TEST(GenerateProblem, UnreadFill) {
+  const ProblemShape shape = tinyHndShape();
   ProblemOptions options = mixedOptions(3);
   options.sharedPrefixBlocks = 0;
   ProblemOptions filled = options;
@@ -198,6 +205,43 @@ TEST(GenerateProblem, UnreadFill) {
   // Nothing else changes.
   EXPECT_EQ(p->seqLens.getInt(0), plain->seqLens.getInt(0));
   EXPECT_EQ(p->query.getFloat(5), plain->query.getFloat(5));
+}
+
+TEST(GenerateProblem, UnreadFillBeforeTheWindow) {
+  // vLLM's sliding-window manager points the blocks before every query's
+  // window at its null block: with a window, the slots before the first
+  // query token's window are unread, and hold the fill.
+  const ProblemShape shape = tinyHndShape();
+  ProblemOptions options = mixedOptions(5);
+  options.sharedPrefixBlocks = 0;
+  options.unreadFill = std::numeric_limits<double>::infinity();
+  ProblemShape windowed = shape;
+  windowed.windowLeft = 6;
+  Result<Problem> plain = generateProblem(shape, options);
+  Result<Problem> p = generateProblem(windowed, options);
+  ASSERT_TRUE(plain.isOk()) << plain.message();
+  ASSERT_TRUE(p.isOk()) << p.message();
+  int64_t beforeWindow = 0;
+  for (int64_t r = 0; r < p->seqLens.dim(0); ++r) {
+    const int64_t seqLen = p->seqLens.getInt(r);
+    EXPECT_EQ(seqLen, plain->seqLens.getInt(r));
+    const int64_t context =
+        seqLen - (p->queryStartLoc.getInt(r + 1) - p->queryStartLoc.getInt(r));
+    for (int64_t j = 0; j < seqLen; ++j) {
+      const int64_t block =
+          p->blockTable.getInt(p->blockTable.offset({r, j / 4}));
+      EXPECT_EQ(block,
+                plain->blockTable.getInt(plain->blockTable.offset({r, j / 4})));
+      const int64_t at = p->kvCache.offset({block, 1, 0, j % 4, 3});
+      if (j < context - 6) {
+        EXPECT_TRUE(std::isinf(p->kvCache.getFloat(at))) << r << ", " << j;
+        ++beforeWindow;
+      } else {
+        EXPECT_EQ(p->kvCache.getFloat(at), plain->kvCache.getFloat(at));
+      }
+    }
+  }
+  EXPECT_GT(beforeWindow, 0);
 }
 
 TEST(GenerateProblemErrors, Options) {

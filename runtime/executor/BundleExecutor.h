@@ -98,7 +98,6 @@ public:
   /// an error.
   Status loadAllKernels();
 
-  const Bundle &bundle() const { return bundle_; }
   const Bundle *servingBundle() const override { return &bundle_; }
   /// How many kernel files this executor has put on the device (a SPIR-V
   /// kernel in both ABI forms counts twice).

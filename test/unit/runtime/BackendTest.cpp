@@ -367,6 +367,14 @@ TEST(TritonMlaBackend, GetImplChecksTheLayer) {
   auto badRank = backend.getImpl(rank, executor);
   ASSERT_FALSE(badRank);
   EXPECT_THAT(badRank.message(), HasSubstr("kv_lora_rank 576 must be in"));
+
+  // vLLM's TRITON_MLA serves decoder layers only (supports_attn_type).
+  AttentionLayer cross = mlaLayer();
+  cross.attnType = AttentionType::EncoderDecoder;
+  auto badCross = backend.getImpl(cross, executor);
+  ASSERT_FALSE(badCross);
+  EXPECT_THAT(badCross.message(),
+              HasSubstr("attention type encoder_decoder is not supported"));
 }
 
 //===----------------------------------------------------------------------===//

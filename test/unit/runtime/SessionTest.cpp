@@ -139,24 +139,5 @@ TEST(Session, CrossAttentionLayerReadsTheEncodersKeys) {
     ASSERT_NEAR(got.getFloat(i), expected->out.getFloat(i), 1e-6) << i;
 }
 
-TEST(Session, MlaRefusesACrossAttentionLayer) {
-  std::unique_ptr<Session> session = cpuSession();
-  AttentionLayer layer;
-  layer.name = "mla";
-  layer.numHeads = 16;
-  layer.numKvHeads = 1;
-  layer.headSize = 576;
-  layer.kvLoraRank = 512;
-  layer.scale = 0.1;
-  layer.dtype = DType::BF16;
-  layer.attnType = AttentionType::EncoderDecoder;
-  KvCacheSpec spec{16, 1, 576, DType::BF16, "auto"};
-  Result<std::unique_ptr<SessionLayer>> made =
-      session->createLayer(layer, spec, /*numBlocks=*/2);
-  ASSERT_FALSE(made);
-  EXPECT_THAT(made.message(),
-              HasSubstr("attention type encoder_decoder is not supported"));
-}
-
 } // namespace
 } // namespace attn::runtime

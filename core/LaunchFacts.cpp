@@ -2,6 +2,7 @@
 
 #include "core/LaunchFacts.h"
 
+#include "core/CpuKernel.h"
 #include "core/JsonRead.h"
 
 #include <cassert>
@@ -134,6 +135,23 @@ Status readMsl(const FactsReader &r, LaunchFacts &facts) {
   return r.integers<uint32_t>("buffer_indices", 0, 30, facts.bufferIndices);
 }
 
+Status readCpu(const FactsReader &r, LaunchFacts &facts) {
+  ATTN_RETURN_IF_ERROR(r.workgroup(facts));
+  if (facts.workgroup != std::array<int64_t, 3>{1, 1, 1})
+    return r.error("workgroup_size", "[1, 1, 1] (a cpu kernel runs one work "
+                                     "item per call)");
+  std::string abi;
+  ATTN_RETURN_IF_ERROR(r.string("abi", /*required=*/true, abi));
+  if (abi != "attn_cpu")
+    return r.error("abi", "\"attn_cpu\" (the only cpu kernel ABI this "
+                          "runtime knows)");
+  ATTN_RETURN_IF_ERROR(r.string("cpu_isa", /*required=*/true, facts.cpuIsa));
+  if (!findCpuIsaLevel(facts.cpuIsa))
+    return r.error("cpu_isa", "one of " + cpuIsaLevelNames());
+  return r.integers<int64_t>("arg_element_bytes", 1, 16,
+                             facts.argElementBytes);
+}
+
 } // namespace
 
 std::string writeLaunchFacts(const LaunchFacts &facts, Target target) {
@@ -162,6 +180,11 @@ std::string writeLaunchFacts(const LaunchFacts &facts, Target target) {
         std::to_string(facts.mslMajor) + "." + std::to_string(facts.mslMinor);
     j["buffer_indices"] = facts.bufferIndices;
   }
+  if (target == Target::CPU) {
+    j["abi"] = "attn_cpu";
+    j["cpu_isa"] = facts.cpuIsa;
+    j["arg_element_bytes"] = facts.argElementBytes;
+  }
   return j.dump();
 }
 
@@ -186,6 +209,9 @@ Result<LaunchFacts> readLaunchFacts(std::string_view text, Target target) {
     ATTN_RETURN_IF_ERROR(reader.string("program", true, facts.program));
     ATTN_RETURN_IF_ERROR(
         reader.string("description", true, facts.description));
+    break;
+  case Target::CPU:
+    ATTN_RETURN_IF_ERROR(readCpu(reader, facts));
     break;
   }
   return facts;

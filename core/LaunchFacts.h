@@ -19,6 +19,9 @@
 //          workgroup_size, buffer_indices (each in [0, 30])
 //   tt     program, description (the program's files are found through its
 //          description; nothing here is read at launch)
+//   cpu    workgroup_size (1, 1, 1), subgroup_size 0, abi "attn_cpu"
+//          (core/CpuKernel.h's entry convention), cpu_isa (a level of
+//          cpuIsaLevels()), arg_element_bytes
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CORE_LAUNCHFACTS_H
@@ -50,7 +53,9 @@ struct LaunchFacts {
   /// ptx: the SM the PTX was generated for ("sm_90"); empty when not
   /// recorded.
   std::string chip;
-  /// ptx, spirv: bytes per element of each argument, in order.
+  /// cpu: the ISA level the kernel's machine code is for (core/CpuKernel.h).
+  std::string cpuIsa;
+  /// ptx, spirv, cpu: bytes per element of each argument, in order.
   std::vector<int64_t> argElementBytes;
 
   /// msl: the kernel function's name in the source, the MSL version to

@@ -11,6 +11,7 @@ constexpr TargetInfo kTargets[] = {
     {Target::PTX, "ptx", /*indices32=*/false},
     {Target::MSL, "msl", /*indices32=*/true},
     {Target::TT, "tt", /*indices32=*/false},
+    {Target::CPU, "cpu", /*indices32=*/false},
 };
 
 constexpr bool inEnumOrder() {

@@ -16,7 +16,7 @@
 
 namespace attn {
 
-enum class Target { SPIRV, PTX, MSL, TT };
+enum class Target { SPIRV, PTX, MSL, TT, CPU };
 
 /// One target and its runtime facts.
 struct TargetInfo {
@@ -24,14 +24,15 @@ struct TargetInfo {
   /// What attn-compile --targets and a bundle's manifest name it.
   std::string_view name;
   /// Its kernels index buffers with 32-bit element indices
-  /// (checkIndexRange): SPIR-V and MSL; PTX indexes with 64 bits.
+  /// (checkIndexRange): SPIR-V and MSL; PTX and the CPU index with 64
+  /// bits.
   bool indices32;
 };
 
-/// Every target, in --help and manifest order: spirv, ptx, msl, tt.
+/// Every target, in --help and manifest order: spirv, ptx, msl, tt, cpu.
 std::span<const TargetInfo> allTargets();
 const TargetInfo &targetInfo(Target target);
-/// "spirv", "ptx", "msl", "tt".
+/// "spirv", "ptx", "msl", "tt", "cpu".
 std::string_view toString(Target target);
 /// The target named `name`, or nullopt.
 std::optional<Target> parseTarget(std::string_view name);

@@ -9,6 +9,7 @@
 #ifndef ATTN_COMPILER_COMPILE_H
 #define ATTN_COMPILER_COMPILE_H
 
+#include "compiler/targets/CPUOptions.h"
 #include "compiler/targets/MSLOptions.h"
 #include "compiler/targets/PTXOptions.h"
 #include "compiler/targets/SPIRVOptions.h"
@@ -99,6 +100,7 @@ struct CompileOptions {
   SPIRVTargetOptions spirv;
   PTXTargetOptions ptx;
   MSLTargetOptions msl;
+  CPUTargetOptions cpu;
 };
 
 struct CompiledKernel {

@@ -66,4 +66,12 @@ bool hostRunsCpuIsa(const CpuIsaLevel &level) {
 #endif
 }
 
+const CpuIsaLevel *bestHostCpuIsa() {
+  const CpuIsaLevel *best = nullptr;
+  for (const CpuIsaLevel &level : kLevels)
+    if (hostRunsCpuIsa(level))
+      best = &level;
+  return best;
+}
+
 } // namespace attn

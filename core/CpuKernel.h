@@ -74,6 +74,8 @@ CpuArch hostCpuArch();
 /// Whether this host runs code of `level`: its architecture, and every
 /// extension the level may use.
 bool hostRunsCpuIsa(const CpuIsaLevel &level);
+/// The last level of cpuIsaLevels() this host runs (the widest), or null.
+const CpuIsaLevel *bestHostCpuIsa();
 
 } // namespace attn
 

@@ -25,6 +25,10 @@ namespace attn {
 inline constexpr llvm::StringLiteral kBuiltSubgroupSizeAttr =
     "attn.subgroup_size";
 
+/// The unit attribute of a function convert-gpu-kernels-to-cpu made from a
+/// kernel, which attn-cpu-entry-points gives its C entry point.
+inline constexpr llvm::StringLiteral kCpuKernelAttr = "attn.cpu_kernel";
+
 /// The subgroup size convert-attn-to-gpu built for when a pass's
 /// subgroup-size option is 0 and no gpu.module says (hand-written kernels).
 inline constexpr int64_t kDefaultSubgroupSize = 32;

@@ -1,6 +1,7 @@
 //===- Passes.cpp - Registration of attn's lowering passes ----------------===//
 
 #include "lowering/Passes.h"
+#include "lowering/AttnToCPU/CPUObject.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -63,6 +64,13 @@ void attn::registerLoweringPasses() {
                                      options.aliasWideLoads,
                                      options.bufferAddresses});
       });
+  PassPipelineRegistration<>(
+      "attn-cpu-to-llvm",
+      "Converts the single-invocation kernels of convert-attn-to-gpu "
+      "(subgroup size 1) to LLVM functions with the cpu target's C entry "
+      "points (convert-gpu-kernels-to-cpu, upstream's conversions to LLVM, "
+      "attn-cpu-entry-points); the input must hold kernels only",
+      buildCPUToLLVMPipeline);
   for (bool emitBinary : {false, true})
     PassPipelineRegistration<PTXPipelineOptions>(
         emitBinary ? "attn-gpu-to-ptx" : "attn-gpu-to-nvvm",

@@ -44,7 +44,7 @@ void buildAttnToGPUPipeline(OpPassManager &pm,
                             const ConvertAttnToGPUOptions &options);
 
 /// Registers every lowering pass and the `attn-gpu-to-spirv`,
-/// `attn-gpu-to-nvvm` and `attn-gpu-to-ptx` pipelines. Tools that run the
+/// `attn-gpu-to-nvvm`, `attn-gpu-to-ptx` and `attn-cpu-to-llvm` pipelines. Tools that run the
 /// PTX pipelines by name also need registerGPUToPTXDependencies
 /// (lowering/GPUToPTX/GPUToPTX.h) on their registry.
 void registerLoweringPasses();

@@ -264,4 +264,46 @@ def AttnNVVMRegisterBudget : Pass<"attn-nvvm-register-budget",
   }];
 }
 
+def ConvertGPUKernelsToCPU : Pass<"convert-gpu-kernels-to-cpu",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Turns convert-attn-to-gpu's single-invocation kernels into "
+                "CPU functions of one work item";
+  let description = [{
+    The cpu target's first step (lowering/AttnToCPU/): every `gpu.module`
+    marked `attn.kernels` must hold kernels built for subgroup size 1 with
+    one invocation per workgroup (convert-attn-to-gpu with subgroup-size=1,
+    attention-subgroups=1, workgroup-size=1). Each such `gpu.func` becomes a
+    `func.func` of the same name in the enclosing module, marked
+    `attn.cpu_kernel`, whose first three `index` arguments are the work
+    item's position in the grid (what `gpu.block_id` x, y, z read): thread
+    and lane ids are 0, subgroup reductions over one lane are their operand,
+    barriers vanish (one invocation has nothing to wait for), and workgroup
+    and private attributions become stack allocations. The `gpu.module`s
+    are erased, so the module must hold kernels only: a `gpu.launch_func`
+    is an error (the host plan is built before this pass).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def AttnCPUEntryPoints : Pass<"attn-cpu-entry-points", "::mlir::ModuleOp"> {
+  let summary = "Gives each CPU kernel its C entry point "
+                "(core/CpuKernel.h)";
+  let description = [{
+    Runs on the LLVM dialect, after the kernels of
+    convert-gpu-kernels-to-cpu went through upstream's conversions. Each
+    `llvm.func` marked `attn.cpu_kernel` (work item x, y, z, then five
+    values per 1-D memref: allocated and aligned pointer, offset, size,
+    stride) becomes internal and is called from a new external function
+    with its name, `void(const int64_t *workItem, void *const *buffers,
+    const int64_t *elements)`, that passes buffer i as (p, p, 0,
+    elements[i], 1). The module also gets the `attn_cpu_abi` constant the
+    loader checks.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_LOWERING_PASSES_TD

@@ -56,11 +56,15 @@ struct LoweringFamily {
   /// bf16 buffers as 16-bit words that the kernels convert (SPIR-V has no
   /// bf16 type; NVVM has).
   bool bf16AsI16;
+  /// One invocation per workgroup, subgroups of one lane: the kernels run
+  /// as functions of one work item (cpu).
+  bool singleInvocation;
 };
 
-/// The lowering of spirv and msl, and the lowering of ptx.
+/// The lowering of spirv and msl, of ptx, and of cpu.
 extern const LoweringFamily kSPIRVLowering;
 extern const LoweringFamily kPTXLowering;
+extern const LoweringFamily kCPULowering;
 
 /// convert-attn-to-gpu's options for `family`: its assumptions, 16-byte
 /// loads, then the compile's own knobs.
@@ -119,7 +123,7 @@ struct TargetBackend {
   StringRef name() const { return ::attn::toString(id); }
 };
 
-/// Every target: spirv, ptx, msl, tt.
+/// Every target: spirv, ptx, msl, tt, cpu.
 ArrayRef<TargetBackend> targetBackends();
 /// The backend named `name`, or null.
 const TargetBackend *findTargetBackend(StringRef name);
@@ -134,6 +138,12 @@ LogicalResult compilePTXKernels(const LoweredModule &lowered,
                                 const CompileOptions &options,
                                 std::vector<CompiledKernel> &out);
 LogicalResult compileMSLKernels(const LoweredModule &lowered,
+                                const CompileOptions &options,
+                                std::vector<CompiledKernel> &out);
+
+/// The cpu target (CPU.cpp): a shared object per kernel for the ISA level
+/// of options.cpu.isa.
+LogicalResult compileCPUKernels(const LoweredModule &lowered,
                                 const CompileOptions &options,
                                 std::vector<CompiledKernel> &out);
 

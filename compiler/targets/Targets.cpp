@@ -8,9 +8,11 @@
 using namespace mlir;
 
 const mlir::attn::LoweringFamily mlir::attn::kSPIRVLowering = {
-    /*bf16AsI16=*/true};
+    /*bf16AsI16=*/true, /*singleInvocation=*/false};
 const mlir::attn::LoweringFamily mlir::attn::kPTXLowering = {
-    /*bf16AsI16=*/false};
+    /*bf16AsI16=*/false, /*singleInvocation=*/false};
+const mlir::attn::LoweringFamily mlir::attn::kCPULowering = {
+    /*bf16AsI16=*/false, /*singleInvocation=*/true};
 
 namespace {
 
@@ -25,6 +27,9 @@ const mlir::attn::TargetBackend kBackends[] = {
      &mlir::attn::kSPIRVLowering, mlir::attn::compileMSLKernels, nullptr},
     {::attn::Target::TT, "TT-Metalium", "cpp", /*programFolders=*/true, /*subgroupSize=*/0,
      nullptr, nullptr, mlir::attn::compileTTKernels},
+    {::attn::Target::CPU, "CPU shared objects", "so", /*programFolders=*/false,
+     /*subgroupSize=*/1, &mlir::attn::kCPULowering,
+     mlir::attn::compileCPUKernels, nullptr},
 };
 
 } // namespace
@@ -84,6 +89,14 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
   if (options.maxWorkgroupMemory > 0)
     lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
   lowering.workgroupSize = options.workgroupSize;
+  if (family.singleInvocation) {
+    // A work item is one invocation: no subgroups of lanes to spread a
+    // head row or a tile over, and no matrix units.
+    lowering.subgroupSize = 1;
+    lowering.attentionSubgroups = 1;
+    lowering.workgroupSize = 1;
+    lowering.prefillMatrix = "none";
+  }
   return lowering;
 }
 

@@ -2,6 +2,9 @@
 
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
+#include "core/CpuKernel.h"
+#include "devices/Devices.h"
+#include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
 
 #ifdef ATTN_HAVE_VULKAN
@@ -39,7 +42,7 @@
 using namespace mlir;
 
 std::vector<std::string> mlir::attn::deviceBackends() {
-  std::vector<std::string> backends;
+  std::vector<std::string> backends = {"cpu"};
 #ifdef ATTN_HAVE_VULKAN
   backends.push_back("vulkan");
 #endif
@@ -339,7 +342,12 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                               "range, else by device address), addresses "
                               "or bindings"),
                llvm::cl::value_desc("both|addresses|bindings"),
-               llvm::cl::init("both"), llvm::cl::cat(category)) {}
+               llvm::cl::init("both"), llvm::cl::cat(category)),
+      cpuIsa("cpu-isa",
+             llvm::cl::desc("Backend cpu: the ISA level of the kernels' "
+                            "machine code, x86-64-v3, x86-64-v4 or aarch64 "
+                            "(default: the widest this host runs)"),
+             llvm::cl::init(""), llvm::cl::cat(category)) {}
 
 llvm::Error
 mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
@@ -357,6 +365,11 @@ mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
   options.decodeThreshold = decodeThreshold;
   options.prefillMatrix = prefillMatrix;
   options.maxWorkgroupMemory = maxWorkgroupMemory;
+  if (!cpuIsa.empty()) {
+    options.cpu.isa = cpuIsa;
+  } else if (const ::attn::CpuIsaLevel *best = ::attn::bestHostCpuIsa()) {
+    options.cpu.isa = std::string(best->name);
+  }
   return llvm::Error::success();
 }
 
@@ -370,6 +383,35 @@ knobOptions(const mlir::attn::KernelKnobFlags &knobs, int64_t subgroupSize,
   if (llvm::Error err = knobs.apply(options))
     return std::move(err);
   return options;
+}
+
+/// The cpu backend: shared objects for the ISA level of `knobs` on the CPU
+/// device, loaded as a bundle's kernels are.
+static llvm::Expected<std::vector<::attn::Tensor>>
+runOnCpu(ModuleOp module, StringRef entry,
+         llvm::ArrayRef<::attn::Tensor> inputs,
+         mlir::attn::DeviceRunStats *stats,
+         const mlir::attn::KernelKnobFlags &knobs) {
+  ::attn::Result<std::unique_ptr<::attn::runtime::PlanDevice>> device =
+      ::attn::devices::openDevice(::attn::runtime::DeviceType::CPU);
+  if (!device)
+    return llvm::createStringError("backend cpu: " + device.message());
+  llvm::Expected<mlir::attn::CompileOptions> options =
+      knobOptions(knobs, /*subgroupSize=*/1, /*cpu=*/true);
+  if (!options)
+    return options.takeError();
+  options->targets = {::attn::Target::CPU};
+  ::attn::runtime::Bundle none;
+  auto addKernel = [&](const mlir::attn::CompiledKernel &k) {
+    ::attn::runtime::BundleKernel kernel;
+    kernel.symbol = k.symbol;
+    kernel.target = k.target;
+    kernel.entryPoint = k.entryPoint;
+    kernel.launchJson = k.launchJson;
+    return (*device)->loadKernel(none, kernel, k.bytes);
+  };
+  return compileAndRun(module, entry, *options, **device, addKernel, inputs,
+                       stats);
 }
 
 llvm::Expected<std::vector<::attn::Tensor>>
@@ -419,6 +461,8 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
   if (backend == "tt")
     return runOnTT(module, entry, inputs, stats);
 #endif
+  if (backend == "cpu")
+    return runOnCpu(module, entry, inputs, stats, knobs);
 #ifdef ATTN_HAVE_CUDA
   if (backend == "cuda") {
     ::attn::Result<std::unique_ptr<::attn::cuda::CudaPlanDevice>> device =

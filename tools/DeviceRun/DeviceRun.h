@@ -56,8 +56,8 @@ llvm::Expected<int64_t> localVulkanSubgroupSize();
 /// reference), shared by attn-run and attn-diff: --split-kv,
 /// --vector-width, --attention-subgroups, --lane-registers, --tiled-prefill,
 /// --decode-threshold, --prefill-matrix, --max-workgroup-memory (see
-/// convert-attn-to-gpu's options of the same names) and --spirv-abi. Each
-/// is one CompileOptions field.
+/// convert-attn-to-gpu's options of the same names), --spirv-abi and
+/// --cpu-isa. Each is one CompileOptions field.
 struct KernelKnobFlags {
   explicit KernelKnobFlags(llvm::cl::OptionCategory &category);
   /// Writes the flags into `options`; --lane-registers only when positive
@@ -73,6 +73,8 @@ struct KernelKnobFlags {
   llvm::cl::opt<std::string> prefillMatrix;
   llvm::cl::opt<int64_t> maxWorkgroupMemory;
   llvm::cl::opt<std::string> spirvAbi;
+  /// Backend cpu: the ISA level; empty: the widest this host runs.
+  llvm::cl::opt<std::string> cpuIsa;
 };
 
 /// Compiles `module` for `backend` (with the device's options and `knobs`

@@ -102,7 +102,7 @@ llvm::cl::opt<std::string>
 
 llvm::cl::list<std::string>
     targetList("targets", llvm::cl::desc("Targets of the bundle"),
-               llvm::cl::value_desc("spirv,ptx,msl,tt"),
+               llvm::cl::value_desc("spirv,ptx,msl,tt,cpu"),
                llvm::cl::CommaSeparated, llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
@@ -145,6 +145,14 @@ llvm::cl::opt<std::string>
          llvm::cl::desc("Target ptx: the SM the PTX is for (sm_80, sm_90, "
                         "...)"),
          llvm::cl::init("sm_90"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string> cpuIsa(
+    "cpu-isa",
+    llvm::cl::desc("Target cpu: the ISA level of the kernels' machine code "
+                   "(x86-64-v3: AVX2/FMA/F16C, the default; x86-64-v4: "
+                   "AVX-512; aarch64: Armv8-A with NEON); the CPU device "
+                   "runs a level only on a host that has it"),
+    llvm::cl::init("x86-64-v3"), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> spirvAbi(
     "spirv-abi",
@@ -282,18 +290,21 @@ llvm::Expected<std::vector<std::string>> requestedTargets() {
   return targets;
 }
 
-/// The builds: one per subgroup size for the GPU targets, one of size 0 for
-/// the targets that lower the attn ops themselves (tt). A target with a
-/// fixed subgroup size (ptx and msl: 32, an NVIDIA warp, Apple's SIMD
-/// width) builds at that size only.
+/// The builds: one of size 1 for the targets of single-invocation kernels
+/// (cpu), one per subgroup size for the GPU targets, one of size 0 for the
+/// targets that lower the attn ops themselves (tt). A target with a fixed
+/// subgroup size (ptx and msl: 32, an NVIDIA warp, Apple's SIMD width)
+/// builds at that size only.
 llvm::Expected<std::vector<Build>>
 plannedBuilds(const std::vector<std::string> &targets) {
   std::vector<const TargetBackend *> gpu;
-  std::vector<::attn::Target> ownLowering;
+  std::vector<::attn::Target> ownLowering, singleInvocation;
   for (const std::string &t : targets) {
     const TargetBackend *b = findTargetBackend(t);
     if (b->lowersItself())
       ownLowering.push_back(b->id);
+    else if (b->family->singleInvocation)
+      singleInvocation.push_back(b->id);
     else
       gpu.push_back(b);
   }
@@ -330,7 +341,13 @@ plannedBuilds(const std::vector<std::string> &targets) {
           llvm::Twine(b->subgroupSize) + ": add " +
           llvm::Twine(b->subgroupSize) + " to --subgroup-size");
 
+  // The cpu's kernels have no subgroups: one build of size 1, whatever
+  // --subgroup-size says of the GPUs'.
   std::vector<Build> builds;
+  if (!singleInvocation.empty())
+    builds.push_back(Build{1, singleInvocation});
+  if (gpu.empty())
+    sizes.clear();
   for (int64_t size : sizes) {
     Build build{size, {}};
     for (const TargetBackend *b : gpu)
@@ -597,7 +614,10 @@ private:
            std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
            (llvm::is_contained(build.targets, ::attn::Target::PTX) ? ",chip" + options.ptx.chip
-                                                     : "");
+                                                     : "") +
+           (llvm::is_contained(build.targets, ::attn::Target::CPU)
+                ? ",isa" + options.cpu.isa
+                : "");
   }
 
   /// The previous bundle's entries for `planned`, when every one is there
@@ -688,7 +708,7 @@ std::string overview() {
          "whose input\n"
          "      and options did not change since the last run are reused.\n"
          "      --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
-         "Targets built in this version: spirv, tt, ptx, msl.\n"
+         "Targets built in this version: spirv, tt, ptx, msl, cpu.\n"
          "ptx kernels are PTX text for --chip (default sm_90), one .ptx per "
          "kernel, built\nfor subgroup size 32; their launch facts give the "
          "workgroup size and the\nelement size of each argument (five "
@@ -704,7 +724,14 @@ std::string overview() {
          "reader, compute and writer kernels, as attn-translate\n"
          "--attn-to-ttmetal writes it; the entry's plan launches the program "
          "with the\nop's sizes, and the runtime runs it on a TT device (the "
-         "emulator here).\n\n"
+         "emulator here).\n"
+         "cpu kernels are ELF shared objects (.so), one per kernel, machine "
+         "code for\n--cpu-isa from LLVM in process, linked by ld.lld; the "
+         "same kernels as the GPU\ntargets' built for one invocation per "
+         "work item (an entry of subgroup size 1).\nTheir launch facts give "
+         "the ISA level and the element size of each argument;\nthe CPU "
+         "device calls the entry point of core/CpuKernel.h once per work "
+         "item.\n\n"
          "Exit status: 0 when everything compiled, 1 otherwise (an invalid "
          "grid\ncombination counts, unless --skip-invalid).\n\n"
          "Sizes are bounded (dialect/Limits.h): heads, head size, latent "
@@ -867,6 +894,7 @@ int main(int argc, char **argv) {
   options.spirv.abi = *abi;
   options.ptx.chip = chip;
   options.ptx.features = ptxFeaturesForChip(chip);
+  options.cpu.isa = cpuIsa;
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
   TaskResults results = runTasks(compiler, jobList, *builds);

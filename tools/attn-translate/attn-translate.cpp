@@ -12,6 +12,7 @@
 #include "compiler/Compile.h"
 #include "compiler/targets/Target.h"
 #include "lowering/AttnToTT/TTMetalTarget.h"
+#include "lowering/AttnToCPU/CPUObject.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "lowering/Passes.h"
 #include "lowering/SPIRVToMSL/SPIRVToMSL.h"
@@ -59,7 +60,17 @@ cl::opt<Target> target(cl::desc("Translation:"),
                                   clEnumValN(Target::TT, "attn-to-ttmetal",
                                              "TT-Metalium kernels and "
                                              "program.json per program "
-                                             "(-o DIR; no -o: print all)")));
+                                             "(-o DIR; no -o: print all)"),
+                                  clEnumValN(Target::CPU, "attn-to-cpu",
+                                             "A shared object per kernel "
+                                             "for --cpu-isa (no -o: print "
+                                             "the optimized LLVM IR of "
+                                             "all)")));
+cl::opt<std::string> cpuIsa("cpu-isa",
+                            cl::desc("The ISA level of --attn-to-cpu's "
+                                     "machine code: x86-64-v3, x86-64-v4 "
+                                     "or aarch64"),
+                            cl::init("x86-64-v3"));
 cl::opt<bool> listKernels("list-kernels",
                           cl::desc("Print each kernel's entry point, "
                                    "workgroup size and params names"),
@@ -143,6 +154,14 @@ kernel per SPIR-V kernel (argument i at [[buffer(i)]]). -o DIR writes
 DIR/<entry point>.metal, -o FILE the only kernel, and no -o prints every
 kernel to stdout after a line with its launch facts (entry point, MSL
 version, threadgroup size, subgroup size, buffer indices).
+
+--attn-to-cpu: the kernels built for one invocation per work item
+(subgroup size 1, whatever --subgroup-size says), as functions of one work
+item with the C entry point of core/CpuKernel.h (attn-cpu-to-llvm), and
+machine code for --cpu-isa from LLVM in process. -o DIR writes
+DIR/<entry point>.so (linked by ld.lld), -o FILE the only kernel, and no
+-o prints every kernel's optimized LLVM IR to stdout after a line naming
+it and the ISA level.
 )";
 
 /// Whether `-o` names a directory (existing, or spelled with a trailing
@@ -246,6 +265,9 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(Target target) {
   options.attentionSubgroups = attentionSubgroups;
   options.splitKv = splitKv;
   options.spirv.abi = mlir::attn::SPIRVTargetOptions::Abi::Addresses;
+  options.cpu.isa = cpuIsa;
+  if (target == Target::CPU)
+    options.subgroupSize = 1;
   options.ptx.chip = chip;
   options.ptx.features = ptxFeatures.empty()
                             ? mlir::attn::ptxFeaturesForChip(chip)
@@ -307,6 +329,30 @@ LogicalResult translate(ModuleOp module, Target target) {
           .str());
 }
 
+/// --attn-to-cpu: with -o, the kernels' shared objects through the compile
+/// driver; without, their optimized LLVM IR.
+LogicalResult translateCPU(ModuleOp module) {
+  if (!outputPath.empty() || listKernels)
+    return translate(module, Target::CPU);
+  FailureOr<mlir::attn::CompileOptions> options = compileOptions(Target::CPU);
+  if (failed(options))
+    return failure();
+  PassManager pm(module.getContext());
+  mlir::attn::buildAttnToGPUPipeline(
+      pm, mlir::attn::loweringOptions(mlir::attn::kCPULowering, *options));
+  if (failed(pm.run(module)))
+    return failure();
+  FailureOr<SmallVector<mlir::attn::CPUKernel>> kernels =
+      mlir::attn::translateKernelsToCPU(module, cpuIsa,
+                                        mlir::attn::CPUOutput::LLVMIR);
+  if (failed(kernels))
+    return failure();
+  for (const mlir::attn::CPUKernel &k : *kernels)
+    llvm::outs() << "; kernel " << k.entryPoint << " isa " << cpuIsa << "\n"
+                 << k.sharedObject << "\n";
+  return success();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -315,7 +361,7 @@ int main(int argc, char **argv) {
   if (target.getNumOccurrences() == 0) {
     llvm::errs() << "attn-translate: error: no translation: give one of "
                     "--attn-to-spirv, --attn-to-ptx, --attn-to-msl, "
-                    "--attn-to-ttmetal (see --help)\n";
+                    "--attn-to-ttmetal, --attn-to-cpu (see --help)\n";
     return 1;
   }
 
@@ -350,6 +396,8 @@ int main(int argc, char **argv) {
     return failed(translate(*module, Target::PTX)) ? 1 : 0;
   case Target::MSL:
     return failed(translate(*module, Target::MSL)) ? 1 : 0;
+  case Target::CPU:
+    return failed(translateCPU(*module)) ? 1 : 0;
   case Target::TT:
     return failed(
                outputPath.empty()

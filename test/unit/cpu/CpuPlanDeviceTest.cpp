@@ -2,7 +2,8 @@
 //
 // Loads the test kernels of Inputs/double_slice.c from their bytes and
 // launches them: every element of a 3-D grid's slices written once on 1
-// and 4 threads, and the refusals of loadKernel and enqueueLaunch.
+// and 4 threads, the refusals of loadKernel and enqueueLaunch, and a CPU
+// Session over bundles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +12,8 @@
 #include "core/CpuKernel.h"
 #include "core/LaunchFacts.h"
 #include "runtime/bundle/Bundle.h"
-#include "runtime/device/Device.h"
+#include "runtime/bundle/BundleWriter.h"
+#include "runtime/host/Session.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -309,6 +311,106 @@ TEST(CpuPlanDevice, ThreadsComeFromOptionsThenTheEnvironment) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "the cpu device's thread count is 0; expected a "
                          "thread count from 1 to 1024");
+}
+
+/// A bundle folder with one variant of paged_attention whose plan launches
+/// m::k, given as `kernel` of `bytes`.
+class CpuSessionTest : public CpuPlanDeviceTest {
+protected:
+  void writeBundle(const BundleKernel &k, std::string_view bytes) {
+    dir =
+        (std::filesystem::path(::testing::TempDir()) /
+         ("attn-cpu-session-" +
+          std::string(
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())))
+            .string();
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/kernels");
+    std::ofstream(dir + "/" + k.file, std::ios::binary) << bytes;
+
+    runtime::Plan plan;
+    plan.function = "paged_attention";
+    plan.arguments = {{DType::F32, {-1}}};
+    plan.numSlots = 3;
+    runtime::PlanOp one;
+    one.kind = runtime::PlanOpKind::Const;
+    one.result = 1;
+    one.imm = 1;
+    runtime::PlanOp launch;
+    launch.kind = runtime::PlanOpKind::Launch;
+    launch.kernel = k.symbol;
+    launch.operands = {1, 1, 1, 0};
+    runtime::PlanOp ret;
+    ret.kind = runtime::PlanOpKind::Return;
+    plan.ops = {one, launch, ret};
+
+    runtime::BundleVariant v;
+    v.name = "pa_h8";
+    v.parameters = {{"op", "paged_attention"}, {"num_heads", "8"}};
+    v.plans = {plan};
+    v.kernels = {k};
+    Bundle written;
+    written.compiler = "attn test";
+    written.directory = dir;
+    written.variants = {v};
+    ASSERT_TRUE(runtime::writeManifest(written));
+  }
+
+  static runtime::AttentionLayer layer() {
+    return {.name = "layers.0",
+            .numHeads = 8,
+            .headSize = 64,
+            .numKvHeads = 2,
+            .scale = 0.125,
+            .dtype = DType::BF16};
+  }
+
+  std::string dir;
+};
+
+TEST_F(CpuSessionTest, NamesABundleWithoutCpuKernels) {
+  BundleKernel k = cpuKernel("m::k", kernel);
+  k.target = "spirv";
+  k.file = "kernels/k.spv";
+  k.launchJson = "{}";
+  writeBundle(k, kernel);
+  Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
+      runtime::DeviceType::CPU, std::move(device), {dir});
+  ASSERT_FALSE(session);
+  EXPECT_EQ(session.message(), "bundle " + dir +
+                                   " has no kernels for target cpu (it has: "
+                                   "spirv)");
+}
+
+TEST_F(CpuSessionTest, LoadsTheBundlesKernelsAtOpen) {
+  writeBundle(cpuKernel("m::k", kernel), kernel);
+  CpuPlanDevice &cpu = *device;
+  Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
+      runtime::DeviceType::CPU, std::move(device), {dir});
+  ASSERT_TRUE(session) << session.message();
+  EXPECT_TRUE(cpu.hasKernel("m::k"));
+
+  // A layer the bundle has no variant for is named as on any device.
+  Result<std::unique_ptr<runtime::SessionLayer>> l = (*session)->createLayer(
+      layer(), runtime::KvCacheSpec{16, 2, 64, DType::BF16, "auto"}, 4);
+  ASSERT_FALSE(l);
+  EXPECT_THAT(l.message(),
+              HasSubstr("FLASH_ATTN: layer 'layers.0': cpu (cpu "
+                        "bundle): bundle " +
+                        dir + " has no reshape_and_cache variant"));
+  EXPECT_THAT(l.message(), HasSubstr("; compile one with: attn-compile "
+                                     "--variant op=reshape_and_cache,"));
+}
+
+TEST_F(CpuSessionTest, WithoutBundlesRunsTheReference) {
+  Result<std::unique_ptr<runtime::Session>> session =
+      runtime::Session::open(runtime::DeviceType::CPU, std::move(device));
+  ASSERT_TRUE(session) << session.message();
+  Result<std::unique_ptr<runtime::SessionLayer>> l = (*session)->createLayer(
+      layer(), runtime::KvCacheSpec{16, 2, 64, DType::BF16, "auto"}, 4);
+  ASSERT_TRUE(l) << l.message();
+  EXPECT_EQ((*l)->bundle, nullptr);
+  EXPECT_EQ((*l)->executor->name(), "cpu");
 }
 
 } // namespace

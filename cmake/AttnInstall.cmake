@@ -13,7 +13,7 @@ set(ATTN_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/attn)
 set(ATTN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
 
 set(_attn_exported AttnCore AttnReferenceOps AttnTesting AttnRuntimeBundle
-  AttnRuntimeDevice AttnRuntimeExecutor AttnRuntime)
+  AttnRuntimeDevice AttnRuntimeExecutor AttnRuntime AttnCpuDevice)
 if(TARGET AttnVulkanDevice)
   list(APPEND _attn_exported AttnVulkanDevice)
 endif()
@@ -55,6 +55,11 @@ if(TARGET AttnDLPack)
   install(FILES ${PROJECT_SOURCE_DIR}/runtime/device/dlpack/DLPack.h
     DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/device/dlpack)
 endif()
+install(FILES
+  ${PROJECT_SOURCE_DIR}/devices/cpu/CpuKernelLoader.h
+  ${PROJECT_SOURCE_DIR}/devices/cpu/CpuPlanDevice.h
+  ${PROJECT_SOURCE_DIR}/devices/cpu/ThreadPool.h
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/devices/cpu)
 if(TARGET AttnVulkanDevice)
   install(FILES
     ${PROJECT_SOURCE_DIR}/devices/vulkan/VulkanExecutor.h

@@ -22,9 +22,10 @@ namespace attn::devices {
 /// The device types this build can open.
 std::vector<runtime::DeviceType> availableDeviceTypes();
 
-/// The first device of `type`: the CPU's memory, the Vulkan device the
-/// Vulkan executor selects, CUDA device 0, the system's Metal device, or the
-/// Tenstorrent emulator. An error when this build or machine has none.
+/// The first device of `type`: the CPU (host memory and cpu kernels,
+/// devices/cpu), the Vulkan device the Vulkan executor selects, CUDA device
+/// 0, the system's Metal device, or the Tenstorrent emulator. An error when
+/// this build or machine has none.
 Result<std::unique_ptr<runtime::PlanDevice>>
 openDevice(runtime::DeviceType type);
 

@@ -20,8 +20,9 @@ Status CpuDevice::enqueueLaunch(std::string_view kernel,
 
 Status CpuDevice::loadKernel(const Bundle &, const BundleKernel &kernel,
                              std::string_view) {
-  return errorf("the cpu device runs no ", kernel.target,
-                " kernels: bundles are for the other devices");
+  return errorf("the reference's cpu device runs no ", kernel.target,
+                " kernels: cpu bundles run on the cpu device of devices/cpu "
+                "(CpuPlanDevice)");
 }
 
 namespace {

@@ -10,7 +10,7 @@ namespace attn::runtime {
 std::string_view bundleTarget(DeviceType device) {
   switch (device) {
   case DeviceType::CPU:
-    return "";
+    return toString(Target::CPU);
   case DeviceType::CUDA:
     return toString(Target::PTX);
   case DeviceType::VULKAN:
@@ -31,13 +31,12 @@ Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
   std::unique_ptr<Session> session(new Session());
   session->type_ = type;
   session->device_ = std::move(device);
-  if (type == DeviceType::CPU) {
-    // The reference ops read and write the tensors in place.
+  if (type == DeviceType::CPU && bundleDirs.empty()) {
+    // Without bundles the CPU runs the reference ops, which read and write
+    // the tensors in place.
     if (session->device_->memorySpace() != MemorySpace::Host)
       return errorf("a cpu session needs a device with host memory, got ",
                     session->device_->name());
-    if (!bundleDirs.empty())
-      return Status::error("the cpu device runs the reference, not bundles");
     session->executors_.push_back(
         std::make_unique<CpuExecutor>(*session->device_));
     return session;

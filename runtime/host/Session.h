@@ -12,12 +12,13 @@
 //   layer->impl->forward(config, q, k, v, layer->kvCache, *md, out);
 //   session->synchronize();
 //
-// openDevice (devices/Devices.h) opens the device of a type for it. The CPU
-// device runs the reference; every other device runs the kernels of the
-// session's bundles (for the device type's target: spirv for Vulkan, ptx for
-// CUDA, msl for Metal, tt for Tenstorrent), all loaded and checked when the
-// session opens. A layer gets the first bundle that serves every call its
-// impl makes; when none does, the error names the variant to compile.
+// openDevice (devices/Devices.h) opens the device of a type for it. A
+// device runs the kernels of the session's bundles (for the device type's
+// target: cpu for the CPU, spirv for Vulkan, ptx for CUDA, msl for Metal, tt
+// for Tenstorrent), all loaded and checked when the session opens; a CPU
+// session without bundles runs the reference ops instead. A layer gets the
+// first bundle that serves every call its impl makes; when none does, the
+// error names the variant to compile.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_SESSION_SESSION_H
@@ -34,8 +35,7 @@
 
 namespace attn::runtime {
 
-/// The bundle target a device type runs: "spirv", "ptx", "msl", "tt"; empty
-/// for the CPU (the reference).
+/// The bundle target a device type runs: "cpu", "spirv", "ptx", "msl", "tt".
 std::string_view bundleTarget(DeviceType device);
 
 /// One attention layer served by a session.
@@ -49,15 +49,16 @@ struct SessionLayer {
   DeviceTensor kvCache;
   /// What serves the layer's calls (owned by the session).
   KernelExecutor *executor = nullptr;
-  /// The bundle whose kernels serve it; null on the CPU.
+  /// The bundle whose kernels serve it; null when the reference ops do.
   const Bundle *bundle = nullptr;
 };
 
 class Session {
 public:
   /// A session on `device` (kept) of type `type`, serving from the bundles
-  /// at `bundleDirs` (none for the CPU). Each bundle is loaded, checked and
-  /// its kernels for the device put on it now.
+  /// at `bundleDirs`. Each bundle is loaded, checked and its kernels for the
+  /// device put on it now. On the CPU, no bundles means the reference ops
+  /// (on any device with host memory); other devices need one.
   static Result<std::unique_ptr<Session>>
   open(DeviceType type, std::unique_ptr<PlanDevice> device,
        const std::vector<std::string> &bundleDirs = {});
@@ -84,7 +85,7 @@ private:
 
   DeviceType type_ = DeviceType::CPU;
   std::unique_ptr<PlanDevice> device_;
-  /// One per bundle; for the CPU, the CPU executor alone.
+  /// One per bundle; without bundles on the CPU, the CPU executor alone.
   std::vector<std::unique_ptr<KernelExecutor>> executors_;
 };
 

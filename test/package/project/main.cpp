@@ -1,14 +1,15 @@
 //===- main.cpp - One decode step through an installed attn --------------===//
 //
-// What an engine outside the tree writes: a Session on the CPU device, a
-// layer with its cache on the device, one decode step for two requests.
+// What an engine outside the tree writes: a Session on the CPU device
+// (devices/cpu, running the reference ops: no bundle), a layer with its
+// cache on the device, one decode step for two requests.
 // With BUNDLE_DIR (WITH_BUNDLE=ON), the same step in a Vulkan session over
 // the bundle attn_add_bundle compiled, compared with the CPU's.
 //
 //===----------------------------------------------------------------------===//
 
+#include "devices/cpu/CpuPlanDevice.h"
 #include "reference/testing/Random.h"
-#include "runtime/executor/CpuExecutor.h"
 #include "runtime/host/Session.h"
 
 #ifdef BUNDLE_DIR
@@ -74,8 +75,12 @@ Result<Tensor> decode(Session &session) {
 } // namespace
 
 int main() {
+  Result<std::unique_ptr<cpu::CpuPlanDevice>> cpuDevice =
+      cpu::CpuPlanDevice::create();
+  if (!cpuDevice)
+    return fail("cpu", cpuDevice.status());
   Result<std::unique_ptr<Session>> cpu =
-      Session::open(DeviceType::CPU, std::make_unique<CpuDevice>());
+      Session::open(DeviceType::CPU, std::move(*cpuDevice));
   if (!cpu)
     return fail("cpu", cpu.status());
   Result<Tensor> expected = decode(**cpu);

@@ -1,0 +1,183 @@
+//===- CpuPlanDevice.cpp - The CPU as a device that runs kernels ----------===//
+
+#include "devices/cpu/CpuPlanDevice.h"
+
+#include "core/LaunchFacts.h"
+#include "core/Target.h"
+#include "runtime/bundle/Bundle.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+
+namespace attn::cpu {
+
+namespace {
+
+/// The levels this host runs, comma-separated, as --cpu-isa takes them.
+std::string hostLevels() {
+  std::string names;
+  for (const CpuIsaLevel &level : cpuIsaLevels())
+    if (hostRunsCpuIsa(level)) {
+      if (!names.empty())
+        names += ',';
+      names += level.name;
+    }
+  return names;
+}
+
+/// The launch facts of `kernel` (`what` in messages) when this host runs
+/// it: a cpu kernel whose facts read, of an ISA level the host has.
+Result<LaunchFacts> runnableFacts(const runtime::BundleKernel &kernel,
+                                  const std::string &what) {
+  std::string_view cpu = toString(Target::CPU);
+  if (kernel.target != cpu)
+    return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
+                  "; ", cpu, " runs ", cpu);
+  Result<LaunchFacts> facts = readLaunchFacts(kernel.launchJson, Target::CPU);
+  if (!facts)
+    return errorf(what, ": ", facts.message());
+  // readLaunchFacts accepts known levels only.
+  const CpuIsaLevel &level = *findCpuIsaLevel(facts->cpuIsa);
+  if (hostRunsCpuIsa(level))
+    return facts;
+  std::string runnable = hostLevels();
+  return errorf(
+      what, " is built for cpu ISA level ", level.name, ", which this ",
+      hostCpuArch() == CpuArch::X86_64 ? "x86-64" : "aarch64",
+      " host does not run; ",
+      runnable.empty() ? "no --cpu-isa level of attn-compile runs here"
+                       : "recompile with attn-compile --cpu-isa=" + runnable);
+}
+
+Status checkThreads(unsigned threads, std::string_view what) {
+  if (threads >= 1 && threads <= kMaxCpuThreads)
+    return Status::ok();
+  return errorf(what, " is ", threads, "; expected a thread count from 1 to ",
+                kMaxCpuThreads);
+}
+
+/// The threads `options` ask for, else ATTN_CPU_THREADS's, else the CPUs
+/// the process may run on.
+Result<unsigned> threadCount(const CpuDeviceOptions &options) {
+  if (options.threads) {
+    ATTN_RETURN_IF_ERROR(
+        checkThreads(options.threads, "CpuDeviceOptions::threads"));
+    return options.threads;
+  }
+  const char *env = std::getenv(kCpuThreadsEnv);
+  if (!env || !*env)
+    return availableCpus();
+  std::string_view text(env);
+  unsigned threads = 0;
+  auto [end, error] =
+      std::from_chars(text.data(), text.data() + text.size(), threads);
+  if (error != std::errc() || end != text.data() + text.size() || threads < 1 ||
+      threads > kMaxCpuThreads)
+    return errorf(kCpuThreadsEnv, " is '", text,
+                  "'; expected a thread count from 1 to ", kMaxCpuThreads);
+  return threads;
+}
+
+/// One launch, as its work items see it.
+struct LaunchItems {
+  CpuKernelEntry entry;
+  void *const *buffers;
+  const int64_t *elements;
+  int64_t gridX, gridXY;
+};
+
+void runItem(void *context, int64_t item) {
+  const auto &launch = *static_cast<const LaunchItems *>(context);
+  const int64_t workItem[3] = {item % launch.gridX,
+                               item % launch.gridXY / launch.gridX,
+                               item / launch.gridXY};
+  launch.entry(workItem, launch.buffers, launch.elements);
+}
+
+} // namespace
+
+CpuPlanDevice::CpuPlanDevice(unsigned threads)
+    : pool_(std::make_unique<ThreadPool>(threads)) {}
+
+Result<std::unique_ptr<CpuPlanDevice>>
+CpuPlanDevice::create(const CpuDeviceOptions &options) {
+  Result<unsigned> threads = threadCount(options);
+  if (!threads)
+    return threads.status();
+  return std::unique_ptr<CpuPlanDevice>(new CpuPlanDevice(*threads));
+}
+
+Status CpuPlanDevice::setThreads(unsigned threads) {
+  ATTN_RETURN_IF_ERROR(checkThreads(threads, "the cpu device's thread count"));
+  if (threads != pool_->threads())
+    pool_ = std::make_unique<ThreadPool>(threads);
+  return Status::ok();
+}
+
+Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
+                                 const runtime::BundleKernel &kernel,
+                                 std::string_view bytes) {
+  std::string what = "kernel " + kernel.symbol + " (" + kernel.file + ")";
+  Result<LaunchFacts> facts = runnableFacts(kernel, what);
+  if (!facts)
+    return facts.status();
+  std::string source =
+      runtime::kernelSource(bytes, kernel.entryPoint, kernel.launchJson);
+  Result<bool> loaded = symbols_.isLoaded(name(), kernel.symbol, source);
+  if (!loaded || *loaded)
+    return loaded.status();
+  Result<CpuKernelObject> object =
+      loadCpuKernel(what, bytes, kernel.entryPoint);
+  if (!object)
+    return object.status();
+  size_t args = facts->argElementBytes.size();
+  if (buffers_.size() < args) {
+    buffers_.resize(args);
+    elements_.resize(args);
+  }
+  kernels_.emplace(kernel.symbol, Kernel{std::move(*object),
+                                         std::move(facts->argElementBytes)});
+  symbols_.record(kernel.symbol, std::move(source));
+  return Status::ok();
+}
+
+Status CpuPlanDevice::enqueueLaunch(std::string_view kernel,
+                                    const std::array<uint32_t, 3> &grid,
+                                    const std::array<int64_t, 3> &block,
+                                    std::span<const runtime::BufferView> args) {
+  if (block != std::array<int64_t, 3>{1, 1, 1})
+    return errorf(name(), ": kernel ", kernel, " is launched with block [",
+                  block[0], ", ", block[1], ", ", block[2],
+                  "]; a cpu kernel runs one work item per call, block [1, 1, "
+                  "1]");
+  auto it = kernels_.find(kernel);
+  if (it == kernels_.end())
+    return errorf(name(), ": no kernel is loaded under the symbol ", kernel);
+  const Kernel &k = it->second;
+  if (args.size() != k.argElementBytes.size())
+    return errorf(name(), ": kernel ", kernel, " takes ",
+                  k.argElementBytes.size(),
+                  " arguments (its launch facts' arg_element_bytes), the "
+                  "launch passes ",
+                  args.size());
+  uint64_t gridXY = uint64_t(grid[0]) * grid[1];
+  if (grid[2] &&
+      gridXY > uint64_t(std::numeric_limits<int64_t>::max()) / grid[2])
+    return errorf(name(), ": kernel ", kernel, " is launched on a grid of [",
+                  grid[0], ", ", grid[1], ", ", grid[2],
+                  "], more than 2^63 - 1 work items");
+  int64_t count = int64_t(gridXY * grid[2]);
+  if (count == 0)
+    return Status::ok();
+  for (size_t i = 0; i < args.size(); ++i) {
+    buffers_[i] = args[i].buffer ? bytesOf(args[i]) : nullptr;
+    elements_[i] = int64_t(args[i].bytes) / k.argElementBytes[i];
+  }
+  LaunchItems launch{k.object.entry(), buffers_.data(), elements_.data(),
+                     int64_t(grid[0]), int64_t(gridXY)};
+  pool_->run(count, runItem, &launch);
+  return Status::ok();
+}
+
+} // namespace attn::cpu

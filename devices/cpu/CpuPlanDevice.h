@@ -1,0 +1,95 @@
+//===- CpuPlanDevice.h - The CPU as a device that runs kernels -*- C++ -*-===//
+//
+// The CPU device: host memory (runtime/device/HostMemory.h), as the
+// reference's CpuDevice, plus kernels of target cpu (core/CpuKernel.h), so
+// that BundleExecutor serves a cpu bundle as it serves a GPU one:
+//
+//   auto device = CpuPlanDevice::create().value();
+//   BundleExecutor executor(*bundle, "cpu", *device);
+//
+// A launch runs every work item of its grid on the device's thread pool
+// and returns when all are done, so launches complete in order and there
+// is never work to wait for. Kernels are loaded from the bytes the bundle
+// reader checked, never from the bundle's files (CpuKernelLoader.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_DEVICES_CPU_CPUPLANDEVICE_H
+#define ATTN_DEVICES_CPU_CPUPLANDEVICE_H
+
+#include "devices/cpu/CpuKernelLoader.h"
+#include "devices/cpu/ThreadPool.h"
+#include "runtime/device/HostMemory.h"
+#include "runtime/device/KernelSymbols.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::cpu {
+
+/// The environment variable that sets the device's threads when its
+/// options do not: a count from 1 to kMaxCpuThreads.
+inline constexpr const char *kCpuThreadsEnv = "ATTN_CPU_THREADS";
+inline constexpr unsigned kMaxCpuThreads = 1024;
+
+struct CpuDeviceOptions {
+  /// Threads a launch runs on, the launching thread included; 0: the value
+  /// of ATTN_CPU_THREADS when set, else the CPUs this process may run on.
+  unsigned threads = 0;
+};
+
+class CpuPlanDevice final : public runtime::HostMemoryDevice {
+public:
+  /// An error when the options or ATTN_CPU_THREADS ask for no thread or
+  /// more than kMaxCpuThreads.
+  static Result<std::unique_ptr<CpuPlanDevice>>
+  create(const CpuDeviceOptions &options = {});
+
+  std::string_view name() const override { return "cpu"; }
+
+  /// Loads a cpu kernel of `bundle` (its shared object's `bytes`, already
+  /// checked against its hash) under kernel.symbol. Refuses another
+  /// target, an ISA level this host does not run, an object of another ABI
+  /// or without the entry point. Loading the kernel a symbol already has is
+  /// a no-op; another one under it is an error (KernelSymbols.h).
+  Status loadKernel(const runtime::Bundle &bundle,
+                    const runtime::BundleKernel &kernel,
+                    std::string_view bytes) override;
+  bool hasKernel(std::string_view symbol) const {
+    return kernels_.count(symbol) != 0;
+  }
+
+  unsigned threads() const { return pool_->threads(); }
+  /// Runs later launches on `threads` threads (1 to kMaxCpuThreads).
+  Status setThreads(unsigned threads);
+
+private:
+  explicit CpuPlanDevice(unsigned threads);
+
+  struct Kernel {
+    CpuKernelObject object;
+    /// Bytes per element of each argument (its launch facts).
+    std::vector<int64_t> argElementBytes;
+  };
+
+  std::map<std::string, Kernel, std::less<>> kernels_;
+  runtime::KernelSymbols symbols_;
+  std::unique_ptr<ThreadPool> pool_;
+  /// A launch's argument pointers and element counts, sized for the
+  /// kernel with the most arguments when kernels load, so that a launch
+  /// allocates nothing.
+  std::vector<void *> buffers_;
+  std::vector<int64_t> elements_;
+
+protected:
+  /// Runs the work items of `grid` (block must be 1, 1, 1) to completion.
+  Status enqueueLaunch(std::string_view kernel,
+                       const std::array<uint32_t, 3> &grid,
+                       const std::array<int64_t, 3> &block,
+                       std::span<const runtime::BufferView> args) override;
+};
+
+} // namespace attn::cpu
+
+#endif // ATTN_DEVICES_CPU_CPUPLANDEVICE_H

@@ -1,0 +1,417 @@
+//===- CpuPlanDeviceTest.cpp - cpu kernels on the CPU device --------------===//
+//
+// Loads the test kernels of Inputs/double_slice.c from their bytes and
+// launches them: every element of a 3-D grid's slices written once on 1
+// and 4 threads, the refusals of loadKernel and enqueueLaunch, and a CPU
+// Session over bundles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "devices/cpu/CpuPlanDevice.h"
+
+#include "core/CpuKernel.h"
+#include "core/LaunchFacts.h"
+#include "runtime/bundle/Bundle.h"
+#include "runtime/bundle/BundleWriter.h"
+#include "runtime/host/Session.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace attn::cpu {
+namespace {
+
+using runtime::BufferView;
+using runtime::Bundle;
+using runtime::BundleKernel;
+using runtime::DeviceTensor;
+using ::testing::HasSubstr;
+
+constexpr std::array<int64_t, 3> kOneItem = {1, 1, 1};
+
+std::string readFile(const char *path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+/// The first ISA level this host runs, or null.
+const CpuIsaLevel *hostLevel() {
+  for (const CpuIsaLevel &level : cpuIsaLevels())
+    if (hostRunsCpuIsa(level))
+      return &level;
+  return nullptr;
+}
+
+/// A level of another architecture.
+const CpuIsaLevel &foreignLevel() {
+  for (const CpuIsaLevel &level : cpuIsaLevels())
+    if (level.arch != hostCpuArch())
+      return level;
+  return cpuIsaLevels().front();
+}
+
+/// double_slice's manifest entry: four arguments of 4-byte elements.
+BundleKernel cpuKernel(const std::string &symbol, std::string_view bytes,
+                       std::string_view isa = hostLevel()->name,
+                       std::string entryPoint = "double_slice") {
+  LaunchFacts facts;
+  facts.cpuIsa = std::string(isa);
+  facts.argElementBytes = {4, 4, 4, 4};
+  return {symbol,
+          "cpu",
+          "kernels/" + symbol.substr(0, symbol.find(':')) + ".so",
+          std::move(entryPoint),
+          runtime::contentHash(bytes),
+          writeLaunchFacts(facts, Target::CPU)};
+}
+
+class CpuPlanDeviceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    kernel = readFile(ATTN_CPU_TEST_KERNEL);
+    ASSERT_FALSE(kernel.empty()) << "cannot read " ATTN_CPU_TEST_KERNEL;
+    if (!hostLevel())
+      GTEST_SKIP() << "this host runs none of the cpu ISA levels ("
+                   << cpuIsaLevelNames() << ")";
+    Result<std::unique_ptr<CpuPlanDevice>> created =
+        CpuPlanDevice::create({.threads = 4});
+    ASSERT_TRUE(created) << created.message();
+    device = std::move(*created);
+  }
+
+  Status load(const BundleKernel &k, std::string_view bytes) {
+    return device->loadKernel(bundle, k, bytes);
+  }
+
+  /// Launches `symbol` (double_slice) on `grid` with `slice` elements per
+  /// work item over `n` elements, then checks that each element was
+  /// doubled and written once.
+  void launchAndCheck(const std::string &symbol, std::array<uint32_t, 3> grid,
+                      int32_t slice, int64_t n) {
+    Tensor in(DType::F32, {n});
+    for (int64_t i = 0; i < n; ++i)
+      in.setFloat(i, 0.25 * double(i) - 3);
+    Tensor params(DType::I32, {4});
+    for (int i = 0; i < 3; ++i)
+      params.setInt(i, grid[i]);
+    params.setInt(3, slice);
+    Result<DeviceTensor> input = runtime::toDevice(*device, in);
+    Result<DeviceTensor> out =
+        runtime::allocateTensor(*device, DType::F32, {n});
+    Result<DeviceTensor> hits =
+        runtime::allocateTensor(*device, DType::I32, {n});
+    Result<DeviceTensor> p = runtime::toDevice(*device, params);
+    ASSERT_TRUE(input && out && hits && p);
+    BufferView args[] = {input->view(), out->view(), hits->view(), p->view()};
+    Status launched = device->launch(symbol, grid, kOneItem, args);
+    ASSERT_TRUE(launched) << launched.message();
+    ASSERT_TRUE(device->synchronize());
+    Result<Tensor> gotOut = runtime::toHost(*out);
+    Result<Tensor> gotHits = runtime::toHost(*hits);
+    ASSERT_TRUE(gotOut && gotHits);
+    int64_t items = int64_t(grid[0]) * grid[1] * grid[2];
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t expected = i < items * slice ? 1 : 0;
+      ASSERT_EQ(gotHits->getInt(i), expected) << "element " << i;
+      ASSERT_EQ(gotOut->getFloat(i), expected ? 2 * in.getFloat(i) : 0)
+          << "element " << i;
+    }
+  }
+
+  std::string kernel;
+  Bundle bundle;
+  std::unique_ptr<CpuPlanDevice> device;
+};
+
+TEST_F(CpuPlanDeviceTest, LaunchWritesEveryElementOnce) {
+  ASSERT_TRUE(load(cpuKernel("t::k", kernel), kernel));
+  for (unsigned threads : {1u, 4u}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    ASSERT_TRUE(device->setThreads(threads));
+    EXPECT_EQ(device->threads(), threads);
+    // 3 x 4 x 5 work items of 7 elements; the last one's slice is cut.
+    launchAndCheck("t::k", {3, 4, 5}, 7, 3 * 4 * 5 * 7 - 3);
+    launchAndCheck("t::k", {1, 1, 1}, 5, 5);
+  }
+}
+
+TEST_F(CpuPlanDeviceTest, ZeroWorkItemsRunNothing) {
+  ASSERT_TRUE(load(cpuKernel("t::k", kernel), kernel));
+  launchAndCheck("t::k", {0, 3, 2}, 4, 16);
+  launchAndCheck("t::k", {2, 3, 0}, 4, 16);
+}
+
+TEST_F(CpuPlanDeviceTest, LoadsFromTheBytesAlone) {
+  // Neither the bundle's folder nor the kernel's file exists: the device
+  // loads what it is given, not what a path holds.
+  bundle.directory = "/nonexistent/attn-cpu-test.attnb";
+  BundleKernel k = cpuKernel("t::k", kernel);
+  ASSERT_FALSE(std::filesystem::exists(bundle.directory + "/" + k.file));
+  Status s = load(k, kernel);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(device->hasKernel("t::k"));
+  launchAndCheck("t::k", {2, 2, 2}, 3, 24);
+}
+
+TEST_F(CpuPlanDeviceTest, SeveralObjectsLoadSideBySide) {
+  // A failed load closes its object; the next one may get its descriptor
+  // number, and must still load its own object.
+  std::string abi2 = readFile(ATTN_CPU_TEST_KERNEL_ABI2);
+  ASSERT_FALSE(load(cpuKernel("a::k", abi2), abi2));
+  ASSERT_TRUE(load(cpuKernel("b::k", kernel), kernel));
+  ASSERT_TRUE(load(cpuKernel("c::k", kernel), kernel));
+  launchAndCheck("b::k", {4, 1, 1}, 2, 8);
+  launchAndCheck("c::k", {1, 4, 1}, 2, 8);
+  EXPECT_FALSE(device->hasKernel("a::k"));
+}
+
+TEST_F(CpuPlanDeviceTest, SameKernelTwiceIsANoOpAnotherIsAnError) {
+  ASSERT_TRUE(load(cpuKernel("t::k", kernel), kernel));
+  Status again = load(cpuKernel("t::k", kernel), kernel);
+  EXPECT_TRUE(again) << again.message();
+  Status other =
+      load(cpuKernel("t::k", kernel, hostLevel()->name, "other"), kernel);
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.message(),
+            "cpu already has a different kernel under the symbol t::k; a "
+            "device never replaces a kernel (bundles that share a device "
+            "must not reuse symbols for other kernels)");
+  launchAndCheck("t::k", {2, 1, 1}, 1, 2);
+}
+
+TEST_F(CpuPlanDeviceTest, RefusesAnotherTarget) {
+  BundleKernel k = cpuKernel("t::k", kernel);
+  k.target = "spirv";
+  Status s = load(k, kernel);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "kernel t::k is for target spirv; cpu runs cpu");
+}
+
+TEST_F(CpuPlanDeviceTest, RefusesAnotherAbi) {
+  std::string abi2 = readFile(ATTN_CPU_TEST_KERNEL_ABI2);
+  Status s = load(cpuKernel("t::k", abi2), abi2);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "kernel t::k (kernels/t.so) has attn_cpu_abi = 2; "
+                         "this runtime runs kernels of attn_cpu_abi = 1 "
+                         "(recompile it with a matching attn-compile)");
+
+  std::string none = readFile(ATTN_CPU_TEST_KERNEL_NO_ABI);
+  s = load(cpuKernel("t::k", none), none);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("kernel t::k (kernels/t.so) exports no attn_cpu_abi ("));
+  EXPECT_THAT(s.message(),
+              HasSubstr("); this runtime runs kernels of attn_cpu_abi = 1"));
+  EXPECT_FALSE(device->hasKernel("t::k"));
+}
+
+TEST_F(CpuPlanDeviceTest, RefusesAMissingEntryPoint) {
+  Status s = load(cpuKernel("t::k", kernel, hostLevel()->name, "nope"), kernel);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("kernel t::k (kernels/t.so) has no entry point nope ("));
+  // The C library's functions are not the kernel's.
+  s = load(cpuKernel("t::k", kernel, hostLevel()->name, "memcpy"), kernel);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("has no entry point memcpy ("));
+}
+
+TEST_F(CpuPlanDeviceTest, RefusesWhatIsNoSharedObject) {
+  Status s = load(cpuKernel("t::k", "not an ELF"), "not an ELF");
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("kernel t::k (kernels/t.so): cannot load "
+                                     "the kernel object: "));
+}
+
+TEST_F(CpuPlanDeviceTest, RefusesALevelTheHostDoesNotRun) {
+  const CpuIsaLevel &foreign = foreignLevel();
+  Status s = load(cpuKernel("t::k", kernel, foreign.name), kernel);
+  ASSERT_FALSE(s);
+  std::string arch = hostCpuArch() == CpuArch::X86_64 ? "x86-64" : "aarch64";
+  EXPECT_THAT(s.message(),
+              HasSubstr("kernel t::k (kernels/t.so) is built for cpu ISA "
+                        "level " +
+                        std::string(foreign.name) + ", which this " + arch +
+                        " host does not run; recompile with attn-compile "
+                        "--cpu-isa=" +
+                        std::string(hostLevel()->name)));
+  EXPECT_FALSE(device->hasKernel("t::k"));
+}
+
+TEST_F(CpuPlanDeviceTest, RefusesBadLaunchFacts) {
+  BundleKernel k = cpuKernel("t::k", kernel);
+  k.launchJson = R"({"workgroup_size": [1, 1, 1]})";
+  Status s = load(k, kernel);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("kernel t::k (kernels/t.so): "));
+}
+
+TEST_F(CpuPlanDeviceTest, RefusesBadLaunches) {
+  ASSERT_TRUE(load(cpuKernel("t::k", kernel), kernel));
+  Result<DeviceTensor> t = runtime::allocateTensor(*device, DType::F32, {4});
+  ASSERT_TRUE(t);
+  BufferView four[] = {t->view(), t->view(), t->view(), t->view()};
+
+  Status s = device->launch("t::k", {1, 1, 1}, {64, 1, 1}, four);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "cpu: kernel t::k is launched with block [64, 1, "
+                         "1]; a cpu kernel runs one work item per call, "
+                         "block [1, 1, 1]");
+
+  s = device->launch("t::k", {1, 1, 1}, kOneItem,
+                     std::span<const BufferView>(four).first(3));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "cpu: kernel t::k takes 4 arguments (its launch "
+                         "facts' arg_element_bytes), the launch passes 3");
+
+  s = device->launch("u::k", {1, 1, 1}, kOneItem, four);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "cpu: no kernel is loaded under the symbol u::k");
+}
+
+TEST(CpuPlanDevice, ThreadsComeFromOptionsThenTheEnvironment) {
+  ::unsetenv(kCpuThreadsEnv);
+  Result<std::unique_ptr<CpuPlanDevice>> d = CpuPlanDevice::create();
+  ASSERT_TRUE(d) << d.message();
+  EXPECT_EQ((*d)->threads(), availableCpus());
+
+  ::setenv(kCpuThreadsEnv, "3", 1);
+  d = CpuPlanDevice::create();
+  ASSERT_TRUE(d) << d.message();
+  EXPECT_EQ((*d)->threads(), 3u);
+  d = CpuPlanDevice::create({.threads = 2});
+  ASSERT_TRUE(d) << d.message();
+  EXPECT_EQ((*d)->threads(), 2u);
+
+  for (const char *bad : {"0", "-1", "4x", "100000"}) {
+    ::setenv(kCpuThreadsEnv, bad, 1);
+    d = CpuPlanDevice::create();
+    ASSERT_FALSE(d) << bad;
+    EXPECT_EQ(d.message(), "ATTN_CPU_THREADS is '" + std::string(bad) +
+                               "'; expected a thread count from 1 to 1024");
+  }
+  ::unsetenv(kCpuThreadsEnv);
+
+  d = CpuPlanDevice::create({.threads = 5000});
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.message(), "CpuDeviceOptions::threads is 5000; expected a "
+                         "thread count from 1 to 1024");
+  d = CpuPlanDevice::create();
+  ASSERT_TRUE(d);
+  Status s = (*d)->setThreads(0);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "the cpu device's thread count is 0; expected a "
+                         "thread count from 1 to 1024");
+}
+
+/// A bundle folder with one variant of paged_attention whose plan launches
+/// m::k, given as `kernel` of `bytes`.
+class CpuSessionTest : public CpuPlanDeviceTest {
+protected:
+  void writeBundle(const BundleKernel &k, std::string_view bytes) {
+    dir =
+        (std::filesystem::path(::testing::TempDir()) /
+         ("attn-cpu-session-" +
+          std::string(
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())))
+            .string();
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/kernels");
+    std::ofstream(dir + "/" + k.file, std::ios::binary) << bytes;
+
+    runtime::Plan plan;
+    plan.function = "paged_attention";
+    plan.arguments = {{DType::F32, {-1}}};
+    plan.numSlots = 3;
+    runtime::PlanOp one;
+    one.kind = runtime::PlanOpKind::Const;
+    one.result = 1;
+    one.imm = 1;
+    runtime::PlanOp launch;
+    launch.kind = runtime::PlanOpKind::Launch;
+    launch.kernel = k.symbol;
+    launch.operands = {1, 1, 1, 0};
+    runtime::PlanOp ret;
+    ret.kind = runtime::PlanOpKind::Return;
+    plan.ops = {one, launch, ret};
+
+    runtime::BundleVariant v;
+    v.name = "pa_h8";
+    v.parameters = {{"op", "paged_attention"}, {"num_heads", "8"}};
+    v.plans = {plan};
+    v.kernels = {k};
+    Bundle written;
+    written.compiler = "attn test";
+    written.directory = dir;
+    written.variants = {v};
+    ASSERT_TRUE(runtime::writeManifest(written));
+  }
+
+  static runtime::AttentionLayer layer() {
+    return {.name = "layers.0",
+            .numHeads = 8,
+            .headSize = 64,
+            .numKvHeads = 2,
+            .scale = 0.125,
+            .dtype = DType::BF16};
+  }
+
+  std::string dir;
+};
+
+TEST_F(CpuSessionTest, NamesABundleWithoutCpuKernels) {
+  BundleKernel k = cpuKernel("m::k", kernel);
+  k.target = "spirv";
+  k.file = "kernels/k.spv";
+  k.launchJson = "{}";
+  writeBundle(k, kernel);
+  Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
+      runtime::DeviceType::CPU, std::move(device), {dir});
+  ASSERT_FALSE(session);
+  EXPECT_EQ(session.message(), "bundle " + dir +
+                                   " has no kernels for target cpu (it has: "
+                                   "spirv)");
+}
+
+TEST_F(CpuSessionTest, LoadsTheBundlesKernelsAtOpen) {
+  writeBundle(cpuKernel("m::k", kernel), kernel);
+  CpuPlanDevice &cpu = *device;
+  Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
+      runtime::DeviceType::CPU, std::move(device), {dir});
+  ASSERT_TRUE(session) << session.message();
+  EXPECT_TRUE(cpu.hasKernel("m::k"));
+
+  // A layer the bundle has no variant for is named as on any device.
+  Result<std::unique_ptr<runtime::SessionLayer>> l = (*session)->createLayer(
+      layer(), runtime::KvCacheSpec{16, 2, 64, DType::BF16, "auto"}, 4);
+  ASSERT_FALSE(l);
+  EXPECT_THAT(l.message(),
+              HasSubstr("FLASH_ATTN: layer 'layers.0': cpu (cpu "
+                        "bundle): bundle " +
+                        dir + " has no reshape_and_cache variant"));
+  EXPECT_THAT(l.message(), HasSubstr("; compile one with: attn-compile "
+                                     "--variant op=reshape_and_cache,"));
+}
+
+TEST_F(CpuSessionTest, WithoutBundlesRunsTheReference) {
+  Result<std::unique_ptr<runtime::Session>> session =
+      runtime::Session::open(runtime::DeviceType::CPU, std::move(device));
+  ASSERT_TRUE(session) << session.message();
+  Result<std::unique_ptr<runtime::SessionLayer>> l = (*session)->createLayer(
+      layer(), runtime::KvCacheSpec{16, 2, 64, DType::BF16, "auto"}, 4);
+  ASSERT_TRUE(l) << l.message();
+  EXPECT_EQ((*l)->bundle, nullptr);
+  EXPECT_EQ((*l)->executor->name(), "cpu");
+}
+
+} // namespace
+} // namespace attn::cpu

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -108,8 +109,14 @@ FailureOr<func::FuncOp> convertKernel(gpu::GPUFuncOp kernel,
   }
   if (failed(replaceGPUOps(func, workItem)))
     return failure();
-  // Values that lived in workgroup memory now live on the stack.
+  // Values that lived in workgroup memory now live on the stack. Vector
+  // accesses keep only their element's alignment: a GPU buffer starts at
+  // a 16-byte boundary or more, but host memory a CPU kernel reads may be
+  // a framework's tensor or a view into one (x86's aligned vector loads
+  // fault on anything less).
   func.walk([](Operation *op) {
+    if (isa<vector::LoadOp, vector::StoreOp>(op))
+      op->removeAttr("alignment");
     for (Value result : op->getResults())
       result.setType(withoutGPUMemorySpace(result.getType()));
     for (Region &region : op->getRegions())

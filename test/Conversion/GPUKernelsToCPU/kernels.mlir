@@ -40,6 +40,25 @@ module {
 
 // -----
 
+// Vector accesses lose the GPU buffers' alignment: host buffers may be
+// aligned to their element only.
+// CHECK-LABEL: func.func @v_v
+// CHECK: vector.load %{{.*}} : memref<?xf32>, vector<8xf32>
+// CHECK-NOT: alignment
+// CHECK: vector.store %{{.*}} : memref<?xf32>, vector<8xf32>
+module {
+  gpu.module @v_v attributes {attn.kernels, attn.subgroup_size = 1 : i64} {
+    gpu.func @v_v(%a: memref<?xf32>) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
+      %x = gpu.block_id x
+      %v = vector.load %a[%x] {alignment = 32 : i64} : memref<?xf32>, vector<8xf32>
+      vector.store %v, %a[%x] {alignment = 32 : i64} : memref<?xf32>, vector<8xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // gpu.modules convert-attn-to-gpu did not make are left alone.
 // CHECK-LABEL: gpu.module @other
 // CHECK: gpu.func @other

@@ -959,25 +959,29 @@ void regs_acquire() {
   std::fill(s.layout.begin(), s.layout.end(), DstLayout::Empty);
 }
 
+/// SDK call `op` moves the destination registers from `from`, where the
+/// call `previous` left them, to `to`; any other state is an error.
+void advanceRegs(const char *op, const char *previous, RegState from,
+                 RegState to) {
+  ComputeState &s = computeState(op);
+  if (s.regs != from)
+    failf(op, " without ", previous);
+  s.regs = to;
+}
+
 void regs_commit() {
-  ComputeState &s = computeState("tile_regs_commit");
-  if (s.regs != RegState::Acquired)
-    failf("tile_regs_commit without tile_regs_acquire");
-  s.regs = RegState::Committed;
+  advanceRegs("tile_regs_commit", "tile_regs_acquire", RegState::Acquired,
+              RegState::Committed);
 }
 
 void regs_wait() {
-  ComputeState &s = computeState("tile_regs_wait");
-  if (s.regs != RegState::Committed)
-    failf("tile_regs_wait without tile_regs_commit");
-  s.regs = RegState::Waited;
+  advanceRegs("tile_regs_wait", "tile_regs_commit", RegState::Committed,
+              RegState::Waited);
 }
 
 void regs_release() {
-  ComputeState &s = computeState("tile_regs_release");
-  if (s.regs != RegState::Waited)
-    failf("tile_regs_release without tile_regs_wait");
-  s.regs = RegState::Released;
+  advanceRegs("tile_regs_release", "tile_regs_wait", RegState::Waited,
+              RegState::Released);
 }
 
 void regs_acquire_dst() {
@@ -986,10 +990,8 @@ void regs_acquire_dst() {
 }
 
 void regs_release_dst() {
-  ComputeState &s = computeState("release_dst");
-  if (s.regs != RegState::AcquiredDst)
-    failf("release_dst without acquire_dst");
-  s.regs = RegState::Released;
+  advanceRegs("release_dst", "acquire_dst", RegState::AcquiredDst,
+              RegState::Released);
 }
 
 void copy_init(uint32_t cb, uint32_t transpose, uint32_t withinFace) {

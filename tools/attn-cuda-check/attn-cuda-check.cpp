@@ -174,6 +174,14 @@ void compare(const std::string &variant, const std::string &name,
   rows.push_back(std::move(row));
 }
 
+/// Makes `shape` MLA's: one latent kv head of kv_lora_rank + rope_dim
+/// values (DeepSeek's 512 + 64 by default).
+void setMlaShape(ProblemShape &shape, const Params &p) {
+  shape.kvLoraRank = p.integer("kv_lora_rank", 512);
+  shape.ropeDim = p.integer("rope_dim", 64);
+  shape.numKvHeads = 1;
+}
+
 /// Runs one variant's op on both executors and compares the outputs.
 Status checkVariant(const BundleVariant &v, KernelExecutor &device,
                     KernelExecutor &reference, uint64_t seed,
@@ -202,9 +210,7 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
 
   if (op == "reshape_and_cache" && p.integer("kv_lora_rank", 0) > 0) {
     // The MLA form: kv_c [T, L] and k_pe [T, P] into the latent cache.
-    shape.kvLoraRank = p.integer("kv_lora_rank", 0);
-    shape.ropeDim = p.integer("rope_dim", 64);
-    shape.numKvHeads = 1;
+    setMlaShape(shape, p);
     Result<Problem> problem = generateProblem(shape, options);
     if (!problem)
       return problem.status();
@@ -258,9 +264,7 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
   }
 
   if (op == "mla_decode") {
-    shape.kvLoraRank = p.integer("kv_lora_rank", 512);
-    shape.ropeDim = p.integer("rope_dim", 64);
-    shape.numKvHeads = 1;
+    setMlaShape(shape, p);
     Result<Problem> problem = generateProblem(shape, options);
     if (!problem)
       return problem.status();

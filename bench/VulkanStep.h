@@ -4,7 +4,8 @@
 // spec in process for the first Vulkan device (its subgroup size, and the
 // lane-register budget it suggests), load its kernels and keep its plan;
 // time a plan's run from its first launch to the last one finished. Also
-// the reference on a fixed thread count. Header-only.
+// the reference on a fixed thread count, and the timing loops of both.
+// Header-only.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_BENCH_VULKANSTEP_H
@@ -24,12 +25,15 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <benchmark/benchmark.h>
+
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace attn::bench {
@@ -64,19 +68,45 @@ inline double processCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-/// runReference(p), adding its wall time to `seconds` and the process's CPU
-/// time to `cpuSeconds`.
-inline Result<AttentionOutput> timedReference(const Problem &p,
-                                              double &seconds,
-                                              double &cpuSeconds) {
-  auto start = std::chrono::steady_clock::now();
-  double cpuStart = processCpuSeconds();
-  Result<AttentionOutput> out = runReference(p);
-  cpuSeconds += processCpuSeconds() - cpuStart;
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                           start)
-                 .count();
+/// The seconds a benchmark's iterations took: wall, CPU (all threads) and,
+/// for plan runs, the kernels'.
+struct StepSeconds {
+  double wall = 0, cpu = 0, kernel = 0;
+};
+
+/// Runs `run` (a Result) once per iteration of `state`, adding its wall and
+/// CPU time to `seconds`; the result of the last run, or the first error
+/// (the state then skipped with it).
+template <typename Run>
+auto timeIterations(benchmark::State &state, StepSeconds &seconds, Run run)
+    -> decltype(run()) {
+  decltype(run()) out = Status::error("no iterations");
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    double cpuStart = processCpuSeconds();
+    out = run();
+    seconds.wall +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    seconds.cpu += processCpuSeconds() - cpuStart;
+    if (!out) {
+      state.SkipWithError(out.message().c_str());
+      return out;
+    }
+  }
   return out;
+}
+
+/// Times runReference(p) per iteration of `state`; false when it failed.
+inline bool timeReference(benchmark::State &state, const Problem &p,
+                          StepSeconds &seconds) {
+  auto run = [&] {
+    Result<AttentionOutput> out = runReference(p);
+    if (out)
+      benchmark::DoNotOptimize(out->out.data());
+    return out;
+  };
+  return timeIterations(state, seconds, run).isOk();
 }
 
 /// A compiled step on a Vulkan device: its plan, and the seconds of its
@@ -149,6 +179,23 @@ makeVulkanStep(const std::string &spec,
   }
   s.plan = compiled->plans.front();
   return s;
+}
+
+/// Times runs of `step`'s plan on `inputs` per iteration of `state`, the
+/// kernels' time each iteration's manual time; false when a run failed.
+inline bool timePlanRuns(benchmark::State &state, VulkanStep &step,
+                         std::span<const Tensor> inputs, StepSeconds &seconds) {
+  auto run = [&] {
+    runtime::PlanRunStats stats;
+    Result<std::vector<Tensor>> out =
+        runtime::runPlan(step.plan, *step.device, inputs, &stats);
+    if (out) {
+      state.SetIterationTime(stats.kernelSeconds);
+      seconds.kernel += stats.kernelSeconds;
+    }
+    return out;
+  };
+  return timeIterations(state, seconds, run).isOk();
 }
 
 } // namespace attn::bench

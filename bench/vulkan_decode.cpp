@@ -91,17 +91,10 @@ void setCounters(benchmark::State &state, const attn::Problem &p,
 
 void BM_DecodeReference(benchmark::State &state) {
   const attn::Problem &p = decodeStep();
-  double seconds = 0, cpuSeconds = 0;
-  for (auto _ : state) {
-    attn::Result<attn::AttentionOutput> out =
-        attn::bench::timedReference(p, seconds, cpuSeconds);
-    if (!out) {
-      state.SkipWithError(out.message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(out->out.data());
-  }
-  setCounters(state, p, seconds, cpuSeconds);
+  attn::bench::StepSeconds seconds;
+  if (!attn::bench::timeReference(state, p, seconds))
+    return;
+  setCounters(state, p, seconds.wall, seconds.cpu);
 }
 
 /// The compiled step with `subgroups` subgroups per attention workgroup, as
@@ -172,30 +165,14 @@ void runDecodeVulkan(benchmark::State &state, const attn::Problem &p,
     }
   }
 
-  double kernelSeconds = 0, wallSeconds = 0, cpuSeconds = 0;
   uint64_t bound = step.device->boundLaunches();
   uint64_t addressed = step.device->addressedLaunches();
-  for (auto _ : state) {
-    attn::runtime::PlanRunStats stats;
-    auto start = std::chrono::steady_clock::now();
-    double cpuStart = attn::bench::processCpuSeconds();
-    attn::Result<std::vector<attn::Tensor>> out =
-        attn::runtime::runPlan(step.plan, *step.device, inputs, &stats);
-    double wall = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-    cpuSeconds += attn::bench::processCpuSeconds() - cpuStart;
-    if (!out) {
-      state.SkipWithError(out.message().c_str());
-      return;
-    }
-    state.SetIterationTime(stats.kernelSeconds);
-    kernelSeconds += stats.kernelSeconds;
-    wallSeconds += wall;
-  }
-  setCounters(state, p, kernelSeconds, cpuSeconds);
+  attn::bench::StepSeconds seconds;
+  if (!attn::bench::timePlanRuns(state, step, inputs, seconds))
+    return;
+  setCounters(state, p, seconds.kernel, seconds.cpu);
   state.counters["wall_ms"] =
-      wallSeconds / static_cast<double>(state.iterations()) * 1e3;
+      seconds.wall / static_cast<double>(state.iterations()) * 1e3;
   state.counters["bound_launches"] =
       static_cast<double>(step.device->boundLaunches() - bound);
   state.counters["addressed_launches"] =

@@ -134,17 +134,10 @@ void record(benchmark::State &state, size_t batch, const std::string &kernel,
 void BM_PrefillReference(benchmark::State &state) {
   size_t batch = state.range(0);
   const attn::Problem &p = problemOf(batch);
-  double seconds = 0, cpuSeconds = 0;
-  for (auto _ : state) {
-    attn::Result<attn::AttentionOutput> out =
-        attn::bench::timedReference(p, seconds, cpuSeconds);
-    if (!out) {
-      state.SkipWithError(out.message().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(out->out.data());
-  }
-  record(state, batch, "reference", seconds, cpuSeconds);
+  attn::bench::StepSeconds seconds;
+  if (!attn::bench::timeReference(state, p, seconds))
+    return;
+  record(state, batch, "reference", seconds.wall, seconds.cpu);
   state.SetLabel(batches()[batch].name);
 }
 
@@ -190,21 +183,10 @@ void BM_PrefillVulkan(benchmark::State &state) {
                       .count();
     }
   }
-  double seconds = 0, cpuSeconds = 0;
-  for (auto _ : state) {
-    attn::runtime::PlanRunStats stats;
-    double cpuStart = attn::bench::processCpuSeconds();
-    attn::Result<std::vector<attn::Tensor>> out =
-        attn::runtime::runPlan(step.plan, *step.device, inputs, &stats);
-    cpuSeconds += attn::bench::processCpuSeconds() - cpuStart;
-    if (!out) {
-      state.SkipWithError(out.message().c_str());
-      return;
-    }
-    state.SetIterationTime(stats.kernelSeconds);
-    seconds += stats.kernelSeconds;
-  }
-  record(state, batch, kKernelNames[kernel], seconds, cpuSeconds);
+  attn::bench::StepSeconds seconds;
+  if (!attn::bench::timePlanRuns(state, step, inputs, seconds))
+    return;
+  record(state, batch, kKernelNames[kernel], seconds.kernel, seconds.cpu);
   state.counters["jit_s"] = step.firstRunExtraSeconds;
   state.SetLabel(std::string(batches()[batch].name) + " " +
                  kKernelNames[kernel] + " " +

@@ -49,30 +49,37 @@ llvm::Error badValue(StringRef key, StringRef value, StringRef expected) {
 /// Parses the value of a key into the variant.
 using ValueParser = llvm::Error (*)(StringRef key, StringRef value, Variant &v);
 
-template <int64_t Variant::*field>
-llvm::Error intValue(StringRef key, StringRef value, Variant &v) {
-  std::optional<int64_t> i = ::attn::parseIntValue(value);
-  if (!i)
-    return badValue(key, value, "an integer");
-  v.*field = *i;
-  return llvm::Error::success();
-}
+/// How a value of a Variant field's type parses, and what a bad one should
+/// have been.
+template <typename T> struct FieldSyntax;
+template <> struct FieldSyntax<int64_t> {
+  static constexpr const char *expected = "an integer";
+  static std::optional<int64_t> parse(StringRef s) {
+    return ::attn::parseIntValue(s);
+  }
+};
+template <> struct FieldSyntax<double> {
+  static constexpr const char *expected = "a finite number";
+  static std::optional<double> parse(StringRef s) {
+    std::optional<double> d = ::attn::parseFloatValue(s);
+    return d && std::isfinite(*d) ? d : std::nullopt;
+  }
+};
+template <> struct FieldSyntax<bool> {
+  static constexpr const char *expected = "true, false, 1 or 0";
+  static std::optional<bool> parse(StringRef s) {
+    return ::attn::parseBoolValue(s);
+  }
+};
 
-template <double Variant::*field>
-llvm::Error floatValue(StringRef key, StringRef value, Variant &v) {
-  std::optional<double> d = ::attn::parseFloatValue(value);
-  if (!d || !std::isfinite(*d))
-    return badValue(key, value, "a finite number");
-  v.*field = *d;
-  return llvm::Error::success();
-}
-
-template <bool Variant::*field>
-llvm::Error boolValue(StringRef key, StringRef value, Variant &v) {
-  std::optional<bool> b = ::attn::parseBoolValue(value);
-  if (!b)
-    return badValue(key, value, "true, false, 1 or 0");
-  v.*field = *b;
+/// Parses the value of a key into the Variant field `field`.
+template <auto field>
+llvm::Error fieldValue(StringRef key, StringRef value, Variant &v) {
+  using T = std::remove_reference_t<decltype(v.*field)>;
+  std::optional<T> parsed = FieldSyntax<T>::parse(value);
+  if (!parsed)
+    return badValue(key, value, FieldSyntax<T>::expected);
+  v.*field = *parsed;
   return llvm::Error::success();
 }
 
@@ -119,24 +126,24 @@ llvm::Error layoutValue(StringRef key, StringRef value, Variant &v) {
 /// table (core/VariantKeys.h), which holds the names, ops and help.
 constexpr std::pair<std::string_view, ValueParser> kParsers[] = {
     {"op", opValue},
-    {"num_heads", intValue<&Variant::numHeads>},
-    {"num_kv_heads", intValue<&Variant::numKvHeads>},
-    {"head_size", intValue<&Variant::headSize>},
-    {"block_size", intValue<&Variant::blockSize>},
+    {"num_heads", fieldValue<&Variant::numHeads>},
+    {"num_kv_heads", fieldValue<&Variant::numKvHeads>},
+    {"head_size", fieldValue<&Variant::headSize>},
+    {"block_size", fieldValue<&Variant::blockSize>},
     {"dtype", dtypeValue},
     {"kv_cache_dtype", kvCacheDtypeValue},
     {"kv_scale_strategy", kvScaleStrategyValue},
     {"layout", layoutValue},
-    {"causal", boolValue<&Variant::causal>},
-    {"window_left", intValue<&Variant::windowLeft>},
-    {"window_right", intValue<&Variant::windowRight>},
-    {"soft_cap", floatValue<&Variant::softCap>},
-    {"alibi", boolValue<&Variant::alibi>},
-    {"sinks", boolValue<&Variant::sinks>},
-    {"scale", floatValue<&Variant::scale>},
-    {"kv_lora_rank", intValue<&Variant::kvLoraRank>},
-    {"rope_dim", intValue<&Variant::ropeDim>},
-    {"num_kv_splits", intValue<&Variant::numKvSplits>},
+    {"causal", fieldValue<&Variant::causal>},
+    {"window_left", fieldValue<&Variant::windowLeft>},
+    {"window_right", fieldValue<&Variant::windowRight>},
+    {"soft_cap", fieldValue<&Variant::softCap>},
+    {"alibi", fieldValue<&Variant::alibi>},
+    {"sinks", fieldValue<&Variant::sinks>},
+    {"scale", fieldValue<&Variant::scale>},
+    {"kv_lora_rank", fieldValue<&Variant::kvLoraRank>},
+    {"rope_dim", fieldValue<&Variant::ropeDim>},
+    {"num_kv_splits", fieldValue<&Variant::numKvSplits>},
 };
 
 constexpr bool parsersFollowTheKeys() {

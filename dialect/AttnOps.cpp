@@ -264,6 +264,28 @@ void addDpsEffects(
   }
 }
 
+/// The destinations of an attention op: `outInit` and the lse_init after it.
+MutableOperandRange getOutAndLse(OpOperand &outInit) {
+  return MutableOperandRange(outInit.getOwner(), outInit.getOperandNumber(),
+                             /*length=*/2);
+}
+
+/// Verifies an attention op's log-sum-exp operand `name`: [rows, heads] f32,
+/// with the rows and heads of `rows` (an input or output of the op), where
+/// `rowsWhat` says what a row is.
+LogicalResult verifyLse(Operation *op, StringRef name, Value lse,
+                        const Named &rows, StringRef rowsWhat) {
+  FailureOr<Named> n = getRanked(op, name, lse, 2);
+  Type f32 = Float32Type::get(op->getContext());
+  if (failed(n) ||
+      failed(expectElementType(op, *n, f32, "(log-sum-exp is always f32)")))
+    return failure();
+  if (failed(expectSameDim(op, rows, 0, *n, 0, rowsWhat)) ||
+      failed(expectSameDim(op, rows, 1, *n, 1, "the number of heads")))
+    return failure();
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -324,14 +346,7 @@ LogicalResult MetadataOp::verify() {
 //===----------------------------------------------------------------------===//
 
 MutableOperandRange PagedAttentionOp::getDpsInitsMutable() {
-  auto [start, length] = getODSOperandIndexAndLength(5);
-  return MutableOperandRange(getOperation(), start, 2);
-}
-
-void PagedAttentionOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addDpsEffects(getOperation(), *this, /*readsInits=*/false, effects);
+  return getOutAndLse(getOutInitMutable());
 }
 
 /// Shared by paged attention's ALiBi slopes and sinks: [num_heads] f32.
@@ -391,13 +406,8 @@ LogicalResult PagedAttentionOp::verify() {
   for (int64_t i = 0; i < 3; ++i)
     if (failed(expectSameDim(op, *query, i, *out, i, "the output shape")))
       return failure();
-  FailureOr<Named> lse = getRanked(op, "lse_init", getLseInit(), 2);
-  if (failed(lse) ||
-      failed(expectElementType(op, *lse, Float32Type::get(getContext()),
-                               "(log-sum-exp is always f32)")))
-    return failure();
-  if (failed(expectSameDim(op, *query, 0, *lse, 0, "the number of tokens")) ||
-      failed(expectSameDim(op, *query, 1, *lse, 1, "the number of heads")))
+  if (failed(verifyLse(op, "lse_init", getLseInit(), *query,
+                       "the number of tokens")))
     return failure();
 
   if (failed(verifyPerHead(op, "alibi_slopes", getAlibiSlopes(), *query)) ||
@@ -440,14 +450,6 @@ LogicalResult PagedAttentionOp::verify() {
 //===----------------------------------------------------------------------===//
 // ReshapeAndCacheOp
 //===----------------------------------------------------------------------===//
-
-void ReshapeAndCacheOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  // Slots the batch does not write keep their contents: the cache is updated
-  // in place, so it is read as well as written.
-  addDpsEffects(getOperation(), *this, /*readsInits=*/true, effects);
-}
 
 /// The MLA form: key = kv_c [T, L], value = k_pe [T, P], one latent row
 /// [L + P] per slot of a [num_blocks, B, L + P] cache.
@@ -560,13 +562,7 @@ LogicalResult ReshapeAndCacheOp::verify() {
 //===----------------------------------------------------------------------===//
 
 MutableOperandRange MlaDecodeOp::getDpsInitsMutable() {
-  return MutableOperandRange(getOperation(), /*start=*/4, /*length=*/2);
-}
-
-void MlaDecodeOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addDpsEffects(getOperation(), *this, /*readsInits=*/false, effects);
+  return getOutAndLse(getOutInitMutable());
 }
 
 LogicalResult MlaDecodeOp::verify() {
@@ -616,13 +612,8 @@ LogicalResult MlaDecodeOp::verify() {
       failed(expectSameDim(op, *q, 1, *out, 1, "the number of heads")) ||
       failed(expectDimEquals(op, *out, 2, rank, "kv_lora_rank")))
     return failure();
-  FailureOr<Named> lse = getRanked(op, "lse_init", getLseInit(), 2);
-  if (failed(lse) ||
-      failed(expectElementType(op, *lse, Float32Type::get(getContext()),
-                               "(log-sum-exp is always f32)")))
-    return failure();
-  if (failed(expectSameDim(op, *q, 0, *lse, 0, "the number of requests")) ||
-      failed(expectSameDim(op, *q, 1, *lse, 1, "the number of heads")))
+  if (failed(verifyLse(op, "lse_init", getLseInit(), *q,
+                       "the number of requests")))
     return failure();
 
   if (failed(expectScale(op, getScale())) ||
@@ -644,13 +635,7 @@ LogicalResult MlaDecodeOp::verify() {
 //===----------------------------------------------------------------------===//
 
 MutableOperandRange MergeStatesOp::getDpsInitsMutable() {
-  return MutableOperandRange(getOperation(), /*start=*/4, /*length=*/2);
-}
-
-void MergeStatesOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addDpsEffects(getOperation(), *this, /*readsInits=*/false, effects);
+  return getOutAndLse(getOutInitMutable());
 }
 
 LogicalResult MergeStatesOp::verify() {
@@ -663,7 +648,6 @@ LogicalResult MergeStatesOp::verify() {
   if (failed(expectSize(op, "num_heads", outA->dim(1), kMaxHeads)) ||
       failed(expectSize(op, "head size", outA->dim(2), kMaxHeadSize)))
     return failure();
-  Type f32 = Float32Type::get(getContext());
   for (auto [name, value] : {std::pair<StringRef, Value>{"out_b", getOutB()},
                              {"out_init", getOutInit()}}) {
     FailureOr<Named> n = getRanked(op, name, value, 3);
@@ -678,15 +662,9 @@ LogicalResult MergeStatesOp::verify() {
   }
   for (auto [name, value] : {std::pair<StringRef, Value>{"lse_a", getLseA()},
                              {"lse_b", getLseB()},
-                             {"lse_init", getLseInit()}}) {
-    FailureOr<Named> lse = getRanked(op, name, value, 2);
-    if (failed(lse) || failed(expectElementType(op, *lse, f32,
-                                                "(log-sum-exp is always f32)")))
+                             {"lse_init", getLseInit()}})
+    if (failed(verifyLse(op, name, value, *outA, "the number of tokens")))
       return failure();
-    if (failed(expectSameDim(op, *outA, 0, *lse, 0, "the number of tokens")) ||
-        failed(expectSameDim(op, *outA, 1, *lse, 1, "the number of heads")))
-      return failure();
-  }
   return success();
 }
 

@@ -12,12 +12,22 @@ def Attn_Shaped : AnyTypeOf<[AnyRankedTensor, AnyMemRef],
                             "ranked tensor or memref">;
 
 // Ops in destination-passing style: one result per `outs` operand on tensors,
-// none on memrefs.
-class Attn_DpsOp<string mnemonic, list<Trait> traits = []>
+// none on memrefs. On memrefs they read their inputs and write their
+// destinations; an op that updates its destinations in place (`readsInits`)
+// reads them as well.
+class Attn_DpsOp<string mnemonic, list<Trait> traits = [], bit readsInits = 0>
     : Attn_Op<mnemonic, !listconcat(traits, [
         DestinationStyleOpInterface,
         DeclareOpInterfaceMethods<MemoryEffectsOpInterface>])> {
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    void $cppClass::getEffects(
+        ::llvm::SmallVectorImpl<::mlir::SideEffects::EffectInstance<
+            ::mlir::MemoryEffects::Effect>> &effects) {
+      addDpsEffects(getOperation(), *this, }] #
+      !if(readsInits, "true", "false") # [{, effects);
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -158,8 +168,10 @@ def Attn_PagedAttentionOp : Attn_DpsOp<"paged_attention",
 // attn.reshape_and_cache
 //===----------------------------------------------------------------------===//
 
+// Slots the batch does not write keep their contents: the cache is updated in
+// place, so it is read as well as written.
 def Attn_ReshapeAndCacheOp : Attn_DpsOp<"reshape_and_cache",
-    [AttrSizedOperandSegments]> {
+    [AttrSizedOperandSegments], /*readsInits=*/1> {
   let summary = "Writes new keys and values into a paged KV cache";
   let description = [{
     For every token t whose `slot_mapping[t]` is >= 0, writes key[t] and

@@ -123,6 +123,15 @@ struct CudaPlanDevice::Impl {
         static_cast<CudaBuffer *>(buffer)->shared_from_this());
   }
 
+  /// Makes the context current and waits for the stream's work; a kernel
+  /// fault surfaces here, as the error of the first sync after it.
+  Status bindAndSyncStream() const {
+    if (Status s = ctx->bind(); !s)
+      return s;
+    return ctx->driver->check(ctx->driver->streamSynchronize(stream),
+                              "cuStreamSynchronize");
+  }
+
   ~Impl() {
     if (!ctx || !ctx->bind())
       return;
@@ -359,13 +368,9 @@ Status CudaPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
                                  uint64_t offset, void *data, uint64_t bytes) {
   const auto &b = static_cast<const CudaBuffer &>(buffer);
   const CudaDriver &cu = *impl_->ctx->driver;
-  if (Status s = impl_->ctx->bind(); !s)
-    return s;
   // The stream first: a created stream's kernels need not be done when the
   // legacy stream's copy starts.
-  if (Status s =
-          cu.check(cu.streamSynchronize(impl_->stream), "cuStreamSynchronize");
-      !s)
+  if (Status s = impl_->bindAndSyncStream(); !s)
     return s;
   return cu.check(cu.memcpyDtoH(data, b.ptr + offset, bytes), "cuMemcpyDtoH");
 }
@@ -487,12 +492,7 @@ Status CudaPlanDevice::enqueueLaunch(std::string_view kernel,
 
 Status CudaPlanDevice::finishWork() {
   const CudaDriver &cu = *impl_->ctx->driver;
-  if (Status s = impl_->ctx->bind(); !s)
-    return s;
-  // A kernel fault surfaces here, as the error of the first sync after it.
-  if (Status s =
-          cu.check(cu.streamSynchronize(impl_->stream), "cuStreamSynchronize");
-      !s)
+  if (Status s = impl_->bindAndSyncStream(); !s)
     return s;
   return cu.check(cu.ctxSynchronize(), "cuCtxSynchronize");
 }

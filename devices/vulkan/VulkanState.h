@@ -71,22 +71,27 @@ struct VulkanContext {
   VulkanContext(const VulkanContext &) = delete;
   VulkanContext &operator=(const VulkanContext &) = delete;
   ~VulkanContext();
+
+  /// Destroys (or frees) `handle`, an object of this device, with
+  /// `destroyFn` (vk.vkDestroyPipeline, ...) unless it is null.
+  template <typename Handle>
+  void destroy(void(VKAPI_PTR *destroyFn)(VkDevice, Handle,
+                                          const VkAllocationCallbacks *),
+               Handle handle) {
+    if (handle)
+      destroyFn(device, handle, nullptr);
+  }
 };
 
 inline VulkanContext::~VulkanContext() {
   if (device) {
     // A hung submission may still be pending; waiting is all that is left.
     vk.vkDeviceWaitIdle(device);
-    if (descriptorPool)
-      vk.vkDestroyDescriptorPool(device, descriptorPool, nullptr);
-    if (queryPool)
-      vk.vkDestroyQueryPool(device, queryPool, nullptr);
-    if (fence)
-      vk.vkDestroyFence(device, fence, nullptr);
-    if (commandPool)
-      vk.vkDestroyCommandPool(device, commandPool, nullptr);
-    if (pipelineCache)
-      vk.vkDestroyPipelineCache(device, pipelineCache, nullptr);
+    destroy(vk.vkDestroyDescriptorPool, descriptorPool);
+    destroy(vk.vkDestroyQueryPool, queryPool);
+    destroy(vk.vkDestroyFence, fence);
+    destroy(vk.vkDestroyCommandPool, commandPool);
+    destroy(vk.vkDestroyPipelineCache, pipelineCache);
     vk.vkDestroyDevice(device, nullptr);
   }
   if (messenger && vk.vkDestroyDebugUtilsMessengerEXT)
@@ -106,12 +111,9 @@ struct VulkanBufferState {
   VkDeviceAddress address = 0;
 
   ~VulkanBufferState() {
-    VkDevice device = context->device;
-    if (buffer)
-      context->vk.vkDestroyBuffer(device, buffer, nullptr);
+    context->destroy(context->vk.vkDestroyBuffer, buffer);
     // Freeing the memory also unmaps it.
-    if (memory)
-      context->vk.vkFreeMemory(device, memory, nullptr);
+    context->destroy(context->vk.vkFreeMemory, memory);
   }
 };
 
@@ -128,13 +130,9 @@ struct VulkanKernelState {
   std::optional<std::array<uint32_t, 3>> workgroupSize;
 
   ~VulkanKernelState() {
-    VkDevice device = context->device;
-    if (pipeline)
-      context->vk.vkDestroyPipeline(device, pipeline, nullptr);
-    if (pipelineLayout)
-      context->vk.vkDestroyPipelineLayout(device, pipelineLayout, nullptr);
-    if (setLayout)
-      context->vk.vkDestroyDescriptorSetLayout(device, setLayout, nullptr);
+    context->destroy(context->vk.vkDestroyPipeline, pipeline);
+    context->destroy(context->vk.vkDestroyPipelineLayout, pipelineLayout);
+    context->destroy(context->vk.vkDestroyDescriptorSetLayout, setLayout);
   }
 };
 

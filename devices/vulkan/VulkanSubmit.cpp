@@ -112,9 +112,7 @@ VulkanRecordingState::~VulkanRecordingState() {
   if (commandBuffer)
     context->vk.vkFreeCommandBuffers(context->device, context->commandPool, 1,
                                      &commandBuffer);
-  if (descriptorPool)
-    context->vk.vkDestroyDescriptorPool(context->device, descriptorPool,
-                                        nullptr);
+  context->destroy(context->vk.vkDestroyDescriptorPool, descriptorPool);
 }
 
 } // namespace detail

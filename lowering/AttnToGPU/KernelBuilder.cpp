@@ -377,6 +377,22 @@ void KernelBuilder::storeF32(Value value, Value buffer, Value i) {
   create<memref::StoreOp>(v, buffer, i);
 }
 
+Value KernelBuilder::laneElement(Value laneBase, const LaneLayout &layout,
+                                 int64_t i, int64_t last, Value &inRow) {
+  Value e = addi(laneBase, idx(layout.offset(i)));
+  if (!layout.needsMask(i))
+    return e;
+  // Read a valid element of the row and drop it: no out-of-row access.
+  inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
+  return create<arith::MinUIOp>(e, idx(last));
+}
+
+Value KernelBuilder::scaleInRow(Value v, Value scale, Value inRow) {
+  if (scale)
+    v = mulf(v, scale);
+  return inRow ? select(inRow, v, f32(0.0)) : v;
+}
+
 SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
                                               Value laneBase,
                                               const LaneLayout &layout,
@@ -386,19 +402,10 @@ SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
                               fp8Format);
   SmallVector<Value> values;
   for (int64_t i = 0; i < layout.perLane(); ++i) {
-    Value e = addi(laneBase, idx(layout.offset(i)));
     Value inRow;
-    if (layout.needsMask(i)) {
-      // Read a valid element of the row and drop it: no out-of-row access.
-      inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
-      e = create<arith::MinUIOp>(e, idx(layout.dim - 1));
-    }
+    Value e = laneElement(laneBase, layout, i, layout.dim - 1, inRow);
     Value v = loadF32(buffer, addi(rowBase, e), fp8Format);
-    if (scale)
-      v = mulf(v, scale);
-    if (inRow)
-      v = select(inRow, v, f32(0.0));
-    values.push_back(v);
+    values.push_back(scaleInRow(v, scale, inRow));
   }
   return values;
 }
@@ -422,13 +429,9 @@ SmallVector<Value> KernelBuilder::loadLaneRowVectors(
   llvm::MaybeAlign align(n * bits / 8);
   SmallVector<Value> values;
   for (int64_t c = 0; c < layout.perLane() / w; ++c) {
-    Value e = addi(laneBase, idx(layout.offset(c * w)));
+    // Chunks past the row read the row's last chunk and drop it.
     Value inRow;
-    if (layout.needsMask(c * w)) {
-      // Chunks past the row read the row's last chunk and drop it.
-      inRow = cmpi(arith::CmpIPredicate::ult, e, idx(layout.dim));
-      e = create<arith::MinUIOp>(e, idx(layout.dim - w));
-    }
+    Value e = laneElement(laneBase, layout, c * w, layout.dim - w, inRow);
     for (int64_t part = 0; part < w; part += n) {
       Value at = addi(rowBase, part ? addi(e, idx(part)) : e);
       Value chunk = vector::LoadOp::create(*this, vectorType, buffer,
@@ -438,11 +441,7 @@ SmallVector<Value> KernelBuilder::loadLaneRowVectors(
       // turn such a load and its extracts into 32-bit words (GPUToSPIRV/).
       for (int64_t i = 0; i < n; ++i) {
         Value v = toF32(create<vector::ExtractOp>(chunk, i), fp8Format);
-        if (scale)
-          v = mulf(v, scale);
-        if (inRow)
-          v = select(inRow, v, f32(0.0));
-        values.push_back(v);
+        values.push_back(scaleInRow(v, scale, inRow));
       }
     }
   }

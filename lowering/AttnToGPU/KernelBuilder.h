@@ -328,6 +328,14 @@ public:
                                         Value laneBase,
                                         const LaneLayout &layout, Value scale,
                                         Type fp8Format);
+  /// The index in its row of the lane's element `i`, from `laneBase`; where
+  /// the layout pads past the row, clamped to `last` with `inRow` set to
+  /// whether it was inside.
+  Value laneElement(Value laneBase, const LaneLayout &layout, int64_t i,
+                    int64_t last, Value &inRow);
+  /// A loaded `v` scaled by `scale` and zeroed outside the row (`inRow`),
+  /// each when given.
+  Value scaleInRow(Value v, Value scale, Value inRow);
   /// Stores the lane's `values` of a row; slots past the row are skipped.
   void storeLaneRow(ArrayRef<Value> values, Value buffer, Value rowBase,
                     Value laneBase, const LaneLayout &layout);

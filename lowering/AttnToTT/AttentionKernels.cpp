@@ -702,6 +702,22 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
 // Writer
 //===----------------------------------------------------------------------===//
 
+void writeOutRow(KernelBuilder &kb, const OutRows &rows, Value row, Value page,
+                 llvm::function_ref<Value(Value col, Value src)> source) {
+  kb.forLoop(0, rows.dvTiles, [&](Value dt) {
+    kb.forLoop(0, kb.c(2), [&](Value half) {
+      Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
+      Value src =
+          kb.add(kb.add(rows.outPtr, kb.mul(dt, rows.tileBytes)),
+                 kb.mul(kb.faceOffset(row, kb.mul(half, 16)), rows.esz));
+      kb.nocAsyncWrite(source ? source(col, src) : src,
+                       kb.dramPageAddr(rows.outBase, rows.outStride, rows.banks,
+                                       page, kb.mul(col, rows.esz)),
+                       rows.halfRowBytes);
+    });
+  });
+}
+
 void buildAttentionWriter(OpBuilder &b, Location loc,
                           const AttentionConfig &cfg) {
   KernelBuilder kb(b, loc);
@@ -726,22 +742,13 @@ void buildAttentionWriter(OpBuilder &b, Location loc,
     kb.cbWaitFront(kCbLse, kb.c(1));
     Value outPtr = kb.getReadPtr(kCbOut);
     Value lsePtr = kb.getReadPtr(kCbLse);
+    OutRows rows{outPtr,  dvTiles,   tileBytes, esz,
+                 outBase, outStride, banks,     halfRowBytes};
     kb.forLoop(0, u[kUNumRows], [&](Value row) {
       RowInfo info = rowInfo(kb, u, row, hpg);
       Value page = kb.add(kb.add(kb.mul(info.token, heads), info.head),
                           u[kUOutPageBase]);
-      kb.forLoop(0, dvTiles, [&](Value dt) {
-        kb.forLoop(0, kb.c(2), [&](Value half) {
-          Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
-          Value src = kb.add(
-              kb.add(outPtr, kb.mul(dt, tileBytes)),
-              kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
-          kb.nocAsyncWrite(src,
-                           kb.dramPageAddr(outBase, outStride, banks, page,
-                                           kb.mul(col, esz)),
-                           halfRowBytes);
-        });
-      });
+      writeOutRow(kb, rows, row, page);
       // The lse value goes to byte 4 * head of the token's page: stage it at
       // the same offset modulo 16 within the row's slot.
       Value word = kb.rem(info.head, 4);

@@ -85,66 +85,69 @@ ModuleOp createProgramModule(OpBuilder &b, Location loc, StringRef name,
   return module;
 }
 
-void buildAttentionProgram(OpBuilder &b, Location loc, StringRef name,
-                           const AttentionConfig &cfg, int64_t gridX,
-                           int64_t gridY) {
-  ProgramDescriptionBuilder desc(b);
-  declareAttentionBuffers(desc, cfg);
-  SmallVector<int64_t> ct = attentionCompileTimeArgs(cfg);
-  desc.kernel("reader", "reader", "riscv_1", ct);
-  desc.kernel("compute", "compute", "trisc", ct);
-  desc.kernel("writer", "writer", "riscv_0", ct);
-  ModuleOp module = createProgramModule(
-      b, loc, name,
-      desc.build(name, cfg.op, cfg.arch, programParams(b, cfg), gridX, gridY,
-                 kAttnRuntimeArgs, kAttnUnitArgs,
-                 cfg.numKvSplits > 1 ? (name + "_merge").str() : ""));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  addKernel(b, loc, "reader", [&] { buildAttentionReader(b, loc, cfg); });
-  addKernel(b, loc, "compute",
-            [&] { buildAttentionCompute(b, loc, cfg, desc); });
-  addKernel(b, loc, "writer", [&] { buildAttentionWriter(b, loc, cfg); });
-}
+/// How a kind of program is made: the op its description names (empty: the
+/// config's), its circular buffers, compile-time and runtime arguments, and
+/// a builder per kernel thread (no compute kernel for a cache write).
+struct ProgramKind {
+  StringRef op;
+  void (*declareBuffers)(ProgramDescriptionBuilder &, const AttentionConfig &);
+  SmallVector<int64_t> (*compileTimeArgs)(const AttentionConfig &);
+  ArrayRef<StringRef> runtimeArgs, unitArgs;
+  void (*reader)(OpBuilder &, Location, const AttentionConfig &);
+  void (*compute)(OpBuilder &, Location, const AttentionConfig &,
+                  const ProgramDescriptionBuilder &);
+  void (*writer)(OpBuilder &, Location, const AttentionConfig &);
+};
 
-/// The program that merges `cfg.numStates` partial states of rows of
-/// `cfg.numHeads` heads and `cfg.valueSize` values.
-void buildMergeProgram(OpBuilder &b, Location loc, StringRef name,
-                       const AttentionConfig &cfg, int64_t gridX,
-                       int64_t gridY) {
-  ProgramDescriptionBuilder desc(b);
-  declareMergeBuffers(desc, cfg);
-  SmallVector<int64_t> ct = mergeCompileTimeArgs(cfg);
-  desc.kernel("reader", "reader", "riscv_1", ct);
-  desc.kernel("compute", "compute", "trisc", ct);
-  desc.kernel("writer", "writer", "riscv_0", ct);
-  ModuleOp module = createProgramModule(
-      b, loc, name,
-      desc.build(name, "merge_states", cfg.arch, programParams(b, cfg), gridX,
-                 gridY, kMergeRuntimeArgs, kMergeUnitArgs));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  addKernel(b, loc, "reader", [&] { buildMergeReader(b, loc, cfg); });
-  addKernel(b, loc, "compute", [&] { buildMergeCompute(b, loc, cfg, desc); });
-  addKernel(b, loc, "writer", [&] { buildMergeWriter(b, loc, cfg); });
-}
+const ProgramKind kAttentionProgram = {"",
+                                       declareAttentionBuffers,
+                                       attentionCompileTimeArgs,
+                                       kAttnRuntimeArgs,
+                                       kAttnUnitArgs,
+                                       buildAttentionReader,
+                                       buildAttentionCompute,
+                                       buildAttentionWriter};
 
-void buildCacheProgram(OpBuilder &b, Location loc, StringRef name,
-                       const AttentionConfig &cfg, int64_t gridX,
-                       int64_t gridY) {
+/// Merges `cfg.numStates` partial states of rows of `cfg.numHeads` heads and
+/// `cfg.valueSize` values.
+const ProgramKind kMergeProgram = {"merge_states",       declareMergeBuffers,
+                                   mergeCompileTimeArgs, kMergeRuntimeArgs,
+                                   kMergeUnitArgs,       buildMergeReader,
+                                   buildMergeCompute,    buildMergeWriter};
+
+const ProgramKind kCacheProgram = {"",
+                                   declareCacheBuffers,
+                                   cacheCompileTimeArgs,
+                                   kCacheRuntimeArgs,
+                                   kCacheUnitArgs,
+                                   buildCacheReader,
+                                   nullptr,
+                                   buildCacheWriter};
+
+/// Builds program `name` of `kind` for `cfg` on a gridX x gridY grid: its
+/// description, naming `mergeProgram` (when not empty) as the program that
+/// merges its partial states, and its kernels.
+void buildProgram(OpBuilder &b, Location loc, StringRef name,
+                  const ProgramKind &kind, const AttentionConfig &cfg,
+                  int64_t gridX, int64_t gridY, StringRef mergeProgram = "") {
   ProgramDescriptionBuilder desc(b);
-  declareCacheBuffers(desc, cfg);
-  SmallVector<int64_t> ct = cacheCompileTimeArgs(cfg);
+  kind.declareBuffers(desc, cfg);
+  SmallVector<int64_t> ct = kind.compileTimeArgs(cfg);
   desc.kernel("reader", "reader", "riscv_1", ct);
+  if (kind.compute)
+    desc.kernel("compute", "compute", "trisc", ct);
   desc.kernel("writer", "writer", "riscv_0", ct);
+  StringRef op = kind.op.empty() ? StringRef(cfg.op) : kind.op;
   ModuleOp module = createProgramModule(
       b, loc, name,
-      desc.build(name, cfg.op, cfg.arch, programParams(b, cfg), gridX, gridY,
-                 kCacheRuntimeArgs, kCacheUnitArgs));
+      desc.build(name, op, cfg.arch, programParams(b, cfg), gridX, gridY,
+                 kind.runtimeArgs, kind.unitArgs, mergeProgram));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
-  addKernel(b, loc, "reader", [&] { buildCacheReader(b, loc, cfg); });
-  addKernel(b, loc, "writer", [&] { buildCacheWriter(b, loc, cfg); });
+  addKernel(b, loc, "reader", [&] { kind.reader(b, loc, cfg); });
+  if (kind.compute)
+    addKernel(b, loc, "compute", [&] { kind.compute(b, loc, cfg, desc); });
+  addKernel(b, loc, "writer", [&] { kind.writer(b, loc, cfg); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -366,16 +369,18 @@ struct ConvertAttnToTTKernelPass
         }
         Location loc = op->getLoc();
         if (isa<ReshapeAndCacheOp>(op)) {
-          buildCacheProgram(b, loc, name, *cfg, gridX, gridY);
+          buildProgram(b, loc, name, kCacheProgram, *cfg, gridX, gridY);
         } else if (isa<MergeStatesOp>(op)) {
-          buildMergeProgram(b, loc, name, *cfg, gridX, gridY);
+          buildProgram(b, loc, name, kMergeProgram, *cfg, gridX, gridY);
         } else {
-          buildAttentionProgram(b, loc, name, *cfg, gridX, gridY);
           // Split-KV decode: the splits' partial states, then their merge.
-          if (cfg->numKvSplits > 1) {
+          std::string mergeName = cfg->numKvSplits > 1 ? name + "_merge" : "";
+          buildProgram(b, loc, name, kAttentionProgram, *cfg, gridX, gridY,
+                       mergeName);
+          if (!mergeName.empty()) {
             AttentionConfig merge = *cfg;
             merge.numStates = cfg->numKvSplits;
-            buildMergeProgram(b, loc, name + "_merge", merge, gridX, gridY);
+            buildProgram(b, loc, mergeName, kMergeProgram, merge, gridX, gridY);
           }
         }
       }

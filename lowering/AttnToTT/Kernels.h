@@ -176,6 +176,23 @@ struct NormalizeBuffers {
 void buildNormalize(ComputeBuilder &cb, const NormalizeBuffers &buffers,
                     Value dvTiles);
 
+class KernelBuilder;
+
+/// Where a writer's output rows come from and go (attention and merge
+/// programs): `dvTiles` tiles at L1 `outPtr`, `tileBytes` apart, of
+/// `esz`-byte elements, and the interleaved DRAM buffer at `outBase` with
+/// pages `outStride` apart over `banks` banks; `halfRowBytes` is 16
+/// elements.
+struct OutRows {
+  Value outPtr, dvTiles, tileBytes, esz, outBase, outStride, banks,
+      halfRowBytes;
+};
+/// Writes row `row` of the output tiles to DRAM page `page`, one face row
+/// (half a tile row) per write. `source`, when given, may replace a write's
+/// L1 address: it gets the write's first column and that address.
+void writeOutRow(KernelBuilder &kb, const OutRows &rows, Value row, Value page,
+                 llvm::function_ref<Value(Value col, Value src)> source = {});
+
 void buildAttentionReader(OpBuilder &b, Location loc,
                           const AttentionConfig &cfg);
 void buildAttentionCompute(OpBuilder &b, Location loc,

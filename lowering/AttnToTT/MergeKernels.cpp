@@ -69,6 +69,19 @@ struct MergeUnitFields {
   Value rowBegin, numRows;
 };
 
+/// The compile-time arguments both merge data movers read first, in order:
+/// the row shape and the strides of the out and lse pages.
+struct MergeSizes {
+  Value heads, dvTiles, esz, tileBytes, outStride, lseStride;
+};
+
+MergeSizes readMergeSizes(KernelBuilder &kb) {
+  return {
+      kb.compileTimeArg(kMcHeads),         kb.compileTimeArg(kMcDvTiles),
+      kb.compileTimeArg(kMcElemSize),      kb.compileTimeArg(kMcTileBytes),
+      kb.compileTimeArg(kMcOutPageStride), kb.compileTimeArg(kMcLsePageStride)};
+}
+
 MergeUnitFields readMergeUnit(KernelBuilder &kb, Value unit) {
   Value base = kb.add(kb.mul(unit, kNumMergeUnitArgs), kMrUnits);
   return {kb.runtimeArg(kb.add(base, kMuRowBegin)),
@@ -86,12 +99,8 @@ Value isInfinity(KernelBuilder &kb, Value bits) {
 
 void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
   KernelBuilder kb(b, loc);
-  Value heads = kb.compileTimeArg(kMcHeads);
-  Value dvTiles = kb.compileTimeArg(kMcDvTiles);
-  Value esz = kb.compileTimeArg(kMcElemSize);
-  Value tileBytes = kb.compileTimeArg(kMcTileBytes);
-  Value outStride = kb.compileTimeArg(kMcOutPageStride);
-  Value lseStride = kb.compileTimeArg(kMcLsePageStride);
+  auto [heads, dvTiles, esz, tileBytes, outStride, lseStride] =
+      readMergeSizes(kb);
   Value states = kb.compileTimeArg(kMcNumStates);
   Value negBig = kb.compileTimeArg(kMcNegBigBits);
   Value outBase = kb.runtimeArg(kMrPartialOut);
@@ -246,12 +255,8 @@ void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
 
 void buildMergeWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
   KernelBuilder kb(b, loc);
-  Value heads = kb.compileTimeArg(kMcHeads);
-  Value dvTiles = kb.compileTimeArg(kMcDvTiles);
-  Value esz = kb.compileTimeArg(kMcElemSize);
-  Value tileBytes = kb.compileTimeArg(kMcTileBytes);
-  Value outStride = kb.compileTimeArg(kMcOutPageStride);
-  Value lseStride = kb.compileTimeArg(kMcLsePageStride);
+  auto [heads, dvTiles, esz, tileBytes, outStride, lseStride] =
+      readMergeSizes(kb);
   Value negBig = kb.compileTimeArg(kMcNegBigBits);
   Value negInf = kb.compileTimeArg(kMcNegInfBits);
   Value outBase = kb.runtimeArg(kMrOut);
@@ -274,22 +279,15 @@ void buildMergeWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
     Value outPtr = kb.getReadPtr(kCbMergeOut);
     Value lsePtr = kb.getReadPtr(kCbMergeLseOut);
     Value maxPtr = kb.getReadPtr(kCbMergeMaxOut);
+    OutRows rows{outPtr,  dvTiles,   tileBytes, esz,
+                 outBase, outStride, banks,     halfRowBytes};
     kb.forLoop(0, u.numRows, [&](Value row) {
       Value r = kb.add(u.rowBegin, row);
       Value at = kb.faceOffset(row, zero);
       Value empty =
           kb.cmp(CmpIPredicate::eq, kb.loadL1Word(maxPtr, at), negBig);
-      kb.forLoop(0, dvTiles, [&](Value dt) {
-        kb.forLoop(0, kb.c(2), [&](Value half) {
-          Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
-          Value src = kb.add(
-              kb.add(outPtr, kb.mul(dt, tileBytes)),
-              kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
-          kb.nocAsyncWrite(
-              kb.select(empty, kb.add(zeroRow, kb.mul(col, esz)), src),
-              kb.dramPageAddr(outBase, outStride, banks, r, kb.mul(col, esz)),
-              halfRowBytes);
-        });
+      writeOutRow(kb, rows, row, r, [&](Value col, Value src) {
+        return kb.select(empty, kb.add(zeroRow, kb.mul(col, esz)), src);
       });
       // lse to byte 4 * head of the token's page, staged congruently.
       Value head = kb.rem(r, heads);

@@ -44,34 +44,72 @@ struct Outputs {
   }
 };
 
+/// Device copies of a call's inputs, in order.
+using Inputs = std::vector<DeviceTensor>;
+
+/// Device copies of `tensors`.
+Result<Inputs> upload(PlanDevice &device,
+                      std::initializer_list<const Tensor *> tensors) {
+  Inputs copies;
+  for (const Tensor *t : tensors) {
+    Result<DeviceTensor> copy = toDevice(device, *t);
+    if (!copy)
+      return copy.status();
+    copies.push_back(std::move(*copy));
+  }
+  return copies;
+}
+
+/// Uploads `inputs` and the outputs, runs `call` on the copies (the inputs
+/// in order, out, and lse or null) and reads the outputs back.
+template <typename Call>
+Status runOnCopies(KernelExecutor &executor,
+                   std::initializer_list<const Tensor *> inputs, Tensor &out,
+                   Tensor *lse, Call call) {
+  Result<Inputs> in = upload(executor.device(), inputs);
+  if (!in)
+    return in.status();
+  Result<Outputs> o = Outputs::upload(executor.device(), out, lse);
+  if (!o)
+    return o.status();
+  ATTN_RETURN_IF_ERROR(call(*in, o->out, o->lseArg()));
+  return o->readBack(out, lse);
+}
+
+/// Uploads a cache write's two inputs and `kvCache`, runs `write` on the
+/// copies and reads the cache back.
+template <typename Write>
+Status writeCache(KernelExecutor &executor, const Tensor &a, const Tensor &b,
+                  Tensor &kvCache, Write write) {
+  Result<Inputs> in = upload(executor.device(), {&a, &b, &kvCache});
+  if (!in)
+    return in.status();
+  ATTN_RETURN_IF_ERROR(write((*in)[0], (*in)[1], (*in)[2]));
+  return readBack((*in)[2], kvCache);
+}
+
 } // namespace
 
 Status reshapeAndCache(KernelExecutor &executor, const Tensor &key,
                        const Tensor &value, const Tensor &slotMapping,
                        KvCacheLayout layout, Tensor &kvCache) {
-  PlanDevice &device = executor.device();
-  Result<DeviceTensor> k = toDevice(device, key);
-  Result<DeviceTensor> v = k ? toDevice(device, value) : k;
-  Result<DeviceTensor> cache = v ? toDevice(device, kvCache) : v;
-  if (!cache)
-    return cache.status();
-  ATTN_RETURN_IF_ERROR(
-      executor.reshapeAndCache(*k, *v, slotMapping, layout, *cache, {}));
-  return readBack(*cache, kvCache);
+  return writeCache(executor, key, value, kvCache,
+                    [&](const DeviceTensor &k, const DeviceTensor &v,
+                        const DeviceTensor &cache) {
+                      return executor.reshapeAndCache(k, v, slotMapping, layout,
+                                                      cache, {});
+                    });
 }
 
 Status concatAndCacheMla(KernelExecutor &executor, const Tensor &kvC,
                          const Tensor &kPe, const Tensor &slotMapping,
                          Tensor &kvCache) {
-  PlanDevice &device = executor.device();
-  Result<DeviceTensor> c = toDevice(device, kvC);
-  Result<DeviceTensor> pe = c ? toDevice(device, kPe) : c;
-  Result<DeviceTensor> cache = pe ? toDevice(device, kvCache) : pe;
-  if (!cache)
-    return cache.status();
-  ATTN_RETURN_IF_ERROR(
-      executor.concatAndCacheMla(*c, *pe, slotMapping, *cache, nullptr));
-  return readBack(*cache, kvCache);
+  return writeCache(executor, kvC, kPe, kvCache,
+                    [&](const DeviceTensor &c, const DeviceTensor &pe,
+                        const DeviceTensor &cache) {
+                      return executor.concatAndCacheMla(c, pe, slotMapping,
+                                                        cache, nullptr);
+                    });
 }
 
 Status pagedAttention(KernelExecutor &executor, const Tensor &query,
@@ -79,53 +117,34 @@ Status pagedAttention(KernelExecutor &executor, const Tensor &query,
                       const Tensor &seqLens, const Tensor &blockTable,
                       const PagedAttentionParams &params, Tensor &out,
                       Tensor *lse) {
-  PlanDevice &device = executor.device();
-  Result<DeviceTensor> q = toDevice(device, query);
-  Result<DeviceTensor> cache = q ? toDevice(device, kvCache) : q;
-  if (!cache)
-    return cache.status();
-  Result<Outputs> o = Outputs::upload(device, out, lse);
-  if (!o)
-    return o.status();
-  ATTN_RETURN_IF_ERROR(executor.pagedAttention(*q, *cache, queryStartLoc,
-                                               seqLens, blockTable, params,
-                                               o->out, o->lseArg()));
-  return o->readBack(out, lse);
+  return runOnCopies(
+      executor, {&query, &kvCache}, out, lse,
+      [&](const Inputs &in, const DeviceTensor &o, const DeviceTensor *l) {
+        return executor.pagedAttention(in[0], in[1], queryStartLoc, seqLens,
+                                       blockTable, params, o, l);
+      });
 }
 
 Status mlaDecode(KernelExecutor &executor, const Tensor &q,
                  const Tensor &kvCache, const Tensor &blockTable,
                  const Tensor &seqLens, const MlaDecodeParams &params,
                  Tensor &out, Tensor *lse) {
-  PlanDevice &device = executor.device();
-  Result<DeviceTensor> dq = toDevice(device, q);
-  Result<DeviceTensor> cache = dq ? toDevice(device, kvCache) : dq;
-  if (!cache)
-    return cache.status();
-  Result<Outputs> o = Outputs::upload(device, out, lse);
-  if (!o)
-    return o.status();
-  ATTN_RETURN_IF_ERROR(executor.mlaDecode(*dq, *cache, blockTable, seqLens,
-                                          params, o->out, o->lseArg()));
-  return o->readBack(out, lse);
+  return runOnCopies(
+      executor, {&q, &kvCache}, out, lse,
+      [&](const Inputs &in, const DeviceTensor &o, const DeviceTensor *l) {
+        return executor.mlaDecode(in[0], in[1], blockTable, seqLens, params, o,
+                                  l);
+      });
 }
 
 Status mergeStates(KernelExecutor &executor, const Tensor &outA,
                    const Tensor &lseA, const Tensor &outB, const Tensor &lseB,
                    Tensor &out, Tensor *lse) {
-  PlanDevice &device = executor.device();
-  Result<DeviceTensor> a = toDevice(device, outA);
-  Result<DeviceTensor> la = a ? toDevice(device, lseA) : a;
-  Result<DeviceTensor> b = la ? toDevice(device, outB) : la;
-  Result<DeviceTensor> lb = b ? toDevice(device, lseB) : b;
-  if (!lb)
-    return lb.status();
-  Result<Outputs> o = Outputs::upload(device, out, lse);
-  if (!o)
-    return o.status();
-  ATTN_RETURN_IF_ERROR(
-      executor.mergeStates(*a, *la, *b, *lb, o->out, o->lseArg()));
-  return o->readBack(out, lse);
+  return runOnCopies(
+      executor, {&outA, &lseA, &outB, &lseB}, out, lse,
+      [&](const Inputs &in, const DeviceTensor &o, const DeviceTensor *l) {
+        return executor.mergeStates(in[0], in[1], in[2], in[3], o, l);
+      });
 }
 
 } // namespace attn::runtime::host

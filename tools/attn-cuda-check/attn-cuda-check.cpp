@@ -174,6 +174,14 @@ void compare(const std::string &variant, const std::string &name,
   rows.push_back(std::move(row));
 }
 
+/// Makes `shape` MLA's: one latent kv head of kv_lora_rank + rope_dim
+/// values (DeepSeek's 512 + 64 by default).
+void setMlaShape(ProblemShape &shape, const Params &p) {
+  shape.kvLoraRank = p.integer("kv_lora_rank", 512);
+  shape.ropeDim = p.integer("rope_dim", 64);
+  shape.numKvHeads = 1;
+}
+
 /// Runs one variant's op on both executors and compares the outputs.
 Status checkVariant(const BundleVariant &v, KernelExecutor &device,
                     KernelExecutor &reference, uint64_t seed,
@@ -202,9 +210,7 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
 
   if (op == "reshape_and_cache" && p.integer("kv_lora_rank", 0) > 0) {
     // The MLA form: kv_c [T, L] and k_pe [T, P] into the latent cache.
-    shape.kvLoraRank = p.integer("kv_lora_rank", 0);
-    shape.ropeDim = p.integer("rope_dim", 64);
-    shape.numKvHeads = 1;
+    setMlaShape(shape, p);
     Result<Problem> problem = generateProblem(shape, options);
     if (!problem)
       return problem.status();
@@ -258,9 +264,7 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
   }
 
   if (op == "mla_decode") {
-    shape.kvLoraRank = p.integer("kv_lora_rank", 512);
-    shape.ropeDim = p.integer("rope_dim", 64);
-    shape.numKvHeads = 1;
+    setMlaShape(shape, p);
     Result<Problem> problem = generateProblem(shape, options);
     if (!problem)
       return problem.status();
@@ -391,6 +395,50 @@ struct BenchRow {
   std::string error;
 };
 
+/// Fills `row` from a timed run: its time and `amount / 1e9` (bytes for
+/// GB/s) or `amount / 1e12` (FLOPs for TFLOP/s) per second by `unit`, and
+/// the percentage of `peak` GB/s when it is positive.
+void fillRow(BenchRow &row, const Result<double> &ms, double amount,
+             double peak) {
+  if (!ms) {
+    row.error = ms.message();
+    return;
+  }
+  row.ms = *ms;
+  row.rate = amount / (*ms * 1e-3) / (row.unit == "GB/s" ? 1e9 : 1e12);
+  if (peak > 0)
+    row.percentOfPeak = 100.0 * row.rate / peak;
+}
+
+/// Llama-3-8B's attention: query heads, kv heads and head size.
+constexpr int64_t kLlamaHeads = 32, kLlamaKvHeads = 8, kLlamaHeadSize = 128;
+
+/// Llama-3-8B's paged attention inputs, in the plan's order (query, cache,
+/// block table, seq_lens, query_start_loc): `reqs` requests of `seqLen`
+/// tokens, the last `queryLen` of them new, in bf16 blocks of `block`.
+std::vector<Tensor> llamaBatch(int64_t reqs, int64_t queryLen, int64_t seqLen,
+                               int64_t block, Random &random) {
+  const int64_t h = kLlamaHeads, g = kLlamaKvHeads, d = kLlamaHeadSize;
+  int64_t m = (seqLen + block - 1) / block;
+  Tensor query(DType::BF16, {reqs * queryLen, h, d});
+  random.fill(query, -1, 1);
+  Tensor cache(DType::BF16, {reqs * m, 2, block, g, d});
+  tileRandom(cache, random);
+  Tensor table = shuffledBlockTable(reqs, m, random);
+  Tensor lens(DType::I32, {reqs}), qsl(DType::I32, {reqs + 1});
+  for (int64_t r = 0; r < reqs; ++r) {
+    lens.setInt(r, seqLen);
+    qsl.setInt(r + 1, (r + 1) * queryLen);
+  }
+  std::vector<Tensor> inputs;
+  inputs.push_back(std::move(query));
+  inputs.push_back(std::move(cache));
+  inputs.push_back(std::move(table));
+  inputs.push_back(std::move(lens));
+  inputs.push_back(std::move(qsl));
+  return inputs;
+}
+
 /// Loads what `plan` launches from `variant` and runs it with timed
 /// repeats; returns the summed mean kernel time in ms.
 Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
@@ -429,7 +477,8 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
   Random random(options.seed);
 
   // Paged decode, Llama-3-8B.
-  const int64_t h = 32, g = 8, d = 128, block = 16;
+  const int64_t h = kLlamaHeads, g = kLlamaKvHeads, d = kLlamaHeadSize;
+  const int64_t block = 16;
   std::vector<int64_t> batches =
       options.quick ? std::vector<int64_t>{4} : std::vector<int64_t>{64, 256};
   std::vector<int64_t> contexts = options.quick
@@ -443,42 +492,18 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
       row.name = "llama3-8b decode b" + std::to_string(reqs) + " ctx" +
                  std::to_string(ctx);
       row.unit = "GB/s";
-      int64_t m = (ctx + block - 1) / block;
-      Tensor query(DType::BF16, {reqs, h, d});
-      random.fill(query, -1, 1);
-      Tensor cache(DType::BF16, {reqs * m, 2, block, g, d});
-      tileRandom(cache, random);
-      Tensor table = shuffledBlockTable(reqs, m, random);
-      Tensor lens(DType::I32, {reqs}), qsl(DType::I32, {reqs + 1});
-      for (int64_t r = 0; r < reqs; ++r) {
-        lens.setInt(r, ctx);
-        qsl.setInt(r + 1, r + 1);
-      }
+      std::vector<Tensor> inputs = llamaBatch(reqs, 1, ctx, block, random);
       Result<const BundleVariant *> variant =
-          findVariant(bundle, pagedAttentionQuery(query, cache, llama), kPtx,
-                      SubgroupSizes{32, 32, 32});
+          findVariant(bundle, pagedAttentionQuery(inputs[0], inputs[1], llama),
+                      kPtx, SubgroupSizes{32, 32, 32});
       if (!variant) {
         row.error = "no variant: " + variant.message();
         rows.push_back(row);
         continue;
       }
-      std::vector<Tensor> inputs;
-      inputs.push_back(std::move(query));
-      inputs.push_back(std::move(cache));
-      inputs.push_back(std::move(table));
-      inputs.push_back(std::move(lens));
-      inputs.push_back(std::move(qsl));
       Result<double> ms = timePlan(bundle, **variant, "paged_attention", cuda,
                                    std::move(inputs), options.repeats);
-      if (!ms) {
-        row.error = ms.message();
-      } else {
-        double bytes = 2.0 * reqs * ctx * g * d * 2 /*bf16*/;
-        row.ms = *ms;
-        row.rate = bytes / (*ms * 1e-3) / 1e9;
-        if (peak > 0)
-          row.percentOfPeak = 100.0 * row.rate / peak;
-      }
+      fillRow(row, ms, 2.0 * reqs * ctx * g * d * 2 /*bf16*/, peak);
       rows.push_back(row);
     }
 
@@ -528,15 +553,7 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
       inputs.push_back(std::move(lens));
       Result<double> ms = timePlan(bundle, *mlaVariant, "mla_decode", cuda,
                                    std::move(inputs), options.repeats);
-      if (!ms) {
-        row.error = ms.message();
-      } else {
-        double bytes = 1.0 * reqs * ctx * (lora + rope) * 2;
-        row.ms = *ms;
-        row.rate = bytes / (*ms * 1e-3) / 1e9;
-        if (peak > 0)
-          row.percentOfPeak = 100.0 * row.rate / peak;
-      }
+      fillRow(row, ms, 1.0 * reqs * ctx * (lora + rope) * 2, peak);
       rows.push_back(row);
     }
 
@@ -547,40 +564,19 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
     row.name = "llama3-8b prefill b" + std::to_string(reqs) + " len" +
                std::to_string(len);
     row.unit = "TFLOP/s";
-    int64_t m = (len + block - 1) / block;
-    Tensor query(DType::BF16, {reqs * len, h, d});
-    random.fill(query, -1, 1);
-    Tensor cache(DType::BF16, {reqs * m, 2, block, g, d});
-    tileRandom(cache, random);
-    Tensor table = shuffledBlockTable(reqs, m, random);
-    Tensor lens(DType::I32, {reqs}), qsl(DType::I32, {reqs + 1});
-    for (int64_t r = 0; r < reqs; ++r) {
-      lens.setInt(r, len);
-      qsl.setInt(r + 1, (r + 1) * len);
-    }
+    std::vector<Tensor> inputs = llamaBatch(reqs, len, len, block, random);
     Result<const BundleVariant *> variant =
-        findVariant(bundle, pagedAttentionQuery(query, cache, llama), kPtx,
-                      SubgroupSizes{32, 32, 32});
+        findVariant(bundle, pagedAttentionQuery(inputs[0], inputs[1], llama),
+                    kPtx, SubgroupSizes{32, 32, 32});
     if (!variant) {
       row.error = "no variant: " + variant.message();
     } else {
-      std::vector<Tensor> inputs;
-      inputs.push_back(std::move(query));
-      inputs.push_back(std::move(cache));
-      inputs.push_back(std::move(table));
-      inputs.push_back(std::move(lens));
-      inputs.push_back(std::move(qsl));
       Result<double> ms =
           timePlan(bundle, **variant, "paged_attention", cuda,
                    std::move(inputs), std::max(1, options.repeats / 4));
-      if (!ms) {
-        row.error = ms.message();
-      } else {
-        // QK^T and PV over the visible (causal) keys: 4 * H * D per pair.
-        double pairs = reqs * (len * (len + 1) / 2.0);
-        row.ms = *ms;
-        row.rate = 4.0 * h * d * pairs / (*ms * 1e-3) / 1e12;
-      }
+      // QK^T and PV over the visible (causal) keys: 4 * H * D per pair.
+      double pairs = reqs * (len * (len + 1) / 2.0);
+      fillRow(row, ms, 4.0 * h * d * pairs, /*peak=*/0);
     }
     rows.push_back(row);
   }

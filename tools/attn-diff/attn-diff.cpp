@@ -13,28 +13,22 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Compile.h"
 #include "reference/interp/Entry.h"
 #include "reference/interp/Inputs.h"
 #include "reference/interp/Interpreter.h"
 #include "reference/interp/Signature.h"
 #include "reference/testing/Compare.h"
 #include "reference/testing/Npy.h"
-#include "tools/DeviceRun/DeviceRun.h"
+#include "tools/DeviceRun/RunFlags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 #include <cmath>
@@ -46,11 +40,6 @@ using namespace attn;
 namespace {
 
 llvm::cl::OptionCategory category("attn-diff options");
-
-llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
-                                     llvm::cl::desc("<input .mlir file>"),
-                                     llvm::cl::Required,
-                                     llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
     backend("backend",
@@ -64,9 +53,7 @@ llvm::cl::opt<std::string> againstDir(
                    "DIR/result0.npy, result1.npy, ... captured elsewhere"),
     llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
 
-EntryFlags entryFlags(category);
-
-mlir::attn::KernelKnobFlags knobFlags(category);
+mlir::attn::RunFlags runFlags(category);
 
 enum class VerdictRule { Tolerance, Flash, Either, Both };
 llvm::cl::opt<VerdictRule> verdictRule(
@@ -260,7 +247,7 @@ getDeviceResults(mlir::ModuleOp module, mlir::func::FuncOp fn,
   if (!backend.empty()) {
     llvm::Expected<std::vector<Tensor>> results =
         mlir::attn::runOnDevice(module, fn.getSymName(), backend, inputs,
-                                &device.stats, knobFlags);
+                                &device.stats, runFlags.knobs);
     if (!results)
       return results.takeError();
     device.results = std::move(*results);
@@ -397,48 +384,28 @@ int main(int argc, char **argv) {
   if (llvm::Error err = checkFlags())
     return fail(std::move(err));
 
-  mlir::DialectRegistry registry;
-  mlir::attn::registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string error;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      parseModuleFile(inputFile, context, sourceMgr, error);
-  if (!module && !error.empty())
-    return fail(error);
-  if (!module)
+  mlir::FailureOr<mlir::attn::LoadedRun> run =
+      mlir::attn::loadRun(runFlags, "attn-diff");
+  if (failed(run))
     return kExitError;
-
-  llvm::Expected<mlir::func::FuncOp> fn =
-      findEntry(*module, entryFlags.entry, inputFile);
-  if (!fn)
-    return fail(fn.takeError());
-  llvm::Expected<Signature> signature = describeSignature(*fn);
-  if (!signature)
-    return fail(signature.takeError());
-  llvm::Expected<std::vector<Tensor>> inputs =
-      loadInputs(*signature, entryFlags.source());
-  if (!inputs)
-    return fail(inputs.takeError());
+  const std::vector<Tensor> &inputs = run->inputs;
 
   // The reference first: it validates the metadata, so a device never runs
   // on inputs the reference rejects.
-  llvm::Expected<std::vector<Tensor>> want = interpret(*fn, *inputs);
+  llvm::Expected<std::vector<Tensor>> want = interpret(run->fn, inputs);
   if (!want)
     return fail(want.takeError());
   llvm::Expected<DeviceResults> device =
-      getDeviceResults(*module, *fn, *inputs, *want);
+      getDeviceResults(*run->module, run->fn, inputs, *want);
   if (!device)
     return fail(device.takeError());
   llvm::Expected<std::vector<Tensor>> naive =
-      interpret(*fn, *inputs, /*naiveDevicePrecision=*/true);
+      interpret(run->fn, inputs, /*naiveDevicePrecision=*/true);
   if (!naive)
     return fail(naive.takeError());
 
-  llvm::outs() << "attn-diff: @" << fn->getSymName() << " on " << device->name
-               << " against the reference\n";
+  llvm::outs() << "attn-diff: @" << run->fn.getSymName() << " on "
+               << device->name << " against the reference\n";
   // A backend may document looser tolerances than the defaults (tt: bf16
   // tiles); the report says so.
   if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
@@ -449,7 +416,8 @@ int main(int argc, char **argv) {
       bound + addressed > 0)
     llvm::outs() << "  spirv launches: " << bound << " by descriptor binding, "
                  << addressed << " by device address\n";
-  ReportContext report{*signature, *inputs, device->stats, isMLADecode(*fn)};
+  ReportContext report{run->signature, inputs, device->stats,
+                       isMLADecode(run->fn)};
   bool allPassed = true;
   for (size_t i = 0; i < want->size(); ++i) {
     llvm::Expected<bool> passed =

@@ -7,22 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Compile.h"
-#include "tools/DeviceRun/DeviceRun.h"
 #include "reference/interp/Entry.h"
 #include "reference/interp/Inputs.h"
 #include "reference/interp/Interpreter.h"
 #include "reference/interp/Signature.h"
+#include "tools/DeviceRun/RunFlags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace attn;
@@ -30,11 +24,6 @@ using namespace attn;
 namespace {
 
 llvm::cl::OptionCategory category("attn-run options");
-
-llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
-                                     llvm::cl::desc("<input .mlir file>"),
-                                     llvm::cl::Required,
-                                     llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
     backend("backend",
@@ -48,9 +37,7 @@ llvm::cl::opt<std::string>
             llvm::cl::value_desc("NAME"), llvm::cl::init("reference"),
             llvm::cl::cat(category));
 
-EntryFlags entryFlags(category);
-
-mlir::attn::KernelKnobFlags knobFlags(category);
+mlir::attn::RunFlags runFlags(category);
 
 llvm::cl::opt<std::string> outputsDir(
     "outputs",
@@ -88,43 +75,22 @@ int main(int argc, char **argv) {
                 "' is not available in this build (available: " + available +
                 ")");
   }
-  bool random = entryFlags.randomSeed.getNumOccurrences() > 0;
+  bool random = runFlags.entry.randomSeed.getNumOccurrences() > 0;
 
-  mlir::DialectRegistry registry;
-  mlir::attn::registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string error;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      parseModuleFile(inputFile, context, sourceMgr, error);
-  if (!module && !error.empty())
-    return fail(error);
-  if (!module)
-    return 1; // The diagnostic handler has printed why.
-
-  llvm::Expected<mlir::func::FuncOp> fn =
-      findEntry(*module, entryFlags.entry, inputFile);
-  if (!fn)
-    return fail(fn.takeError());
-  llvm::Expected<Signature> signature = describeSignature(*fn);
-  if (!signature)
-    return fail(signature.takeError());
-
-  llvm::Expected<std::vector<Tensor>> inputs =
-      loadInputs(*signature, entryFlags.source());
-  if (!inputs)
-    return fail(inputs.takeError());
+  mlir::FailureOr<mlir::attn::LoadedRun> run =
+      mlir::attn::loadRun(runFlags, "attn-run");
+  if (failed(run))
+    return 1;
   if (random && !outputsDir.empty())
-    if (llvm::Error err = writeTensors(outputsDir, "arg", *inputs))
+    if (llvm::Error err = writeTensors(outputsDir, "arg", run->inputs))
       return fail(std::move(err));
 
   llvm::Expected<std::vector<Tensor>> results =
       backend == "reference"
-          ? interpret(*fn, std::move(*inputs))
-          : mlir::attn::runOnDevice(*module, fn->getSymName(), backend, *inputs,
-                                    /*stats=*/nullptr, knobFlags);
+          ? interpret(run->fn, std::move(run->inputs))
+          : mlir::attn::runOnDevice(*run->module, run->fn.getSymName(), backend,
+                                    run->inputs,
+                                    /*stats=*/nullptr, runFlags.knobs);
   if (!results)
     return fail(results.takeError());
   if (!outputsDir.empty())

@@ -235,11 +235,17 @@ std::string threadName(const ThreadContext &t) {
   throw KernelAbort{};
 }
 
+/// failLocked with `message` said by the running kernel: "core 3, kernel
+/// 'reader' (reader): message". The caller holds core.mu.
+[[noreturn]] void failThreadLocked(Core &core, const std::string &message) {
+  failLocked(core, "core " + std::to_string(core.index) + ", " +
+                       threadName(*current) + ": " + message);
+}
+
 [[noreturn]] void fail(const std::string &message) {
   Core &core = *current->core;
   std::lock_guard<std::mutex> lock(core.mu);
-  failLocked(core, "core " + std::to_string(core.index) + ", " +
-                       threadName(*current) + ": " + message);
+  failThreadLocked(core, message);
 }
 
 template <typename... Parts> [[noreturn]] void failf(const Parts &...parts) {
@@ -489,8 +495,7 @@ void unpackTile(int32_t cbId, uint32_t index, float *out, const char *op) {
       std::ostringstream os;
       os << op << " reads tile " << index << " of cb " << cbId << " but "
          << cb.available() << " are at its front (missing cb_wait_front?)";
-      failLocked(core, "core " + std::to_string(core.index) + ", " +
-                           threadName(*current) + ": " + os.str());
+      failThreadLocked(core, os.str());
     }
   }
   const uint8_t *page = cb.page(cb.popped + index);
@@ -812,11 +817,10 @@ void cb_reserve_back(int32_t cbId, int32_t n) {
   std::unique_lock<std::mutex> lock(core.mu);
   if (n <= 0 || uint32_t(n) > cb.spec.numPages ||
       (cb.pushed % cb.spec.numPages) + n > cb.spec.numPages)
-    failLocked(core, "core " + std::to_string(core.index) + ", " +
-                         threadName(*current) + ": " +
-                         cbOp("cb_reserve_back", cbId, n) + " does not fit " +
-                         "a buffer of " + std::to_string(cb.spec.numPages) +
-                         " pages without wrapping");
+    failThreadLocked(core, cbOp("cb_reserve_back", cbId, n) + " does not fit " +
+                               "a buffer of " +
+                               std::to_string(cb.spec.numPages) +
+                               " pages without wrapping");
   blockUntil(
       core, lock, [&] { return cb.free() >= uint32_t(n); },
       cbOp("cb_reserve_back", cbId, n) + ": " + std::to_string(cb.free()) +
@@ -829,10 +833,8 @@ void cb_push_back(int32_t cbId, int32_t n) {
   Core &core = *current->core;
   std::lock_guard<std::mutex> lock(core.mu);
   if (n <= 0 || uint32_t(n) > cb.free())
-    failLocked(core, "core " + std::to_string(core.index) + ", " +
-                         threadName(*current) + ": " +
-                         cbOp("cb_push_back", cbId, n) +
-                         " pushes more pages than are free");
+    failThreadLocked(core, cbOp("cb_push_back", cbId, n) +
+                               " pushes more pages than are free");
   cb.pushed += n;
   cb.reserved = cb.reserved > uint32_t(n) ? cb.reserved - n : 0;
   cb.packed = 0;
@@ -844,10 +846,8 @@ void cb_wait_front(int32_t cbId, int32_t n) {
   Core &core = *current->core;
   std::unique_lock<std::mutex> lock(core.mu);
   if (n <= 0 || uint32_t(n) > cb.spec.numPages)
-    failLocked(core, "core " + std::to_string(core.index) + ", " +
-                         threadName(*current) + ": " +
-                         cbOp("cb_wait_front", cbId, n) +
-                         " waits for more pages than the buffer has");
+    failThreadLocked(core, cbOp("cb_wait_front", cbId, n) +
+                               " waits for more pages than the buffer has");
   blockUntil(
       core, lock, [&] { return cb.available() >= uint32_t(n); },
       cbOp("cb_wait_front", cbId, n) + ": " + std::to_string(cb.available()) +
@@ -859,10 +859,8 @@ void cb_pop_front(int32_t cbId, int32_t n) {
   Core &core = *current->core;
   std::lock_guard<std::mutex> lock(core.mu);
   if (n <= 0 || uint32_t(n) > cb.available())
-    failLocked(core, "core " + std::to_string(core.index) + ", " +
-                         threadName(*current) + ": " +
-                         cbOp("cb_pop_front", cbId, n) + " pops " +
-                         "more pages than are at the front");
+    failThreadLocked(core, cbOp("cb_pop_front", cbId, n) + " pops " +
+                               "more pages than are at the front");
   cb.popped += n;
   stateChanged(core);
 }
@@ -959,25 +957,29 @@ void regs_acquire() {
   std::fill(s.layout.begin(), s.layout.end(), DstLayout::Empty);
 }
 
+/// SDK call `op` moves the destination registers from `from`, where the
+/// call `previous` left them, to `to`; any other state is an error.
+void advanceRegs(const char *op, const char *previous, RegState from,
+                 RegState to) {
+  ComputeState &s = computeState(op);
+  if (s.regs != from)
+    failf(op, " without ", previous);
+  s.regs = to;
+}
+
 void regs_commit() {
-  ComputeState &s = computeState("tile_regs_commit");
-  if (s.regs != RegState::Acquired)
-    failf("tile_regs_commit without tile_regs_acquire");
-  s.regs = RegState::Committed;
+  advanceRegs("tile_regs_commit", "tile_regs_acquire", RegState::Acquired,
+              RegState::Committed);
 }
 
 void regs_wait() {
-  ComputeState &s = computeState("tile_regs_wait");
-  if (s.regs != RegState::Committed)
-    failf("tile_regs_wait without tile_regs_commit");
-  s.regs = RegState::Waited;
+  advanceRegs("tile_regs_wait", "tile_regs_commit", RegState::Committed,
+              RegState::Waited);
 }
 
 void regs_release() {
-  ComputeState &s = computeState("tile_regs_release");
-  if (s.regs != RegState::Waited)
-    failf("tile_regs_release without tile_regs_wait");
-  s.regs = RegState::Released;
+  advanceRegs("tile_regs_release", "tile_regs_wait", RegState::Waited,
+              RegState::Released);
 }
 
 void regs_acquire_dst() {
@@ -986,10 +988,8 @@ void regs_acquire_dst() {
 }
 
 void regs_release_dst() {
-  ComputeState &s = computeState("release_dst");
-  if (s.regs != RegState::AcquiredDst)
-    failf("release_dst without acquire_dst");
-  s.regs = RegState::Released;
+  advanceRegs("release_dst", "acquire_dst", RegState::AcquiredDst,
+              RegState::Released);
 }
 
 void copy_init(uint32_t cb, uint32_t transpose, uint32_t withinFace) {
@@ -1322,12 +1322,10 @@ void pack_tile(uint32_t idst, uint32_t cbId, bool outOfOrder,
     std::lock_guard<std::mutex> lock(core.mu);
     position = outOfOrder ? tileIndex : cb.packed;
     if (position >= cb.reserved)
-      failLocked(core, "core " + std::to_string(core.index) + ", " +
-                           threadName(*current) + ": pack_tile into cb " +
-                           std::to_string(cbId) + " tile " +
-                           std::to_string(position) + ", but " +
-                           std::to_string(cb.reserved) +
-                           " are reserved (missing cb_reserve_back?)");
+      failThreadLocked(core, "pack_tile into cb " + std::to_string(cbId) +
+                                 " tile " + std::to_string(position) +
+                                 ", but " + std::to_string(cb.reserved) +
+                                 " are reserved (missing cb_reserve_back?)");
     if (!outOfOrder)
       ++cb.packed;
   }

@@ -6,6 +6,31 @@
 
 using namespace mlir;
 
+/// The kernels of `lowered` for ISA level `isa`, appended to `out`.
+static LogicalResult
+compileLevel(const mlir::attn::LoweredModule &lowered, const std::string &isa,
+             std::vector<mlir::attn::CompiledKernel> &out) {
+  ModuleOp input = lowered.input;
+  FailureOr<SmallVector<mlir::attn::CPUKernel>> objects =
+      mlir::attn::translateKernelsToCPU(lowered.lowered, isa);
+  if (failed(objects))
+    return failure();
+  for (mlir::attn::CPUKernel &k : *objects) {
+    FailureOr<mlir::attn::CompiledKernel> kernel =
+        lowered.entries.compiled(input, ::attn::Target::CPU, k.entryPoint);
+    if (failed(kernel))
+      return failure();
+    kernel->bytes = std::move(k.sharedObject);
+    ::attn::LaunchFacts launch;
+    launch.workgroup = lowered.entries.workgroup.lookup(k.entryPoint);
+    launch.cpuIsa = isa;
+    launch.argElementBytes = lowered.entries.elementBytes.lookup(k.entryPoint);
+    kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::CPU);
+    out.push_back(std::move(*kernel));
+  }
+  return success();
+}
+
 LogicalResult mlir::attn::compileCPUKernels(const LoweredModule &lowered,
                                             const CompileOptions &options,
                                             std::vector<CompiledKernel> &out) {
@@ -17,22 +42,11 @@ LogicalResult mlir::attn::compileCPUKernels(const LoweredModule &lowered,
               "lowering, alone in its compile (attn-compile builds it "
               "apart), got subgroup size "
            << options.subgroupSize;
-  FailureOr<SmallVector<CPUKernel>> objects =
-      translateKernelsToCPU(lowered.lowered, options.cpu.isa);
-  if (failed(objects))
-    return failure();
-  for (CPUKernel &k : *objects) {
-    FailureOr<CompiledKernel> kernel =
-        lowered.entries.compiled(input, ::attn::Target::CPU, k.entryPoint);
-    if (failed(kernel))
+  if (options.cpu.isaLevels.empty())
+    return mlir::emitError(input.getLoc())
+           << "target cpu needs at least one ISA level";
+  for (const std::string &isa : options.cpu.isaLevels)
+    if (failed(compileLevel(lowered, isa, out)))
       return failure();
-    kernel->bytes = std::move(k.sharedObject);
-    ::attn::LaunchFacts launch;
-    launch.workgroup = lowered.entries.workgroup.lookup(k.entryPoint);
-    launch.cpuIsa = options.cpu.isa;
-    launch.argElementBytes = lowered.entries.elementBytes.lookup(k.entryPoint);
-    kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::CPU);
-    out.push_back(std::move(*kernel));
-  }
   return success();
 }

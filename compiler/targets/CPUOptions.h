@@ -8,14 +8,16 @@
 #define ATTN_COMPILER_TARGETS_CPUOPTIONS_H
 
 #include <string>
+#include <vector>
 
 namespace mlir::attn {
 
-/// Target cpu's knobs: the ISA level its machine code is for (a name of
-/// core/CpuKernel.h's cpuIsaLevels()). CPU kernels are built for subgroup
-/// size 1, one invocation per work item.
+/// Target cpu's knobs: the ISA levels its machine code is built for
+/// (names of core/CpuKernel.h's cpuIsaLevels()), one shared object per
+/// kernel and level; the CPU device runs the widest its host has. CPU
+/// kernels are built for subgroup size 1, one invocation per work item.
 struct CPUTargetOptions {
-  std::string isa = "x86-64-v3";
+  std::vector<std::string> isaLevels = {"x86-64-v3", "x86-64-v4", "aarch64"};
 };
 
 } // namespace mlir::attn

@@ -115,6 +115,13 @@ Status CpuPlanDevice::setThreads(unsigned threads) {
   return Status::ok();
 }
 
+bool CpuPlanDevice::runsKernel(const runtime::BundleKernel &kernel) const {
+  if (kernel.target != toString(Target::CPU))
+    return false;
+  Result<LaunchFacts> facts = readLaunchFacts(kernel.launchJson, Target::CPU);
+  return facts && hostRunsCpuIsa(*findCpuIsaLevel(facts->cpuIsa));
+}
+
 Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
                                  const runtime::BundleKernel &kernel,
                                  std::string_view bytes) {
@@ -122,9 +129,12 @@ Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
   Result<LaunchFacts> facts = runnableFacts(kernel, what);
   if (!facts)
     return facts.status();
+  // A symbol may have a kernel per ISA level: each is one kernel to
+  // KernelSymbols, and launches take the widest.
+  std::string levelSymbol = kernel.symbol + "@" + facts->cpuIsa;
   std::string source =
       runtime::kernelSource(bytes, kernel.entryPoint, kernel.launchJson);
-  Result<bool> loaded = symbols_.isLoaded(name(), kernel.symbol, source);
+  Result<bool> loaded = symbols_.isLoaded(name(), levelSymbol, source);
   if (!loaded || *loaded)
     return loaded.status();
   Result<CpuKernelObject> object =
@@ -136,9 +146,16 @@ Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
     buffers_.resize(args);
     elements_.resize(args);
   }
-  kernels_.emplace(kernel.symbol, Kernel{std::move(*object),
-                                         std::move(facts->argElementBytes)});
-  symbols_.record(kernel.symbol, std::move(source));
+  size_t level = findCpuIsaLevel(facts->cpuIsa) - cpuIsaLevels().data();
+  auto it = kernels_.find(kernel.symbol);
+  if (it == kernels_.end())
+    kernels_.emplace(
+        kernel.symbol,
+        Kernel{std::move(*object), std::move(facts->argElementBytes), level});
+  else if (it->second.level < level)
+    it->second =
+        Kernel{std::move(*object), std::move(facts->argElementBytes), level};
+  symbols_.record(levelSymbol, std::move(source));
   return Status::ok();
 }
 

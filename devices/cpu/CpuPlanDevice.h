@@ -51,8 +51,12 @@ public:
   /// Loads a cpu kernel of `bundle` (its shared object's `bytes`, already
   /// checked against its hash) under kernel.symbol. Refuses another
   /// target, an ISA level this host does not run, an object of another ABI
-  /// or without the entry point. Loading the kernel a symbol already has is
-  /// a no-op; another one under it is an error (KernelSymbols.h).
+  /// or without the entry point. A symbol may get one kernel per ISA level;
+  /// launches run the widest loaded. Loading the kernel a symbol already
+  /// has at its level is a no-op; another one there is an error
+  /// (KernelSymbols.h).
+  /// A cpu kernel of an ISA level this host runs.
+  bool runsKernel(const runtime::BundleKernel &kernel) const override;
   Status loadKernel(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
@@ -71,6 +75,9 @@ private:
     CpuKernelObject object;
     /// Bytes per element of each argument (its launch facts).
     std::vector<int64_t> argElementBytes;
+    /// Its ISA level's index in cpuIsaLevels(): of a symbol's kernels, the
+    /// device launches the widest it loaded.
+    size_t level = 0;
   };
 
   std::map<std::string, Kernel, std::less<>> kernels_;

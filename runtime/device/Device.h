@@ -149,6 +149,11 @@ public:
   /// Waits for everything enqueued so far.
   Status synchronize();
 
+  /// Whether this device runs `kernel` at all (a cpu kernel of an ISA level
+  /// the host has). A bundle may hold one symbol's kernel several times
+  /// (a cpu kernel per ISA level): executors load those the device runs,
+  /// and the device launches the best of them. Default: every kernel.
+  virtual bool runsKernel(const BundleKernel &kernel) const { return true; }
   /// Makes `kernel` of `bundle` (its file's `bytes`, already checked against
   /// its hash) launchable under kernel.symbol. Loading the kernel a symbol
   /// already has is a no-op; another one is an error (KernelSymbols.h).

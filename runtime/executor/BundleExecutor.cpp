@@ -219,6 +219,27 @@ Status BundleExecutor::load(const BundleVariant &variant,
   return Status::ok();
 }
 
+Status BundleExecutor::loadSymbol(const BundleVariant &variant,
+                                  std::string_view symbol) {
+  // Every kernel of the symbol the device runs; when it runs none, the
+  // first, so that the device says why.
+  const BundleKernel *first = nullptr;
+  bool any = false;
+  for (const BundleKernel &k : variant.kernels) {
+    if (k.symbol != symbol || k.target != target_)
+      continue;
+    first = first ? first : &k;
+    if (!device_.runsKernel(k))
+      continue;
+    any = true;
+    ATTN_RETURN_IF_ERROR(load(variant, k));
+  }
+  if (!first)
+    return errorf("bundle ", bundle_.directory, ": variant ", variant.name,
+                  " has no ", target_, " kernel for ", symbol);
+  return any ? Status::ok() : load(variant, *first);
+}
+
 Result<const BundleVariant *>
 BundleExecutor::select(const VariantQuery &query) const {
   return findVariant(bundle_, query, target_, device_.subgroupSizes());
@@ -260,9 +281,12 @@ Status BundleExecutor::loadAllKernels() {
                     " has no build for the device's subgroup size ",
                     subgroups.describe(), ": recompile with --subgroup-size=",
                     subgroups.native);
+    std::set<std::string_view> symbols;
     for (const BundleKernel &k : entry->kernels)
       if (k.target == target_)
-        ATTN_RETURN_IF_ERROR(load(*entry, k));
+        symbols.insert(k.symbol);
+    for (std::string_view symbol : symbols)
+      ATTN_RETURN_IF_ERROR(loadSymbol(*entry, symbol));
   }
   return Status::ok();
 }
@@ -299,14 +323,11 @@ BundleExecutor::run(const BundleVariant &variant, std::string_view op,
   for (const PlanOp &planOp : plan->ops) {
     if (planOp.kind != PlanOpKind::Launch)
       continue;
-    const BundleKernel *kernel = variant.findKernel(planOp.kernel, target_);
-    if (!kernel)
+    if (!variant.findKernel(planOp.kernel, target_))
       return errorf("bundle ", bundle_.directory, ": variant ", variant.name,
                     " (", op, ") has no ", target_, " kernel for ",
                     planOp.kernel);
-    for (const BundleKernel &k : variant.kernels)
-      if (k.symbol == planOp.kernel && k.target == target_)
-        ATTN_RETURN_IF_ERROR(load(variant, k));
+    ATTN_RETURN_IF_ERROR(loadSymbol(variant, planOp.kernel));
   }
   Result<std::vector<DeviceTensor>> results =
       runPlan(*plan, device_, args, &lastStats_);

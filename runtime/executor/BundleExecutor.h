@@ -114,6 +114,9 @@ private:
                                         std::string_view op,
                                         std::span<const DeviceTensor> args);
   Status load(const BundleVariant &variant, const BundleKernel &kernel);
+  /// Loads the kernels of `symbol` in `variant` that the device runs
+  /// (PlanDevice::runsKernel), or the first when it runs none.
+  Status loadSymbol(const BundleVariant &variant, std::string_view symbol);
   /// A device copy of host metadata (the staging path: its bytes are the
   /// metadata's).
   Result<DeviceTensor> stage(const Tensor &host);

@@ -366,9 +366,9 @@ mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
   options.prefillMatrix = prefillMatrix;
   options.maxWorkgroupMemory = maxWorkgroupMemory;
   if (!cpuIsa.empty()) {
-    options.cpu.isa = cpuIsa;
+    options.cpu.isaLevels = {cpuIsa};
   } else if (const ::attn::CpuIsaLevel *best = ::attn::bestHostCpuIsa()) {
-    options.cpu.isa = std::string(best->name);
+    options.cpu.isaLevels = {std::string(best->name)};
   }
   return llvm::Error::success();
 }

@@ -11,13 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
-#include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Grid.h"
 #include "compiler/Variant.h"
 #include "compiler/targets/Target.h"
+#include "core/CpuKernel.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/bundle/BundleWriter.h"
+#include "tools/DeviceRun/DeviceRun.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -146,13 +147,15 @@ llvm::cl::opt<std::string>
                         "...)"),
          llvm::cl::init("sm_90"), llvm::cl::cat(category));
 
-llvm::cl::opt<std::string> cpuIsa(
+llvm::cl::list<std::string> cpuIsa(
     "cpu-isa",
-    llvm::cl::desc("Target cpu: the ISA level of the kernels' machine code "
-                   "(x86-64-v3: AVX2/FMA/F16C, the default; x86-64-v4: "
-                   "AVX-512; aarch64: Armv8-A with NEON); the CPU device "
-                   "runs a level only on a host that has it"),
-    llvm::cl::init("x86-64-v3"), llvm::cl::cat(category));
+    llvm::cl::desc("Target cpu: the ISA levels of the kernels' machine code, "
+                   "one shared object per kernel and level (x86-64-v3: "
+                   "AVX2/FMA/F16C; x86-64-v4: AVX-512; aarch64: Armv8-A with "
+                   "NEON; default: all three); the CPU device runs the "
+                   "widest level its host has"),
+    llvm::cl::value_desc("LEVEL,..."), llvm::cl::CommaSeparated,
+    llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> spirvAbi(
     "spirv-abi",
@@ -613,10 +616,11 @@ private:
            std::to_string(options.splitKv) + ",abi" +
            std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
-           (llvm::is_contained(build.targets, ::attn::Target::PTX) ? ",chip" + options.ptx.chip
-                                                     : "") +
+           (llvm::is_contained(build.targets, ::attn::Target::PTX)
+                ? ",chip" + options.ptx.chip
+                : "") +
            (llvm::is_contained(build.targets, ::attn::Target::CPU)
-                ? ",isa" + options.cpu.isa
+                ? ",isa" + llvm::join(options.cpu.isaLevels, "+")
                 : "");
   }
 
@@ -894,7 +898,12 @@ int main(int argc, char **argv) {
   options.spirv.abi = *abi;
   options.ptx.chip = chip;
   options.ptx.features = ptxFeaturesForChip(chip);
-  options.cpu.isa = cpuIsa;
+  if (!cpuIsa.empty())
+    options.cpu.isaLevels.assign(cpuIsa.begin(), cpuIsa.end());
+  for (const std::string &level : options.cpu.isaLevels)
+    if (!::attn::findCpuIsaLevel(level))
+      return fail("--cpu-isa: no ISA level '" + level + "' (expected " +
+                  ::attn::cpuIsaLevelNames() + ")");
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
   TaskResults results = runTasks(compiler, jobList, *builds);

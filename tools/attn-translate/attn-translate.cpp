@@ -265,7 +265,7 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(Target target) {
   options.attentionSubgroups = attentionSubgroups;
   options.splitKv = splitKv;
   options.spirv.abi = mlir::attn::SPIRVTargetOptions::Abi::Addresses;
-  options.cpu.isa = cpuIsa;
+  options.cpu.isaLevels = {cpuIsa};
   if (target == Target::CPU)
     options.subgroupSize = 1;
   options.ptx.chip = chip;

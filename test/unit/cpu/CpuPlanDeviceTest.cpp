@@ -179,10 +179,12 @@ TEST_F(CpuPlanDeviceTest, SameKernelTwiceIsANoOpAnotherIsAnError) {
   Status other =
       load(cpuKernel("t::k", kernel, hostLevel()->name, "other"), kernel);
   ASSERT_FALSE(other);
+  // The symbol as the device keeps it: per ISA level.
   EXPECT_EQ(other.message(),
-            "cpu already has a different kernel under the symbol t::k; a "
-            "device never replaces a kernel (bundles that share a device "
-            "must not reuse symbols for other kernels)");
+            "cpu already has a different kernel under the symbol t::k@" +
+                std::string(hostLevel()->name) +
+                "; a device never replaces a kernel (bundles that share a "
+                "device must not reuse symbols for other kernels)");
   launchAndCheck("t::k", {2, 1, 1}, 1, 2);
 }
 
@@ -245,6 +247,29 @@ TEST_F(CpuPlanDeviceTest, RefusesALevelTheHostDoesNotRun) {
                         "--cpu-isa=" +
                         std::string(hostLevel()->name)));
   EXPECT_FALSE(device->hasKernel("t::k"));
+}
+
+// A bundle holds a kernel once per ISA level under one symbol: the device
+// runs the levels its host has, loads each of those, and launches one.
+TEST_F(CpuPlanDeviceTest, TakesOneKernelPerLevelUnderASymbol) {
+  EXPECT_FALSE(
+      device->runsKernel(cpuKernel("t::k", kernel, foreignLevel().name)));
+  int loaded = 0;
+  for (const CpuIsaLevel &level : cpuIsaLevels()) {
+    BundleKernel k = cpuKernel("t::k", kernel, level.name);
+    EXPECT_EQ(device->runsKernel(k), hostRunsCpuIsa(level)) << level.name;
+    if (!device->runsKernel(k))
+      continue;
+    Status s = load(k, kernel);
+    ASSERT_TRUE(s) << level.name << ": " << s.message();
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 1);
+  launchAndCheck("t::k", {2, 3, 1}, 5, 40);
+  // Each level's kernel again is a no-op.
+  for (const CpuIsaLevel &level : cpuIsaLevels())
+    if (hostRunsCpuIsa(level))
+      EXPECT_TRUE(load(cpuKernel("t::k", kernel, level.name), kernel));
 }
 
 TEST_F(CpuPlanDeviceTest, RefusesBadLaunchFacts) {
@@ -318,6 +343,12 @@ TEST(CpuPlanDevice, ThreadsComeFromOptionsThenTheEnvironment) {
 class CpuSessionTest : public CpuPlanDeviceTest {
 protected:
   void writeBundle(const BundleKernel &k, std::string_view bytes) {
+    writeBundle(std::vector<BundleKernel>{k}, bytes);
+  }
+
+  /// The same with several kernels of `bytes` (one file each).
+  void writeBundle(const std::vector<BundleKernel> &kernels,
+                   std::string_view bytes) {
     dir =
         (std::filesystem::path(::testing::TempDir()) /
          ("attn-cpu-session-" +
@@ -326,7 +357,9 @@ protected:
             .string();
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir + "/kernels");
-    std::ofstream(dir + "/" + k.file, std::ios::binary) << bytes;
+    for (const BundleKernel &k : kernels)
+      std::ofstream(dir + "/" + k.file, std::ios::binary) << bytes;
+    const BundleKernel &k = kernels.front();
 
     runtime::Plan plan;
     plan.function = "paged_attention";
@@ -348,7 +381,7 @@ protected:
     v.name = "pa_h8";
     v.parameters = {{"op", "paged_attention"}, {"num_heads", "8"}};
     v.plans = {plan};
-    v.kernels = {k};
+    v.kernels = kernels;
     Bundle written;
     written.compiler = "attn test";
     written.directory = dir;
@@ -400,6 +433,29 @@ TEST_F(CpuSessionTest, LoadsTheBundlesKernelsAtOpen) {
                         dir + " has no reshape_and_cache variant"));
   EXPECT_THAT(l.message(), HasSubstr("; compile one with: attn-compile "
                                      "--variant op=reshape_and_cache,"));
+}
+
+// A variant with a kernel for a level the host lacks beside one it runs
+// opens; with the foreign level alone, the device says why not.
+TEST_F(CpuSessionTest, LoadsTheLevelsTheHostRuns) {
+  BundleKernel foreign = cpuKernel("m::k", kernel, foreignLevel().name);
+  foreign.file = "kernels/m_foreign.so";
+  writeBundle({foreign, cpuKernel("m::k", kernel)}, kernel);
+  CpuPlanDevice &cpu = *device;
+  Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
+      runtime::DeviceType::CPU, std::move(device), {dir});
+  ASSERT_TRUE(session) << session.message();
+  EXPECT_TRUE(cpu.hasKernel("m::k"));
+}
+
+TEST_F(CpuSessionTest, NamesALevelTheHostDoesNotRun) {
+  BundleKernel foreign = cpuKernel("m::k", kernel, foreignLevel().name);
+  writeBundle(foreign, kernel);
+  Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
+      runtime::DeviceType::CPU, std::move(device), {dir});
+  ASSERT_FALSE(session);
+  EXPECT_THAT(session.message(), HasSubstr("is built for cpu ISA level " +
+                                           std::string(foreignLevel().name)));
 }
 
 TEST_F(CpuSessionTest, WithoutBundlesRunsTheReference) {

@@ -44,8 +44,9 @@ llvm::cl::OptionCategory category("attn-diff options");
 llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("The device to check against the reference "
-                           "(vulkan, cuda, tt: those this build has an "
-                           "executor for)"),
+                           "(cpu: the cpu target's kernels on this "
+                           "machine's CPU; vulkan, cuda, tt: those this "
+                           "build has an executor for)"),
             llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> againstDir(
     "against",

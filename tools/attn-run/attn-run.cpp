@@ -28,7 +28,9 @@ llvm::cl::OptionCategory category("attn-run options");
 llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("Where to run: 'reference' (the CPU interpreter, "
-                           "the definition of every op), 'vulkan' (compiled "
+                           "the definition of every op), 'cpu' (the cpu "
+                           "target's kernels, compiled in process for this "
+                           "machine's CPU), 'vulkan' (compiled "
                            "in process for the first Vulkan device), 'cuda' "
                            "(PTX for the first CUDA device) or 'tt' "
                            "(TT-Metalium kernels on the host emulator); "

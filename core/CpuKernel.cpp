@@ -15,10 +15,10 @@ namespace {
 // levels, which LLVM knows as CPU names). AArch64: Armv8-A with NEON, which
 // every AArch64 Linux machine has.
 constexpr CpuIsaLevel kLevels[] = {
-    {"x86-64-v3", CpuArch::X86_64, "x86_64-unknown-linux-gnu", "x86-64-v3",
-     "", "AVX2, FMA, F16C (Haswell, Zen 1 and later)"},
-    {"x86-64-v4", CpuArch::X86_64, "x86_64-unknown-linux-gnu", "x86-64-v4",
-     "", "AVX-512 F/BW/CD/DQ/VL (Skylake-SP, Zen 4 and later)"},
+    {"x86-64-v3", CpuArch::X86_64, "x86_64-unknown-linux-gnu", "x86-64-v3", "",
+     "AVX2, FMA, F16C (Haswell, Zen 1 and later)"},
+    {"x86-64-v4", CpuArch::X86_64, "x86_64-unknown-linux-gnu", "x86-64-v4", "",
+     "AVX-512 F/BW/CD/DQ/VL (Skylake-SP, Zen 4 and later)"},
     {"aarch64", CpuArch::AArch64, "aarch64-unknown-linux-gnu", "generic",
      "+neon", "Armv8-A with NEON"},
 };
@@ -36,8 +36,11 @@ const CpuIsaLevel *findCpuIsaLevel(std::string_view name) {
 
 std::string cpuIsaLevelNames() {
   std::string names;
-  for (const CpuIsaLevel &level : kLevels)
-    names += (names.empty() ? "" : ", ") + std::string(level.name);
+  for (const CpuIsaLevel &level : kLevels) {
+    if (!names.empty())
+      names += ", ";
+    names += level.name;
+  }
   return names;
 }
 

@@ -148,8 +148,7 @@ Status readCpu(const FactsReader &r, LaunchFacts &facts) {
   ATTN_RETURN_IF_ERROR(r.string("cpu_isa", /*required=*/true, facts.cpuIsa));
   if (!findCpuIsaLevel(facts.cpuIsa))
     return r.error("cpu_isa", "one of " + cpuIsaLevelNames());
-  return r.integers<int64_t>("arg_element_bytes", 1, 16,
-                             facts.argElementBytes);
+  return r.integers<int64_t>("arg_element_bytes", 1, 16, facts.argElementBytes);
 }
 
 } // namespace

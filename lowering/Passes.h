@@ -44,9 +44,10 @@ void buildAttnToGPUPipeline(OpPassManager &pm,
                             const ConvertAttnToGPUOptions &options);
 
 /// Registers every lowering pass and the `attn-gpu-to-spirv`,
-/// `attn-gpu-to-nvvm`, `attn-gpu-to-ptx` and `attn-cpu-to-llvm` pipelines. Tools that run the
-/// PTX pipelines by name also need registerGPUToPTXDependencies
-/// (lowering/GPUToPTX/GPUToPTX.h) on their registry.
+/// `attn-gpu-to-nvvm`, `attn-gpu-to-ptx` and `attn-cpu-to-llvm` pipelines.
+/// Tools that run the PTX pipelines by name also need
+/// registerGPUToPTXDependencies (lowering/GPUToPTX/GPUToPTX.h) on their
+/// registry.
 void registerLoweringPasses();
 
 } // namespace attn

@@ -70,8 +70,9 @@ void buildEntry(OpBuilder &builder, LLVM::LLVMFuncOp body, StringRef name,
   };
   // base[i] as `element` (a pointer or an i64).
   auto load = [&](Value base, int64_t i, Type element) -> Value {
-    Value at = LLVM::GEPOp::create(builder, loc, ptr, element, base,
-                                           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    Value at =
+        LLVM::GEPOp::create(builder, loc, ptr, element, base,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
     return LLVM::LoadOp::create(builder, loc, element, at);
   };
   SmallVector<Value> args;
@@ -110,9 +111,8 @@ struct AttnCPUEntryPointsPass
       return;
     Type i32 = IntegerType::get(context, 32);
     LLVM::GlobalOp::create(builder, module.getLoc(), i32, /*isConstant=*/true,
-                                   LLVM::Linkage::External,
-                                   ::attn::kCpuKernelAbiSymbol,
-                                   builder.getI32IntegerAttr(::attn::kCpuKernelAbi));
+                           LLVM::Linkage::External, ::attn::kCpuKernelAbiSymbol,
+                           builder.getI32IntegerAttr(::attn::kCpuKernelAbi));
   }
 };
 

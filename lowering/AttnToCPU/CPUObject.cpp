@@ -77,36 +77,32 @@ class CPUObjectEmitter : public LLVM::ModuleToObject {
 public:
   CPUObjectEmitter(Operation &module, const ::attn::CpuIsaLevel &level,
                    CPUOutput output, std::string &text)
-      : ModuleToObject(
-            module, level.triple, level.cpu, level.features, /*optLevel=*/3,
-            {}, {},
-            [this](llvm::Module &m) {
-              if (output_ == CPUOutput::LLVMIR) {
-                llvm::raw_string_ostream os(text_);
-                m.print(os, nullptr);
-              }
-            }),
+      : ModuleToObject(module, level.triple, level.cpu, level.features,
+                       /*optLevel=*/3),
         output_(output), text_(text) {}
 
 protected:
   FailureOr<SmallVector<char, 0>>
   moduleToObject(llvm::Module &llvmModule) override {
-    if (output_ == CPUOutput::LLVMIR)
+    // Called with the module after upstream's O3 pipeline.
+    if (output_ == CPUOutput::LLVMIR) {
+      llvm::raw_string_ostream os(text_);
+      llvmModule.print(os, nullptr);
       return SmallVector<char, 0>();
+    }
     std::string error;
     const llvm::Target *target =
         llvm::TargetRegistry::lookupTarget(llvmModule.getTargetTriple(), error);
     if (!target)
-      return getOperation().emitError() << "no LLVM target for "
-                                        << triple << ": " << error;
+      return getOperation().emitError()
+             << "no LLVM target for " << triple << ": " << error;
     llvm::TargetOptions options;
     std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
         llvmModule.getTargetTriple(), chip, features, options,
         llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
     if (!machine)
-      return getOperation().emitError()
-             << "LLVM cannot generate code for " << triple << " (" << chip
-             << ")";
+      return getOperation().emitError() << "LLVM cannot generate code for "
+                                        << triple << " (" << chip << ")";
     llvmModule.setDataLayout(machine->createDataLayout());
     SmallVector<char, 0> bytes;
     llvm::raw_svector_ostream os(bytes);
@@ -160,13 +156,12 @@ FailureOr<std::string> linkSharedObject(ModuleOp module, StringRef object) {
     os << object;
   }
   // Reproducible bytes (no build id); every symbol bound at load.
-  SmallVector<StringRef> args = {*lld,          "-shared",  "--build-id=none",
-                                 "-z",          "now",      "-z",
-                                 "noexecstack", "-o",       out.path,
-                                 in.path};
+  SmallVector<StringRef> args = {*lld,     "-shared", "--build-id=none", "-z",
+                                 "now",    "-z",      "noexecstack",     "-o",
+                                 out.path, in.path};
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, {}, 0, 0,
-                                     &message);
+  int rc =
+      llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0)
     return fail("ld.lld exited with " + Twine(rc) +
                 (message.empty() ? "" : ": " + message));

@@ -31,8 +31,8 @@ namespace {
 /// `type` without a GPU memory space (workgroup, private): host memory.
 Type withoutGPUMemorySpace(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !isa_and_nonnull<gpu::AddressSpaceAttr>(
-                     memref.getMemorySpace()))
+  if (!memref ||
+      !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
     return type;
   return MemRefType::get(memref.getShape(), memref.getElementType(),
                          memref.getLayout());
@@ -61,7 +61,8 @@ LogicalResult replaceGPUOps(func::FuncOp func, ArrayRef<Value> workItem) {
       func::ReturnOp::create(builder, op->getLoc());
     } else {
       return mlir::emitError(op->getLoc())
-             << op->getName() << " has no single-invocation form for the cpu target";
+             << op->getName()
+             << " has no single-invocation form for the cpu target";
     }
     op->erase();
     return WalkResult::skip();
@@ -75,16 +76,16 @@ FailureOr<func::FuncOp> convertKernel(gpu::GPUFuncOp kernel,
   if (std::optional<ArrayRef<int32_t>> block = kernel.getKnownBlockSize();
       !block || llvm::any_of(*block, [](int32_t n) { return n != 1; }))
     return mlir::emitError(kernel.getLoc())
-           << "kernel @" << kernel.getName() << " needs one invocation per workgroup (known_block_size 1, 1, 1) "
+           << "kernel @" << kernel.getName()
+           << " needs one invocation per workgroup (known_block_size 1, 1, 1) "
               "for the cpu target";
   MLIRContext *context = kernel.getContext();
   Type index = IndexType::get(context);
   SmallVector<Type> inputs(3, index);
   llvm::append_range(inputs, kernel.getArgumentTypes());
   OpBuilder builder(gpuModule);
-  auto func = func::FuncOp::create(builder, 
-      kernel.getLoc(), kernel.getName(),
-      FunctionType::get(context, inputs, {}));
+  auto func = func::FuncOp::create(builder, kernel.getLoc(), kernel.getName(),
+                                   FunctionType::get(context, inputs, {}));
   func->setAttr(mlir::attn::kCpuKernelAttr, UnitAttr::get(context));
   // What attn's tools read of a kernel (attn.op, attn.params, ...).
   for (NamedAttribute attr : kernel->getAttrs())
@@ -133,8 +134,9 @@ struct ConvertGPUKernelsToCPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     WalkResult launches = module.walk([](gpu::LaunchFuncOp launch) {
-      mlir::emitError(launch.getLoc()) << "gpu.launch_func in the input: convert-gpu-kernels-to-cpu "
-                              "takes a module of kernels only";
+      mlir::emitError(launch.getLoc())
+          << "gpu.launch_func in the input: convert-gpu-kernels-to-cpu "
+             "takes a module of kernels only";
       return WalkResult::interrupt();
     });
     if (launches.wasInterrupted())
@@ -147,13 +149,14 @@ struct ConvertGPUKernelsToCPUPass
           mlir::attn::kBuiltSubgroupSizeAttr);
       if (!size || size.getInt() != 1) {
         mlir::emitError(gpuModule.getLoc())
-            << "gpu.module @" << gpuModule.getName() << " holds kernels built for subgroup size "
+            << "gpu.module @" << gpuModule.getName()
+            << " holds kernels built for subgroup size "
             << (size ? size.getInt() : 0)
             << "; the cpu target runs kernels of subgroup size 1";
         return signalPassFailure();
       }
-      for (auto kernel : llvm::make_early_inc_range(
-               gpuModule.getOps<gpu::GPUFuncOp>()))
+      for (auto kernel :
+           llvm::make_early_inc_range(gpuModule.getOps<gpu::GPUFuncOp>()))
         if (failed(convertKernel(kernel, gpuModule)))
           return signalPassFailure();
       gpuModule.erase();

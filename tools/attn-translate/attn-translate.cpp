@@ -11,8 +11,8 @@
 
 #include "compiler/Compile.h"
 #include "compiler/targets/Target.h"
-#include "lowering/AttnToTT/TTMetalTarget.h"
 #include "lowering/AttnToCPU/CPUObject.h"
+#include "lowering/AttnToTT/TTMetalTarget.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "lowering/Passes.h"
 #include "lowering/SPIRVToMSL/SPIRVToMSL.h"

@@ -107,10 +107,8 @@ protected:
     SmallVector<char, 0> bytes;
     llvm::raw_svector_ostream os(bytes);
     llvm::legacy::PassManager codegen;
-    auto fileType = output_ == CPUOutput::Assembly
-                        ? llvm::CodeGenFileType::AssemblyFile
-                        : llvm::CodeGenFileType::ObjectFile;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr, fileType))
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
       return getOperation().emitError()
              << "LLVM cannot emit code for " << triple;
     codegen.run(llvmModule);
@@ -196,10 +194,6 @@ FailureOr<CPUKernel> compileKernel(gpu::GPUModuleOp kernels,
     return kernel;
   }
   StringRef object(bytes->data(), bytes->size());
-  if (output == CPUOutput::Assembly) {
-    kernel.sharedObject = object.str();
-    return kernel;
-  }
   FailureOr<std::string> linked = linkSharedObject(*module, object);
   if (failed(linked))
     return failure();

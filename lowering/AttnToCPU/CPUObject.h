@@ -42,8 +42,6 @@ struct CPUKernel {
 enum class CPUOutput {
   /// Optimized LLVM IR text, for attn-translate and the tests.
   LLVMIR,
-  /// Assembly text of the level's machine code.
-  Assembly,
   /// Linked shared objects: what a bundle holds.
   SharedObject,
 };

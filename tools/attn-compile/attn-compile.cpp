@@ -152,8 +152,9 @@ llvm::cl::list<std::string> cpuIsa(
     llvm::cl::desc("Target cpu: the ISA levels of the kernels' machine code, "
                    "one shared object per kernel and level (x86-64-v3: "
                    "AVX2/FMA/F16C; x86-64-v4: AVX-512; aarch64: Armv8-A with "
-                   "NEON; default: all three); the CPU device runs the "
-                   "widest level its host has"),
+                   "NEON; host: the widest this machine runs; default: "
+                   "the three levels); the CPU device runs the widest "
+                   "level its host has"),
     llvm::cl::value_desc("LEVEL,..."), llvm::cl::CommaSeparated,
     llvm::cl::cat(category));
 
@@ -901,10 +902,20 @@ int main(int argc, char **argv) {
   options.ptx.features = ptxFeaturesForChip(chip);
   if (!cpuIsa.empty())
     options.cpu.isaLevels.assign(cpuIsa.begin(), cpuIsa.end());
-  for (const std::string &level : options.cpu.isaLevels)
+  for (std::string &level : options.cpu.isaLevels) {
+    // A bundle for the machine that builds it, as --subgroup-size=0 is
+    // for its Vulkan device.
+    if (level == "host") {
+      const ::attn::CpuIsaLevel *best = ::attn::bestHostCpuIsa();
+      if (!best)
+        return fail("--cpu-isa=host: this machine runs none of the levels " +
+                    ::attn::cpuIsaLevelNames());
+      level = best->name;
+    }
     if (!::attn::findCpuIsaLevel(level))
       return fail("--cpu-isa: no ISA level '" + level + "' (expected " +
-                  ::attn::cpuIsaLevelNames() + ")");
+                  ::attn::cpuIsaLevelNames() + " or host)");
+  }
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
   TaskResults results = runTasks(compiler, jobList, *builds);

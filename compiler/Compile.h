@@ -51,10 +51,12 @@ struct CompileOptions {
   /// Subgroups per paged_attention workgroup (convert-attn-to-gpu's
   /// attention-subgroups).
   int64_t attentionSubgroups = 4;
-  /// Values a lane may keep live (convert-attn-to-gpu's lane-registers).
-  int64_t laneRegisters = 128;
+  /// Values a lane may keep live (convert-attn-to-gpu's lane-registers);
+  /// 0: the target's (laneRegistersFor).
+  int64_t laneRegisters = 0;
   /// Widest load of a lane in bytes (convert-attn-to-gpu's
-  /// vector-load-bytes); -1: the target's (16), 0: scalar loads.
+  /// vector-load-bytes); -1: the target's (vectorLoadBytesFor), 0: scalar
+  /// loads.
   int64_t vectorLoadBytes = -1;
   /// paged_attention's tiled prefill kernel and the decode threshold
   /// (convert-attn-to-gpu's tiled-prefill and decode-threshold).
@@ -72,21 +74,24 @@ struct CompileOptions {
   int64_t workgroupSize = 0;
 
   /// lane-registers for a device: a GPU keeps about half of a thread's 255
-  /// registers for the tiles; a CPU device (lavapipe) runs each lane value
-  /// as a SIMD register spilled to cache at small cost, and gains from
-  /// tiles that reuse each load more, but its JIT compile time grows about
-  /// quadratically with the values a lane keeps (bench/README.md).
-  static int64_t laneRegistersFor(bool cpuDevice) {
+  /// registers for the tiles; a CPU (target cpu, and lavapipe) runs each
+  /// lane value as a SIMD register spilled to cache at small cost, and
+  /// gains from tiles that reuse each load more, but lavapipe's JIT compile
+  /// time grows about quadratically with the values a lane keeps
+  /// (bench/README.md).
+  static constexpr int64_t laneRegistersFor(bool cpuDevice) {
     return cpuDevice ? 512 : 128;
   }
-  /// vector-load-bytes for a device: a CPU device serves a lane's load one
-  /// lane at a time, so a wider load (32 bytes, four 64-bit words) halves
-  /// the accesses; GPUs keep the target's 16 bytes.
-  static int64_t vectorLoadBytesFor(bool cpuDevice) {
-    return cpuDevice ? 32 : -1;
+  /// vector-load-bytes for a device: a CPU serves a lane's load one lane at
+  /// a time, so a wider load (32 bytes, four 64-bit words) halves the
+  /// accesses; GPUs take 16 bytes (NVIDIA's 128-bit loads, SPIR-V's vec4
+  /// of 32-bit words).
+  static constexpr int64_t vectorLoadBytesFor(bool cpuDevice) {
+    return cpuDevice ? 32 : 16;
   }
   /// The options a device suggests: its subgroup size, and the lane budget
-  /// and widest load above for it.
+  /// and widest load above for it. The cpu target takes the CPU's values
+  /// without asking (kCPULowering).
   static CompileOptions forDevice(int64_t subgroupSize, bool cpuDevice) {
     CompileOptions options;
     options.subgroupSize = subgroupSize;

@@ -59,6 +59,10 @@ struct LoweringFamily {
   /// One invocation per workgroup, subgroups of one lane: the kernels run
   /// as functions of one work item (cpu).
   bool singleInvocation;
+  /// lane-registers and vector-load-bytes where the compile leaves them to
+  /// the target (CompileOptions::laneRegistersFor, vectorLoadBytesFor).
+  int64_t laneRegisters;
+  int64_t vectorLoadBytes;
 };
 
 /// The lowering of spirv and msl, of ptx, and of cpu.
@@ -66,8 +70,10 @@ extern const LoweringFamily kSPIRVLowering;
 extern const LoweringFamily kPTXLowering;
 extern const LoweringFamily kCPULowering;
 
-/// convert-attn-to-gpu's options for `family`: its assumptions, 16-byte
-/// loads, then the compile's own knobs.
+/// convert-attn-to-gpu's options for `family`: its assumptions, the
+/// compile's own knobs, and the family's lane budget and widest load where
+/// the compile leaves them to the target. attn-compile, attn-translate and
+/// attn-run / attn-diff all build a target's kernels through this.
 ConvertAttnToGPUOptions loweringOptions(const LoweringFamily &family,
                                         const CompileOptions &options);
 

@@ -7,12 +7,22 @@
 
 using namespace mlir;
 
+using mlir::attn::CompileOptions;
+
 const mlir::attn::LoweringFamily mlir::attn::kSPIRVLowering = {
-    /*bf16AsI16=*/true, /*singleInvocation=*/false};
+    /*bf16AsI16=*/true, /*singleInvocation=*/false,
+    CompileOptions::laneRegistersFor(/*cpuDevice=*/false),
+    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false)};
 const mlir::attn::LoweringFamily mlir::attn::kPTXLowering = {
-    /*bf16AsI16=*/false, /*singleInvocation=*/false};
+    /*bf16AsI16=*/false, /*singleInvocation=*/false,
+    CompileOptions::laneRegistersFor(/*cpuDevice=*/false),
+    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false)};
+// The kernels a bundle ships and those attn-diff checks are the same: both
+// take these.
 const mlir::attn::LoweringFamily mlir::attn::kCPULowering = {
-    /*bf16AsI16=*/false, /*singleInvocation=*/true};
+    /*bf16AsI16=*/false, /*singleInvocation=*/true,
+    CompileOptions::laneRegistersFor(/*cpuDevice=*/true),
+    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/true)};
 
 namespace {
 
@@ -72,18 +82,18 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
                             const CompileOptions &options) {
   ConvertAttnToGPUOptions lowering;
   lowering.bf16AsI16 = family.bf16AsI16;
-  // 16-byte loads on every target: NVIDIA's 128-bit loads, and on SPIR-V
-  // vec4 loads of 32-bit words (attn-spirv-vector-loads), which Vulkan
-  // devices serve in one access (lavapipe: one per lane instead of one per
-  // element).
-  lowering.vectorLoadBytes = 16;
+  // On SPIR-V the 16-byte loads are vec4 loads of 32-bit words
+  // (attn-spirv-vector-loads), which Vulkan devices serve in one access
+  // (lavapipe: one per lane instead of one per element).
+  lowering.vectorLoadBytes = options.vectorLoadBytes >= 0
+                                 ? options.vectorLoadBytes
+                                 : family.vectorLoadBytes;
+  lowering.laneRegisters =
+      options.laneRegisters > 0 ? options.laneRegisters : family.laneRegisters;
   lowering.subgroupSize = options.subgroupSize;
   lowering.splitKv = options.splitKv;
   lowering.vectorWidth = options.vectorWidth;
   lowering.attentionSubgroups = options.attentionSubgroups;
-  lowering.laneRegisters = options.laneRegisters;
-  if (options.vectorLoadBytes >= 0)
-    lowering.vectorLoadBytes = options.vectorLoadBytes;
   lowering.tiledPrefill = options.tiledPrefill;
   lowering.decodeThreshold = options.decodeThreshold;
   if (!options.prefillMatrix.empty())

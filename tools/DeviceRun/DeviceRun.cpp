@@ -93,9 +93,14 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
   if (!plan)
     return llvm::createStringError("no function @" + entry.str() +
                                    " among the compiled functions");
-  for (const mlir::attn::CompiledKernel &k : compiled->kernels)
+  for (const mlir::attn::CompiledKernel &k : compiled->kernels) {
     if (::attn::Status s = addKernel(k); !s)
       return toError(s);
+    if (stats)
+      stats->kernels.emplace_back(
+          k.entryPoint,
+          ::attn::runtime::hashToHex(::attn::runtime::contentHash(k.bytes)));
+  }
   ::attn::runtime::PlanRunStats runStats;
   ::attn::Result<std::vector<::attn::Tensor>> results =
       ::attn::runtime::runPlan(*plan, device, inputs, &runStats);
@@ -306,10 +311,11 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                                         "short)"),
                          llvm::cl::init(4), llvm::cl::cat(category)),
       laneRegisters("lane-registers",
-                    llvm::cl::desc("GPU backends: values one lane may keep "
-                                   "live, which sizes the attention tiles "
-                                   "(default 0: the device's suggestion, "
-                                   "more on a CPU device)"),
+                    llvm::cl::desc("GPU and cpu backends: values one lane "
+                                   "may keep live, which sizes the "
+                                   "attention tiles (default 0: the "
+                                   "device's suggestion, 512 on a CPU, "
+                                   "else 128)"),
                     llvm::cl::init(0), llvm::cl::cat(category)),
       tiledPrefill("tiled-prefill",
                    llvm::cl::desc("GPU backends: paged_attention's tiled "
@@ -373,20 +379,19 @@ mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
   return llvm::Error::success();
 }
 
-/// The compile options for a device of subgroup size `subgroupSize` (`cpu`:
-/// one that runs kernels on a CPU) with the flags `knobs` applied.
+/// `options` (a device's suggestions) with the flags `knobs` applied.
 static llvm::Expected<mlir::attn::CompileOptions>
-knobOptions(const mlir::attn::KernelKnobFlags &knobs, int64_t subgroupSize,
-            bool cpu) {
-  mlir::attn::CompileOptions options =
-      mlir::attn::CompileOptions::forDevice(subgroupSize, cpu);
+knobOptions(const mlir::attn::KernelKnobFlags &knobs,
+            mlir::attn::CompileOptions options) {
   if (llvm::Error err = knobs.apply(options))
     return std::move(err);
   return options;
 }
 
 /// The cpu backend: shared objects for the ISA level of `knobs` on the CPU
-/// device, loaded as a bundle's kernels are.
+/// device, loaded as a bundle's kernels are. The lane budget and widest
+/// load are the cpu target's own, as attn-compile's (kCPULowering), so
+/// these are the kernels a bundle of this level ships.
 static llvm::Expected<std::vector<::attn::Tensor>>
 runOnCpu(ModuleOp module, StringRef entry,
          llvm::ArrayRef<::attn::Tensor> inputs,
@@ -396,8 +401,10 @@ runOnCpu(ModuleOp module, StringRef entry,
       ::attn::devices::openDevice(::attn::runtime::DeviceType::CPU);
   if (!device)
     return llvm::createStringError("backend cpu: " + device.message());
+  mlir::attn::CompileOptions target;
+  target.subgroupSize = 1;
   llvm::Expected<mlir::attn::CompileOptions> options =
-      knobOptions(knobs, /*subgroupSize=*/1, /*cpu=*/true);
+      knobOptions(knobs, target);
   if (!options)
     return options.takeError();
   options->targets = {::attn::Target::CPU};
@@ -432,7 +439,8 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
       return llvm::createStringError("backend vulkan: " + device.message());
     const ::attn::vulkan::VulkanDeviceInfo &info = (*device)->device().info();
     llvm::Expected<CompileOptions> options =
-        knobOptions(knobs, info.subgroupSize, info.type == "cpu");
+        knobOptions(knobs, CompileOptions::forDevice(info.subgroupSize,
+                                                     info.type == "cpu"));
     if (!options)
       return options.takeError();
     options->targets = {::attn::Target::SPIRV};
@@ -470,7 +478,8 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     if (!device)
       return llvm::createStringError("backend cuda: " + device.message());
     llvm::Expected<CompileOptions> options =
-        knobOptions(knobs, kNVIDIAWarpSize, /*cpu=*/false);
+        knobOptions(knobs, CompileOptions::forDevice(kNVIDIAWarpSize,
+                                                     /*cpuDevice=*/false));
     if (!options)
       return options.takeError();
     options->targets = {::attn::Target::PTX};

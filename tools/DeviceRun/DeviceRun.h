@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlir {
@@ -40,6 +41,9 @@ struct DeviceRunStats {
   /// documented.
   std::vector<::attn::Tolerance> tolerances;
   std::string toleranceNote;
+  /// Every kernel compiled for the run, in order: its entry point and the
+  /// content hash a bundle's manifest records for the same bytes.
+  std::vector<std::pair<std::string, std::string>> kernels;
 };
 
 /// The device backends this build can run ("vulkan" when the Vulkan

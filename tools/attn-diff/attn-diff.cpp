@@ -56,6 +56,13 @@ llvm::cl::opt<std::string> againstDir(
 
 mlir::attn::RunFlags runFlags(category);
 
+llvm::cl::opt<bool> listKernels(
+    "list-kernels",
+    llvm::cl::desc("Print each kernel compiled for --backend with its "
+                   "content hash, the hash a bundle's manifest gives the "
+                   "same kernel"),
+    llvm::cl::init(false), llvm::cl::cat(category));
+
 enum class VerdictRule { Tolerance, Flash, Either, Both };
 llvm::cl::opt<VerdictRule> verdictRule(
     "verdict", llvm::cl::desc("Which verdicts decide pass or fail"),
@@ -411,6 +418,9 @@ int main(int argc, char **argv) {
   // tiles); the report says so.
   if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
     llvm::outs() << "  tolerance: " << device->stats.toleranceNote << "\n";
+  if (listKernels)
+    for (const auto &[entry, hash] : device->stats.kernels)
+      llvm::outs() << "  kernel " << entry << " " << hash << "\n";
   // Which form of the SPIR-V kernels ran (SPIRVTargetOptions::Abi).
   if (int64_t bound = device->stats.boundLaunches,
       addressed = device->stats.addressedLaunches;

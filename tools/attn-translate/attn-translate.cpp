@@ -101,8 +101,8 @@ cl::opt<int64_t> vectorWidth("vector-width",
                              cl::init(1));
 cl::opt<int64_t> vectorLoadBytes(
     "vector-load-bytes",
-    cl::desc("Widest load per lane in bytes (-1: the target's, 16 for "
-             "--attn-to-ptx and 0, scalar, otherwise)"),
+    cl::desc("Widest load per lane in bytes (-1: the target's, 32 for "
+             "--attn-to-cpu and 16 otherwise; 0: scalar)"),
     cl::init(-1));
 cl::opt<int64_t> attentionSubgroups("attention-subgroups",
                                     cl::desc("Subgroups per paged_attention "

@@ -14,18 +14,23 @@
 // file is the harness around it: steps of prefill, chunked prefill and
 // decode with requests that arrive, grow and finish (MLA decodes only: its
 // prompts go into the latent cache on arrival, as an engine's prefill path
-// would). Every step runs on the device and on the CPU backend and is
+// would). Every step runs on the device and on the reference ops (a CPU
+// session without bundles, whatever the device under test is) and is
 // compared with DESIGN.md's tolerances; forward moves only metadata to the
 // device and nothing back (checked every step). With --kv-cache-dtype fp8
 // (or fp8_e4m3, fp8_e5m2) every model's cache is fp8 with fixed per-layer
-// scales, on the device and on the CPU alike.
+// scales, on the device and on the CPU alike. --device cpu without a bundle
+// checks the reference against itself; with one, the CPU device serves the
+// cpu target's kernels.
 //
 //   attn-host-example --device cpu
+//   attn-host-example --device cpu --bundle host-cpu.attnb
 //   attn-host-example --device vulkan --bundle host.attnb [--bundle ...]
 //   attn-host-example --device vulkan --bundle fp8.attnb --kv-cache-dtype fp8
 //   attn-host-example --device tenstorrent --bundle host-tt.attnb
 //
-// examples/host/grid.json lists the variants (attn-compile --grid). Exit
+// examples/host/grid.json lists the variants (attn-compile --grid,
+// --targets=cpu --cpu-isa=host for the first bundle above). Exit
 // status: 0 when every step matches, 1 on a mismatch or an error, 2 on bad
 // arguments.
 //
@@ -265,7 +270,7 @@ struct Model {
   Scheduler scheduler;
 };
 
-/// The engine under test and the CPU engine it is compared with.
+/// The engine under test and the reference engine it is compared with.
 struct Engines {
   std::unique_ptr<Engine> device, reference;
 };
@@ -423,7 +428,9 @@ int run(const Options &options) {
                  s.message().c_str());
     return 1;
   };
-  // The engine under test and the CPU engine, each with a layer per model.
+  // The engine under test and the reference, each with a layer per model.
+  // The reference is a CPU session without bundles: the reference ops, never
+  // the kernels under test, even when those run on the CPU device too.
   Engines engines;
   Result<std::unique_ptr<Engine>> onDevice =
       Engine::open(*device, options.bundles, models(options.kvCacheDtype),

@@ -41,7 +41,9 @@ if [ "$mode" = bundle ]; then
   "$tools/attn-compile" --help > /dev/null
   "$tools/attn-run" "$source/examples/llama3_8b.mlir" --entry=reshape_and_cache \
     --random 0 > /dev/null
-  # attn_add_bundle finds the installed attn-compile through the package.
+  # attn_add_bundle finds the installed attn-compile through the package;
+  # its cpu kernels link with ld.lld from the LLVM it was built with (as it
+  # loads that LLVM's libraries), else from PATH.
   set -- "$@" -DWITH_BUNDLE=ON
 fi
 cmake "$@"

@@ -3,8 +3,10 @@
 // What an engine outside the tree writes: a Session on the CPU device
 // (devices/cpu, running the reference ops: no bundle), a layer with its
 // cache on the device, one decode step for two requests.
-// With BUNDLE_DIR (WITH_BUNDLE=ON), the same step in a Vulkan session over
-// the bundle attn_add_bundle compiled, compared with the CPU's.
+// With BUNDLE_DIR (WITH_BUNDLE=ON), the same step from the bundle
+// attn_add_bundle compiled: in a CPU session, which serves the bundle's cpu
+// kernels, and (WITH_VULKAN) in a Vulkan session; each compared with the
+// reference ops'.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +14,7 @@
 #include "reference/testing/Random.h"
 #include "runtime/host/Session.h"
 
-#ifdef BUNDLE_DIR
+#ifdef WITH_VULKAN
 #include "devices/vulkan/VulkanPlanDevice.h"
 #endif
 
@@ -72,6 +74,27 @@ Result<Tensor> decode(Session &session) {
   return toHost(*out);
 }
 
+/// Runs the step in `session` (on `device`) and compares it with the
+/// reference ops' `expected`; returns the exit status.
+int check(const char *device, Result<std::unique_ptr<Session>> session,
+          const Tensor &expected) {
+  if (!session)
+    return fail(device, session.status());
+  Result<Tensor> got = decode(**session);
+  if (!got)
+    return fail(device, got.status());
+  for (int64_t i = 0; i < got->numElements(); ++i) {
+    double d = got->getFloat(i), r = expected.getFloat(i);
+    if (!(std::fabs(d - r) <= 1e-5 + 1.3e-6 * std::fabs(r))) {
+      std::fprintf(stderr, "decode-step: %s element %lld is %g, reference %g\n",
+                   device, static_cast<long long>(i), d, r);
+      return 1;
+    }
+  }
+  std::printf("%s decode step from the bundle matches the reference\n", device);
+  return 0;
+}
+
 } // namespace
 
 int main() {
@@ -88,26 +111,26 @@ int main() {
     return fail("cpu", expected.status());
   std::printf("cpu decode step: ok\n");
 #ifdef BUNDLE_DIR
+  // The bundle's cpu kernels on a CPU device of their own.
+  cpuDevice = cpu::CpuPlanDevice::create();
+  if (!cpuDevice)
+    return fail("cpu", cpuDevice.status());
+  if (int rc = check(
+          "cpu",
+          Session::open(DeviceType::CPU, std::move(*cpuDevice), {BUNDLE_DIR}),
+          *expected))
+    return rc;
+#endif
+#ifdef WITH_VULKAN
   Result<std::unique_ptr<vulkan::VulkanPlanDevice>> device =
       vulkan::VulkanPlanDevice::create();
   if (!device)
     return fail("vulkan", device.status());
-  Result<std::unique_ptr<Session>> vulkan =
-      Session::open(DeviceType::VULKAN, std::move(*device), {BUNDLE_DIR});
-  if (!vulkan)
-    return fail("vulkan", vulkan.status());
-  Result<Tensor> got = decode(**vulkan);
-  if (!got)
-    return fail("vulkan", got.status());
-  for (int64_t i = 0; i < got->numElements(); ++i) {
-    double d = got->getFloat(i), r = expected->getFloat(i);
-    if (!(std::fabs(d - r) <= 1e-5 + 1.3e-6 * std::fabs(r))) {
-      std::fprintf(stderr, "decode-step: vulkan element %lld is %g, cpu %g\n",
-                   static_cast<long long>(i), d, r);
-      return 1;
-    }
-  }
-  std::printf("vulkan decode step matches cpu\n");
+  if (int rc = check(
+          "vulkan",
+          Session::open(DeviceType::VULKAN, std::move(*device), {BUNDLE_DIR}),
+          *expected))
+    return rc;
 #endif
   return 0;
 }

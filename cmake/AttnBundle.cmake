@@ -8,7 +8,15 @@
 # (OPTIONS, e.g. --subgroup-size=0 to compile for this machine's Vulkan
 # device)
 # with <dir> defaulting to ${CMAKE_CURRENT_BINARY_DIR}/<name>.attnb, and
-# reruns it when the grid file or attn-compile changes. The bundle's path is
+# reruns it when the grid file or attn-compile changes. Targets are those of
+# attn-compile --targets (spirv, ptx, msl, tt, cpu). TARGETS cpu builds the
+# shared objects a CPU Session serves (attn::AttnCpuDevice), one per kernel
+# and ISA level: OPTIONS --cpu-isa=host keeps only the level of the machine
+# that builds, e.g.
+#   attn_add_bundle(TARGET kernels GRID grid.json TARGETS cpu
+#                   OPTIONS --cpu-isa=host)
+# attn-compile links them with ld.lld: beside the LLVM it was built with,
+# else on PATH. The bundle's path is
 # the target's ATTN_BUNDLE_DIR property, e.g. for a compile definition:
 #   target_compile_definitions(engine PRIVATE
 #     BUNDLE_DIR="$<TARGET_PROPERTY:kernels,ATTN_BUNDLE_DIR>")

@@ -1,12 +1,15 @@
-//===- compile_variant.cpp - Compile time of one variant to SPIR-V --------===//
+//===- compile_variant.cpp - Compile time of one variant per target -------===//
 //
 // What attn-compile spends per variant, in process and without the tool's
 // start-up, bundle writing or spirv-val: buildVariant (the attn function of a
 // variant) followed by compileModule for the spirv target, one iteration per
-// variant. The variants are the example models' ops plus the extremes of the
-// grid (head size 256 with every knob, 128-head MLA with split-KV) and MQA
-// at 64, 512 and 4096 query heads on one kv head. paged_attention compiles
-// to its per-token and its tiled prefill kernel.
+// variant; beside each, BM_CompileCpu/<isa>/<variant>, the same for target
+// cpu at one ISA level (every level, whether or not this host runs it): the
+// cpu lowering, LLVM's code generation and the link into a shared object
+// per kernel. The variants are the example models' ops plus the extremes of
+// the grid (head size 256 with every knob, 128-head MLA with split-KV) and
+// MQA at 64, 512 and 4096 query heads on one kv head. paged_attention
+// compiles to its per-token and its tiled prefill kernel.
 //
 // BM_CompileSpirv/<variant> reuses one MLIRContext, as attn-compile's
 // workers reuse their thread's context for the dialects; the
@@ -20,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compile.h"
 #include "compiler/Variant.h"
+#include "core/CpuKernel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -77,10 +81,31 @@ mlir::MLIRContext &sharedContext() {
   return *context;
 }
 
+/// The options of the SPIR-V rows: subgroup 32, kernels in `abi`.
+mlir::attn::CompileOptions
+spirvOptions(mlir::attn::SPIRVTargetOptions::Abi abi) {
+  mlir::attn::CompileOptions options;
+  options.targets = {::attn::Target::SPIRV};
+  options.subgroupSize = 32;
+  options.spirv.abi = abi;
+  return options;
+}
+
+/// The options of the cpu rows: what a CPU device suggests, one ISA level.
+mlir::attn::CompileOptions cpuOptions(std::string_view isa) {
+  mlir::attn::CompileOptions options =
+      mlir::attn::CompileOptions::forDevice(/*subgroupSize=*/1,
+                                            /*cpuDevice=*/true);
+  options.targets = {::attn::Target::CPU};
+  options.cpu.isaLevels = {std::string(isa)};
+  return options;
+}
+
 /// Builds and compiles `spec` in `context`; false (and the reason in
 /// `error`) when either fails.
 bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
-                 mlir::attn::SPIRVTargetOptions::Abi abi, std::string &error) {
+                 const mlir::attn::CompileOptions &options,
+                 std::string &error) {
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     diagnostics += d.str() + "\n";
@@ -93,10 +118,6 @@ bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
     error = llvm::toString(std::move(err));
     return false;
   }
-  mlir::attn::CompileOptions options;
-  options.targets = {::attn::Target::SPIRV};
-  options.subgroupSize = 32;
-  options.spirv.abi = abi;
   mlir::FailureOr<mlir::attn::CompiledModule> compiled =
       mlir::attn::compileModule(*module, options);
   if (mlir::failed(compiled)) {
@@ -112,7 +133,7 @@ bool compileOnce(mlir::MLIRContext &context, const mlir::attn::Variant &variant,
 
 void compileVariant(benchmark::State &state, const char *spec,
                     bool freshContext,
-                    mlir::attn::SPIRVTargetOptions::Abi abi) {
+                    const mlir::attn::CompileOptions &options) {
   llvm::Expected<mlir::attn::Variant> variant = mlir::attn::parseVariant(spec);
   if (!variant) {
     state.SkipWithError(llvm::toString(variant.takeError()).c_str());
@@ -127,9 +148,9 @@ void compileVariant(benchmark::State &state, const char *spec,
       mlir::MLIRContext context(registry,
                                 mlir::MLIRContext::Threading::DISABLED);
       context.loadAllAvailableDialects();
-      ok = compileOnce(context, *variant, abi, error);
+      ok = compileOnce(context, *variant, options, error);
     } else {
-      ok = compileOnce(sharedContext(), *variant, abi, error);
+      ok = compileOnce(sharedContext(), *variant, options, error);
     }
     if (!ok) {
       state.SkipWithError(error.c_str());
@@ -146,15 +167,22 @@ int registerAll() {
     if (!v)
       llvm::consumeError(v.takeError());
     benchmark::RegisterBenchmark(("BM_CompileSpirv/" + name).c_str(),
-                                 compileVariant, spec, false, Abi::Both)
+                                 compileVariant, spec, false,
+                                 spirvOptions(Abi::Both))
         ->Unit(benchmark::kMillisecond);
+    for (const attn::CpuIsaLevel &level : attn::cpuIsaLevels())
+      benchmark::RegisterBenchmark(
+          ("BM_CompileCpu/" + std::string(level.name) + "/" + name).c_str(),
+          compileVariant, spec, false, cpuOptions(level.name))
+          ->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("BM_CompileSpirvFreshContext/llama3_8b",
-                               compileVariant, kVariants[0], true, Abi::Both)
+                               compileVariant, kVariants[0], true,
+                               spirvOptions(Abi::Both))
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_CompileSpirvOneForm/llama3_8b",
                                compileVariant, kVariants[0], false,
-                               Abi::Addresses)
+                               spirvOptions(Abi::Addresses))
       ->Unit(benchmark::kMillisecond);
   return 0;
 }

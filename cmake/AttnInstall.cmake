@@ -56,6 +56,7 @@ if(TARGET AttnDLPack)
     DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/runtime/device/dlpack)
 endif()
 install(FILES
+  ${PROJECT_SOURCE_DIR}/devices/cpu/CpuEmulator.h
   ${PROJECT_SOURCE_DIR}/devices/cpu/CpuKernelLoader.h
   ${PROJECT_SOURCE_DIR}/devices/cpu/CpuPlanDevice.h
   ${PROJECT_SOURCE_DIR}/devices/cpu/ThreadPool.h

@@ -89,6 +89,17 @@ if os.path.exists(vulkan_info) and subprocess.run(
         stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("vulkan")
 
+# AArch64 cpu kernels under qemu-user (devices/cpu/CpuEmulator.h): the build
+# makes attn-cpu-launch only where cmake/AttnAArch64.cmake found qemu-aarch64,
+# clang-22 and the arm64 C library. `REQUIRES: qemu-aarch64`.
+qemu_aarch64 = _which("qemu-aarch64")
+if qemu_aarch64 and os.path.exists(
+        os.path.join(config.attn_tools_dir, "attn-cpu-launch")):
+    config.available_features.add("qemu-aarch64")
+    config.substitutions.append(
+        ("%cpu_aarch64", "--backend cpu --cpu-isa=aarch64 "
+         f"--cpu-emulator={qemu_aarch64}"))
+
 for var in ["XDG_RUNTIME_DIR", "VK_ICD_FILENAMES", "VK_DRIVER_FILES",
             "VK_INSTANCE_LAYERS", "HOME"]:
     if var in os.environ:

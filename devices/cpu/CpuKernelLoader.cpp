@@ -27,34 +27,6 @@ std::string dlerrorText() {
   return text ? text : "no reason given";
 }
 
-/// A memory file holding exactly `bytes`, sealed so that nobody, this
-/// process included, can change, grow or shrink it (or unseal it).
-Result<int> sealedMemoryFile(std::string_view what, std::string_view bytes) {
-  int fd = memfd_create("attn-cpu-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0)
-    return errorf(what, ": memfd_create failed: ", errnoText());
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      Status error = errorf(what, ": writing its memory file failed: ",
-                            n < 0 ? errnoText() : "nothing written");
-      ::close(fd);
-      return error;
-    }
-    done += size_t(n);
-  }
-  if (fcntl(fd, F_ADD_SEALS,
-            F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
-    Status error =
-        errorf(what, ": sealing its memory file failed: ", errnoText());
-    ::close(fd);
-    return error;
-  }
-  return fd;
-}
-
 std::string procName(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 /// Moves `fd` to a descriptor number whose /proc/self/fd name no loaded
@@ -104,6 +76,32 @@ void *lookup(void *handle, const std::string &path, const std::string &symbol,
 }
 
 } // namespace
+
+Result<int> sealedMemoryFile(std::string_view what, std::string_view bytes) {
+  int fd = memfd_create("attn-cpu-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0)
+    return errorf(what, ": memfd_create failed: ", errnoText());
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      Status error = errorf(what, ": writing its memory file failed: ",
+                            n < 0 ? errnoText() : "nothing written");
+      ::close(fd);
+      return error;
+    }
+    done += size_t(n);
+  }
+  if (fcntl(fd, F_ADD_SEALS,
+            F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+    Status error =
+        errorf(what, ": sealing its memory file failed: ", errnoText());
+    ::close(fd);
+    return error;
+  }
+  return fd;
+}
 
 CpuKernelObject::~CpuKernelObject() { close(); }
 

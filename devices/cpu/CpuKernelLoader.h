@@ -48,6 +48,11 @@ private:
   CpuKernelEntry entry_ = nullptr;
 };
 
+/// A memory file (close-on-exec) holding exactly `bytes`, sealed so that
+/// nobody, this process included, can change, grow or shrink it (or unseal
+/// it). `what` names it in errors.
+Result<int> sealedMemoryFile(std::string_view what, std::string_view bytes);
+
 /// Loads the shared object `bytes` from a sealed memory file and looks up
 /// its ABI version (attn_cpu_abi, which must be kCpuKernelAbi) and
 /// `entryPoint`. `what` names the kernel in errors ("kernel S (file)").

@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 
 namespace attn::cpu {
@@ -27,9 +28,11 @@ std::string hostLevels() {
 }
 
 /// The launch facts of `kernel` (`what` in messages) when this host runs
-/// it: a cpu kernel whose facts read, of an ISA level the host has.
-Result<LaunchFacts> runnableFacts(const runtime::BundleKernel &kernel,
-                                  const std::string &what) {
+/// it, natively or, when `emulated` says so, under the emulator: a cpu
+/// kernel whose facts read, of an ISA level the host has.
+Result<LaunchFacts>
+runnableFacts(const runtime::BundleKernel &kernel, const std::string &what,
+              const std::function<bool(const CpuIsaLevel &)> &emulated) {
   std::string_view cpu = toString(Target::CPU);
   if (kernel.target != cpu)
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
@@ -39,7 +42,7 @@ Result<LaunchFacts> runnableFacts(const runtime::BundleKernel &kernel,
     return errorf(what, ": ", facts.message());
   // readLaunchFacts accepts known levels only.
   const CpuIsaLevel &level = *findCpuIsaLevel(facts->cpuIsa);
-  if (hostRunsCpuIsa(level))
+  if (hostRunsCpuIsa(level) || emulated(level))
     return facts;
   std::string runnable = hostLevels();
   return errorf(
@@ -97,15 +100,30 @@ void runItem(void *context, int64_t item) {
 
 } // namespace
 
-CpuPlanDevice::CpuPlanDevice(unsigned threads)
-    : pool_(std::make_unique<ThreadPool>(threads)) {}
+CpuPlanDevice::CpuPlanDevice(unsigned threads,
+                             std::unique_ptr<CpuEmulator> emulator)
+    : pool_(std::make_unique<ThreadPool>(threads)),
+      emulator_(std::move(emulator)) {}
 
 Result<std::unique_ptr<CpuPlanDevice>>
 CpuPlanDevice::create(const CpuDeviceOptions &options) {
   Result<unsigned> threads = threadCount(options);
   if (!threads)
     return threads.status();
-  return std::unique_ptr<CpuPlanDevice>(new CpuPlanDevice(*threads));
+  std::unique_ptr<CpuEmulator> emulator;
+  if (!options.emulator.emulator.empty()) {
+    Result<std::unique_ptr<CpuEmulator>> created =
+        CpuEmulator::create(options.emulator);
+    if (!created)
+      return created.status();
+    emulator = std::move(*created);
+  }
+  return std::unique_ptr<CpuPlanDevice>(
+      new CpuPlanDevice(*threads, std::move(emulator)));
+}
+
+bool CpuPlanDevice::emulates(const CpuIsaLevel &level) const {
+  return emulator_ && level.arch == emulator_->arch() && !hostRunsCpuIsa(level);
 }
 
 Status CpuPlanDevice::setThreads(unsigned threads) {
@@ -119,14 +137,20 @@ bool CpuPlanDevice::runsKernel(const runtime::BundleKernel &kernel) const {
   if (kernel.target != toString(Target::CPU))
     return false;
   Result<LaunchFacts> facts = readLaunchFacts(kernel.launchJson, Target::CPU);
-  return facts && hostRunsCpuIsa(*findCpuIsaLevel(facts->cpuIsa));
+  if (!facts)
+    return false;
+  const CpuIsaLevel &level = *findCpuIsaLevel(facts->cpuIsa);
+  return hostRunsCpuIsa(level) || emulates(level);
 }
 
 Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
                                  const runtime::BundleKernel &kernel,
                                  std::string_view bytes) {
   std::string what = "kernel " + kernel.symbol + " (" + kernel.file + ")";
-  Result<LaunchFacts> facts = runnableFacts(kernel, what);
+  Result<LaunchFacts> facts =
+      runnableFacts(kernel, what, [this](const CpuIsaLevel &level) {
+        return emulates(level);
+      });
   if (!facts)
     return facts.status();
   // A symbol may have a kernel per ISA level: each is one kernel to
@@ -137,24 +161,36 @@ Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
   Result<bool> loaded = symbols_.isLoaded(name(), levelSymbol, source);
   if (!loaded || *loaded)
     return loaded.status();
-  Result<CpuKernelObject> object =
-      loadCpuKernel(what, bytes, kernel.entryPoint);
-  if (!object)
-    return object.status();
+  const CpuIsaLevel &level = *findCpuIsaLevel(facts->cpuIsa);
+  Kernel loadedKernel;
+  if (emulates(level)) {
+    Result<EmulatedKernel> emulated =
+        emulator_->load(what, bytes, kernel.entryPoint);
+    if (!emulated)
+      return emulated.status();
+    loadedKernel.emulatedObject = std::move(*emulated);
+    loadedKernel.emulated = true;
+  } else {
+    Result<CpuKernelObject> object =
+        loadCpuKernel(what, bytes, kernel.entryPoint);
+    if (!object)
+      return object.status();
+    loadedKernel.object = std::move(*object);
+  }
   size_t args = facts->argElementBytes.size();
   if (buffers_.size() < args) {
     buffers_.resize(args);
     elements_.resize(args);
   }
-  size_t level = findCpuIsaLevel(facts->cpuIsa) - cpuIsaLevels().data();
+  loadedKernel.argElementBytes = std::move(facts->argElementBytes);
+  loadedKernel.rank = size_t(&level - cpuIsaLevels().data());
+  if (!loadedKernel.emulated)
+    loadedKernel.rank += cpuIsaLevels().size();
   auto it = kernels_.find(kernel.symbol);
   if (it == kernels_.end())
-    kernels_.emplace(
-        kernel.symbol,
-        Kernel{std::move(*object), std::move(facts->argElementBytes), level});
-  else if (it->second.level < level)
-    it->second =
-        Kernel{std::move(*object), std::move(facts->argElementBytes), level};
+    kernels_.emplace(kernel.symbol, std::move(loadedKernel));
+  else if (it->second.rank < loadedKernel.rank)
+    it->second = std::move(loadedKernel);
   symbols_.record(levelSymbol, std::move(source));
   return Status::ok();
 }
@@ -191,9 +227,26 @@ Status CpuPlanDevice::enqueueLaunch(std::string_view kernel,
     buffers_[i] = args[i].buffer ? bytesOf(args[i]) : nullptr;
     elements_[i] = int64_t(args[i].bytes) / k.argElementBytes[i];
   }
+  if (k.emulated)
+    return launchEmulated(kernel, k, grid, args);
   LaunchItems launch{k.object.entry(), buffers_.data(), elements_.data(),
                      int64_t(grid[0]), int64_t(gridXY)};
   pool_->run(count, runItem, &launch);
+  return Status::ok();
+}
+
+Status
+CpuPlanDevice::launchEmulated(std::string_view kernel, const Kernel &k,
+                              const std::array<uint32_t, 3> &grid,
+                              std::span<const runtime::BufferView> args) {
+  std::vector<EmulatedArg> emulatedArgs(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    emulatedArgs[i] = {static_cast<uint8_t *>(buffers_[i]), args[i].bytes,
+                       elements_[i]};
+  std::string what = std::string(name()) + ": kernel " + std::string(kernel);
+  ATTN_RETURN_IF_ERROR(
+      emulator_->launch(what, k.emulatedObject, grid, emulatedArgs));
+  ++emulatedLaunches_;
   return Status::ok();
 }
 

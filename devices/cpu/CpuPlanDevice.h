@@ -16,6 +16,7 @@
 #ifndef ATTN_DEVICES_CPU_CPUPLANDEVICE_H
 #define ATTN_DEVICES_CPU_CPUPLANDEVICE_H
 
+#include "devices/cpu/CpuEmulator.h"
 #include "devices/cpu/CpuKernelLoader.h"
 #include "devices/cpu/ThreadPool.h"
 #include "runtime/device/HostMemory.h"
@@ -37,6 +38,11 @@ struct CpuDeviceOptions {
   /// Threads a launch runs on, the launching thread included; 0: the value
   /// of ATTN_CPU_THREADS when set, else the CPUs this process may run on.
   unsigned threads = 0;
+  /// Test tooling: with `emulator.emulator` set, kernels of the aarch64
+  /// level run under qemu-user on a host that cannot run them natively
+  /// (CpuEmulator.h), one process per launch. Default: off, and such
+  /// kernels are refused.
+  CpuEmulatorOptions emulator;
 };
 
 class CpuPlanDevice final : public runtime::HostMemoryDevice {
@@ -48,15 +54,16 @@ public:
 
   std::string_view name() const override { return "cpu"; }
 
+  /// A cpu kernel of an ISA level this host runs, or the emulator does.
+  bool runsKernel(const runtime::BundleKernel &kernel) const override;
   /// Loads a cpu kernel of `bundle` (its shared object's `bytes`, already
   /// checked against its hash) under kernel.symbol. Refuses another
-  /// target, an ISA level this host does not run, an object of another ABI
-  /// or without the entry point. A symbol may get one kernel per ISA level;
-  /// launches run the widest loaded. Loading the kernel a symbol already
+  /// target, an ISA level neither this host nor the emulator runs, an
+  /// object of another ABI or without the entry point. A symbol may get one
+  /// kernel per ISA level; launches run the widest loaded that runs
+  /// natively, else the emulated one. Loading the kernel a symbol already
   /// has at its level is a no-op; another one there is an error
   /// (KernelSymbols.h).
-  /// A cpu kernel of an ISA level this host runs.
-  bool runsKernel(const runtime::BundleKernel &kernel) const override;
   Status loadKernel(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
@@ -65,24 +72,41 @@ public:
   }
 
   unsigned threads() const { return pool_->threads(); }
+  /// Launches that ran under the emulator so far.
+  int64_t emulatedLaunches() const { return emulatedLaunches_; }
   /// Runs later launches on `threads` threads (1 to kMaxCpuThreads).
   Status setThreads(unsigned threads);
 
 private:
-  explicit CpuPlanDevice(unsigned threads);
+  CpuPlanDevice(unsigned threads, std::unique_ptr<CpuEmulator> emulator);
+
+  /// Whether the emulator runs kernels of `level` (and the host does not).
+  bool emulates(const CpuIsaLevel &level) const;
 
   struct Kernel {
+    /// Loaded in process, or checked by the emulator (`emulated`).
     CpuKernelObject object;
+    EmulatedKernel emulatedObject;
+    bool emulated = false;
     /// Bytes per element of each argument (its launch facts).
     std::vector<int64_t> argElementBytes;
-    /// Its ISA level's index in cpuIsaLevels(): of a symbol's kernels, the
-    /// device launches the widest it loaded.
-    size_t level = 0;
+    /// Of a symbol's kernels the device launches the one of highest rank:
+    /// its ISA level's index in cpuIsaLevels(), above every emulated one
+    /// when it runs natively.
+    size_t rank = 0;
   };
+
+  /// Runs a launch of an emulated kernel (buffers_ and elements_ set).
+  Status launchEmulated(std::string_view kernel, const Kernel &k,
+                        const std::array<uint32_t, 3> &grid,
+                        std::span<const runtime::BufferView> args);
 
   std::map<std::string, Kernel, std::less<>> kernels_;
   runtime::KernelSymbols symbols_;
   std::unique_ptr<ThreadPool> pool_;
+  /// Null unless the options ask for emulation.
+  std::unique_ptr<CpuEmulator> emulator_;
+  int64_t emulatedLaunches_ = 0;
   /// A launch's argument pointers and element counts, sized for the
   /// kernel with the most arguments when kernels load, so that a launch
   /// allocates nothing.

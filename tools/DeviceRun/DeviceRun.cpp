@@ -3,7 +3,7 @@
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
 #include "core/CpuKernel.h"
-#include "devices/Devices.h"
+#include "devices/cpu/CpuPlanDevice.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
 
@@ -32,6 +32,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 #include <cstdio>
@@ -379,6 +381,40 @@ mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
   return llvm::Error::success();
 }
 
+mlir::attn::CpuEmulatorFlags::CpuEmulatorFlags(
+    llvm::cl::OptionCategory &category)
+    : emulator("cpu-emulator",
+               llvm::cl::desc("Backend cpu, test tooling: run the kernels of "
+                              "a level this host cannot (aarch64 on x86-64) "
+                              "under this qemu-user program, one process per "
+                              "launch through attn-cpu-launch; slow, one "
+                              "thread (default: none, such kernels are "
+                              "refused)"),
+               llvm::cl::value_desc("qemu-aarch64"), llvm::cl::init(""),
+               llvm::cl::cat(category)),
+      launcher("cpu-launcher",
+               llvm::cl::desc("Backend cpu with --cpu-emulator: "
+                              "attn-cpu-launch built for AArch64 (default: "
+                              "the one beside this tool)"),
+               llvm::cl::value_desc("PATH"), llvm::cl::init(""),
+               llvm::cl::cat(category)) {}
+
+/// The CPU device's options for `flags`: the emulator, with the launcher
+/// beside this tool unless --cpu-launcher names one.
+static ::attn::cpu::CpuDeviceOptions
+cpuDeviceOptions(const mlir::attn::CpuEmulatorFlags &flags) {
+  ::attn::cpu::CpuDeviceOptions options;
+  options.emulator.emulator = flags.emulator;
+  options.emulator.launcher = flags.launcher;
+  if (!flags.emulator.empty() && flags.launcher.empty()) {
+    SmallString<256> launcher(llvm::sys::path::parent_path(
+        llvm::sys::fs::getMainExecutable(nullptr, nullptr)));
+    llvm::sys::path::append(launcher, "attn-cpu-launch");
+    options.emulator.launcher = launcher.str().str();
+  }
+  return options;
+}
+
 /// `options` (a device's suggestions) with the flags `knobs` applied.
 static llvm::Expected<mlir::attn::CompileOptions>
 knobOptions(const mlir::attn::KernelKnobFlags &knobs,
@@ -392,13 +428,12 @@ knobOptions(const mlir::attn::KernelKnobFlags &knobs,
 /// device, loaded as a bundle's kernels are. The lane budget and widest
 /// load are the cpu target's own, as attn-compile's (kCPULowering), so
 /// these are the kernels a bundle of this level ships.
-static llvm::Expected<std::vector<::attn::Tensor>>
-runOnCpu(ModuleOp module, StringRef entry,
-         llvm::ArrayRef<::attn::Tensor> inputs,
-         mlir::attn::DeviceRunStats *stats,
-         const mlir::attn::KernelKnobFlags &knobs) {
-  ::attn::Result<std::unique_ptr<::attn::runtime::PlanDevice>> device =
-      ::attn::devices::openDevice(::attn::runtime::DeviceType::CPU);
+static llvm::Expected<std::vector<::attn::Tensor>> runOnCpu(
+    ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
+    mlir::attn::DeviceRunStats *stats, const mlir::attn::KernelKnobFlags &knobs,
+    const mlir::attn::CpuEmulatorFlags &cpuEmulator) {
+  ::attn::Result<std::unique_ptr<::attn::cpu::CpuPlanDevice>> device =
+      ::attn::cpu::CpuPlanDevice::create(cpuDeviceOptions(cpuEmulator));
   if (!device)
     return llvm::createStringError("backend cpu: " + device.message());
   mlir::attn::CompileOptions target;
@@ -417,14 +452,19 @@ runOnCpu(ModuleOp module, StringRef entry,
     kernel.launchJson = k.launchJson;
     return (*device)->loadKernel(none, kernel, k.bytes);
   };
-  return compileAndRun(module, entry, *options, **device, addKernel, inputs,
-                       stats);
+  llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
+      module, entry, *options, **device, addKernel, inputs, stats);
+  if (results && stats && (*device)->emulatedLaunches())
+    stats->device += " (" + std::to_string((*device)->emulatedLaunches()) +
+                     " launches under " + cpuEmulator.emulator + ")";
+  return results;
 }
 
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
-                        DeviceRunStats *stats, const KernelKnobFlags &knobs) {
+                        DeviceRunStats *stats, const KernelKnobFlags &knobs,
+                        const CpuEmulatorFlags &cpuEmulator) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::vulkan::VulkanOptions vkOptions;
@@ -470,7 +510,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     return runOnTT(module, entry, inputs, stats);
 #endif
   if (backend == "cpu")
-    return runOnCpu(module, entry, inputs, stats, knobs);
+    return runOnCpu(module, entry, inputs, stats, knobs, cpuEmulator);
 #ifdef ATTN_HAVE_CUDA
   if (backend == "cuda") {
     ::attn::Result<std::unique_ptr<::attn::cuda::CudaPlanDevice>> device =

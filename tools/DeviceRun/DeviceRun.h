@@ -81,13 +81,26 @@ struct KernelKnobFlags {
   llvm::cl::opt<std::string> cpuIsa;
 };
 
+/// How backend cpu runs kernels its host cannot (devices/cpu/CpuEmulator.h):
+/// --cpu-emulator and --cpu-launcher, test tooling for the aarch64 level on
+/// an x86-64 host. Each is one CpuEmulatorOptions field.
+struct CpuEmulatorFlags {
+  explicit CpuEmulatorFlags(llvm::cl::OptionCategory &category);
+
+  /// qemu-user for AArch64; empty: no emulation.
+  llvm::cl::opt<std::string> emulator;
+  /// attn-cpu-launch built for AArch64; empty: the one beside this tool.
+  llvm::cl::opt<std::string> launcher;
+};
+
 /// Compiles `module` for `backend` (with the device's options and `knobs`
 /// applied), runs function `entry` on `inputs` and returns its results,
-/// with launch counts in `stats` when given.
+/// with launch counts in `stats` when given. Backend cpu runs the kernels
+/// of a level its host cannot under `cpuEmulator` when it names one.
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
             llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
-            const KernelKnobFlags &knobs);
+            const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator);
 
 } // namespace attn
 } // namespace mlir

@@ -13,7 +13,7 @@ namespace mlir::attn {
 RunFlags::RunFlags(llvm::cl::OptionCategory &category)
     : inputFile(llvm::cl::Positional, llvm::cl::desc("<input .mlir file>"),
                 llvm::cl::Required, llvm::cl::cat(category)),
-      entry(category), knobs(category) {}
+      entry(category), knobs(category), cpuEmulator(category) {}
 
 namespace {
 

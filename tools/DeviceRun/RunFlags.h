@@ -22,7 +22,8 @@
 namespace mlir::attn {
 
 /// The flags of a tool that runs a function of a module: the module file
-/// (positional), EntryFlags and KernelKnobFlags, registered in `category`
+/// (positional), EntryFlags, KernelKnobFlags and CpuEmulatorFlags,
+/// registered in `category`
 /// when constructed. --backend is the tool's own: its help and default
 /// differ.
 struct RunFlags {
@@ -31,6 +32,7 @@ struct RunFlags {
   llvm::cl::opt<std::string> inputFile;
   ::attn::EntryFlags entry;
   KernelKnobFlags knobs;
+  CpuEmulatorFlags cpuEmulator;
 };
 
 /// A parsed module, the function to run and its inputs. Owns the context

@@ -253,9 +253,9 @@ getDeviceResults(mlir::ModuleOp module, mlir::func::FuncOp fn,
                  const std::vector<Tensor> &want) {
   DeviceResults device;
   if (!backend.empty()) {
-    llvm::Expected<std::vector<Tensor>> results =
-        mlir::attn::runOnDevice(module, fn.getSymName(), backend, inputs,
-                                &device.stats, runFlags.knobs);
+    llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
+        module, fn.getSymName(), backend, inputs, &device.stats, runFlags.knobs,
+        runFlags.cpuEmulator);
     if (!results)
       return results.takeError();
     device.results = std::move(*results);

@@ -90,9 +90,9 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<Tensor>> results =
       backend == "reference"
           ? interpret(run->fn, std::move(run->inputs))
-          : mlir::attn::runOnDevice(*run->module, run->fn.getSymName(), backend,
-                                    run->inputs,
-                                    /*stats=*/nullptr, runFlags.knobs);
+          : mlir::attn::runOnDevice(
+                *run->module, run->fn.getSymName(), backend, run->inputs,
+                /*stats=*/nullptr, runFlags.knobs, runFlags.cpuEmulator);
   if (!results)
     return fail(results.takeError());
   if (!outputsDir.empty())

@@ -267,9 +267,11 @@ TEST_F(CpuPlanDeviceTest, TakesOneKernelPerLevelUnderASymbol) {
   EXPECT_GE(loaded, 1);
   launchAndCheck("t::k", {2, 3, 1}, 5, 40);
   // Each level's kernel again is a no-op.
-  for (const CpuIsaLevel &level : cpuIsaLevels())
-    if (hostRunsCpuIsa(level))
+  for (const CpuIsaLevel &level : cpuIsaLevels()) {
+    if (hostRunsCpuIsa(level)) {
       EXPECT_TRUE(load(cpuKernel("t::k", kernel, level.name), kernel));
+    }
+  }
 }
 
 TEST_F(CpuPlanDeviceTest, RefusesBadLaunchFacts) {
@@ -467,6 +469,201 @@ TEST_F(CpuSessionTest, WithoutBundlesRunsTheReference) {
   ASSERT_TRUE(l) << l.message();
   EXPECT_EQ((*l)->bundle, nullptr);
   EXPECT_EQ((*l)->executor->name(), "cpu");
+}
+
+// The emulated path (CpuEmulator.h): AArch64 kernels under qemu-aarch64,
+// through attn-cpu-launch, on an x86-64 host. Skipped where the build has
+// no AArch64 emulation (cmake/AttnAArch64.cmake says why).
+#ifdef ATTN_CPU_TEST_QEMU
+class CpuEmulatorTest : public CpuPlanDeviceTest {
+protected:
+  void SetUp() override {
+    if (hostCpuArch() != CpuArch::X86_64)
+      GTEST_SKIP() << "this host runs AArch64 kernels natively";
+    CpuPlanDeviceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    armKernel = readFile(ATTN_CPU_TEST_AARCH64_KERNEL);
+    ASSERT_FALSE(armKernel.empty())
+        << "cannot read " ATTN_CPU_TEST_AARCH64_KERNEL;
+    Result<std::unique_ptr<CpuPlanDevice>> created =
+        CpuPlanDevice::create({.threads = 2, .emulator = emulatorOptions()});
+    ASSERT_TRUE(created) << created.message();
+    device = std::move(*created);
+  }
+
+  static CpuEmulatorOptions emulatorOptions() {
+    return {ATTN_CPU_TEST_QEMU, ATTN_CPU_TEST_LAUNCHER, ATTN_CPU_TEST_SYSROOT};
+  }
+
+  /// double_slice for AArch64 under `symbol`.
+  Status loadArm(const std::string &symbol, std::string_view bytes,
+                 std::string entryPoint = "double_slice") {
+    return load(cpuKernel(symbol, bytes, "aarch64", std::move(entryPoint)),
+                bytes);
+  }
+
+  std::string armKernel;
+};
+
+TEST_F(CpuEmulatorTest, LaunchWritesEveryElementOnce) {
+  BundleKernel k = cpuKernel("t::k", armKernel, "aarch64");
+  EXPECT_TRUE(device->runsKernel(k));
+  Status s = load(k, armKernel);
+  ASSERT_TRUE(s) << s.message();
+  launchAndCheck("t::k", {3, 4, 5}, 7, 3 * 4 * 5 * 7 - 3);
+  launchAndCheck("t::k", {1, 1, 1}, 5, 5);
+  launchAndCheck("t::k", {0, 3, 2}, 4, 16);
+  // Zero work items start no process.
+  EXPECT_EQ(device->emulatedLaunches(), 2);
+}
+
+TEST_F(CpuEmulatorTest, OverlappingArgumentsShareTheirBytes) {
+  ASSERT_TRUE(loadArm("t::k", armKernel));
+  // One buffer holds params (4 x i32), then f[0..11] (f32); `in` is f[0..7]
+  // and `out` f[4..11], so one work item of 8 elements reads at in[i + 4]
+  // what it wrote at out[i] before, as it would in process.
+  constexpr int64_t n = 8;
+  Result<DeviceTensor> shared =
+      runtime::allocateTensor(*device, DType::F32, {4 + n + 4});
+  Result<DeviceTensor> hits = runtime::allocateTensor(*device, DType::I32, {n});
+  ASSERT_TRUE(shared && hits);
+  const int32_t params[4] = {1, 1, 1, int32_t(n)};
+  float f[n + 4];
+  for (int64_t i = 0; i < n + 4; ++i)
+    f[i] = float(i + 1);
+  ASSERT_TRUE(device->write(*shared->buffer, 0, params, sizeof params));
+  ASSERT_TRUE(device->write(*shared->buffer, sizeof params, f, sizeof f));
+  BufferView whole = shared->view();
+  BufferView args[] = {{whole.buffer, 16, n * 4},
+                       {whole.buffer, 32, n * 4},
+                       hits->view(),
+                       {whole.buffer, 0, 16}};
+  Status s = device->launch("t::k", {1, 1, 1}, kOneItem, args);
+  ASSERT_TRUE(s) << s.message();
+  Result<Tensor> got = runtime::toHost(*shared);
+  ASSERT_TRUE(got);
+  for (int64_t i = 0; i < n; ++i) {
+    f[i + 4] = 2 * f[i];
+    EXPECT_EQ(got->getFloat(8 + i), f[i + 4]) << "out[" << i << "]";
+  }
+  EXPECT_EQ(got->getFloat(4), 1.0) << "in[0]";
+  EXPECT_EQ(device->emulatedLaunches(), 1);
+}
+
+TEST_F(CpuEmulatorTest, NativeKernelsRankAboveEmulatedOnes) {
+  ASSERT_TRUE(loadArm("t::k", armKernel));
+  ASSERT_TRUE(load(cpuKernel("t::k", kernel), kernel));
+  launchAndCheck("t::k", {2, 1, 1}, 3, 6);
+  EXPECT_EQ(device->emulatedLaunches(), 0);
+}
+
+TEST_F(CpuEmulatorTest, RefusesAnotherAbi) {
+  std::string abi2 = readFile(ATTN_CPU_TEST_AARCH64_KERNEL_ABI2);
+  Status s = loadArm("t::k", abi2);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(),
+            "kernel t::k (kernels/t.so) under " + emulatorOptions().emulator +
+                ": attn-cpu-launch: the kernel has attn_cpu_abi = 2; this "
+                "runtime runs kernels of attn_cpu_abi = 1 (recompile it "
+                "with a matching attn-compile)");
+  EXPECT_FALSE(device->hasKernel("t::k"));
+}
+
+TEST_F(CpuEmulatorTest, RefusesAMissingEntryPoint) {
+  Status s = loadArm("t::k", armKernel, "nope");
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr(": attn-cpu-launch: the kernel has no "
+                                     "entry point nope ("));
+  // The C library's functions are not the kernel's.
+  s = loadArm("t::k", armKernel, "memcpy");
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr("has no entry point memcpy ("));
+  s = loadArm("t::k", "not an ELF");
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(), HasSubstr(": attn-cpu-launch: cannot load the "
+                                     "kernel object: "));
+}
+
+TEST_F(CpuEmulatorTest, RefusesAProgramThatIsNotTheLauncher) {
+  CpuEmulatorOptions options = emulatorOptions();
+  options.launcher = ATTN_CPU_TEST_NOT_A_LAUNCHER;
+  Result<std::unique_ptr<CpuPlanDevice>> other =
+      CpuPlanDevice::create({.emulator = options});
+  ASSERT_TRUE(other) << other.message();
+  Status s = (*other)->loadKernel(
+      bundle, cpuKernel("t::k", armKernel, "aarch64"), armKernel);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "kernel t::k (kernels/t.so) under " +
+                             options.emulator + ": " + options.launcher +
+                             " exited without saying 'attn-cpu-launch: "
+                             "done'; is it attn-cpu-launch? It printed: "
+                             "hello");
+}
+#else
+TEST(CpuEmulatorTest, RunsAArch64Kernels) {
+  GTEST_SKIP() << "this build has no AArch64 emulation (qemu-aarch64, "
+                  "clang-22 and libc6-dev-arm64-cross: scripts/setup)";
+}
+#endif
+
+// Missing programs are named when the device is made, on any build.
+TEST(CpuEmulator, NamesWhatIsMissing) {
+  Result<std::unique_ptr<CpuPlanDevice>> d = CpuPlanDevice::create(
+      {.emulator = {"/nonexistent/qemu-aarch64", "/bin/true"}});
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.message(), "the cpu emulator /nonexistent/qemu-aarch64: No "
+                         "such file or directory (Debian package qemu-user)");
+
+  d = CpuPlanDevice::create(
+      {.emulator = {"attn-no-such-qemu-aarch64", "/bin/true"}});
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.message(), "the cpu emulator attn-no-such-qemu-aarch64 is not "
+                         "in PATH (Debian package qemu-user)");
+
+  // /bin/true stands in for qemu from here on: create runs nothing.
+  d = CpuPlanDevice::create({.emulator = {"/bin/true", ""}});
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.message(), "the cpu emulator /bin/true needs attn-cpu-launch "
+                         "built for AArch64, and none was named");
+
+  d = CpuPlanDevice::create(
+      {.emulator = {"/bin/true", "/nonexistent/attn-cpu-launch"}});
+  ASSERT_FALSE(d);
+  EXPECT_THAT(d.message(),
+              HasSubstr("the cpu emulator's launcher "
+                        "/nonexistent/attn-cpu-launch: No such file or "
+                        "directory (attn-cpu-launch, built for AArch64"));
+
+  d = CpuPlanDevice::create(
+      {.emulator = {"/bin/true", "/bin/true", "/nonexistent/sysroot"}});
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.message(), "the cpu emulator's AArch64 libraries "
+                         "/nonexistent/sysroot are not a folder (Debian "
+                         "package libc6-arm64-cross)");
+
+  // Without an emulator, an AArch64 kernel is refused as before.
+  d = CpuPlanDevice::create();
+  ASSERT_TRUE(d);
+  if (hostCpuArch() == CpuArch::X86_64) {
+    EXPECT_FALSE((*d)->runsKernel(cpuKernel("t::k", "bytes", "aarch64")));
+  }
+}
+
+// An emulator that fails (here /bin/false in qemu's place) is an error
+// naming how it ended, not a crash.
+TEST(CpuEmulator, ReportsAFailingEmulator) {
+  if (hostCpuArch() != CpuArch::X86_64)
+    GTEST_SKIP() << "this host runs AArch64 kernels natively";
+  Result<std::unique_ptr<CpuPlanDevice>> d =
+      CpuPlanDevice::create({.emulator = {"/bin/false", "/bin/true", ""}});
+  ASSERT_TRUE(d) << d.message();
+  Bundle none;
+  Status s =
+      (*d)->loadKernel(none, cpuKernel("t::k", "bytes", "aarch64"), "bytes");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(),
+            "kernel t::k (kernels/t.so) under /bin/false: exited with 1");
 }
 
 } // namespace

@@ -107,6 +107,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "max-workgroup-memory; other variants keep SIMT products, with a "
            "warning), or emulate (that kernel with SIMT products, to test it "
            "on any device)">,
+    Option<"rowVectors", "row-vectors", "bool", /*default=*/"false",
+           "paged_attention's per-token kernel for one invocation per "
+           "workgroup (a CPU core's SIMD registers, not lanes): whole head "
+           "rows as vectors, the keys of a cache block scored before one "
+           "softmax update; needs subgroup-size=1 and attention-subgroups=1">,
     Option<"decodeThreshold", "decode-threshold", "int64_t",
            /*default=*/"-1",
            "paged_attention with tiled-prefill: requests with at most this "
@@ -286,6 +291,26 @@ def ConvertGPUKernelsToCPU : Pass<"convert-gpu-kernels-to-cpu",
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def AttnCPUPolynomialExp2 : Pass<"attn-cpu-polynomial-exp2",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Computes f32 math.exp2 with a polynomial, for the cpu "
+                "target";
+  let description = [{
+    LLVM turns `llvm.exp2` into a C library call per element, which keeps
+    the softmax of a block of scores out of SIMD registers. This pass
+    rewrites every `math.exp2` on f32 (scalar or vector) into arithmetic:
+    x = n + f with n = round(x) and |f| <= 1/2, 2^f by a degree-7
+    polynomial (relative error a few ulp) and 2^n by building the exponent
+    field. x <= -127 gives exactly 0 (so a masked score, -inf, weighs
+    nothing), x >= 128 gives +inf and NaN stays NaN. Other element types
+    are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
   ];
 }
 

@@ -108,6 +108,7 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
     lowering.attentionSubgroups = 1;
     lowering.workgroupSize = 1;
     lowering.prefillMatrix = "none";
+    lowering.rowVectors = true;
   }
   return lowering;
 }

@@ -32,6 +32,7 @@ using mlir::attn::CPUOutput;
 
 void mlir::attn::buildCPUToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGPUKernelsToCPU());
+  pm.addPass(createAttnCPUPolynomialExp2());
   // bf16 conversions as integer code (round to nearest even): x86-64-v3
   // has no bf16 instructions, and LLVM would call compiler-rt for them.
   arith::ArithExpandOpsPassOptions expand;
@@ -41,7 +42,11 @@ void mlir::attn::buildCPUToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // The kernels' vector reductions are sums of dot products and of
+  // softmax weights: a tree is as exact as the chain, and far faster.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for becomes a C library call, which the

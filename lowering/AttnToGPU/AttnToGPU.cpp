@@ -97,6 +97,12 @@ struct ConvertAttnToGPUPass
     if (decodeThreshold < -1)
       return bad("decode-threshold", decodeThreshold,
                  ">= -1 (-1: the backend's threshold)");
+    if (rowVectors && (subgroupSize != 1 || attentionSubgroups != 1)) {
+      mlir::emitError(loc) << "convert-attn-to-gpu: option row-vectors needs "
+                              "subgroup-size=1 and attention-subgroups=1, got "
+                           << subgroupSize << " and " << attentionSubgroups;
+      return failure();
+    }
     // Vulkan guarantees 128 invocations per workgroup, CUDA allows 1024.
     if (attentionSubgroups * subgroupSize > kMaxWorkgroupSize) {
       mlir::emitError(loc) << "convert-attn-to-gpu: attention-subgroups x "
@@ -134,6 +140,7 @@ struct ConvertAttnToGPUPass
     ctx.options.laneRegisters = laneRegisters;
     ctx.options.tiledPrefill = tiledPrefill;
     ctx.options.decodeThreshold = decodeThreshold;
+    ctx.options.rowVectors = rowVectors;
     std::optional<PrefillMatrix> matrix =
         llvm::StringSwitch<std::optional<PrefillMatrix>>(prefillMatrix)
             .Case("none", PrefillMatrix::None)

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <algorithm>
 
@@ -235,7 +236,7 @@ Value KernelBuilder::loadF32(Value buffer, Value i, Type fp8Format) {
 }
 
 Value KernelBuilder::toF32(Value v, Type fp8Format) {
-  Type t = v.getType();
+  Type t = getElementTypeOrSelf(v.getType());
   if (t.isF32())
     return v;
   if (t.isInteger(8)) {
@@ -244,12 +245,12 @@ Value KernelBuilder::toF32(Value v, Type fp8Format) {
   }
   if (t.isInteger(16)) {
     // bf16 stored as a 16-bit word: its bits are the high half of an f32.
-    Value wide = create<arith::ExtUIOp>(getI32Type(), v);
+    Value wide = create<arith::ExtUIOp>(shapedLike(v, getI32Type()), v);
     Value shifted = create<arith::ShLIOp>(
-        wide, create<arith::ConstantIntOp>(getI32Type(), 16));
-    return create<arith::BitcastOp>(getF32Type(), shifted);
+        wide, splatLike(v, create<arith::ConstantIntOp>(getI32Type(), 16)));
+    return create<arith::BitcastOp>(shapedLike(v, getF32Type()), shifted);
   }
-  return create<arith::ExtFOp>(getF32Type(), v);
+  return create<arith::ExtFOp>(shapedLike(v, getF32Type()), v);
 }
 
 namespace {
@@ -272,8 +273,12 @@ Fp8Fields fp8Fields(Type format) {
 
 Value KernelBuilder::fp8ToF32(Value byte, Type format) {
   Fp8Fields f = fp8Fields(format);
-  Type i32 = getI32Type();
-  auto c = [&](int64_t v) { return create<arith::ConstantIntOp>(i32, v); };
+  // Element-wise: a vector of bytes gives a vector of f32.
+  Type i32 = shapedLike(byte, getI32Type());
+  Type f32Type = shapedLike(byte, getF32Type());
+  auto c = [&](int64_t v) {
+    return splatLike(byte, create<arith::ConstantIntOp>(getI32Type(), v));
+  };
   Value b = create<arith::ExtUIOp>(i32, byte);
   Value sign = create<arith::ShLIOp>(create<arith::AndIOp>(b, c(0x80)), c(24));
   Value mag = create<arith::AndIOp>(b, c(0x7F));
@@ -281,12 +286,14 @@ Value KernelBuilder::fp8ToF32(Value byte, Type format) {
   // rebiased.
   Value normalBits = addi(create<arith::ShLIOp>(mag, c(23 - f.m)),
                             c((127 - f.bias) << 23));
-  Value normal = create<arith::BitcastOp>(getF32Type(), normalBits);
+  Value normal = create<arith::BitcastOp>(f32Type, normalBits);
   // A subnormal is its mantissa times 2^(1 - bias - m), exactly in f32.
   Value exponent = create<arith::ShRUIOp>(mag, c(f.m));
   Value mantissa = create<arith::AndIOp>(mag, c((1 << f.m) - 1));
-  Value sub = mulf(create<arith::UIToFPOp>(getF32Type(), mantissa),
-                   f32(std::ldexp(1.0, static_cast<int>(1 - f.bias - f.m))));
+  Value sub =
+      mulf(create<arith::UIToFPOp>(f32Type, mantissa),
+           splatLike(byte,
+                     f32(std::ldexp(1.0, static_cast<int>(1 - f.bias - f.m)))));
   Value isSub = cmpi(arith::CmpIPredicate::eq, exponent, c(0));
   Value magnitude =
       create<arith::BitcastOp>(i32, select(isSub, sub, normal));
@@ -302,8 +309,21 @@ Value KernelBuilder::fp8ToF32(Value byte, Type format) {
         c(0x7F800000), create<arith::ShLIOp>(mantissa, c(21)));
   }
   magnitude = select(special, specialBits, magnitude);
-  return create<arith::BitcastOp>(getF32Type(),
+  return create<arith::BitcastOp>(f32Type,
                                   create<arith::OrIOp>(magnitude, sign));
+}
+
+Type KernelBuilder::shapedLike(Value like, Type element) {
+  if (auto vector = dyn_cast<VectorType>(like.getType()))
+    return vector.clone(element);
+  return element;
+}
+
+Value KernelBuilder::splatLike(Value like, Value scalar) {
+  Type type = shapedLike(like, scalar.getType());
+  if (type == scalar.getType())
+    return scalar;
+  return create<vector::BroadcastOp>(type, scalar);
 }
 
 Value KernelBuilder::quantizeFp8(Value x, Value scale, Type format) {

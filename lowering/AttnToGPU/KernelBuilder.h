@@ -55,6 +55,9 @@ struct LoweringOptions {
   bool tiledPrefill = true;
   int64_t decodeThreshold = -1;
   PrefillMatrix prefillMatrix = PrefillMatrix::None;
+  /// paged_attention's per-token kernel with whole rows as vectors and a
+  /// cache block of keys per softmax update (one invocation per workgroup).
+  bool rowVectors = false;
 
   /// Invocations per workgroup of the element-wise kernels.
   int64_t elementwiseWorkgroupSize() const {
@@ -293,12 +296,17 @@ public:
   /// fp8 bytes of `fp8Format`) and extends it to f32.
   Value loadF32(Value buffer, Value i, Type fp8Format = Type());
   /// Extends a loaded element (f32, f16, bf16 or bf16 as i16, or an i8 byte
-  /// of `fp8Format`) to f32.
+  /// of `fp8Format`), or a vector of them, to f32.
   Value toF32(Value element, Type fp8Format = Type());
-  /// The f32 value of fp8 byte `byte` (i8) of `format`, exactly, with integer
+  /// The f32 value of fp8 byte `byte` (i8, or a vector of them: then
+  /// element-wise) of `format`, exactly, with integer
   /// operations only (subnormals included, which a device may flush in
   /// float arithmetic); NaN stays NaN and e5m2's infinities stay infinite.
   Value fp8ToF32(Value byte, Type format);
+  /// `element`, or a vector of it shaped as `like` when that is a vector.
+  Type shapedLike(Value like, Type element);
+  /// `scalar`, broadcast to the shape of `like` when that is a vector.
+  Value splatLike(Value like, Value scalar);
   /// The fp8 byte (i8) of `format` nearest the f32 quotient `x / scale` (f32,
   /// `scale` > 0): the division rounds to f32 first, then to nearest even,
   /// saturated to the largest finite value (infinities too); NaN stays NaN.

@@ -51,7 +51,7 @@ SoftmaxState SoftmaxState::unflatten(ValueRange values, int64_t numHeads,
 
 /// `m` where it is finite, 0 where it is -inf: the exponent base that keeps
 /// an empty state's -inf - -inf out of exp2 (exp2(-inf - 0) = 0).
-static Value finiteOrZero(KernelBuilder &b, Value m) {
+Value mlir::attn::finiteOrZero(KernelBuilder &b, Value m) {
   Value empty =
       b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, m, negInf(b));
   return b.select(empty, b.f32(0.0), m);

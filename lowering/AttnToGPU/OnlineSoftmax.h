@@ -36,6 +36,10 @@ struct SoftmaxState {
                                 int64_t perLane);
 };
 
+/// `m`, or 0 where it is -inf: the base exp2 subtracts, so that a row with
+/// no key yet gives exp2(-inf - 0) = 0, never exp2(-inf - -inf) = NaN.
+Value finiteOrZero(KernelBuilder &b, Value m);
+
 /// Adds keys at once: `scores[k][h]` is key k's score for head h in log2
 /// units (-inf for a masked key, which adds nothing), `values[k]` the
 /// lane's share of key k's value row. One rescale per call, however many

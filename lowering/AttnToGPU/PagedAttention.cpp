@@ -45,6 +45,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
 #include <limits>
@@ -74,6 +75,20 @@ constexpr int64_t kMaxKeysPerStep = 4;
 Tiling chooseTiling(const PagedConfig &c, const LoweringOptions &o,
                     Type cacheElement) {
   LaneChunks chunks = chooseLaneChunks(o, cacheElement, c.headSize);
+  if (o.rowVectors) {
+    // One invocation holds whole rows (walkKeyBlocks): up to 8 query heads
+    // share each key and value row, more heads take more workgroups.
+    Tiling t{/*subgroups=*/1,
+             /*lanesPerRow=*/1,
+             /*rowsPerGroup=*/1,
+             /*keysPerStep=*/1,
+             /*heads=*/1,
+             LaneLayout{c.headSize, 1, chunks.width, chunks.vectorLoads}};
+    for (int64_t h = 1; h <= std::min<int64_t>(c.group(), 8); ++h)
+      if (c.group() % h == 0)
+        t.heads = h;
+    return t;
+  }
   int64_t budget = o.laneRegisters;
   int64_t S = o.subgroupSize;
   // A lane keeps a query row and an accumulator per head and the key and
@@ -136,7 +151,8 @@ public:
     placeLanes();
     locateToken();
     loadQueries();
-    SoftmaxState state = mergeRowGroups(walkKeys());
+    SoftmaxState state =
+        mergeRowGroups(b.options.rowVectors ? walkKeyBlocks() : walkKeys());
     if (tiling.subgroups == 1)
       writeResults(state);
     else
@@ -154,6 +170,22 @@ private:
   /// The online softmax over the visible keys, U keys per row group and
   /// step, every load of a step before its math.
   SoftmaxState walkKeys();
+  /// walkKeys for one invocation with whole rows as vectors (row-vectors):
+  /// a cache block of keys per step, scored into one vector per head
+  /// before one softmax update, then its values.
+  SoftmaxState walkKeyBlocks();
+  /// The scores of keys [uLo, uHi) of `block` (start: its first key's
+  /// index), a vector of the block size per head, -inf at the other keys.
+  SmallVector<Value> scoreBlock(KernelBuilder &kb, ArrayRef<Value> qRows,
+                                Value block, Value start, Value uLo, Value uHi);
+  /// `acc[h]` plus p[h][u] times value row u, for the keys [uLo, uHi).
+  SmallVector<Value> addValues(KernelBuilder &kb, ArrayRef<Value> p,
+                               ValueRange acc, Value block, Value uLo,
+                               Value uHi);
+  /// Row `offset` of kv head g's keys (part 0) or values (part 1) in
+  /// `block`, as one f32 vector.
+  Value loadCacheRow(KernelBuilder &kb, int64_t part, Value block,
+                     Value offset);
   /// Merges the R row groups of a subgroup through shuffles.
   SoftmaxState mergeRowGroups(SoftmaxState final);
   /// One subgroup: writes out and lse (or the split's partials).
@@ -318,6 +350,138 @@ SoftmaxState DecodeBuilder::walkKeys() {
         kb.create<scf::YieldOp>(next.flatten());
       });
   return SoftmaxState::unflatten(loop.getResults(), group, perLane);
+}
+
+/// Fast-math flags of the vector dot products: their sums may be
+/// reassociated (a tree instead of a chain) and contracted into FMAs.
+static arith::FastMathFlags dotFlags() {
+  return arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+}
+
+Value DecodeBuilder::loadCacheRow(KernelBuilder &kb, int64_t part, Value block,
+                                  Value offset) {
+  Type element = cast<MemRefType>(cache.getType()).getElementType();
+  Value start = cacheRowStart(kb, c, part, block, offset, g);
+  Value row = vector::LoadOp::create(kb, VectorType::get({c.headSize}, element),
+                                     cache, ValueRange{start});
+  return kb.toF32(row, c.fp8Format);
+}
+
+SmallVector<Value> DecodeBuilder::scoreBlock(KernelBuilder &b,
+                                             ArrayRef<Value> qRows, Value block,
+                                             Value start, Value uLo,
+                                             Value uHi) {
+  auto scoresType = VectorType::get({c.blockSize}, b.getF32Type());
+  Value ninf = b.create<vector::BroadcastOp>(
+      scoresType, b.f32(-std::numeric_limits<double>::infinity()));
+  SmallVector<Value> init(group, ninf);
+  auto loop = b.create<scf::ForOp>(
+      uLo, uHi, b.idx(1), init,
+      [&](OpBuilder &nested, Location loc, Value u, ValueRange scores) {
+        KernelBuilder kb(loc, nested, b.options);
+        Value key = loadCacheRow(kb, 0, block, u);
+        Value dist;
+        if (alibi)
+          dist = kb.subf(indexToF32(kb, kb.addi(start, u)), posF32);
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < group; ++i) {
+          Value products = kb.create<arith::MulFOp>(qRows[i], key, dotFlags());
+          Value dot = vector::ReductionOp::create(
+              kb, vector::CombiningKind::ADD, products, dotFlags());
+          Value s = math.score(kb, dot, alibi ? slopes[i] : Value(), dist);
+          next.push_back(
+              vector::InsertOp::create(kb, s, scores[i], OpFoldResult(u)));
+        }
+        kb.create<scf::YieldOp>(next);
+      });
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
+SmallVector<Value> DecodeBuilder::addValues(KernelBuilder &b, ArrayRef<Value> p,
+                                            ValueRange acc, Value block,
+                                            Value uLo, Value uHi) {
+  auto loop = b.create<scf::ForOp>(
+      uLo, uHi, b.idx(1), acc,
+      [&](OpBuilder &nested, Location loc, Value u, ValueRange carried) {
+        KernelBuilder kb(loc, nested, b.options);
+        Value value = loadCacheRow(kb, 1, block, u);
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < group; ++i) {
+          Value pu = vector::ExtractOp::create(kb, p[i], OpFoldResult(u));
+          Value weight = kb.create<vector::BroadcastOp>(value.getType(), pu);
+          next.push_back(kb.fma(weight, value, carried[i]));
+        }
+        kb.create<scf::YieldOp>(next);
+      });
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
+SoftmaxState DecodeBuilder::walkKeyBlocks() {
+  int64_t D = c.headSize;
+  auto rowType = VectorType::get({D}, b.getF32Type());
+  SmallVector<Value> qRows;
+  for (const SmallVector<Value> &row : q)
+    qRows.push_back(b.create<vector::FromElementsOp>(rowType, row));
+  // The state, carried: m and l of each head, then its accumulator row.
+  SmallVector<Value> init(group,
+                          b.f32(-std::numeric_limits<double>::infinity()));
+  init.append(group, b.f32(0.0));
+  init.append(group, b.create<vector::BroadcastOp>(rowType, b.f32(0.0)));
+  Value bs = b.idx(c.blockSize);
+  Value lastBlock = b.subi(numBlocks, b.idx(1));
+  Value lastColumn = b.subi(maxBlocks, b.idx(1));
+  Value tableRow = b.muli(r, maxBlocks);
+  auto loop = b.create<scf::ForOp>(
+      b.divui(jlo, bs), b.ceilDiv(jhi, bs), b.idx(1), init,
+      [&](OpBuilder &nested, Location loc, Value kbi, ValueRange carried) {
+        KernelBuilder kb(loc, nested, b.options);
+        Value start = kb.muli(kbi, bs);
+        Value block = lookupBlock(kb, c, blockTable, tableRow, lastColumn,
+                                  lastBlock, start);
+        // The block's visible keys; the loops read no other slot.
+        Value uLo = kb.maxsi(kb.subi(jlo, start), kb.idx(0));
+        Value uHi = kb.minsi(kb.subi(jhi, start), bs);
+        SmallVector<Value> scores =
+            scoreBlock(kb, qRows, block, start, uLo, uHi);
+        SmallVector<Value> m, l, acc, p;
+        for (int64_t i = 0; i < group; ++i) {
+          // As updateSoftmax: a NaN score stays out of the max, not out of
+          // l and the accumulator.
+          Value mOld = carried[i];
+          Value mNew = kb.maxnumf(
+              mOld, vector::ReductionOp::create(
+                        kb, vector::CombiningKind::MAXNUMF, scores[i]));
+          Value base = finiteOrZero(kb, mNew);
+          Value alpha = kb.create<math::Exp2Op>(kb.subf(mOld, base));
+          p.push_back(kb.create<math::Exp2Op>(kb.subf(
+              scores[i],
+              kb.create<vector::BroadcastOp>(scores[i].getType(), base))));
+          Value sum = vector::ReductionOp::create(
+              kb, vector::CombiningKind::ADD, p.back(), dotFlags());
+          m.push_back(mNew);
+          l.push_back(kb.fma(carried[group + i], alpha, sum));
+          acc.push_back(
+              kb.mulf(carried[2 * group + i],
+                      kb.create<vector::BroadcastOp>(rowType, alpha)));
+        }
+        acc = addValues(kb, p, acc, block, uLo, uHi);
+        SmallVector<Value> next(m);
+        next.append(l);
+        next.append(acc);
+        kb.create<scf::YieldOp>(next);
+      });
+  // Back to the lane form the rest of the kernel writes from.
+  SoftmaxState state;
+  for (int64_t i = 0; i < group; ++i) {
+    state.m.push_back(loop.getResult(i));
+    state.l.push_back(loop.getResult(group + i));
+    SmallVector<Value> acc;
+    for (int64_t d = 0; d < D; ++d)
+      acc.push_back(
+          vector::ExtractOp::create(b, loop.getResult(2 * group + i), d));
+    state.acc.push_back(std::move(acc));
+  }
+  return state;
 }
 
 SoftmaxState DecodeBuilder::mergeRowGroups(SoftmaxState final) {

@@ -304,9 +304,10 @@ def AttnCPUPolynomialExp2 : Pass<"attn-cpu-polynomial-exp2",
     rewrites every `math.exp2` on f32 (scalar or vector) into arithmetic:
     x = n + f with n = round(x) and |f| <= 1/2, 2^f by a degree-7
     polynomial (relative error a few ulp) and 2^n by building the exponent
-    field. x <= -127 gives exactly 0 (so a masked score, -inf, weighs
-    nothing), x >= 128 gives +inf and NaN stays NaN. Other element types
-    are left alone.
+    field. Results below 2^-126.5 are flushed to exactly 0 (so a masked
+    score, -inf, weighs nothing; no subnormals), x >= 127.5 gives +inf
+    (softmax only takes 2^x of x <= 0) and NaN stays NaN. Other element
+    types are left alone.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -44,6 +44,7 @@
 #include "lowering/AttnToGPU/PagedAttention.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -175,17 +176,23 @@ private:
   /// before one softmax update, then its values.
   SoftmaxState walkKeyBlocks();
   /// The scores of keys [uLo, uHi) of `block` (start: its first key's
-  /// index), a vector of the block size per head, -inf at the other keys.
-  SmallVector<Value> scoreBlock(KernelBuilder &kb, ArrayRef<Value> qRows,
-                                Value block, Value start, Value uLo, Value uHi);
-  /// `acc[h]` plus p[h][u] times value row u, for the keys [uLo, uHi).
-  SmallVector<Value> addValues(KernelBuilder &kb, ArrayRef<Value> p,
-                               ValueRange acc, Value block, Value uLo,
-                               Value uHi);
-  /// Row `offset` of kv head g's keys (part 0) or values (part 1) in
-  /// `block`, as one f32 vector.
-  Value loadCacheRow(KernelBuilder &kb, int64_t part, Value block,
-                     Value offset);
+  /// index) into `probs`, a row of the block size per head, -inf at the
+  /// other keys; prefetches the same rows of block `next`.
+  void scoreBlock(KernelBuilder &kb, ArrayRef<Value> qRows, Value block,
+                  Value next, Value start, Value uLo, Value uHi);
+  /// Asks the memory system for row `offset` of kv head g's keys and values
+  /// in `block`, a cache line at a time, ahead of their loads: a work item
+  /// reads one row in (kv heads) of the cache, too sparse for the hardware
+  /// prefetchers to run ahead.
+  void prefetchRows(KernelBuilder &kb, Value block, Value offset);
+  /// `accRows[h]` times alpha[h] plus probs[h][u] times value row u, for
+  /// the keys [uLo, uHi), a chunk of columns at a time.
+  void addValues(KernelBuilder &kb, ArrayRef<Value> alpha, Value block,
+                 Value uLo, Value uHi);
+  /// Columns [first, first + width) of row `offset` of kv head g's keys
+  /// (part 0) or values (part 1) in `block`, as one f32 vector.
+  Value loadCacheRow(KernelBuilder &kb, int64_t part, Value block, Value offset,
+                     int64_t first, int64_t width);
   /// Merges the R row groups of a subgroup through shuffles.
   SoftmaxState mergeRowGroups(SoftmaxState final);
   /// One subgroup: writes out and lse (or the split's partials).
@@ -209,6 +216,9 @@ private:
   Value qScale, vScale, posF32;
   SmallVector<SmallVector<Value>> q;
   SmallVector<Value> slopes;
+  /// walkKeyBlocks' stack buffers: a block's scores, then probabilities
+  /// (heads x block size), and the accumulator rows (heads x head size).
+  Value probs, accRows;
 };
 
 void DecodeBuilder::placeLanes() {
@@ -359,74 +369,130 @@ static arith::FastMathFlags dotFlags() {
 }
 
 Value DecodeBuilder::loadCacheRow(KernelBuilder &kb, int64_t part, Value block,
-                                  Value offset) {
+                                  Value offset, int64_t first, int64_t width) {
   Type element = cast<MemRefType>(cache.getType()).getElementType();
-  Value start = cacheRowStart(kb, c, part, block, offset, g);
-  Value row = vector::LoadOp::create(kb, VectorType::get({c.headSize}, element),
+  Value start =
+      kb.addi(cacheRowStart(kb, c, part, block, offset, g), kb.idx(first));
+  Value row = vector::LoadOp::create(kb, VectorType::get({width}, element),
                                      cache, ValueRange{start});
   return kb.toF32(row, c.fp8Format);
 }
 
-SmallVector<Value> DecodeBuilder::scoreBlock(KernelBuilder &b,
-                                             ArrayRef<Value> qRows, Value block,
-                                             Value start, Value uLo,
-                                             Value uHi) {
+/// The cache line of the CPUs the row-vectors kernel is for (x86-64 and
+/// AArch64 cores), in bytes: the stride of its prefetches.
+constexpr int64_t kCacheLineBytes = 64;
+
+/// Columns of an accumulator row that the values pass keeps in registers
+/// at once: `heads` x width <= 64 floats (four AVX-512 or eight AVX2
+/// registers), at least 8, dividing the head size.
+static int64_t valueChunk(int64_t headSize, int64_t heads) {
+  int64_t width = std::max<int64_t>(8, 64 / heads);
+  width = int64_t(1) << llvm::Log2_64(width);
+  while (headSize % width != 0)
+    width /= 2;
+  return width;
+}
+
+void DecodeBuilder::prefetchRows(KernelBuilder &kb, Value block, Value offset) {
+  auto type = cast<MemRefType>(cache.getType());
+  int64_t rowBytes = c.headSize * type.getElementTypeBitWidth() / 8;
+  int64_t perLine = std::max<int64_t>(1, c.headSize * kCacheLineBytes /
+                                             std::max<int64_t>(rowBytes, 1));
+  for (int64_t part = 0; part < 2; ++part) {
+    Value start = cacheRowStart(kb, c, part, block, offset, g);
+    for (int64_t first = 0; first < c.headSize; first += perLine)
+      memref::PrefetchOp::create(kb, cache,
+                                 ValueRange{kb.addi(start, kb.idx(first))},
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+  }
+}
+
+void DecodeBuilder::scoreBlock(KernelBuilder &b, ArrayRef<Value> qRows,
+                               Value block, Value next, Value start, Value uLo,
+                               Value uHi) {
   auto scoresType = VectorType::get({c.blockSize}, b.getF32Type());
   Value ninf = b.create<vector::BroadcastOp>(
       scoresType, b.f32(-std::numeric_limits<double>::infinity()));
-  SmallVector<Value> init(group, ninf);
-  auto loop = b.create<scf::ForOp>(
-      uLo, uHi, b.idx(1), init,
-      [&](OpBuilder &nested, Location loc, Value u, ValueRange scores) {
+  for (int64_t i = 0; i < group; ++i)
+    vector::StoreOp::create(b, ninf, probs, ValueRange{b.idx(i), b.idx(0)});
+  b.create<scf::ForOp>(
+      uLo, uHi, b.idx(1), ValueRange{},
+      [&](OpBuilder &nested, Location loc, Value u, ValueRange) {
         KernelBuilder kb(loc, nested, b.options);
-        Value key = loadCacheRow(kb, 0, block, u);
+        prefetchRows(kb, next, u);
+        Value key = loadCacheRow(kb, 0, block, u, 0, c.headSize);
         Value dist;
         if (alibi)
           dist = kb.subf(indexToF32(kb, kb.addi(start, u)), posF32);
-        SmallVector<Value> next;
         for (int64_t i = 0; i < group; ++i) {
           Value products = kb.create<arith::MulFOp>(qRows[i], key, dotFlags());
           Value dot = vector::ReductionOp::create(
               kb, vector::CombiningKind::ADD, products, dotFlags());
           Value s = math.score(kb, dot, alibi ? slopes[i] : Value(), dist);
-          next.push_back(
-              vector::InsertOp::create(kb, s, scores[i], OpFoldResult(u)));
+          memref::StoreOp::create(kb, s, probs, ValueRange{kb.idx(i), u});
         }
-        kb.create<scf::YieldOp>(next);
+        kb.create<scf::YieldOp>();
       });
-  return llvm::to_vector_of<Value>(loop.getResults());
 }
 
-SmallVector<Value> DecodeBuilder::addValues(KernelBuilder &b, ArrayRef<Value> p,
-                                            ValueRange acc, Value block,
-                                            Value uLo, Value uHi) {
-  auto loop = b.create<scf::ForOp>(
-      uLo, uHi, b.idx(1), acc,
-      [&](OpBuilder &nested, Location loc, Value u, ValueRange carried) {
-        KernelBuilder kb(loc, nested, b.options);
-        Value value = loadCacheRow(kb, 1, block, u);
-        SmallVector<Value> next;
-        for (int64_t i = 0; i < group; ++i) {
-          Value pu = vector::ExtractOp::create(kb, p[i], OpFoldResult(u));
-          Value weight = kb.create<vector::BroadcastOp>(value.getType(), pu);
-          next.push_back(kb.fma(weight, value, carried[i]));
-        }
-        kb.create<scf::YieldOp>(next);
-      });
-  return llvm::to_vector_of<Value>(loop.getResults());
+void DecodeBuilder::addValues(KernelBuilder &b, ArrayRef<Value> alpha,
+                              Value block, Value uLo, Value uHi) {
+  int64_t width = valueChunk(c.headSize, group);
+  auto chunkType = VectorType::get({width}, b.getF32Type());
+  for (int64_t first = 0; first < c.headSize; first += width) {
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < group; ++i) {
+      Value old = vector::LoadOp::create(b, chunkType, accRows,
+                                         ValueRange{b.idx(i), b.idx(first)});
+      init.push_back(
+          b.mulf(old, b.create<vector::BroadcastOp>(chunkType, alpha[i])));
+    }
+    auto loop = b.create<scf::ForOp>(
+        uLo, uHi, b.idx(1), init,
+        [&](OpBuilder &nested, Location loc, Value u, ValueRange carried) {
+          KernelBuilder kb(loc, nested, b.options);
+          Value value = loadCacheRow(kb, 1, block, u, first, width);
+          SmallVector<Value> next;
+          for (int64_t i = 0; i < group; ++i) {
+            Value pu =
+                memref::LoadOp::create(kb, probs, ValueRange{kb.idx(i), u});
+            Value weight = kb.create<vector::BroadcastOp>(chunkType, pu);
+            next.push_back(kb.fma(weight, value, carried[i]));
+          }
+          kb.create<scf::YieldOp>(next);
+        });
+    for (int64_t i = 0; i < group; ++i)
+      vector::StoreOp::create(b, loop.getResult(i), accRows,
+                              ValueRange{b.idx(i), b.idx(first)});
+  }
 }
 
 SoftmaxState DecodeBuilder::walkKeyBlocks() {
   int64_t D = c.headSize;
   auto rowType = VectorType::get({D}, b.getF32Type());
+  auto scoresType = VectorType::get({c.blockSize}, b.getF32Type());
   SmallVector<Value> qRows;
   for (const SmallVector<Value> &row : q)
     qRows.push_back(b.create<vector::FromElementsOp>(rowType, row));
-  // The state, carried: m and l of each head, then its accumulator row.
+  // The block's scores, then its probabilities, and the accumulator rows
+  // live on the work item's stack: read back as vectors, or one element
+  // broadcast (a memory operand of the FMA), they need no register shuffle.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&fn.getBody().front());
+    probs = memref::AllocaOp::create(
+        b, MemRefType::get({group, c.blockSize}, b.getF32Type()));
+    accRows = memref::AllocaOp::create(
+        b, MemRefType::get({group, D}, b.getF32Type()));
+  }
+  Value zeros = b.create<vector::BroadcastOp>(rowType, b.f32(0.0));
+  for (int64_t i = 0; i < group; ++i)
+    vector::StoreOp::create(b, zeros, accRows, ValueRange{b.idx(i), b.idx(0)});
+  // The state, carried: m and l of each head.
   SmallVector<Value> init(group,
                           b.f32(-std::numeric_limits<double>::infinity()));
   init.append(group, b.f32(0.0));
-  init.append(group, b.create<vector::BroadcastOp>(rowType, b.f32(0.0)));
   Value bs = b.idx(c.blockSize);
   Value lastBlock = b.subi(numBlocks, b.idx(1));
   Value lastColumn = b.subi(maxBlocks, b.idx(1));
@@ -441,33 +507,33 @@ SoftmaxState DecodeBuilder::walkKeyBlocks() {
         // The block's visible keys; the loops read no other slot.
         Value uLo = kb.maxsi(kb.subi(jlo, start), kb.idx(0));
         Value uHi = kb.minsi(kb.subi(jhi, start), bs);
-        SmallVector<Value> scores =
-            scoreBlock(kb, qRows, block, start, uLo, uHi);
-        SmallVector<Value> m, l, acc, p;
+        Value nextBlock = lookupBlock(kb, c, blockTable, tableRow, lastColumn,
+                                      lastBlock, kb.addi(start, bs));
+        scoreBlock(kb, qRows, block, nextBlock, start, uLo, uHi);
+        SmallVector<Value> m, l, alpha;
         for (int64_t i = 0; i < group; ++i) {
           // As updateSoftmax: a NaN score stays out of the max, not out of
           // l and the accumulator.
+          Value scores = vector::LoadOp::create(
+              kb, scoresType, probs, ValueRange{kb.idx(i), kb.idx(0)});
           Value mOld = carried[i];
-          Value mNew = kb.maxnumf(
-              mOld, vector::ReductionOp::create(
-                        kb, vector::CombiningKind::MAXNUMF, scores[i]));
+          Value mNew =
+              kb.maxnumf(mOld, vector::ReductionOp::create(
+                                   kb, vector::CombiningKind::MAXNUMF, scores));
           Value base = finiteOrZero(kb, mNew);
-          Value alpha = kb.create<math::Exp2Op>(kb.subf(mOld, base));
-          p.push_back(kb.create<math::Exp2Op>(kb.subf(
-              scores[i],
-              kb.create<vector::BroadcastOp>(scores[i].getType(), base))));
+          alpha.push_back(kb.create<math::Exp2Op>(kb.subf(mOld, base)));
+          Value p = kb.create<math::Exp2Op>(kb.subf(
+              scores, kb.create<vector::BroadcastOp>(scoresType, base)));
+          vector::StoreOp::create(kb, p, probs,
+                                  ValueRange{kb.idx(i), kb.idx(0)});
           Value sum = vector::ReductionOp::create(
-              kb, vector::CombiningKind::ADD, p.back(), dotFlags());
+              kb, vector::CombiningKind::ADD, p, dotFlags());
           m.push_back(mNew);
-          l.push_back(kb.fma(carried[group + i], alpha, sum));
-          acc.push_back(
-              kb.mulf(carried[2 * group + i],
-                      kb.create<vector::BroadcastOp>(rowType, alpha)));
+          l.push_back(kb.fma(carried[group + i], alpha.back(), sum));
         }
-        acc = addValues(kb, p, acc, block, uLo, uHi);
+        addValues(kb, alpha, block, uLo, uHi);
         SmallVector<Value> next(m);
         next.append(l);
-        next.append(acc);
         kb.create<scf::YieldOp>(next);
       });
   // Back to the lane form the rest of the kernel writes from.
@@ -475,10 +541,11 @@ SoftmaxState DecodeBuilder::walkKeyBlocks() {
   for (int64_t i = 0; i < group; ++i) {
     state.m.push_back(loop.getResult(i));
     state.l.push_back(loop.getResult(group + i));
+    Value row = vector::LoadOp::create(b, rowType, accRows,
+                                       ValueRange{b.idx(i), b.idx(0)});
     SmallVector<Value> acc;
     for (int64_t d = 0; d < D; ++d)
-      acc.push_back(
-          vector::ExtractOp::create(b, loop.getResult(2 * group + i), d));
+      acc.push_back(vector::ExtractOp::create(b, row, d));
     state.acc.push_back(std::move(acc));
   }
   return state;

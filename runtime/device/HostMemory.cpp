@@ -2,15 +2,52 @@
 
 #include "runtime/device/HostMemory.h"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 namespace attn::runtime {
+
+#ifdef __linux__
+/// Linux's transparent huge pages: 2 MiB on x86-64 and on AArch64 with 4 KiB
+/// base pages.
+constexpr uint64_t kHugePageBytes = uint64_t(2) << 20;
+
+/// A zero-filled mapping of `bytes` (at least kHugePageBytes) aligned to a
+/// huge page and advised to use them, or null. Kernels read a paged KV
+/// cache a row here and there (one kv head's row of each token's): with
+/// 4 KiB pages nearly every row is a TLB miss.
+static std::shared_ptr<HostBuffer> mapHugePages(uint64_t bytes) {
+  uint64_t mapped = bytes + kHugePageBytes;
+  void *base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED)
+    return nullptr;
+  uintptr_t start = (reinterpret_cast<uintptr_t>(base) + kHugePageBytes - 1) &
+                    ~(kHugePageBytes - 1);
+  auto *data = reinterpret_cast<uint8_t *>(start);
+  // Advice only: a kernel without transparent huge pages keeps 4 KiB pages.
+  (void)madvise(data, bytes, MADV_HUGEPAGE);
+  return HostBuffer::adopt(data, bytes,
+                           [base, mapped] { munmap(base, mapped); });
+}
+#endif
 
 Result<std::shared_ptr<HostBuffer>> HostBuffer::create(uint64_t bytes) {
   if (bytes > kMaxTensorBytes)
     return errorf("a host buffer of ", bytes, " bytes exceeds the limit of ",
                   kMaxTensorBytes);
+#ifdef __linux__
+  if (bytes >= kHugePageBytes) {
+    if (std::shared_ptr<HostBuffer> buffer = mapHugePages(bytes))
+      return buffer;
+    return errorf("out of host memory for a buffer of ", bytes, " bytes");
+  }
+#endif
   try {
     auto buffer = std::make_shared<HostBuffer>();
     buffer->bytes_.assign(static_cast<size_t>(bytes), 0);

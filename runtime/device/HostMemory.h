@@ -1,9 +1,11 @@
 //===- HostMemory.h - Devices whose memory is the host's -------*- C++ -*-===//
 //
-// A PlanDevice over host memory: buffers are zero-filled byte arrays,
-// writes, reads and copies are memcpy, and address() hands the memory out,
-// so the CPU executor and DLPack use it without a copy; adopt() takes host
-// memory someone else allocated. Launches run to
+// A PlanDevice over host memory: buffers are zero-filled byte arrays (on
+// Linux, those of 2 MiB or more are anonymous mappings aligned to and
+// advised for transparent huge pages, for kernels that read a paged KV
+// cache a row here and there), writes, reads and copies are memcpy, and
+// address() hands the memory out, so the CPU executor and DLPack use it without
+// a copy; adopt() takes host memory someone else allocated. Launches run to
 // completion, so synchronize() has nothing to wait for. The CPU device, the
 // TT plan device (whose launches move their operands to the card) and the
 // tests' devices are HostMemoryDevices that say what a launch does.
@@ -28,7 +30,8 @@ public:
   ~HostBuffer() override;
   HostBuffer(const HostBuffer &) = delete;
   HostBuffer &operator=(const HostBuffer &) = delete;
-  /// A zero-filled buffer, or an error when the host is out of memory.
+  /// A zero-filled buffer (see the file comment for large ones), or an
+  /// error when the host is out of memory.
   static Result<std::shared_ptr<HostBuffer>> create(uint64_t bytes);
   /// A buffer over `bytes` bytes at `data` that someone else owns;
   /// `release` runs when the buffer goes.

@@ -354,7 +354,9 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
       cpuIsa("cpu-isa",
              llvm::cl::desc("Backend cpu: the ISA level of the kernels' "
                             "machine code, x86-64-v3, x86-64-v4 or aarch64 "
-                            "(default: the widest this host runs)"),
+                            "(default: the widest this host runs); attn-diff "
+                            "also takes a comma-separated list or all (every "
+                            "level this host runs) and diffs each in turn"),
              llvm::cl::init(""), llvm::cl::cat(category)) {}
 
 llvm::Error

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/CpuKernel.h"
 #include "reference/interp/Entry.h"
 #include "reference/interp/Inputs.h"
 #include "reference/interp/Interpreter.h"
@@ -373,6 +374,78 @@ bool isMLADecode(mlir::func::FuncOp fn) {
   return mla;
 }
 
+/// The --cpu-isa levels to diff one after the other: `all` (every level
+/// this host runs) or a comma-separated list with --backend cpu, else one
+/// run as the flags say (an empty name).
+llvm::Expected<std::vector<std::string>> cpuLevelsToDiff() {
+  std::string flag = runFlags.knobs.cpuIsa;
+  if (backend != "cpu" ||
+      (flag != "all" && flag.find(',') == std::string::npos))
+    return std::vector<std::string>{""};
+  std::vector<std::string> levels;
+  if (flag == "all") {
+    for (const CpuIsaLevel &level : cpuIsaLevels())
+      if (hostRunsCpuIsa(level))
+        levels.emplace_back(level.name);
+    if (levels.empty())
+      return llvm::createStringError("--cpu-isa=all: this host runs none of " +
+                                     cpuIsaLevelNames());
+    return levels;
+  }
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(flag).split(names, ',');
+  for (llvm::StringRef name : names) {
+    if (!findCpuIsaLevel(std::string_view(name.trim())))
+      return llvm::createStringError("--cpu-isa: no level '" + name.trim() +
+                                     "' (expected all or a list of " +
+                                     cpuIsaLevelNames() + ")");
+    levels.push_back(name.trim().str());
+  }
+  return levels;
+}
+
+/// Runs `run` on the device (at --cpu-isa `level`, when not empty) and
+/// reports each result against the reference's `want` and the naive
+/// `naive`; whether every result passes.
+llvm::Expected<bool> diffDevice(mlir::attn::LoadedRun &run,
+                                const std::vector<Tensor> &inputs,
+                                const std::vector<Tensor> &want,
+                                const std::vector<Tensor> &naive,
+                                const std::string &level) {
+  llvm::Expected<DeviceResults> device =
+      getDeviceResults(*run.module, run.fn, inputs, want);
+  if (!device)
+    return device.takeError();
+
+  llvm::outs() << "attn-diff: @" << run.fn.getSymName() << " on "
+               << device->name << (level.empty() ? "" : " (" + level + ")")
+               << " against the reference\n";
+  // A backend may document looser tolerances than the defaults (tt: bf16
+  // tiles); the report says so.
+  if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
+    llvm::outs() << "  tolerance: " << device->stats.toleranceNote << "\n";
+  if (listKernels)
+    for (const auto &[entry, hash] : device->stats.kernels)
+      llvm::outs() << "  kernel " << entry << " " << hash << "\n";
+  // Which form of the SPIR-V kernels ran (SPIRVTargetOptions::Abi).
+  if (int64_t bound = device->stats.boundLaunches,
+      addressed = device->stats.addressedLaunches;
+      bound + addressed > 0)
+    llvm::outs() << "  spirv launches: " << bound << " by descriptor binding, "
+                 << addressed << " by device address\n";
+  ReportContext report{run.signature, inputs, device->stats,
+                       isMLADecode(run.fn)};
+  bool allPassed = true;
+  for (size_t i = 0; i < want.size(); ++i) {
+    llvm::Expected<bool> passed =
+        reportResult(i, device->results[i], want[i], naive[i], report);
+    if (!passed)
+      return passed.takeError();
+    allPassed &= *passed;
+  }
+  return allPassed;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -403,36 +476,19 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<Tensor>> want = interpret(run->fn, inputs);
   if (!want)
     return fail(want.takeError());
-  llvm::Expected<DeviceResults> device =
-      getDeviceResults(*run->module, run->fn, inputs, *want);
-  if (!device)
-    return fail(device.takeError());
   llvm::Expected<std::vector<Tensor>> naive =
       interpret(run->fn, inputs, /*naiveDevicePrecision=*/true);
   if (!naive)
     return fail(naive.takeError());
-
-  llvm::outs() << "attn-diff: @" << run->fn.getSymName() << " on "
-               << device->name << " against the reference\n";
-  // A backend may document looser tolerances than the defaults (tt: bf16
-  // tiles); the report says so.
-  if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
-    llvm::outs() << "  tolerance: " << device->stats.toleranceNote << "\n";
-  if (listKernels)
-    for (const auto &[entry, hash] : device->stats.kernels)
-      llvm::outs() << "  kernel " << entry << " " << hash << "\n";
-  // Which form of the SPIR-V kernels ran (SPIRVTargetOptions::Abi).
-  if (int64_t bound = device->stats.boundLaunches,
-      addressed = device->stats.addressedLaunches;
-      bound + addressed > 0)
-    llvm::outs() << "  spirv launches: " << bound << " by descriptor binding, "
-                 << addressed << " by device address\n";
-  ReportContext report{run->signature, inputs, device->stats,
-                       isMLADecode(run->fn)};
+  llvm::Expected<std::vector<std::string>> levels = cpuLevelsToDiff();
+  if (!levels)
+    return fail(levels.takeError());
   bool allPassed = true;
-  for (size_t i = 0; i < want->size(); ++i) {
+  for (const std::string &level : *levels) {
+    if (!level.empty())
+      runFlags.knobs.cpuIsa = level;
     llvm::Expected<bool> passed =
-        reportResult(i, device->results[i], (*want)[i], (*naive)[i], report);
+        diffDevice(*run, inputs, *want, *naive, level);
     if (!passed)
       return fail(passed.takeError());
     allPassed &= *passed;

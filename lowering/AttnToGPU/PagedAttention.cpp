@@ -24,6 +24,16 @@
 // instead of masking scores: no compare is emitted for a knob that is off.
 // Keys past the interval's end in the last step are masked (score -inf).
 //
+// With row-vectors (the cpu target: one invocation per workgroup, a CPU
+// core's SIMD registers instead of lanes) the walk is shaped for a core:
+// a work item takes up to eight heads of its kv head and walks the visible
+// keys a cache block at a time. It loads each key row as one vector,
+// scores it for every head (a vector reduction per head) into a stack
+// buffer, prefetching the same row of the next block; updates each head's
+// online softmax once per block; then adds the block's values a chunk of
+// columns at a time, the chunk's accumulators in registers and each
+// probability broadcast from the buffer.
+//
 // A workgroup takes Hw of the H/G query heads of its kv head: all of them
 // unless their state would not fit the lanes' register budget (MQA with
 // hundreds of heads), so the kernel's size is bounded by the budget, not by

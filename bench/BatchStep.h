@@ -11,8 +11,11 @@
 #ifndef ATTN_BENCH_BATCHSTEP_H
 #define ATTN_BENCH_BATCHSTEP_H
 
+#include "bench/StepTiming.h"
 #include "reference/testing/Random.h"
 
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -71,6 +74,51 @@ inline double causalFlops(const std::vector<RequestShape> &requests) {
     pairs += static_cast<double>(qLen) * static_cast<double>(context) +
              static_cast<double>(qLen) * static_cast<double>(qLen + 1) / 2;
   return 4.0 * static_cast<double>(shape.numHeads * shape.headSize) * pairs;
+}
+
+/// The prefill benchmarks' batches: one request of 2048 tokens, four of
+/// 512, and 48 decodes (511 cached tokens each) beside two prefills of 512.
+struct PrefillBatch {
+  const char *name;
+  std::vector<RequestShape> requests;
+};
+
+inline const std::vector<PrefillBatch> &prefillBatches() {
+  static const std::vector<PrefillBatch> all = [] {
+    std::vector<PrefillBatch> b;
+    b.push_back({"1x2048", {{0, 2048}}});
+    b.push_back({"4x512", std::vector<RequestShape>(4, {0, 512})});
+    std::vector<RequestShape> mixed(48, {511, 1});
+    mixed.push_back({0, 512});
+    mixed.push_back({0, 512});
+    b.push_back({"mixed48d+2x512", mixed});
+    return b;
+  }();
+  return all;
+}
+
+/// The step of prefillBatches()[batch], made once.
+inline const Problem &prefillProblem(size_t batch) {
+  static std::map<size_t, Problem> problems;
+  auto it = problems.find(batch);
+  if (it == problems.end())
+    it = problems.emplace(batch, makeBatch(prefillBatches()[batch].requests))
+             .first;
+  return it->second;
+}
+
+/// The reference's output of prefillBatches()[batch], computed once; null
+/// with `error` set when it fails.
+inline const Tensor *prefillReference(size_t batch, std::string &error) {
+  static std::map<size_t, Tensor> outs;
+  if (auto it = outs.find(batch); it != outs.end())
+    return &it->second;
+  Result<AttentionOutput> want = runReference(prefillProblem(batch));
+  if (!want) {
+    error = want.message();
+    return nullptr;
+  }
+  return &outs.emplace(batch, std::move(want->out)).first->second;
 }
 
 } // namespace attn::bench

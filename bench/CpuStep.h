@@ -14,6 +14,7 @@
 #include "bench/StepTiming.h"
 #include "core/CpuKernel.h"
 #include "devices/cpu/CpuPlanDevice.h"
+#include "reference/testing/Compare.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
 
@@ -120,6 +121,26 @@ inline bool timeCpuPlanRuns(benchmark::State &state, CpuStep &step,
     return out;
   };
   return timeIterations(state, seconds, run).isOk();
+}
+
+/// Whether `step`'s result on `args` is within the default tolerance of
+/// the reference's `want` (null: `error` says why there is none); if not,
+/// `state` is skipped with the reason.
+inline bool matchesReference(benchmark::State &state, CpuStep &step,
+                             std::span<const runtime::DeviceTensor> args,
+                             const Tensor *want, const std::string &error) {
+  Result<Tensor> got = runCpuStepOnce(step, args);
+  if (!got || !want) {
+    state.SkipWithError(!got ? got.message().c_str() : error.c_str());
+    return false;
+  }
+  Result<TensorDiff> diff =
+      compareTensors(*got, *want, defaultTolerance(want->dtype()));
+  if (!diff || !diff->passed()) {
+    state.SkipWithError("the cpu result does not match the reference");
+    return false;
+  }
+  return true;
 }
 
 } // namespace attn::bench

@@ -55,25 +55,9 @@ const attn::Problem &decodeStep() {
   return problem;
 }
 
-/// The fp8 cache's scales: the bf16 cache's values, in [-1, 1], become up
-/// to 256 of e4m3's 448.
-constexpr double kFp8Scale = 1.0 / 256;
-
-/// decodeStep() with its cache quantized to e4m3 by kFp8Scale, and the
-/// scales as the variant takes them ([1] f32 each).
-struct Fp8Step {
-  attn::Problem problem;
-  attn::Tensor kScale{attn::DType::F32, {1}}, vScale{attn::DType::F32, {1}};
-};
-const Fp8Step &fp8DecodeStep() {
-  static const Fp8Step step = [] {
-    Fp8Step s{decodeStep()};
-    s.problem.kvCache = attn::quantizeCache(
-        decodeStep().kvCache, attn::DType::F8E4M3FN, kFp8Scale, kFp8Scale);
-    s.kScale.setFloat(0, kFp8Scale);
-    s.vScale.setFloat(0, kFp8Scale);
-    return s;
-  }();
+const attn::bench::Fp8Step &fp8DecodeStep() {
+  static const attn::bench::Fp8Step step =
+      attn::bench::makeFp8Step(decodeStep());
   return step;
 }
 
@@ -191,7 +175,7 @@ const attn::Tensor *referenceOf(StepKey key, std::string &error) {
     want = attn::mlaDecode(p.query, p.kvCache, p.blockTable, p.seqLens, params);
     attn::setReferenceThreadCount(0);
   } else if (kind == Kind::Fp8) {
-    const Fp8Step &fp8 = fp8DecodeStep();
+    const attn::bench::Fp8Step &fp8 = fp8DecodeStep();
     want = attn::bench::runReference(p, {&fp8.kScale, &fp8.vScale});
   } else {
     want = attn::bench::runReference(p);
@@ -330,20 +314,10 @@ void runDecodeCpu(benchmark::State &state, StepKey key, const std::string &isa,
     return;
   }
   if (!e.checked) {
-    attn::Result<attn::Tensor> got =
-        attn::bench::runCpuStepOnce(e.step, e.args);
     std::string error;
     const attn::Tensor *want = referenceOf(key, error);
-    if (!got || !want) {
-      state.SkipWithError(!got ? got.message().c_str() : error.c_str());
+    if (!attn::bench::matchesReference(state, e.step, e.args, want, error))
       return;
-    }
-    attn::Result<attn::TensorDiff> diff = attn::compareTensors(
-        *got, *want, attn::defaultTolerance(want->dtype()));
-    if (!diff || !diff->passed()) {
-      state.SkipWithError("the cpu result does not match the reference");
-      return;
-    }
     e.checked = true;
   }
   attn::bench::StepSeconds seconds;

@@ -34,51 +34,6 @@
 
 namespace {
 
-using attn::bench::RequestShape;
-
-struct Batch {
-  const char *name;
-  std::vector<RequestShape> requests;
-};
-
-const std::vector<Batch> &batches() {
-  static const std::vector<Batch> all = [] {
-    std::vector<Batch> b;
-    b.push_back({"1x2048", {{0, 2048}}});
-    b.push_back({"4x512", std::vector<RequestShape>(4, {0, 512})});
-    std::vector<RequestShape> mixed(48, {511, 1});
-    mixed.push_back({0, 512});
-    mixed.push_back({0, 512});
-    b.push_back({"mixed48d+2x512", mixed});
-    return b;
-  }();
-  return all;
-}
-
-const attn::Problem &problemOf(size_t batch) {
-  static std::map<size_t, attn::Problem> problems;
-  auto it = problems.find(batch);
-  if (it == problems.end())
-    it = problems
-             .emplace(batch, attn::bench::makeBatch(batches()[batch].requests))
-             .first;
-  return it->second;
-}
-
-/// The reference's output of a batch (2 threads), computed once.
-const attn::Tensor *referenceOf(size_t batch, std::string &error) {
-  static std::map<size_t, attn::Tensor> outs;
-  if (auto it = outs.find(batch); it != outs.end())
-    return &it->second;
-  attn::Result<attn::AttentionOutput> want =
-      attn::bench::runReference(problemOf(batch));
-  if (!want) {
-    error = want.message();
-    return nullptr;
-  }
-  return &outs.emplace(batch, std::move(want->out)).first->second;
-}
-
 const char *const kSpec =
     "op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,"
     "block_size=16,dtype=bf16,layout=nhd";
@@ -102,7 +57,8 @@ std::map<std::string, Row> &rows() {
   return r;
 }
 std::string rowName(const std::string &what, size_t batch, unsigned threads) {
-  return what + "/" + batches()[batch].name + "/" + std::to_string(threads);
+  return what + "/" + attn::bench::prefillBatches()[batch].name + "/" +
+         std::to_string(threads);
 }
 std::optional<Row> findRow(const std::string &name) {
   auto it = rows().find(name);
@@ -121,7 +77,8 @@ Row record(benchmark::State &state, const std::string &what, size_t batch,
   row.stepSeconds = seconds / iterations;
   row.cpuSeconds = cpuSeconds / iterations;
   row.flops =
-      attn::bench::causalFlops(batches()[batch].requests) / row.stepSeconds;
+      attn::bench::causalFlops(attn::bench::prefillBatches()[batch].requests) /
+      row.stepSeconds;
   row.fmaPeak = attn::bench::measureFmaPeak(attn::bench::probePool(threads));
   state.counters["GFLOP/s"] = row.flops / 1e9;
   state.counters["step_ms"] = row.stepSeconds * 1e3;
@@ -143,11 +100,11 @@ void BM_PrefillReference(benchmark::State &state) {
   size_t batch = static_cast<size_t>(state.range(0));
   unsigned threads = static_cast<unsigned>(state.range(1));
   attn::bench::StepSeconds seconds;
-  if (!attn::bench::timeReference(state, problemOf(batch), seconds,
-                                  static_cast<int>(threads)))
+  if (!attn::bench::timeReference(state, attn::bench::prefillProblem(batch),
+                                  seconds, static_cast<int>(threads)))
     return;
   record(state, "reference", batch, threads, seconds.wall, seconds.cpu);
-  state.SetLabel(batches()[batch].name);
+  state.SetLabel(attn::bench::prefillBatches()[batch].name);
 }
 
 void runPrefillCpu(benchmark::State &state, const std::string &isa,
@@ -161,7 +118,7 @@ void runPrefillCpu(benchmark::State &state, const std::string &isa,
     state.SkipWithError(st.message().c_str());
     return;
   }
-  const attn::Problem &p = problemOf(batch);
+  const attn::Problem &p = attn::bench::prefillProblem(batch);
   const attn::Tensor inputs[] = {p.query, p.kvCache, p.blockTable, p.seqLens,
                                  p.queryStartLoc};
   attn::Result<std::vector<attn::runtime::DeviceTensor>> args =
@@ -173,26 +130,18 @@ void runPrefillCpu(benchmark::State &state, const std::string &isa,
   // Checked at each (level, batch) once.
   static std::map<std::pair<std::string, size_t>, bool> checked;
   if (!checked[{isa, batch}]) {
-    attn::Result<attn::Tensor> got = attn::bench::runCpuStepOnce(step, *args);
     std::string error;
-    const attn::Tensor *want = referenceOf(batch, error);
-    if (!got || !want) {
-      state.SkipWithError(!got ? got.message().c_str() : error.c_str());
+    const attn::Tensor *want = attn::bench::prefillReference(batch, error);
+    if (!attn::bench::matchesReference(state, step, *args, want, error))
       return;
-    }
-    attn::Result<attn::TensorDiff> diff = attn::compareTensors(
-        *got, *want, attn::defaultTolerance(want->dtype()));
-    if (!diff || !diff->passed()) {
-      state.SkipWithError("the cpu result does not match the reference");
-      return;
-    }
     checked[{isa, batch}] = true;
   }
   attn::bench::StepSeconds seconds;
   if (!attn::bench::timeCpuPlanRuns(state, step, *args, seconds))
     return;
   record(state, "cpu/" + isa, batch, threads, seconds.kernel, seconds.cpu);
-  state.SetLabel(std::string(batches()[batch].name) + " " + isa);
+  state.SetLabel(std::string(attn::bench::prefillBatches()[batch].name) + " " +
+                 isa);
 }
 
 void printSummary(const std::vector<std::string> &levels) {
@@ -202,7 +151,7 @@ void printSummary(const std::vector<std::string> &levels) {
   std::vector<std::string> names = {"reference"};
   for (const std::string &isa : levels)
     names.push_back("cpu/" + isa);
-  for (size_t b = 0; b < batches().size(); ++b)
+  for (size_t b = 0; b < attn::bench::prefillBatches().size(); ++b)
     for (const std::string &name : names)
       for (unsigned threads : {1u, 2u}) {
         std::optional<Row> row = findRow(rowName(name, b, threads));
@@ -211,8 +160,8 @@ void printSummary(const std::vector<std::string> &levels) {
         std::optional<Row> ref = findRow(rowName("reference", b, threads));
         std::optional<Row> one = findRow(rowName(name, b, 1));
         std::printf("%-16s %-18s %7u %10.1f %10.1f %9.2f %11.1f %7.2f%%",
-                    batches()[b].name, name.c_str(), threads,
-                    row->stepSeconds * 1e3, row->cpuSeconds * 1e3,
+                    attn::bench::prefillBatches()[b].name, name.c_str(),
+                    threads, row->stepSeconds * 1e3, row->cpuSeconds * 1e3,
                     row->flops / 1e9, row->fmaPeak / 1e9,
                     row->fmaPeak > 0 ? 100 * row->flops / row->fmaPeak : 0.0);
         if (ref)
@@ -233,14 +182,16 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "this host runs no cpu ISA level\n");
     return 1;
   }
-  int64_t numBatches = static_cast<int64_t>(batches().size());
+  int64_t numBatches =
+      static_cast<int64_t>(attn::bench::prefillBatches().size());
   benchmark::RegisterBenchmark("BM_PrefillReference", BM_PrefillReference)
       ->ArgNames({"batch", "threads"})
       ->ArgsProduct({benchmark::CreateDenseRange(0, numBatches - 1, 1), {1, 2}})
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   for (const std::string &isa : levels)
-    for (size_t batch = 0; batch < batches().size(); ++batch)
+    for (size_t batch = 0; batch < attn::bench::prefillBatches().size();
+         ++batch)
       for (unsigned threads : {1u, 2u})
         benchmark::RegisterBenchmark(
             ("BM_PrefillCpu/" + isa + "/batch:" + std::to_string(batch) +

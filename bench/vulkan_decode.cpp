@@ -57,25 +57,9 @@ const attn::Problem &decodeStep() {
   return problem;
 }
 
-/// The fp8 cache's scales: the bf16 cache's values, in [-1, 1], become up
-/// to 256 of e4m3's 448.
-constexpr double kFp8Scale = 1.0 / 256;
-
-/// decodeStep() with its cache quantized to e4m3 by kFp8Scale, and the
-/// scales as the variant takes them ([1] f32 each).
-struct Fp8Step {
-  attn::Problem problem;
-  attn::Tensor kScale{attn::DType::F32, {1}}, vScale{attn::DType::F32, {1}};
-};
-const Fp8Step &fp8DecodeStep() {
-  static const Fp8Step step = [] {
-    Fp8Step s{decodeStep()};
-    s.problem.kvCache = attn::quantizeCache(
-        decodeStep().kvCache, attn::DType::F8E4M3FN, kFp8Scale, kFp8Scale);
-    s.kScale.setFloat(0, kFp8Scale);
-    s.vScale.setFloat(0, kFp8Scale);
-    return s;
-  }();
+const attn::bench::Fp8Step &fp8DecodeStep() {
+  static const attn::bench::Fp8Step step =
+      attn::bench::makeFp8Step(decodeStep());
   return step;
 }
 
@@ -185,7 +169,7 @@ void BM_DecodeVulkan(benchmark::State &state) {
 }
 
 void BM_DecodeVulkanFp8(benchmark::State &state) {
-  const Fp8Step &fp8 = fp8DecodeStep();
+  const attn::bench::Fp8Step &fp8 = fp8DecodeStep();
   const attn::Tensor scales[] = {fp8.kScale, fp8.vScale};
   runDecodeVulkan(state, fp8.problem, scales);
 }

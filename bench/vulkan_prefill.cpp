@@ -38,37 +38,6 @@
 
 namespace {
 
-using attn::bench::RequestShape;
-
-struct Batch {
-  const char *name;
-  std::vector<RequestShape> requests;
-};
-
-const std::vector<Batch> &batches() {
-  static const std::vector<Batch> all = [] {
-    std::vector<Batch> b;
-    b.push_back({"1x2048", {{0, 2048}}});
-    b.push_back({"4x512", std::vector<RequestShape>(4, {0, 512})});
-    std::vector<RequestShape> mixed(48, {511, 1});
-    mixed.push_back({0, 512});
-    mixed.push_back({0, 512});
-    b.push_back({"mixed48d+2x512", mixed});
-    return b;
-  }();
-  return all;
-}
-
-const attn::Problem &problemOf(size_t batch) {
-  static std::map<size_t, attn::Problem> problems;
-  auto it = problems.find(batch);
-  if (it == problems.end())
-    it = problems
-             .emplace(batch, attn::bench::makeBatch(batches()[batch].requests))
-             .first;
-  return it->second;
-}
-
 const char *const kSpec =
     "op=paged_attention,num_heads=32,num_kv_heads=8,head_size=128,"
     "block_size=16,dtype=bf16,layout=nhd";
@@ -95,21 +64,6 @@ attn::bench::VulkanStep &stepOf(int64_t kernel) {
   return it->second;
 }
 
-/// The reference's output of a batch, computed once.
-const attn::Tensor *referenceOf(size_t batch, std::string &error) {
-  static std::map<size_t, attn::Tensor> outs;
-  auto it = outs.find(batch);
-  if (it != outs.end())
-    return &it->second;
-  attn::Result<attn::AttentionOutput> want =
-      attn::bench::runReference(problemOf(batch));
-  if (!want) {
-    error = want.message();
-    return nullptr;
-  }
-  return &outs.emplace(batch, std::move(want->out)).first->second;
-}
-
 /// Figures per (batch, kernel), for the closing table.
 struct Figures {
   double gflops = 0, cpuSeconds = 0;
@@ -124,7 +78,8 @@ void record(benchmark::State &state, size_t batch, const std::string &kernel,
   double perStep = seconds / static_cast<double>(state.iterations());
   double cpuPerStep = cpuSeconds / static_cast<double>(state.iterations());
   double gflops =
-      attn::bench::causalFlops(batches()[batch].requests) / perStep / 1e9;
+      attn::bench::causalFlops(attn::bench::prefillBatches()[batch].requests) /
+      perStep / 1e9;
   state.counters["GFLOP/s"] = gflops;
   state.counters["step_ms"] = perStep * 1e3;
   state.counters["cpu_s"] = cpuPerStep;
@@ -133,18 +88,18 @@ void record(benchmark::State &state, size_t batch, const std::string &kernel,
 
 void BM_PrefillReference(benchmark::State &state) {
   size_t batch = state.range(0);
-  const attn::Problem &p = problemOf(batch);
+  const attn::Problem &p = attn::bench::prefillProblem(batch);
   attn::bench::StepSeconds seconds;
   if (!attn::bench::timeReference(state, p, seconds))
     return;
   record(state, batch, "reference", seconds.wall, seconds.cpu);
-  state.SetLabel(batches()[batch].name);
+  state.SetLabel(attn::bench::prefillBatches()[batch].name);
 }
 
 void BM_PrefillVulkan(benchmark::State &state) {
   size_t batch = state.range(0);
   int64_t kernel = state.range(1);
-  const attn::Problem &p = problemOf(batch);
+  const attn::Problem &p = attn::bench::prefillProblem(batch);
   attn::bench::VulkanStep &step = stepOf(kernel);
   if (!step.error.empty()) {
     state.SkipWithError(step.error.c_str());
@@ -160,7 +115,7 @@ void BM_PrefillVulkan(benchmark::State &state) {
                        std::chrono::steady_clock::now() - start)
                        .count();
     std::string error;
-    const attn::Tensor *want = referenceOf(batch, error);
+    const attn::Tensor *want = attn::bench::prefillReference(batch, error);
     if (!got || !want) {
       state.SkipWithError(!got ? got.message().c_str() : error.c_str());
       return;
@@ -188,20 +143,19 @@ void BM_PrefillVulkan(benchmark::State &state) {
     return;
   record(state, batch, kKernelNames[kernel], seconds.kernel, seconds.cpu);
   state.counters["jit_s"] = step.firstRunExtraSeconds;
-  state.SetLabel(std::string(batches()[batch].name) + " " +
-                 kKernelNames[kernel] + " " +
-                 std::string(step.device->name()));
+  state.SetLabel(std::string(attn::bench::prefillBatches()[batch].name) + " " +
+                 kKernelNames[kernel] + " " + std::string(step.device->name()));
 }
 
 void printSummary() {
   std::printf("\nGFLOP/s (cpu s per step)\n%-16s %18s %18s %18s %18s\n",
               "batch", "tiled", "per_token", "per_token_before", "reference");
-  for (size_t b = 0; b < batches().size(); ++b) {
+  for (size_t b = 0; b < attn::bench::prefillBatches().size(); ++b) {
     auto get = [&](const char *k) {
       auto it = results().find({b, k});
       return it == results().end() ? Figures() : it->second;
     };
-    std::printf("%-16s", batches()[b].name);
+    std::printf("%-16s", attn::bench::prefillBatches()[b].name);
     for (const char *k :
          {"tiled", "per_token", "per_token_before", "reference"})
       std::printf(" %9.2f (%6.2f)", get(k).gflops, get(k).cpuSeconds);

@@ -103,7 +103,8 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
   lowering.workgroupSize = options.workgroupSize;
   if (family.singleInvocation) {
     // A work item is one invocation: no subgroups of lanes to spread a
-    // head row or a tile over, and no matrix units.
+    // head row or a tile over, and no matrix units; the decode kernel holds
+    // whole head rows as vectors (SIMD registers) instead.
     lowering.subgroupSize = 1;
     lowering.attentionSubgroups = 1;
     lowering.workgroupSize = 1;

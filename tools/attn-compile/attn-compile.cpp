@@ -45,6 +45,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 
@@ -182,6 +183,26 @@ llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
 
 /// Part of every cache key (see tools/attn-compile/CMakeLists.txt).
 const char *kCompilerVersion = "attn-compile " ATTN_VERSION " (MLIR 22)";
+
+/// Also part of every cache key: a hash of this executable, which holds the
+/// lowering (linked in statically), so that a rebuilt attn-compile of the
+/// same version recompiles instead of reusing an older build's kernels.
+/// ATTN_COMPILE_BUILD_ID replaces it (tests).
+const std::string &compilerBuild() {
+  static const std::string id = [] {
+    if (const char *forced = std::getenv("ATTN_COMPILE_BUILD_ID"))
+      return std::string(forced);
+    static int anchor;
+    std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        llvm::MemoryBuffer::getFile(self);
+    // Unreadable: the version alone, as before.
+    if (!bytes)
+      return std::string();
+    return rt::hashToHex(rt::contentHash((*bytes)->getBuffer()));
+  }();
+  return id;
+}
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
@@ -533,8 +554,9 @@ public:
     std::string text;
     llvm::raw_string_ostream textStream(text);
     (*module)->print(textStream);
-    std::string key = rt::hashToHex(rt::contentHash(
-        text + "|" + optionsKey(build) + "|" + kCompilerVersion));
+    std::string key = rt::hashToHex(
+        rt::contentHash(text + "|" + optionsKey(build) + "|" +
+                        kCompilerVersion + "|" + compilerBuild()));
     for (PlannedEntry &p : *planned) {
       p.entry.subgroupSize = build.subgroupSize;
       p.entry.cacheKey = key;
@@ -711,7 +733,8 @@ std::string overview() {
          "--emit=mlir\n"
          "      prints (one attn op, its arguments in that order). Variants "
          "whose input\n"
-         "      and options did not change since the last run are reused.\n"
+         "      and options did not change since the last run, compiled by "
+         "this same\n      attn-compile executable, are reused.\n"
          "      --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
          "Targets built in this version: spirv, tt, ptx, msl, cpu.\n"
          "ptx kernels are PTX text for --chip (default sm_90), one .ptx per "

@@ -112,6 +112,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "workgroup (a CPU core's SIMD registers, not lanes): whole head "
            "rows as vectors, the keys of a cache block scored before one "
            "softmax update; needs subgroup-size=1 and attention-subgroups=1">,
+    Option<"fp8ViaF16", "fp8-via-f16", "bool", /*default=*/"false",
+           "fp8 cache bytes widen to f32 through f16 (a byte shift, then the "
+           "f16 to f32 conversion: one instruction on CPUs, F16C or "
+           "AArch64's fcvtl) instead of integer operations only; exact where "
+           "that conversion keeps f16 subnormals, which GPUs may flush">,
     Option<"decodeThreshold", "decode-threshold", "int64_t",
            /*default=*/"-1",
            "paged_attention with tiled-prefill: requests with at most this "

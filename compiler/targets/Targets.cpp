@@ -110,6 +110,9 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
     lowering.workgroupSize = 1;
     lowering.prefillMatrix = "none";
     lowering.rowVectors = true;
+    // x86-64-v3 and up (F16C) and AArch64 widen f16 in one instruction,
+    // subnormals kept.
+    lowering.fp8ViaF16 = true;
   }
   return lowering;
 }

@@ -141,6 +141,7 @@ struct ConvertAttnToGPUPass
     ctx.options.tiledPrefill = tiledPrefill;
     ctx.options.decodeThreshold = decodeThreshold;
     ctx.options.rowVectors = rowVectors;
+    ctx.options.fp8ViaF16 = fp8ViaF16;
     std::optional<PrefillMatrix> matrix =
         llvm::StringSwitch<std::optional<PrefillMatrix>>(prefillMatrix)
             .Case("none", PrefillMatrix::None)

@@ -206,6 +206,30 @@ Value KernelBuilder::loadScale(Value scales, int64_t count, Value g) {
   return create<memref::LoadOp>(scales, count == 1 ? idx(0) : g);
 }
 
+Value KernelBuilder::maxnumReduce(Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  int64_t n = type.getNumElements();
+  // An odd length keeps its last element beside the tree.
+  Value rest;
+  while (n > 1) {
+    if (n % 2 == 1) {
+      Value last = vector::ExtractOp::create(*this, vector, n - 1);
+      rest = rest ? maxnumf(rest, last) : last;
+      vector = vector::ExtractStridedSliceOp::create(*this, vector, {0},
+                                                     {n - 1}, {1});
+      --n;
+    }
+    Value lo = vector::ExtractStridedSliceOp::create(*this, vector, {0},
+                                                     {n / 2}, {1});
+    Value hi = vector::ExtractStridedSliceOp::create(*this, vector, {n / 2},
+                                                     {n / 2}, {1});
+    vector = maxnumf(lo, hi);
+    n /= 2;
+  }
+  Value max = vector::ExtractOp::create(*this, vector, 0);
+  return rest ? maxnumf(max, rest) : max;
+}
+
 Value KernelBuilder::fma(Value a, Value b, Value c) {
   return create<math::FmaOp>(a, b, c);
 }
@@ -271,7 +295,33 @@ Fp8Fields fp8Fields(Type format) {
 
 } // namespace
 
+Value KernelBuilder::fp8ViaF16ToF32(Value byte, Type format) {
+  Type i16 = shapedLike(byte, getI16Type());
+  auto c = [&](int64_t v) {
+    return splatLike(byte, create<arith::ConstantIntOp>(getI16Type(), v));
+  };
+  Value b = create<arith::ExtUIOp>(i16, byte);
+  Value half = create<arith::ShLIOp>(b, c(8));
+  bool e4m3 = fp8Fields(format).e4m3;
+  if (e4m3) {
+    // Sign to bit 15, exponent and mantissa (7 bits) to bits 13..7: the
+    // f16 whose value is the e4m3's times 2^(7 - 15), subnormals alike.
+    // The magnitude 0x7F is NaN, where the f16 would be finite.
+    Value mag = create<arith::AndIOp>(b, c(0x7F));
+    Value fields = create<arith::OrIOp>(
+        create<arith::AndIOp>(half, c(0x8000)),
+        create<arith::ShLIOp>(mag, c(7)));
+    half = select(cmpi(arith::CmpIPredicate::eq, mag, c(0x7F)), c(0x7E00),
+                  fields);
+  }
+  Value f16 = create<arith::BitcastOp>(shapedLike(byte, getF16Type()), half);
+  Value wide = create<arith::ExtFOp>(shapedLike(byte, getF32Type()), f16);
+  return e4m3 ? mulf(wide, splatLike(byte, f32(256.0))) : wide;
+}
+
 Value KernelBuilder::fp8ToF32(Value byte, Type format) {
+  if (options.fp8ViaF16)
+    return fp8ViaF16ToF32(byte, format);
   Fp8Fields f = fp8Fields(format);
   // Element-wise: a vector of bytes gives a vector of f32.
   Type i32 = shapedLike(byte, getI32Type());

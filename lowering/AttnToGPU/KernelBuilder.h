@@ -58,6 +58,9 @@ struct LoweringOptions {
   /// paged_attention's per-token kernel with whole rows as vectors and a
   /// cache block of keys per softmax update (one invocation per workgroup).
   bool rowVectors = false;
+  /// fp8 cache bytes widen through f16 (fp8ToF32): for devices whose f16 to
+  /// f32 conversion is one instruction that keeps subnormals (CPUs).
+  bool fp8ViaF16 = false;
 
   /// Invocations per workgroup of the element-wise kernels.
   int64_t elementwiseWorkgroupSize() const {
@@ -275,6 +278,11 @@ public:
   Value maxf(Value a, Value b) { return create<arith::MaximumFOp>(a, b); }
   /// max, the other operand if one is NaN: one instruction on most targets.
   Value maxnumf(Value a, Value b) { return create<arith::MaxNumFOp>(a, b); }
+  /// The maxnumf of a 1-D vector's elements (NaNs left out; NaN only when
+  /// all are), as a tree of halves: log2(n) vector maxnumf ops. The
+  /// `vector.reduction <maxnumf>` LLVM lowering keeps a serial chain of n - 1
+  /// scalar steps, each several instructions for its NaN rule.
+  Value maxnumReduce(Value vector);
   /// a * b + c, rounded once.
   Value fma(Value a, Value b, Value c);
   /// tanh of an f32 to a few ulp on every target: an odd polynomial near 0,
@@ -299,10 +307,15 @@ public:
   /// of `fp8Format`), or a vector of them, to f32.
   Value toF32(Value element, Type fp8Format = Type());
   /// The f32 value of fp8 byte `byte` (i8, or a vector of them: then
-  /// element-wise) of `format`, exactly, with integer
-  /// operations only (subnormals included, which a device may flush in
-  /// float arithmetic); NaN stays NaN and e5m2's infinities stay infinite.
+  /// element-wise) of `format`, exactly: NaN stays NaN and e5m2's
+  /// infinities stay infinite. With integer operations only (subnormals
+  /// included, which a device may flush in float arithmetic), or with
+  /// options.fp8ViaF16 through fp8ViaF16ToF32.
   Value fp8ToF32(Value byte, Type format);
+  /// fp8ToF32 through f16: the byte's fields moved into an f16's (e5m2 is
+  /// an f16's high byte; e4m3's exponent is rebiased by a factor 2^8 after
+  /// the conversion), then one f16 to f32 conversion.
+  Value fp8ViaF16ToF32(Value byte, Type format);
   /// `element`, or a vector of it shaped as `like` when that is a vector.
   Type shapedLike(Value like, Type element);
   /// `scalar`, broadcast to the shape of `like` when that is a vector.

@@ -527,9 +527,7 @@ SoftmaxState DecodeBuilder::walkKeyBlocks() {
           Value scores = vector::LoadOp::create(
               kb, scoresType, probs, ValueRange{kb.idx(i), kb.idx(0)});
           Value mOld = carried[i];
-          Value mNew =
-              kb.maxnumf(mOld, vector::ReductionOp::create(
-                                   kb, vector::CombiningKind::MAXNUMF, scores));
+          Value mNew = kb.maxnumf(mOld, kb.maxnumReduce(scores));
           Value base = finiteOrZero(kb, mNew);
           alpha.push_back(kb.create<math::Exp2Op>(kb.subf(mOld, base)));
           Value p = kb.create<math::Exp2Op>(kb.subf(

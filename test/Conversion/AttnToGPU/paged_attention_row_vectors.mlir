@@ -30,7 +30,14 @@
 // CHECK: memref.store %{{.*}}, %[[PROBS]][%c3, %[[U]]] : memref<4x16xf32>
 // One online-softmax update per head and block.
 // CHECK: %[[S:.*]] = vector.load %[[PROBS]][%c0, %c0] : memref<4x16xf32>, vector<16xf32>
-// CHECK: vector.reduction <maxnumf>, %[[S]] : vector<16xf32> into f32
+// The block's max by halves (16, 8, 4, 2), not a serial reduction.
+// CHECK-NOT: vector.reduction <maxnumf>
+// CHECK: %[[LO8:.*]] = vector.extract_strided_slice %[[S]] {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK: %[[HI8:.*]] = vector.extract_strided_slice %[[S]] {offsets = [8], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK: arith.maxnumf %[[LO8]], %[[HI8]] : vector<8xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<1xf32>
 // CHECK: %[[P:.*]] = math.exp2 %{{.*}} : vector<16xf32>
 // CHECK: vector.store %[[P]], %[[PROBS]][%c0, %c0] : memref<4x16xf32>, vector<16xf32>
 // The values of the same keys, 16 columns at a time: eight passes.

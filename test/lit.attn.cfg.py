@@ -89,6 +89,17 @@ if os.path.exists(vulkan_info) and subprocess.run(
         stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("vulkan")
 
+# The CUDA device: `cuda-device-built` where this build has it,
+# `cuda-driver` where this machine has libcuda.so.1 (the device dlopens it).
+import ctypes
+if getattr(config, "attn_cuda_device", False):
+    config.available_features.add("cuda-device-built")
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
+
 # AArch64 cpu kernels under qemu-user (devices/cpu/CpuEmulator.h): the build
 # makes attn-cpu-launch only where cmake/AttnAArch64.cmake found qemu-aarch64,
 # clang-22 and the arm64 C library. `REQUIRES: qemu-aarch64`.

@@ -15,10 +15,12 @@
 #include "compiler/Variant.h"
 #include "compiler/targets/Target.h"
 #include "core/CpuKernel.h"
+#include "core/Version.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/bundle/BundleWriter.h"
 #include "tools/DeviceRun/DeviceRun.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -181,8 +183,9 @@ llvm::cl::opt<bool> validateSpirv(
 llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
                           llvm::cl::init(false), llvm::cl::cat(category));
 
-/// Part of every cache key (see tools/attn-compile/CMakeLists.txt).
-const char *kCompilerVersion = "attn-compile " ATTN_VERSION " (MLIR 22)";
+/// Part of every cache key (see core/CMakeLists.txt on raising the version).
+const std::string kCompilerVersion =
+    std::string("attn-compile ") + ::attn::version() + " (MLIR 22)";
 
 /// Also part of every cache key: a hash of this executable, which holds the
 /// lowering (linked in statically), so that a rebuilt attn-compile of the
@@ -891,6 +894,7 @@ void printSummary(const Tally &tally, size_t skipped, double seconds,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::setToolVersionPrinter("attn-compile");
   llvm::cl::HideUnrelatedOptions(category);
   addTargetEmits();
   llvm::cl::ParseCommandLineOptions(argc, argv, overview());

@@ -21,6 +21,7 @@
 #include "reference/testing/Compare.h"
 #include "reference/testing/Npy.h"
 #include "tools/DeviceRun/RunFlags.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -467,6 +468,7 @@ llvm::Expected<bool> diffDevice(mlir::attn::LoadedRun &run,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::setToolVersionPrinter("attn-diff");
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,

@@ -12,6 +12,7 @@
 #include "reference/interp/Interpreter.h"
 #include "reference/interp/Signature.h"
 #include "tools/DeviceRun/RunFlags.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -59,6 +60,7 @@ int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::setToolVersionPrinter("attn-run");
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,

@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/Version.h"
 #include "devices/Devices.h"
 #include "reference/testing/Random.h"
 #include "runtime/device/RecordedStep.h"
@@ -64,7 +65,7 @@ int usage(const char *argv0, int status) {
   std::fprintf(status ? stderr : stdout,
                "usage: %s --bundle DIR [--device vulkan|cuda|cpu] [--layers N] "
                "[--batch R] [--padded-batch P] [--context L] [--steps S] "
-               "[--check] [--skip-host]\n"
+               "[--check] [--skip-host] | --version\n"
                "One decode step of Llama-3-8B's attention, --layers forward "
                "calls, timed on host tensors, on device tensors and as a "
                "recorded step replayed. See bench/README.md.\n",
@@ -367,6 +368,10 @@ int main(int argc, char **argv) {
       o.skipHost = true;
     else if (arg == "--help" || arg == "-h")
       return usage(argv[0], 0);
+    else if (arg == "--version") {
+      std::printf("attn-serving-step %s\n", attn::version());
+      return 0;
+    }
     else
       ok = false;
     if (!ok) {

@@ -25,6 +25,12 @@ endif()
 target_include_directories(AttnCore PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
   $<INSTALL_INTERFACE:${ATTN_INSTALL_INCLUDEDIR}>)
+# The headers are C++20 (std::span, designated initializers): each exported
+# target says so, so a host that sets no CMAKE_CXX_STANDARD (GCC 12 defaults
+# to C++17) compiles them at C++20.
+foreach(target ${_attn_exported})
+  target_compile_features(${target} PUBLIC cxx_std_20)
+endforeach()
 
 install(TARGETS attn-bundle-check RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ${_attn_exported} EXPORT attnTargets

@@ -2,13 +2,17 @@
 //
 // The MLIR-free half of attn (reference op functions, runtime, executors)
 // reports failures as values. `Status` is ok or an error message; `Result<T>`
-// is a value or an error message. Neither throws.
+// is a value or an error message. Neither throws: `value()` on an error prints
+// the error's message to stderr and aborts, so a program that skips the check
+// still says what went wrong.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CORE_STATUS_H
 #define ATTN_CORE_STATUS_H
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -48,7 +52,19 @@ Status errorf(const Parts &...parts) {
   return Status::error(os.str());
 }
 
-/// A value of type T, or an error.
+namespace detail {
+/// Where `Result::value()` on an error ends: the message, then abort.
+[[noreturn]] inline void valueOfError(const Status &error) {
+  std::fprintf(stderr, "attn: value() called on an error: %s\n",
+               error.message().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+} // namespace detail
+
+/// A value of type T, or an error. Check `isOk()` (or `operator bool`) before
+/// `value()`: `value()`, `*` and `->` on an error print
+/// "attn: value() called on an error: <message>" to stderr and abort.
 template <typename T>
 class [[nodiscard]] Result {
 public:
@@ -60,9 +76,18 @@ public:
   bool isOk() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return isOk(); }
 
-  T &value() & { return std::get<T>(v_); }
-  const T &value() const & { return std::get<T>(v_); }
-  T &&value() && { return std::get<T>(std::move(v_)); }
+  T &value() & {
+    checkValue();
+    return *std::get_if<T>(&v_);
+  }
+  const T &value() const & {
+    checkValue();
+    return *std::get_if<T>(&v_);
+  }
+  T &&value() && {
+    checkValue();
+    return std::move(*std::get_if<T>(&v_));
+  }
   T &operator*() & { return value(); }
   const T &operator*() const & { return value(); }
   T *operator->() { return &value(); }
@@ -75,6 +100,11 @@ public:
   const std::string &message() const { return std::get<Status>(v_).message(); }
 
 private:
+  void checkValue() const {
+    if (const Status *error = std::get_if<Status>(&v_))
+      detail::valueOfError(*error);
+  }
+
   std::variant<T, Status> v_;
 };
 

@@ -23,6 +23,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%attn_src", config.attn_src_root))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))
+config.substitutions.append(("%attn_version", config.attn_version))
 # The host compiler, for tests that compile C++ against attn's declarations
 # of the TT-Metalium SDK.
 config.substitutions.append(("%cxx", config.cxx_compiler))
@@ -30,7 +31,7 @@ config.substitutions.append(("%cxx", config.cxx_compiler))
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",
          "attn-host-example", "attn-tt-run", "attn-vulkan-info",
-         "attn-bundle-check", "attn-serving-step",
+         "attn-bundle-check", "attn-serving-step", "attn-cuda-check",
          "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
@@ -88,6 +89,22 @@ if os.path.exists(vulkan_info) and subprocess.run(
         [vulkan_info], stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("vulkan")
+
+# The tools built only with their device: a feature each where built.
+for tool in ["attn-vulkan-info", "attn-cuda-check", "attn-tt-run"]:
+    if os.path.exists(os.path.join(config.attn_tools_dir, tool)):
+        config.available_features.add(tool)
+
+# The CUDA device: `cuda-device-built` where this build has it,
+# `cuda-driver` where this machine has libcuda.so.1 (the device dlopens it).
+import ctypes
+if getattr(config, "attn_cuda_device", False):
+    config.available_features.add("cuda-device-built")
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
 
 # AArch64 cpu kernels under qemu-user (devices/cpu/CpuEmulator.h): the build
 # makes attn-cpu-launch only where cmake/AttnAArch64.cmake found qemu-aarch64,

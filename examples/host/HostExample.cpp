@@ -36,12 +36,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/Version.h"
 #include "examples/host/Engine.h"
 #include "reference/testing/Random.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,17 +106,33 @@ struct Options {
   std::string kvCacheDtype = "auto";
 };
 
-void usage() {
-  std::fprintf(stderr, "usage: attn-host-example "
-                       "[--device cpu|vulkan|tenstorrent|cuda] "
-                       "[--bundle DIR]... [--steps N] [--seed S] "
-                       "[--kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2]\n");
+void usage(std::FILE *out) {
+  std::fprintf(out, "usage: attn-host-example "
+                    "[--device cpu|vulkan|tenstorrent|cuda] "
+                    "[--bundle DIR]... [--steps N] [--seed S] "
+                    "[--kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2]\n"
+                    "       attn-host-example --help | --version\n");
 }
 
 std::optional<Options> parseOptions(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
+    if (arg == "--help" || arg == "-h") {
+      usage(stdout);
+      std::printf(
+          "Serves three models (GQA f16, bf16 with a soft cap and a "
+          "sliding window,\nMLA bf16) on one device for --steps steps and "
+          "checks every step against\nthe reference ops on the CPU. Without "
+          "--bundle, --device cpu runs the\nreference ops (a check of the "
+          "harness). Exit status: 0 when every step\nmatches, 1 on a "
+          "mismatch or an error, 2 on bad arguments.\n");
+      std::exit(0);
+    }
+    if (arg == "--version") {
+      std::printf("attn-host-example %s\n", attn::version());
+      std::exit(0);
+    }
     size_t eq = arg.find('=');
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
@@ -481,7 +499,7 @@ int run(const Options &options) {
 int main(int argc, char **argv) {
   std::optional<Options> options = parseOptions(argc, argv);
   if (!options) {
-    usage();
+    usage(stderr);
     return 2;
   }
   return run(*options);

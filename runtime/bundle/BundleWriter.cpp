@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attn::runtime {
@@ -21,40 +22,60 @@ namespace fs = std::filesystem;
 Result<BundleLock>
 BundleLock::acquire(const std::string &directory,
                     void (*onWait)(const std::string &)) {
-  std::error_code ec;
-  fs::create_directories(directory, ec);
-  if (ec)
-    return errorf("cannot create ", directory, ": ", ec.message());
   std::string path = directory + "/.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return errorf("cannot open ", path, ": ", std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0)
-    return BundleLock(fd);
-  if (errno != EWOULDBLOCK) {
-    int error = errno;
+  bool waited = false;
+  for (;;) {
+    std::error_code ec;
+    bool created = fs::create_directories(directory, ec);
+    if (ec)
+      return errorf("cannot create ", directory, ": ", ec.message());
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return errorf("cannot open ", path, ": ", std::strerror(errno));
+    int rc = ::flock(fd, LOCK_EX | LOCK_NB);
+    if (rc != 0 && errno == EWOULDBLOCK) {
+      if (onWait && !waited)
+        onWait(directory);
+      waited = true;
+      while ((rc = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+      }
+    }
+    if (rc != 0) {
+      int error = errno;
+      ::close(fd);
+      return errorf("cannot lock ", path, ": ", std::strerror(error));
+    }
+    // The writer we waited for may have removed the directory it created
+    // (removeCreatedDirectory), lock file included: then this lock guards
+    // nothing, and we start over.
+    struct stat locked, named;
+    if (::fstat(fd, &locked) == 0 && ::stat(path.c_str(), &named) == 0 &&
+        locked.st_dev == named.st_dev && locked.st_ino == named.st_ino)
+      return BundleLock(fd, directory, created);
     ::close(fd);
-    return errorf("cannot lock ", path, ": ", std::strerror(error));
   }
-  if (onWait)
-    onWait(directory);
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno == EINTR)
-      continue;
-    int error = errno;
-    ::close(fd);
-    return errorf("cannot lock ", path, ": ", std::strerror(error));
-  }
-  return BundleLock(fd);
 }
 
-BundleLock::BundleLock(BundleLock &&other) noexcept : fd_(other.fd_) {
+BundleLock::BundleLock(BundleLock &&other) noexcept
+    : fd_(other.fd_), directory_(std::move(other.directory_)),
+      created_(other.created_) {
   other.fd_ = -1;
 }
 
 BundleLock::~BundleLock() {
   if (fd_ >= 0)
     ::close(fd_); // releases the lock
+}
+
+Status BundleLock::removeCreatedDirectory() {
+  if (!created_)
+    return errorf(directory_, " was there before this lock: not removing it");
+  std::error_code ec;
+  fs::remove_all(directory_, ec);
+  if (ec)
+    return errorf("cannot remove ", directory_, ": ", ec.message());
+  created_ = false;
+  return Status::ok();
 }
 
 std::string contentAddressedName(std::string_view entryPoint,

@@ -15,6 +15,8 @@
 //  - One writer at a time: BundleLock holds an exclusive lock (flock) on
 //    DIR/.lock; a second writer waits for it. The kernel releases the lock
 //    when a writer dies, kill -9 included.
+//  - A run that created DIR and fails before its manifest removes DIR again
+//    (lock file included), so a failed first run leaves nothing behind.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_BUNDLEWRITER_H
@@ -24,6 +26,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace attn::runtime {
 
@@ -39,9 +42,20 @@ public:
   BundleLock &operator=(BundleLock &&) = delete;
   ~BundleLock();
 
+  /// Whether acquire() created the directory (it was not there before).
+  bool createdDirectory() const { return created_; }
+  /// Removes the directory acquire() created, lock file included, for a run
+  /// that failed before writing a manifest: it leaves nothing behind. A
+  /// directory that was there before is never removed (an error). A writer
+  /// waiting for this lock then creates the directory anew.
+  Status removeCreatedDirectory();
+
 private:
-  explicit BundleLock(int fd) : fd_(fd) {}
+  BundleLock(int fd, std::string directory, bool created)
+      : fd_(fd), directory_(std::move(directory)), created_(created) {}
   int fd_ = -1;
+  std::string directory_;
+  bool created_ = false;
 };
 
 /// The file name a kernel of `bytes` gets in a bundle: the entry point (for

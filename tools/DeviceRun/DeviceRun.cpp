@@ -3,6 +3,7 @@
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
 #include "core/CpuKernel.h"
+#include "devices/Devices.h"
 #include "devices/cpu/CpuPlanDevice.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
@@ -55,6 +56,29 @@ std::vector<std::string> mlir::attn::deviceBackends() {
   backends.push_back("cuda");
 #endif
   return backends;
+}
+
+std::string mlir::attn::describeDeviceBackends(bool withReference) {
+  std::string runHere = withReference ? "reference" : "";
+  std::string noDevice;
+  auto append = [](std::string &list, const std::string &name) {
+    list += (list.empty() ? "" : ", ") + name;
+  };
+  for (const std::string &name : deviceBackends()) {
+    // The CPU and the TT host emulator run on any host; a GPU backend needs
+    // its driver and a device.
+    std::optional<::attn::runtime::DeviceType> gpu;
+    if (name == "vulkan")
+      gpu = ::attn::runtime::DeviceType::VULKAN;
+    else if (name == "cuda")
+      gpu = ::attn::runtime::DeviceType::CUDA;
+    bool opens = !gpu || ::attn::devices::openDevice(*gpu).isOk();
+    append(opens ? runHere : noDevice, name);
+  }
+  std::string text = "run here: " + runHere;
+  if (!noDevice.empty())
+    text += "; built in, no device here: " + noDevice;
+  return text;
 }
 
 namespace {
@@ -535,11 +559,9 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                          inputs, stats);
   }
 #endif
-  std::string available = "reference";
-  for (const std::string &b : deviceBackends())
-    available += ", " + b;
   return llvm::createStringError("backend '" + backend.str() +
-                                 "' is not available in this build "
-                                 "(available: " +
-                                 available + ")");
+                                 "' is not a device of this build (" +
+                                 describeDeviceBackends(
+                                     /*withReference=*/false) +
+                                 ")");
 }

@@ -46,10 +46,16 @@ struct DeviceRunStats {
   std::vector<std::pair<std::string, std::string>> kernels;
 };
 
-/// The device backends this build can run ("vulkan" when the Vulkan
-/// executor is built, "tt" when the Tenstorrent emulator is); "reference" is
-/// always there besides them.
+/// The device backends this build has ("cpu"; "vulkan", "cuda" and "tt"
+/// when their devices are built); "reference" is always there besides them.
 std::vector<std::string> deviceBackends();
+
+/// For a message about a backend name this build does not run: the backends
+/// that run on this machine ("reference" first when `withReference`), then
+/// those built in whose device does not open here, e.g.
+/// "run here: cpu, vulkan, tt; built in, no device here: cuda". Opens each
+/// GPU device to find out, so it is for error paths only.
+std::string describeDeviceBackends(bool withReference);
 
 /// The subgroup size of the first Vulkan device of this machine, for
 /// compiling bundles that will run here (attn-compile --subgroup-size=0).

@@ -6,11 +6,13 @@
 // plans, every kernel file against its hash) and prints what it holds. For
 // serving engineers checking what they ship, and for the tests that kill and
 // race attn-compile. No device needed (attn-vulkan-info --bundle also loads
-// the kernels onto a Vulkan device). Exit status: 0 when the bundle loads,
-// 1 when it does not, 2 on bad arguments.
+// the kernels onto a Vulkan device). --version prints attn's version.
+// Exit status: 0 when the bundle loads, 1 when it does not, 2 on bad
+// arguments.
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/Version.h"
 #include "runtime/bundle/Bundle.h"
 
 #include <cstdio>
@@ -18,10 +20,15 @@
 #include <string>
 
 int main(int argc, char **argv) {
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("attn-bundle-check %s\n", attn::version());
+    return 0;
+  }
   if (argc != 2 || argv[1][0] == '-') {
     std::FILE *out = argc == 2 ? stdout : stderr;
-    std::fprintf(out, "usage: attn-bundle-check DIR\nLoads the bundle DIR as "
-                      "the runtime does and prints what it holds.\n");
+    std::fprintf(out, "usage: attn-bundle-check DIR | --version\nLoads the "
+                      "bundle DIR as the runtime does and prints what it "
+                      "holds.\n");
     return argc == 2 && std::string(argv[1]) == "--help" ? 0 : 2;
   }
   attn::Result<attn::runtime::Bundle> bundle =

@@ -15,10 +15,12 @@
 #include "compiler/Variant.h"
 #include "compiler/targets/Target.h"
 #include "core/CpuKernel.h"
+#include "core/Version.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/bundle/BundleWriter.h"
 #include "tools/DeviceRun/DeviceRun.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -181,8 +183,9 @@ llvm::cl::opt<bool> validateSpirv(
 llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
                           llvm::cl::init(false), llvm::cl::cat(category));
 
-/// Part of every cache key (see tools/attn-compile/CMakeLists.txt).
-const char *kCompilerVersion = "attn-compile " ATTN_VERSION " (MLIR 22)";
+/// Part of every cache key (see core/CMakeLists.txt on raising the version).
+const std::string kCompilerVersion =
+    std::string("attn-compile ") + ::attn::version() + " (MLIR 22)";
 
 /// Also part of every cache key: a hash of this executable, which holds the
 /// lowering (linked in statically), so that a rebuilt attn-compile of the
@@ -276,6 +279,12 @@ llvm::Error collectJobs(std::vector<Job> &jobs,
         return err;
   }
   for (const std::string &file : inputFiles) {
+    // Checked here, once, rather than by each build's parse: before the
+    // bundle directory exists.
+    if (std::error_code ec = llvm::sys::fs::access(
+            file, llvm::sys::fs::AccessMode::Exist))
+      return llvm::createStringError("cannot read " + file + ": " +
+                                     ec.message());
     Job job;
     job.file = file;
     job.name = llvm::sys::path::stem(file).str();
@@ -762,7 +771,9 @@ std::string overview() {
          "device calls the entry point of core/CpuKernel.h once per work "
          "item.\n\n"
          "Exit status: 0 when everything compiled, 1 otherwise (an invalid "
-         "grid\ncombination counts, unless --skip-invalid).\n\n"
+         "grid\ncombination counts, unless --skip-invalid). A run that fails "
+         "keeps the bundle\nthat was there, and removes a bundle directory "
+         "it created.\n\n"
          "Sizes are bounded (dialect/Limits.h): heads, head size, latent "
          "row and block\nsize at most 4096, num_kv_splits at most 1024.\n\n"
          "Variant keys (default) and the ops they apply to:\n" +
@@ -883,6 +894,7 @@ void printSummary(const Tally &tally, size_t skipped, double seconds,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::setToolVersionPrinter("attn-compile");
   llvm::cl::HideUnrelatedOptions(category);
   addTargetEmits();
   llvm::cl::ParseCommandLineOptions(argc, argv, overview());
@@ -907,17 +919,6 @@ int main(int argc, char **argv) {
   if (llvm::Error err = checkedJobs(jobList, invalid))
     return fail(llvm::toString(std::move(err)));
 
-  // One writer at a time; what the last one left is the bundle to build on.
-  ::attn::Result<rt::BundleLock> lock =
-      rt::BundleLock::acquire(outputPath, [](const std::string &dir) {
-        llvm::errs() << "attn-compile: waiting for another attn-compile "
-                        "writing "
-                     << dir << "\n";
-      });
-  if (!lock)
-    return fail(lock.message());
-  std::optional<rt::Bundle> previous = previousBundle();
-
   CompileOptions options;
   options.splitKv = splitKv;
   options.spirv.abi = *abi;
@@ -939,6 +940,18 @@ int main(int argc, char **argv) {
       return fail("--cpu-isa: no ISA level '" + level + "' (expected " +
                   ::attn::cpuIsaLevelNames() + " or host)");
   }
+  // Every flag checked: only now the bundle directory. One writer at a
+  // time; what the last one left is the bundle to build on.
+  ::attn::Result<rt::BundleLock> lock =
+      rt::BundleLock::acquire(outputPath, [](const std::string &dir) {
+        llvm::errs() << "attn-compile: waiting for another attn-compile "
+                        "writing "
+                     << dir << "\n";
+      });
+  if (!lock)
+    return fail(lock.message());
+  std::optional<rt::Bundle> previous = previousBundle();
+
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
   TaskResults results = runTasks(compiler, jobList, *builds);
@@ -948,14 +961,21 @@ int main(int argc, char **argv) {
   bundle.directory = outputPath;
   Tally tally = collectEntries(jobList.size(), builds->size(), results, bundle);
   // A run that failed keeps the bundle that was there: its kernel files are
-  // content-addressed, so the new ones written so far harm nothing.
-  if (tally.failed)
+  // content-addressed, so the new ones written so far harm nothing. A
+  // directory this run created goes again: without a manifest nothing in it
+  // is of use.
+  if (tally.failed) {
     llvm::errs() << "attn-compile: " << tally.failed << " variant(s) failed; "
-                 << outputPath
-                 << (previous ? " keeps its previous manifest"
-                              : " has no manifest")
-                 << "\n";
-  else if (::attn::Status s = rt::writeManifest(bundle); !s)
+                 << outputPath;
+    if (previous)
+      llvm::errs() << " keeps its previous manifest\n";
+    else if (!lock->createdDirectory())
+      llvm::errs() << " has no manifest\n";
+    else if (::attn::Status s = lock->removeCreatedDirectory(); !s)
+      llvm::errs() << " has no manifest (" << s.message() << ")\n";
+    else
+      llvm::errs() << " is removed (this run created it)\n";
+  } else if (::attn::Status s = rt::writeManifest(bundle); !s)
     return fail(s.message());
   else if (::attn::Status s = rt::removeUnnamedKernelFiles(bundle); !s)
     return fail(s.message());

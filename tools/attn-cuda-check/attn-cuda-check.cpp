@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/Target.h"
+#include "core/Version.h"
 #include "devices/cuda/CudaPlanDevice.h"
 #include "reference/testing/Compare.h"
 #include "reference/testing/Random.h"
@@ -80,6 +81,7 @@ the CPU reference, and with --bench measures decode and prefill.
   --device=N        the CUDA device (0)
   --reference-only  run the CPU reference in place of the GPU (no GPU
                     needed: checks the inputs of every variant can be made)
+  --version         print attn's version
 )";
 
 std::optional<Options> parseOptions(int argc, char **argv) {
@@ -94,6 +96,9 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     };
     if (a == "--help" || a == "-h") {
       std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--version") {
+      std::cout << "attn-cuda-check " << attn::version() << "\n";
       std::exit(0);
     } else if (a == "--bench") {
       o.bench = true;

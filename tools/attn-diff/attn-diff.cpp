@@ -21,6 +21,7 @@
 #include "reference/testing/Compare.h"
 #include "reference/testing/Npy.h"
 #include "tools/DeviceRun/RunFlags.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -47,7 +48,8 @@ llvm::cl::opt<std::string>
             llvm::cl::desc("The device to check against the reference "
                            "(cpu: the cpu target's kernels on this "
                            "machine's CPU; vulkan, cuda, tt: those this "
-                           "build has an executor for)"),
+                           "build has a device for; a name it does not run "
+                           "lists those that run here)"),
             llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> againstDir(
     "against",
@@ -202,7 +204,8 @@ std::string failedRequests(const TensorDiff &diff,
 }
 
 /// Flags that parse but cannot be used: a tolerance that is not a finite
-/// number >= 0, or not exactly one of --backend and --against.
+/// number >= 0, not exactly one of --backend and --against, or a --backend
+/// that is the reference or not a device of this build.
 llvm::Error checkFlags() {
   for (llvm::cl::opt<double> *flag : {&atolFlag, &rtolFlag})
     if (flag->getNumOccurrences() &&
@@ -214,6 +217,16 @@ llvm::Error checkFlags() {
   if (backend.empty() == againstDir.empty())
     return llvm::createStringError(
         "give exactly one of --backend NAME and --against DIR");
+  if (backend == "reference")
+    return llvm::createStringError(
+        "--backend names the device to check against the reference, not the "
+        "reference itself (" +
+        mlir::attn::describeDeviceBackends(/*withReference=*/false) + ")");
+  if (!backend.empty() &&
+      !llvm::is_contained(mlir::attn::deviceBackends(), backend.getValue()))
+    return llvm::createStringError(
+        "backend '" + backend + "' is not a device of this build (" +
+        mlir::attn::describeDeviceBackends(/*withReference=*/false) + ")");
   return llvm::Error::success();
 }
 
@@ -352,10 +365,15 @@ llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
     return llvm::createStringError(naiveDiff.message());
   double bound = 2 * naiveDiff->maxAbsError + halfUlpAtHalf(want.dtype());
   bool flashPassed = diff->maxAbsError <= bound;
+  // The relation printed is the one that holds; a NaN error compares with
+  // nothing.
+  const char *relation = flashPassed                       ? "<="
+                         : std::isnan(diff->maxAbsError) ? "not <="
+                                                         : ">";
   llvm::outs() << llvm::formatv(
-      "           second verdict: max abs {0:e3} <= 2 x naive {1:e3} + "
-      "{2}: {3}\n",
-      diff->maxAbsError, naiveDiff->maxAbsError,
+      "           second verdict: max abs {0:e3} {1} 2 x naive {2:e3} + "
+      "{3}: {4}\n",
+      diff->maxAbsError, relation, naiveDiff->maxAbsError,
       g(halfUlpAtHalf(want.dtype())), flashPassed ? "PASS" : "FAIL");
   if (want.rank() >= 2)
     llvm::outs() << failedRequests(
@@ -450,6 +468,7 @@ llvm::Expected<bool> diffDevice(mlir::attn::LoadedRun &run,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::setToolVersionPrinter("attn-diff");
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,

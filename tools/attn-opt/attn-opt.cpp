@@ -7,9 +7,10 @@
 
 #include "dialect/AttnDialect.h"
 #include "dialect/BufferizableOpInterfaceImpl.h"
+#include "lowering/AttnToTT/Passes.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "lowering/Passes.h"
-#include "lowering/AttnToTT/Passes.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -17,6 +18,11 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  mlir::attn::setToolVersionPrinter("attn-opt");
+  // The flags registered so far are the LLVM libraries' (backends, codegen):
+  // off --help (--help-hidden lists them). MlirOptMain registers MLIR's and
+  // the passes' after this, and --help lists those.
+  mlir::attn::hideOtherOptions(nullptr);
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllPasses();

@@ -12,6 +12,7 @@
 #include "reference/interp/Interpreter.h"
 #include "reference/interp/Signature.h"
 #include "tools/DeviceRun/RunFlags.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -59,6 +60,7 @@ int fail(llvm::Error err) { return fail(llvm::toString(std::move(err))); }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::setToolVersionPrinter("attn-run");
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
@@ -68,15 +70,11 @@ int main(int argc, char **argv) {
       "Inputs are DIR/arg<i>.npy in argument order; results are written to "
       "DIR/result<i>.npy, and their shapes and dtypes printed.\n");
 
-  std::vector<std::string> backends = mlir::attn::deviceBackends();
-  if (backend != "reference" && !llvm::is_contained(backends, backend)) {
-    std::string available = "reference";
-    for (const std::string &b : backends)
-      available += ", " + b;
-    return fail("backend '" + backend +
-                "' is not available in this build (available: " + available +
+  if (backend != "reference" &&
+      !llvm::is_contained(mlir::attn::deviceBackends(), backend))
+    return fail("backend '" + backend + "' is not a backend of this build (" +
+                mlir::attn::describeDeviceBackends(/*withReference=*/true) +
                 ")");
-  }
   bool random = runFlags.entry.randomSeed.getNumOccurrences() > 0;
 
   mlir::FailureOr<mlir::attn::LoadedRun> run =

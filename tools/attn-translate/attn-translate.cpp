@@ -16,6 +16,7 @@
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "lowering/Passes.h"
 #include "lowering/SPIRVToMSL/SPIRVToMSL.h"
+#include "tools/ToolCommandLine.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -39,13 +40,15 @@ namespace {
 
 using ::attn::Target;
 
+cl::OptionCategory category("attn-translate options");
+
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
-                               cl::init("-"));
+                               cl::init("-"), cl::cat(category));
 cl::opt<std::string>
     outputPath("o",
                cl::desc("Output: a directory gets one <kernel>.spv per "
                         "kernel; a file gets the binary of the only kernel"),
-               cl::value_desc("path"), cl::init(""));
+               cl::value_desc("path"), cl::init(""), cl::cat(category));
 cl::opt<Target> target(cl::desc("Translation:"),
                        cl::values(clEnumValN(Target::SPIRV, "attn-to-spirv",
                                              "SPIR-V for Vulkan, one binary "
@@ -65,64 +68,65 @@ cl::opt<Target> target(cl::desc("Translation:"),
                                              "A shared object per kernel "
                                              "for --cpu-isa (no -o: print "
                                              "the optimized LLVM IR of "
-                                             "all)")));
+                                             "all)")),
+                       cl::cat(category));
 cl::opt<std::string> cpuIsa("cpu-isa",
                             cl::desc("The ISA level of --attn-to-cpu's "
                                      "machine code: x86-64-v3, x86-64-v4 "
                                      "or aarch64"),
-                            cl::init("x86-64-v3"));
+                            cl::init("x86-64-v3"), cl::cat(category));
 cl::opt<bool> listKernels("list-kernels",
                           cl::desc("Print each kernel's entry point, "
                                    "workgroup size and params names"),
-                          cl::init(false));
+                          cl::init(false), cl::cat(category));
 cl::opt<int64_t> subgroupSize("subgroup-size",
                               cl::desc("Subgroup size of the device"),
-                              cl::init(32));
+                              cl::init(32), cl::cat(category));
 cl::opt<int64_t> workgroupSize("workgroup-size",
                                cl::desc("Workgroup size of element-wise "
                                         "kernels (0: the subgroup size)"),
-                               cl::init(0));
+                               cl::init(0), cl::cat(category));
 cl::opt<int64_t> maxWorkgroupMemory("max-workgroup-memory",
                                     cl::desc("Workgroup memory in bytes a "
                                              "kernel may use (0: the "
                                              "target's, 16 KiB on Vulkan "
                                              "and Metal, 48 KiB on CUDA)"),
-                                    cl::init(0));
+                                    cl::init(0), cl::cat(category));
 cl::opt<std::string> prefillMatrix(
     "prefill-matrix",
     cl::desc("Products of paged_attention's tiled prefill kernel: none, "
              "subgroup-mma or emulate (default: the target's); on "
              "--attn-to-spirv, subgroup-mma kernels get a SPIR-V 1.6 target "
              "environment with SPV_KHR_cooperative_matrix"),
-    cl::init(""));
+    cl::init(""), cl::cat(category));
 cl::opt<int64_t> vectorWidth("vector-width",
                              cl::desc("Contiguous elements per lane, with "
                                       "scalar loads"),
-                             cl::init(1));
+                             cl::init(1), cl::cat(category));
 cl::opt<int64_t> vectorLoadBytes(
     "vector-load-bytes",
     cl::desc("Widest load per lane in bytes (-1: the target's, 32 for "
              "--attn-to-cpu and 16 otherwise; 0: scalar)"),
-    cl::init(-1));
+    cl::init(-1), cl::cat(category));
 cl::opt<int64_t> attentionSubgroups("attention-subgroups",
                                     cl::desc("Subgroups per paged_attention "
                                              "workgroup"),
-                                    cl::init(4));
+                                    cl::init(4), cl::cat(category));
 cl::opt<std::string> chip("chip", cl::desc("--attn-to-ptx: the SM (sm_90)"),
-                          cl::init("sm_90"));
+                          cl::init("sm_90"), cl::cat(category));
 cl::opt<std::string> ptxFeatures("ptx-features",
                                  cl::desc("--attn-to-ptx: NVPTX features "
                                           "(the PTX ISA version; default: "
                                           "the oldest the chip allows)"),
-                                 cl::init(""));
+                                 cl::init(""), cl::cat(category));
 cl::opt<std::string> mslVersion("msl-version",
                                 cl::desc("--attn-to-msl: the MSL version, "
                                          "MAJOR.MINOR (default: the lowest "
                                          "each kernel needs)"),
-                                cl::init(""));
+                                cl::init(""), cl::cat(category));
 cl::opt<int64_t> splitKv("split-kv",
                          cl::desc("Split-KV decode (0: choose, N: force N)"),
-                         cl::init(0));
+                         cl::init(0), cl::cat(category));
 
 const char *kOverview = R"(attn-translate: attn IR to device binaries
 
@@ -357,6 +361,10 @@ LogicalResult translateCPU(ModuleOp module) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::setToolVersionPrinter("attn-translate");
+  // The LLVM backends linked in register hundreds of flags; --help-hidden
+  // still lists them.
+  mlir::attn::hideOtherOptions(&category);
   cl::ParseCommandLineOptions(argc, argv, kOverview);
   if (target.getNumOccurrences() == 0) {
     llvm::errs() << "attn-translate: error: no translation: give one of "

@@ -18,6 +18,7 @@
 // kernel; exits 1 at the first kernel that does not compile.
 //
 //===----------------------------------------------------------------------===//
+#include "core/Version.h"
 #include "devices/tt/Check.h"
 #include "devices/tt/EmulatorDevice.h"
 
@@ -33,7 +34,8 @@ static const char *kUsage =
     "usage: attn-tt-run PROGRAM_DIR [--seed N] [--reqs N] "
     "[--decode-fraction F] [--min-context N] [--max-context N] "
     "[--max-prefill N] [--layout nhd|hnd] [--cores N]\n"
-    "       attn-tt-run --compile-only PROGRAM_DIR...\n";
+    "       attn-tt-run --compile-only PROGRAM_DIR...\n"
+    "       attn-tt-run --version\n";
 
 static int usage() {
   std::fprintf(stderr, "%s", kUsage);
@@ -79,6 +81,10 @@ int main(int argc, char **argv) {
   if (std::strcmp(argv[1], "--compile-only") == 0)
     return compileOnly(argc, argv);
   std::string dir = argv[1];
+  if (dir == "--version") {
+    std::printf("attn-tt-run %s\n", version());
+    return 0;
+  }
   if (dir == "--help" || dir == "-h") {
     std::printf("%sRuns one program folder of attn-translate --attn-to-ttmetal "
                 "(or of a bundle's\nkernels/) on the host emulator against "

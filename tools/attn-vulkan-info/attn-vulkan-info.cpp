@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/Target.h"
+#include "core/Version.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/executor/BundleExecutor.h"
 #include "devices/vulkan/VulkanExecutor.h"
@@ -33,12 +34,16 @@ int main(int argc, char **argv) {
       bundleDir = argv[++i];
     } else if (arg == "--validation") {
       options.validation = attn::vulkan::ValidationMode::Required;
+    } else if (arg == "--version") {
+      std::printf("attn-vulkan-info %s\n", attn::version());
+      return 0;
     } else if (arg.rfind("--device=", 0) == 0) {
       options.deviceIndex =
           static_cast<uint32_t>(std::strtoul(arg.c_str() + 9, nullptr, 10));
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--validation] [--device=N] [--bundle DIR]\n"
+                   "usage: %s [--validation] [--device=N] [--bundle DIR] "
+                   "[--version]\n"
                    "Lists Vulkan devices and the one attn's Vulkan executor "
                    "selects.\n"
                    "--bundle DIR loads every SPIR-V kernel of the bundle "

@@ -21,6 +21,10 @@
 #include <cmath>
 #include <cstdio>
 
+// CMakeLists.txt sets no language level: attn's exported targets carry it.
+static_assert(__cplusplus >= 202002L,
+              "attn's targets should compile their users at C++20");
+
 using namespace attn;
 using namespace attn::runtime;
 

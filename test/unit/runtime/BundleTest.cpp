@@ -273,6 +273,44 @@ TEST_F(BundleTest, LockIsExclusiveUntilReleased) {
   EXPECT_TRUE(secondHasIt);
 }
 
+// A writer whose run failed removes the directory it created, lock file
+// included; a writer waiting for its lock then starts over and creates the
+// directory anew, rather than holding a lock on the removed file.
+std::atomic<bool> freshWriterWaits = false;
+
+TEST_F(BundleTest, WaiterStartsOverWhenTheDirectoryIsRemoved) {
+  std::string fresh = dir + "/fresh.attnb";
+  std::optional<BundleLock> first;
+  {
+    Result<BundleLock> r = BundleLock::acquire(fresh);
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_TRUE(r->createdDirectory());
+    first.emplace(std::move(*r));
+  }
+  std::thread second([&] {
+    Result<BundleLock> r = BundleLock::acquire(
+        fresh, [](const std::string &) { freshWriterWaits = true; });
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_TRUE(r->createdDirectory());
+    EXPECT_TRUE(std::filesystem::exists(fresh + "/.lock"));
+  });
+  while (!freshWriterWaits)
+    std::this_thread::yield();
+  Status removed = first->removeCreatedDirectory();
+  EXPECT_TRUE(removed) << removed.message();
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  first.reset();
+  second.join();
+}
+
+TEST_F(BundleTest, LockNeverRemovesADirectoryThatWasThere) {
+  Result<BundleLock> lock = BundleLock::acquire(dir);
+  ASSERT_TRUE(lock) << lock.message();
+  EXPECT_FALSE(lock->createdDirectory());
+  EXPECT_FALSE(lock->removeCreatedDirectory());
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kernels/k.spv"));
+}
+
 TEST_F(BundleTest, KernelFileOutsideTheBundle) {
   editManifest(dir, "kernels/k.spv", "../../etc/pwd");
   EXPECT_EQ(loadBundle(dir).message(),

@@ -30,6 +30,12 @@ const std::vector<std::string> &jitKernelFlags() {
   return flags;
 }
 
+const std::vector<std::string> &deprecationFlags() {
+  static const std::vector<std::string> flags = {
+      "-Werror=deprecated-declarations"};
+  return flags;
+}
+
 std::vector<std::string> archDefines(Arch arch) {
   if (arch == Arch::Blackhole)
     return {"-DARCH_BLACKHOLE"};
@@ -95,12 +101,17 @@ static Status runLogged(const std::string &cmd, const std::string &log,
 
 Status checkDeviceBuild(const std::string &sourcePath, KernelKind kind,
                         Arch arch,
-                        const std::vector<uint32_t> &compileTimeArgs) {
+                        const std::vector<uint32_t> &compileTimeArgs,
+                        SdkDeclarations decls) {
   std::string cxx = envOr("ATTN_TT_CXX", ATTN_TT_DEFAULT_CXX);
   std::string flags = "-O3 -flto=auto -ffast-math -DKERNEL_BUILD "
                       "-DTENSIX_FIRMWARE -DLOCAL_MEM_EN=0";
   for (const std::string &f : jitKernelFlags())
     flags += " " + f;
+  for (const std::string &f : deprecationFlags())
+    flags += " " + f;
+  if (decls == SdkDeclarations::WithoutDeprecated)
+    flags += " -DATTN_TT_SDK_WITHOUT_DEPRECATED";
   for (const std::string &d : archDefines(arch))
     flags += " " + d;
   flags += " -I" + shellQuote(ATTN_TT_SDK_INCLUDE_DIR) + " " +
@@ -152,6 +163,8 @@ KernelCompiler::load(const std::string &sourcePath, KernelKind kind,
   std::string cxx = envOr("ATTN_TT_CXX", ATTN_TT_DEFAULT_CXX);
   std::string flags = "-O2 -fPIC -shared -DKERNEL_BUILD";
   for (const std::string &f : jitKernelFlags())
+    flags += " " + f;
+  for (const std::string &f : deprecationFlags())
     flags += " " + f;
   for (const std::string &d : archDefines(arch))
     flags += " " + d;

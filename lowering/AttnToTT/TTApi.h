@@ -84,7 +84,7 @@ struct TTFnInfo {
   X(ReconfigDataFormatSrcb, "reconfig_data_format_srcb", "",                   \
     "api/compute/reconfig_data_format.h", 1, 0, None, "")                      \
   X(PackReconfigDataFormat, "pack_reconfig_data_format", "",                   \
-    "api/compute/pack.h", 1, 0, None, "")                                      \
+    "api/compute/reconfig_data_format.h", 1, 0, None, "")                      \
   X(TileRegsAcquire, "tile_regs_acquire", "", "api/compute/reg_api.h", 0, 0,   \
     None, "")                                                                  \
   X(TileRegsCommit, "tile_regs_commit", "", "api/compute/reg_api.h", 0, 0,     \

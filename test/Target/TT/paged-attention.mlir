@@ -27,6 +27,8 @@
 // CHECK: #include "api/compute/compute_kernel_hw_startup.h"
 // CHECK: #include "api/compute/eltwise_unary/binop_with_scalar.h"
 // CHECK: #include "api/compute/matmul.h"
+// pack_reconfig_data_format is declared here at the pin, not in pack.h.
+// CHECK: #include "api/compute/reconfig_data_format.h"
 // CHECK: #include "api/compute/reduce.h"
 // CHECK-NOT: NAMESPACE
 // CHECK: void kernel_main() {

@@ -62,15 +62,17 @@ static std::string shellQuote(const std::string &s) {
   return out + "'";
 }
 
-/// The define of the RISC a kernel is built for, as the JIT build sets it.
-/// The emulator runs the three compute RISCs as one thread, so a compute
-/// kernel is built once, as for the math RISC.
+/// The defines of the RISC a kernel is built for, as the JIT build sets
+/// them: a data movement kernel also gets its NOC (the reader's RISC-V 1
+/// issues on NOC 1, the writer's RISC-V 0 on NOC 0, their defaults in
+/// MetalDevice). The emulator runs the three compute RISCs as one thread,
+/// so a compute kernel is built once, as for the math RISC.
 static const char *riscDefine(KernelKind kind) {
   switch (kind) {
   case KernelKind::Reader:
-    return "-DCOMPILE_FOR_NCRISC";
+    return "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1";
   case KernelKind::Writer:
-    return "-DCOMPILE_FOR_BRISC";
+    return "-DCOMPILE_FOR_BRISC -DNOC_INDEX=0";
   case KernelKind::Compute:
     return "-DCOMPILE_FOR_TRISC=1 -DTRISC_MATH";
   }

@@ -105,7 +105,7 @@ std::string compile(const std::string &source, const char *riscDefine,
 
 TEST(TTApi, DataflowCallsCompileAgainstTheDeclarations) {
   EXPECT_EQ(compile(ttApiProbeSource(TTThread::Dataflow),
-                    "-DCOMPILE_FOR_NCRISC"),
+                    "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1"),
             "");
 }
 
@@ -119,7 +119,7 @@ constexpr const char *kWithoutDeprecated = "-DATTN_TT_SDK_WITHOUT_DEPRECATED";
 
 TEST(TTApi, CallsCompileWithoutTheDeprecatedDeclarations) {
   EXPECT_EQ(compile(ttApiProbeSource(TTThread::Dataflow),
-                    "-DCOMPILE_FOR_NCRISC", kWithoutDeprecated),
+                    "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1", kWithoutDeprecated),
             "");
   EXPECT_EQ(compile(ttApiProbeSource(TTThread::Compute), "-DTRISC_MATH",
                     kWithoutDeprecated),
@@ -138,6 +138,27 @@ TEST(TTApi, ADeprecatedCallFailsTheProbe) {
   EXPECT_NE(log.find("is deprecated"), std::string::npos) << log;
   log = compile(probe, "-DTRISC_MATH", kWithoutDeprecated);
   EXPECT_NE(log.find("not declared"), std::string::npos) << log;
+}
+
+/// What the SDK rejects, attn's declarations reject: an unscoped LLK
+/// enumerator, the old <to_from_int8> reconfig form; and what the SDK makes
+/// a constant is one (a data movement kernel's NOC).
+TEST(TTApi, TheDeclarationsRejectWhatTheSdkRejects) {
+  std::string compute = "#include \"api/compute/eltwise_binary.h\"\n"
+                        "void kernel_main() {\n";
+  std::string log = compile(
+      compute + "  binary_tiles_init<true, ELWADD>(0, 1);\n}\n", "-DTRISC_MATH");
+  EXPECT_NE(log.find("ELWADD"), std::string::npos) << log;
+  EXPECT_NE(log.find("was not declared"), std::string::npos) << log;
+  log = compile(compute + "  reconfig_data_format<true>(0, 1);\n}\n",
+                "-DTRISC_UNPACK");
+  EXPECT_NE(log.find("no matching function"), std::string::npos) << log;
+  EXPECT_EQ(compile("#include \"api/dataflow/dataflow_api.h\"\n"
+                    "static_assert(noc_index == 1);\n"
+                    "static_assert(InterleavedAddrGen<true>::is_dram);\n"
+                    "void kernel_main() {}\n",
+                    "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1"),
+            "");
 }
 
 TEST(TTApi, ProbeTemplateArgumentsMatchTheTable) {

@@ -26,6 +26,16 @@ enum class EltwiseBinaryType : std::uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, EL
 enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
 enum class BroadcastType : std::uint8_t { NONE = 0x0, COL = 0x1, ROW = 0x2, SCALAR = 0x3 };
 
+/// The SFPU's registers and constants (the LLK's ckernel_instr_params.h);
+/// the subset attn's declarations use.
+struct p_sfpu {
+  constexpr static uint32_t LREG0 = 0, LREG1 = 1, LREG2 = 2, LREG3 = 3,
+                            LREG4 = 4, LREG5 = 5, LREG6 = 6, LREG7 = 7;
+  constexpr static uint32_t LCONST_0_8373 = 8, LCONST_0 = 9, LCONST_1 = 10;
+  constexpr static uint32_t kCONST_1_FP16B = 0x3F80, kCONST_1_FP16A = 0x3C00,
+                            kCONST_0 = 0x0000;
+};
+
 } // namespace ckernel
 
 namespace attn_tt_device {

@@ -193,7 +193,6 @@ enum class ReuseDest : uint8_t { ToSrcA, ToSrcB };
 
 llvm::StringRef spell(PoolType v);
 llvm::StringRef spell(ReduceDim v);
-llvm::StringRef spell(BinaryOp v);
 llvm::StringRef spell(ReuseDest v);
 
 } // namespace mlir::attn::tt

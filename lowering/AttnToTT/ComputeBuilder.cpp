@@ -69,18 +69,18 @@ void ComputeBuilder::binary(BinaryOp op, int64_t cb0, int64_t cb1, Value t0,
   srcB(cb1);
   switch (op) {
   case BinaryOp::Add:
-    fpuInit({TTFn::AddTilesInit, cb0, cb1, 0},
-            [&] { kb.call<TTFn::AddTilesInit>(cb0, cb1); });
+    fpuInit({TTFn::AddInit, cb0, cb1, 0},
+            [&] { kb.call<TTFn::AddInit>(cb0, cb1); });
     kb.call<TTFn::AddTiles>(cb0, cb1, t0, t1, dst);
     return;
   case BinaryOp::Sub:
-    fpuInit({TTFn::SubTilesInit, cb0, cb1, 0},
-            [&] { kb.call<TTFn::SubTilesInit>(cb0, cb1); });
+    fpuInit({TTFn::SubInit, cb0, cb1, 0},
+            [&] { kb.call<TTFn::SubInit>(cb0, cb1); });
     kb.call<TTFn::SubTiles>(cb0, cb1, t0, t1, dst);
     return;
   case BinaryOp::Mul:
-    fpuInit({TTFn::MulTilesInit, cb0, cb1, 0},
-            [&] { kb.call<TTFn::MulTilesInit>(cb0, cb1); });
+    fpuInit({TTFn::MulInit, cb0, cb1, 0},
+            [&] { kb.call<TTFn::MulInit>(cb0, cb1); });
     kb.call<TTFn::MulTiles>(cb0, cb1, t0, t1, dst);
     return;
   }
@@ -92,18 +92,18 @@ void ComputeBuilder::binaryBcastCols(BinaryOp op, int64_t cb0, int64_t cb1,
   srcB(cb1);
   switch (op) {
   case BinaryOp::Add:
-    fpuInit({TTFn::AddBcastColsInitShort, cb0, cb1, 0},
-            [&] { kb.call<TTFn::AddBcastColsInitShort>(cb0, cb1); });
+    fpuInit({TTFn::AddBcastColsInit, cb0, cb1, 0},
+            [&] { kb.call<TTFn::AddBcastColsInit>(cb0, cb1); });
     kb.call<TTFn::AddTilesBcastCols>(cb0, cb1, t0, t1, dst);
     return;
   case BinaryOp::Sub:
-    fpuInit({TTFn::SubBcastColsInitShort, cb0, cb1, 0},
-            [&] { kb.call<TTFn::SubBcastColsInitShort>(cb0, cb1); });
+    fpuInit({TTFn::SubBcastColsInit, cb0, cb1, 0},
+            [&] { kb.call<TTFn::SubBcastColsInit>(cb0, cb1); });
     kb.call<TTFn::SubTilesBcastCols>(cb0, cb1, t0, t1, dst);
     return;
   case BinaryOp::Mul:
-    fpuInit({TTFn::MulBcastColsInitShort, cb0, cb1, 0},
-            [&] { kb.call<TTFn::MulBcastColsInitShort>(cb0, cb1); });
+    fpuInit({TTFn::MulBcastColsInit, cb0, cb1, 0},
+            [&] { kb.call<TTFn::MulBcastColsInit>(cb0, cb1); });
     kb.call<TTFn::MulTilesBcastCols>(cb0, cb1, t0, t1, dst);
     return;
   }
@@ -116,10 +116,24 @@ void ComputeBuilder::destReuse(BinaryOp op, ReuseDest reuse, int64_t cb,
     srcB(cb);
   else
     srcA(cb);
-  TemplateArgs<2> targs = {kb.tmpl(op), kb.tmpl(reuse)};
-  fpuInit({TTFn::BinaryDestReuseTilesInit, cb, int64_t(op), int64_t(reuse)},
-          [&] { kb.call<TTFn::BinaryDestReuseTilesInit>(targs, cb); });
-  kb.call<TTFn::BinaryDestReuseTiles>(targs, cb, tile, dst);
+  TemplateArgs<1> targs = {kb.tmpl(reuse)};
+  switch (op) {
+  case BinaryOp::Add:
+    fpuInit({TTFn::AddReuseDestInit, cb, int64_t(reuse), 0},
+            [&] { kb.call<TTFn::AddReuseDestInit>(targs, cb); });
+    kb.call<TTFn::AddReuseDestTiles>(targs, cb, tile, dst);
+    return;
+  case BinaryOp::Sub:
+    fpuInit({TTFn::SubReuseDestInit, cb, int64_t(reuse), 0},
+            [&] { kb.call<TTFn::SubReuseDestInit>(targs, cb); });
+    kb.call<TTFn::SubReuseDestTiles>(targs, cb, tile, dst);
+    return;
+  case BinaryOp::Mul:
+    fpuInit({TTFn::MulReuseDestInit, cb, int64_t(reuse), 0},
+            [&] { kb.call<TTFn::MulReuseDestInit>(targs, cb); });
+    kb.call<TTFn::MulReuseDestTiles>(targs, cb, tile, dst);
+    return;
+  }
 }
 
 void ComputeBuilder::reduce(PoolType pool, ReduceDim dim, int64_t cb,

@@ -19,17 +19,6 @@ llvm::StringRef spell(ReduceDim v) {
   return v == ReduceDim::Row ? "ReduceDim::REDUCE_ROW"
                              : "ReduceDim::REDUCE_COL";
 }
-llvm::StringRef spell(BinaryOp v) {
-  switch (v) {
-  case BinaryOp::Add:
-    return "EltwiseBinaryType::ELWADD";
-  case BinaryOp::Sub:
-    return "EltwiseBinaryType::ELWSUB";
-  case BinaryOp::Mul:
-    return "EltwiseBinaryType::ELWMUL";
-  }
-  return "";
-}
 llvm::StringRef spell(ReuseDest v) {
   return v == ReuseDest::ToSrcA ? "EltwiseBinaryReuseDestType::DEST_TO_SRCA"
                                 : "EltwiseBinaryReuseDestType::DEST_TO_SRCB";

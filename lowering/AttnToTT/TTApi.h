@@ -84,7 +84,7 @@ struct TTFnInfo {
   X(ReconfigDataFormatSrcb, "reconfig_data_format_srcb", "",                   \
     "api/compute/reconfig_data_format.h", 1, 0, None, "")                      \
   X(PackReconfigDataFormat, "pack_reconfig_data_format", "",                   \
-    "api/compute/pack.h", 1, 0, None, "")                                      \
+    "api/compute/reconfig_data_format.h", 1, 0, None, "")                      \
   X(TileRegsAcquire, "tile_regs_acquire", "", "api/compute/reg_api.h", 0, 0,   \
     None, "")                                                                  \
   X(TileRegsCommit, "tile_regs_commit", "", "api/compute/reg_api.h", 0, 0,     \
@@ -99,27 +99,36 @@ struct TTFnInfo {
   X(CopyTile, "copy_tile", "", "api/compute/tile_move_copy.h", 3, 0, None, "") \
   X(MatmulInit, "matmul_init", "", "api/compute/matmul.h", 3, 0, None, "")     \
   X(MatmulTiles, "matmul_tiles", "", "api/compute/matmul.h", 5, 0, None, "")   \
-  X(AddTilesInit, "add_tiles_init", "", "api/compute/eltwise_binary.h", 2, 0,  \
-    None, "")                                                                  \
-  X(SubTilesInit, "sub_tiles_init", "", "api/compute/eltwise_binary.h", 2, 0,  \
-    None, "")                                                                  \
-  X(MulTilesInit, "mul_tiles_init", "", "api/compute/eltwise_binary.h", 2, 0,  \
-    None, "")                                                                  \
+  X(AddInit, "add_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "") \
+  X(SubInit, "sub_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "") \
+  X(MulInit, "mul_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "") \
   X(AddTiles, "add_tiles", "", "api/compute/eltwise_binary.h", 5, 0, None, "") \
   X(SubTiles, "sub_tiles", "", "api/compute/eltwise_binary.h", 5, 0, None, "") \
   X(MulTiles, "mul_tiles", "", "api/compute/eltwise_binary.h", 5, 0, None, "") \
-  X(BinaryDestReuseTilesInit, "binary_dest_reuse_tiles_init", "",              \
-    "api/compute/eltwise_binary.h", 1, 2, None,                                \
-    "EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA")     \
-  X(BinaryDestReuseTiles, "binary_dest_reuse_tiles", "",                       \
-    "api/compute/eltwise_binary.h", 3, 2, None,                                \
-    "EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA")     \
-  X(AddBcastColsInitShort, "add_bcast_cols_init_short", "",                    \
-    "api/compute/bcast.h", 2, 0, None, "")                                     \
-  X(SubBcastColsInitShort, "sub_bcast_cols_init_short", "",                    \
-    "api/compute/bcast.h", 2, 0, None, "")                                     \
-  X(MulBcastColsInitShort, "mul_bcast_cols_init_short", "",                    \
-    "api/compute/bcast.h", 2, 0, None, "")                                     \
+  X(AddReuseDestInit, "add_reuse_dest_init", "",                               \
+    "api/compute/eltwise_binary.h", 1, 1, None,                                \
+    "EltwiseBinaryReuseDestType::DEST_TO_SRCA")                                \
+  X(SubReuseDestInit, "sub_reuse_dest_init", "",                               \
+    "api/compute/eltwise_binary.h", 1, 1, None,                                \
+    "EltwiseBinaryReuseDestType::DEST_TO_SRCA")                                \
+  X(MulReuseDestInit, "mul_reuse_dest_init", "",                               \
+    "api/compute/eltwise_binary.h", 1, 1, None,                                \
+    "EltwiseBinaryReuseDestType::DEST_TO_SRCA")                                \
+  X(AddReuseDestTiles, "add_reuse_dest_tiles", "",                             \
+    "api/compute/eltwise_binary.h", 3, 1, None,                                \
+    "EltwiseBinaryReuseDestType::DEST_TO_SRCA")                                \
+  X(SubReuseDestTiles, "sub_reuse_dest_tiles", "",                             \
+    "api/compute/eltwise_binary.h", 3, 1, None,                                \
+    "EltwiseBinaryReuseDestType::DEST_TO_SRCA")                                \
+  X(MulReuseDestTiles, "mul_reuse_dest_tiles", "",                             \
+    "api/compute/eltwise_binary.h", 3, 1, None,                                \
+    "EltwiseBinaryReuseDestType::DEST_TO_SRCA")                                \
+  X(AddBcastColsInit, "add_bcast_cols_init", "", "api/compute/bcast.h", 2, 0,  \
+    None, "")                                                                  \
+  X(SubBcastColsInit, "sub_bcast_cols_init", "", "api/compute/bcast.h", 2, 0,  \
+    None, "")                                                                  \
+  X(MulBcastColsInit, "mul_bcast_cols_init", "", "api/compute/bcast.h", 2, 0,  \
+    None, "")                                                                  \
   X(AddTilesBcastCols, "add_tiles_bcast_cols", "", "api/compute/bcast.h", 5,   \
     0, None, "")                                                               \
   X(SubTilesBcastCols, "sub_tiles_bcast_cols", "", "api/compute/bcast.h", 5,   \
@@ -184,7 +193,6 @@ enum class ReuseDest : uint8_t { ToSrcA, ToSrcB };
 
 llvm::StringRef spell(PoolType v);
 llvm::StringRef spell(ReduceDim v);
-llvm::StringRef spell(BinaryOp v);
 llvm::StringRef spell(ReuseDest v);
 
 } // namespace mlir::attn::tt

@@ -3,7 +3,7 @@
 //   attn-tt-run PROGRAM_DIR [--seed N] [--reqs N] [--decode-fraction F]
 //               [--min-context N] [--max-context N] [--max-prefill N]
 //               [--layout nhd|hnd] [--cores N]
-//   attn-tt-run --compile-only PROGRAM_DIR...
+//   attn-tt-run --compile-only [--without-deprecated] PROGRAM_DIR...
 //
 // PROGRAM_DIR is one program folder written by attn-translate
 // --attn-to-ttmetal. Draws a seeded problem of the program's shape, runs the
@@ -14,8 +14,10 @@
 // program) as TT-Metalium's
 // JIT build would for the device (checkDeviceBuild in
 // devices/tt/emulator/KernelCompiler.h: the SDK's warning flags, -Werror, per RISC),
-// against attn's declarations of the pinned SDK, and prints one line per
-// kernel; exits 1 at the first kernel that does not compile.
+// against attn's declarations of the pinned SDK with its deprecated calls as
+// errors (--without-deprecated: without those declarations, as in the
+// current SDK, which has removed them), and prints one line per kernel;
+// exits 1 at the first kernel that does not compile.
 //
 //===----------------------------------------------------------------------===//
 #include "core/Version.h"
@@ -34,7 +36,8 @@ static const char *kUsage =
     "usage: attn-tt-run PROGRAM_DIR [--seed N] [--reqs N] "
     "[--decode-fraction F] [--min-context N] [--max-context N] "
     "[--max-prefill N] [--layout nhd|hnd] [--cores N]\n"
-    "       attn-tt-run --compile-only PROGRAM_DIR...\n"
+    "       attn-tt-run --compile-only [--without-deprecated] "
+    "PROGRAM_DIR...\n"
     "       attn-tt-run --version\n";
 
 static int usage() {
@@ -44,7 +47,8 @@ static int usage() {
 
 /// Builds the kernels of the program in `dir` and of its merge program;
 /// false at the first that does not build.
-static bool compileProgram(const std::string &dir, int &kernels) {
+static bool compileProgram(const std::string &dir, SdkDeclarations decls,
+                           int &kernels) {
   auto desc = loadProgramDescription(dir);
   if (!desc) {
     std::fprintf(stderr, "error: %s\n", desc.message().c_str());
@@ -52,7 +56,7 @@ static bool compileProgram(const std::string &dir, int &kernels) {
   }
   for (const KernelDescription &k : desc->kernels) {
     Status st = checkDeviceBuild(desc->dir + "/" + k.source, k.kind,
-                                 desc->arch, k.compileTimeArgs);
+                                 desc->arch, k.compileTimeArgs, decls);
     if (!st.isOk()) {
       std::fprintf(stderr, "error: %s\n", st.message().c_str());
       return false;
@@ -62,13 +66,19 @@ static bool compileProgram(const std::string &dir, int &kernels) {
     ++kernels;
   }
   return desc->mergeProgram.empty() ||
-         compileProgram(mergeProgramDir(dir, *desc), kernels);
+         compileProgram(mergeProgramDir(dir, *desc), decls, kernels);
 }
 
 static int compileOnly(int argc, char **argv) {
   int kernels = 0;
-  for (int i = 2; i < argc; ++i)
-    if (!compileProgram(argv[i], kernels))
+  int first = 2;
+  SdkDeclarations decls = SdkDeclarations::Pinned;
+  if (first < argc && std::strcmp(argv[first], "--without-deprecated") == 0) {
+    decls = SdkDeclarations::WithoutDeprecated;
+    ++first;
+  }
+  for (int i = first; i < argc; ++i)
+    if (!compileProgram(argv[i], decls, kernels))
       return 1;
   std::printf("attn-tt-run: %d kernel(s) compile with the SDK's JIT flags\n",
               kernels);

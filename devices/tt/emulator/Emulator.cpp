@@ -146,11 +146,11 @@ struct CircularBuffer {
 /// engine are configured for.
 struct FpuInit {
   enum Kind { None, Copy, Matmul, Binary, DestReuse, Reduce } kind = None;
-  EltwiseBinaryType type = ELWADD;
+  EltwiseBinaryType type = EltwiseBinaryType::ELWADD;
   BroadcastType bcast = BroadcastType::NONE;
   EltwiseBinaryReuseDestType reuse = EltwiseBinaryReuseDestType::NONE;
-  PoolType pool = SUM;
-  ReduceDim dim = REDUCE_ROW;
+  PoolType pool = PoolType::SUM;
+  ReduceDim dim = ReduceDim::REDUCE_ROW;
   uint32_t transpose = 0;
   uint32_t transposeWithinFace = 0;
 };
@@ -179,7 +179,7 @@ struct ComputeState {
   std::optional<attn_tt_device::Sfpu> sfpu;
   /// Packer edge masks left by reduce_init.
   bool reduceMasks = false;
-  ReduceDim maskDim = REDUCE_ROW;
+  ReduceDim maskDim = ReduceDim::REDUCE_ROW;
   RegState regs = RegState::Released;
   std::vector<float> dst;
   std::vector<DstLayout> layout;
@@ -508,15 +508,15 @@ void unpackTile(int32_t cbId, uint32_t index, float *out, const char *op) {
 
 float applyBinary(EltwiseBinaryType type, float a, float b) {
   switch (type) {
-  case ELWADD:
+  case EltwiseBinaryType::ELWADD:
     return a + b;
-  case ELWSUB:
+  case EltwiseBinaryType::ELWSUB:
     return a - b;
-  case ELWMUL:
+  case EltwiseBinaryType::ELWMUL:
     return a * b;
-  case ELWDIV:
+  case EltwiseBinaryType::ELWDIV:
     return a / b;
-  case ELWLESS:
+  case EltwiseBinaryType::ELWLESS:
     return a < b ? 1.0f : 0.0f;
   }
   return 0;
@@ -524,15 +524,15 @@ float applyBinary(EltwiseBinaryType type, float a, float b) {
 
 const char *binaryName(EltwiseBinaryType type) {
   switch (type) {
-  case ELWADD:
+  case EltwiseBinaryType::ELWADD:
     return "add";
-  case ELWSUB:
+  case EltwiseBinaryType::ELWSUB:
     return "sub";
-  case ELWMUL:
+  case EltwiseBinaryType::ELWMUL:
     return "mul";
-  case ELWDIV:
+  case EltwiseBinaryType::ELWDIV:
     return "div";
-  case ELWLESS:
+  case EltwiseBinaryType::ELWLESS:
     return "less";
   }
   return "?";
@@ -1066,9 +1066,8 @@ void matmul_tiles(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1,
 
 void binary_init(EltwiseBinaryType type, BroadcastType bcast, uint32_t icb0,
                  uint32_t icb1) {
-  const char *name = bcast == BroadcastType::COL
-                         ? "*_bcast_cols_init_short"
-                         : "*_tiles_init";
+  const char *name =
+      bcast == BroadcastType::COL ? "*_bcast_cols_init" : "*_init";
   ComputeState &s = startedState(name);
   cbOrFail(int32_t(icb0), name);
   cbOrFail(int32_t(icb1), name);
@@ -1078,8 +1077,7 @@ void binary_init(EltwiseBinaryType type, BroadcastType bcast, uint32_t icb0,
   init.bcast = bcast;
   setInit(s, init,
           std::string(binaryName(type)) +
-              (bcast == BroadcastType::COL ? "_bcast_cols_init_short"
-                                           : "_tiles_init"));
+              (bcast == BroadcastType::COL ? "_bcast_cols_init" : "_init"));
 }
 
 void binary_tiles(EltwiseBinaryType type, BroadcastType bcast, uint32_t cb0,
@@ -1089,8 +1087,7 @@ void binary_tiles(EltwiseBinaryType type, BroadcastType bcast, uint32_t cb0,
                    (bcast == BroadcastType::COL ? "_tiles_bcast_cols"
                                                 : "_tiles");
   std::string init = std::string(binaryName(type)) +
-                     (bcast == BroadcastType::COL ? "_bcast_cols_init_short"
-                                                  : "_tiles_init");
+                     (bcast == BroadcastType::COL ? "_bcast_cols_init" : "_init");
   ComputeState &s = startedState(op.c_str());
   requireInit(
       s, FpuInit::Binary,
@@ -1119,24 +1116,27 @@ void binary_tiles(EltwiseBinaryType type, BroadcastType bcast, uint32_t cb0,
 
 void dest_reuse_init(EltwiseBinaryType type, EltwiseBinaryReuseDestType reuse,
                      uint32_t icb) {
-  ComputeState &s = startedState("binary_dest_reuse_tiles_init");
-  cbOrFail(int32_t(icb), "binary_dest_reuse_tiles_init");
+  std::string name = std::string(binaryName(type)) + "_reuse_dest_init";
+  ComputeState &s = startedState(name.c_str());
+  cbOrFail(int32_t(icb), name.c_str());
   FpuInit init;
   init.kind = FpuInit::DestReuse;
   init.type = type;
   init.reuse = reuse;
-  setInit(s, init, "binary_dest_reuse_tiles_init");
+  setInit(s, init, name);
 }
 
 void dest_reuse_tiles(EltwiseBinaryType type,
                       EltwiseBinaryReuseDestType reuse, uint32_t cb,
                       uint32_t tile, uint32_t idst) {
-  const char *op = "binary_dest_reuse_tiles";
+  std::string name = std::string(binaryName(type)) + "_reuse_dest_tiles";
+  std::string init = std::string(binaryName(type)) + "_reuse_dest_init";
+  const char *op = name.c_str();
   ComputeState &s = startedState(op);
   requireInit(
       s, FpuInit::DestReuse,
       [&](const FpuInit &i) { return i.type == type && i.reuse == reuse; },
-      op, "binary_dest_reuse_tiles_init of the same type");
+      op, (init + " of the same reuse").c_str());
   if (reuse == EltwiseBinaryReuseDestType::NONE)
     failf(op, " with EltwiseBinaryReuseDestType::NONE reuses no operand");
   // The buffer's tile goes to the source register DST does not.
@@ -1156,7 +1156,7 @@ void reduce_init(PoolType pool, ReduceDim dim, uint32_t icb, uint32_t scaler,
   ComputeState &s = startedState("reduce_init");
   for (uint32_t cb : {icb, scaler, ocb})
     cbOrFail(int32_t(cb), "reduce_init");
-  if (pool != SUM && pool != MAX)
+  if (pool != PoolType::SUM && pool != PoolType::MAX)
     failf("reduce_init: only SUM and MAX reductions are emulated");
   FpuInit init;
   init.kind = FpuInit::Reduce;
@@ -1183,7 +1183,7 @@ void reduce_tile(PoolType pool, ReduceDim dim, uint32_t cb, uint32_t scalerCb,
   checkUnpack(s, Src::A, cb, op);
   checkUnpack(s, Src::B, scalerCb, op);
   float *d = dstTile(s, idst, op);
-  if (dim == REDUCE_ROW && s.layout[idst] == DstLayout::Rows)
+  if (dim == ReduceDim::REDUCE_ROW && s.layout[idst] == DstLayout::Rows)
     failf(op, "<REDUCE_ROW> accumulates into destination tile ", idst,
           ", which holds a tile in row layout; the device accumulates row "
           "reductions with each 16x16 face transposed, so the result would "
@@ -1193,7 +1193,7 @@ void reduce_tile(PoolType pool, ReduceDim dim, uint32_t cb, uint32_t scalerCb,
   unpackTile(int32_t(cb), tile, a, op);
   unpackTile(int32_t(scalerCb), scalerTile, scale, op);
   float scaler = scale[0];
-  bool isMax = pool == MAX;
+  bool isMax = pool == PoolType::MAX;
   auto combine = [&](float into, float v) {
     return isMax ? std::max(into, v) : into + v;
   };
@@ -1205,13 +1205,13 @@ void reduce_tile(PoolType pool, ReduceDim dim, uint32_t cb, uint32_t scalerCb,
     return acc;
   };
   float out[kTileElements] = {};
-  if (dim == REDUCE_ROW) {
+  if (dim == ReduceDim::REDUCE_ROW) {
     // The previous value of row r sits where a face-transposed copy puts
     // element (r, 0): row 16 * (r / 16), column r % 16.
     for (uint32_t r = 0; r < 32; ++r)
       out[r * 32] = combine(d[(r / 16) * 16 * 32 + r % 16],
                             reduceRange(r, r + 1, 0, 32));
-  } else if (dim == REDUCE_COL) {
+  } else if (dim == ReduceDim::REDUCE_COL) {
     for (uint32_t c = 0; c < 32; ++c)
       out[c] = combine(d[c], reduceRange(0, 32, c, c + 1));
   } else {
@@ -1335,9 +1335,9 @@ void pack_tile(uint32_t idst, uint32_t cbId, bool outOfOrder,
     for (uint32_t c = 0; c < 32; ++c) {
       float v = d[r * 32 + c];
       // The reduce masks keep the reduced column (or row) only.
-      if (s.reduceMasks && ((s.maskDim == REDUCE_ROW && c != 0) ||
-                            (s.maskDim == REDUCE_COL && r != 0) ||
-                            (s.maskDim == REDUCE_SCALAR && (r | c) != 0)))
+      if (s.reduceMasks && ((s.maskDim == ReduceDim::REDUCE_ROW && c != 0) ||
+                            (s.maskDim == ReduceDim::REDUCE_COL && r != 0) ||
+                            (s.maskDim == ReduceDim::REDUCE_SCALAR && (r | c) != 0)))
         v = 0.0f;
       storeElement(page + faceOffset(r, c) * esz, cb.spec.format, v);
     }

@@ -25,8 +25,8 @@
 //    a buffer of another format) fails: the device would misread the bytes.
 //    Matmul unpacks in0 to source B and in1 to source A.
 //  - Every FPU operation needs its own init since the last other init
-//    (matmul_init, copy_tile_to_dst_init_short, *_tiles_init,
-//    *_bcast_cols_init_short, binary_dest_reuse_tiles_init, reduce_init);
+//    (matmul_init, copy_tile_to_dst_init_short, add/sub/mul_init,
+//    *_bcast_cols_init, *_reuse_dest_init, reduce_init);
 //    every SFPU operation its own *_tile_init. reduce_init leaves packer
 //    edge masks that only reduce_uninit clears; packing anything but a
 //    reduction result while they are set fails.

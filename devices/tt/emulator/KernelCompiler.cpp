@@ -30,6 +30,12 @@ const std::vector<std::string> &jitKernelFlags() {
   return flags;
 }
 
+const std::vector<std::string> &deprecationFlags() {
+  static const std::vector<std::string> flags = {
+      "-Werror=deprecated-declarations"};
+  return flags;
+}
+
 std::vector<std::string> archDefines(Arch arch) {
   if (arch == Arch::Blackhole)
     return {"-DARCH_BLACKHOLE"};
@@ -56,15 +62,17 @@ static std::string shellQuote(const std::string &s) {
   return out + "'";
 }
 
-/// The define of the RISC a kernel is built for, as the JIT build sets it.
-/// The emulator runs the three compute RISCs as one thread, so a compute
-/// kernel is built once, as for the math RISC.
+/// The defines of the RISC a kernel is built for, as the JIT build sets
+/// them: a data movement kernel also gets its NOC (the reader's RISC-V 1
+/// issues on NOC 1, the writer's RISC-V 0 on NOC 0, their defaults in
+/// MetalDevice). The emulator runs the three compute RISCs as one thread,
+/// so a compute kernel is built once, as for the math RISC.
 static const char *riscDefine(KernelKind kind) {
   switch (kind) {
   case KernelKind::Reader:
-    return "-DCOMPILE_FOR_NCRISC";
+    return "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1";
   case KernelKind::Writer:
-    return "-DCOMPILE_FOR_BRISC";
+    return "-DCOMPILE_FOR_BRISC -DNOC_INDEX=0";
   case KernelKind::Compute:
     return "-DCOMPILE_FOR_TRISC=1 -DTRISC_MATH";
   }
@@ -95,12 +103,17 @@ static Status runLogged(const std::string &cmd, const std::string &log,
 
 Status checkDeviceBuild(const std::string &sourcePath, KernelKind kind,
                         Arch arch,
-                        const std::vector<uint32_t> &compileTimeArgs) {
+                        const std::vector<uint32_t> &compileTimeArgs,
+                        SdkDeclarations decls) {
   std::string cxx = envOr("ATTN_TT_CXX", ATTN_TT_DEFAULT_CXX);
   std::string flags = "-O3 -flto=auto -ffast-math -DKERNEL_BUILD "
                       "-DTENSIX_FIRMWARE -DLOCAL_MEM_EN=0";
   for (const std::string &f : jitKernelFlags())
     flags += " " + f;
+  for (const std::string &f : deprecationFlags())
+    flags += " " + f;
+  if (decls == SdkDeclarations::WithoutDeprecated)
+    flags += " -DATTN_TT_SDK_WITHOUT_DEPRECATED";
   for (const std::string &d : archDefines(arch))
     flags += " " + d;
   flags += " -I" + shellQuote(ATTN_TT_SDK_INCLUDE_DIR) + " " +
@@ -152,6 +165,8 @@ KernelCompiler::load(const std::string &sourcePath, KernelKind kind,
   std::string cxx = envOr("ATTN_TT_CXX", ATTN_TT_DEFAULT_CXX);
   std::string flags = "-O2 -fPIC -shared -DKERNEL_BUILD";
   for (const std::string &f : jitKernelFlags())
+    flags += " " + f;
+  for (const std::string &f : deprecationFlags())
     flags += " " + f;
   for (const std::string &d : archDefines(arch))
     flags += " " + d;

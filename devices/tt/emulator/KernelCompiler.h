@@ -34,18 +34,35 @@ namespace attn::tt {
 /// the host process, -ffast-math would change its floating-point modes.)
 const std::vector<std::string> &jitKernelFlags();
 
+/// What attn's kernel builds add after the JIT flags: a call the SDK
+/// deprecates is an error. The JIT's -Wno-deprecated-declarations lets an
+/// SDK user's kernel call it, but tt-metal removes deprecated calls after a
+/// grace period (devices/tt/sdk/README.md), so attn's kernels never make one.
+const std::vector<std::string> &deprecationFlags();
+
 /// The defines of an architecture's kernel build ("-DARCH_WORMHOLE", ...).
 std::vector<std::string> archDefines(Arch arch);
+
+/// Which of attn's SDK declarations a build compiles against.
+enum class SdkDeclarations : uint8_t {
+  /// The pinned SDK's, deprecated calls included.
+  Pinned,
+  /// The same without what the pinned SDK deprecates, as in the current SDK,
+  /// which has removed it (-DATTN_TT_SDK_WITHOUT_DEPRECATED).
+  WithoutDeprecated,
+};
 
 /// Compiles the `kind` kernel at `sourcePath` the way TT-Metalium's JIT build
 /// does for a device, minus the RISC-V code generation: with the host
 /// compiler, -O3, -flto and -ffast-math, the JIT flags, the kernel and
 /// architecture defines, once per RISC that runs it (a compute kernel three
-/// times: unpack, math, pack), against attn's SDK declarations. Fails with
-/// the compiler's messages and the command.
+/// times: unpack, math, pack), against attn's SDK declarations `decls`, with
+/// deprecated calls as errors. Fails with the compiler's messages and the
+/// command.
 Status checkDeviceBuild(const std::string &sourcePath, KernelKind kind,
                         Arch arch,
-                        const std::vector<uint32_t> &compileTimeArgs);
+                        const std::vector<uint32_t> &compileTimeArgs,
+                        SdkDeclarations decls = SdkDeclarations::Pinned);
 
 class KernelCompiler {
 public:
@@ -55,7 +72,8 @@ public:
   KernelCompiler &operator=(const KernelCompiler &) = delete;
 
   /// Compiles (or finds in the cache) the `kind` kernel at `sourcePath` for
-  /// `arch` with `compileTimeArgs` and returns its entry point.
+  /// `arch` with `compileTimeArgs` (deprecated SDK calls are errors) and
+  /// returns its entry point.
   Result<KernelEntry> load(const std::string &sourcePath, KernelKind kind,
                            Arch arch,
                            const std::vector<uint32_t> &compileTimeArgs);

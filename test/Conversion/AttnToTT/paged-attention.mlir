@@ -63,7 +63,11 @@ func.func @decode(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xbf16>,
 // CHECK: arith.sitofp
 // CHECK: arith.mulf
 // CHECK: func.func @compute()
-// CHECK: emitc.call_opaque "binary_dest_reuse_tiles"(%[[BIAS:.*]], %{{.*}}, %{{.*}}) {template_args = [#emitc.opaque<"EltwiseBinaryType::ELWADD">, #emitc.opaque<"EltwiseBinaryReuseDestType::DEST_TO_SRCA">]}
+// The inits and dest-reuse calls of tt-metal PR #50745, not the names it
+// deprecated (binary_dest_reuse_tiles_init / binary_dest_reuse_tiles).
+// CHECK: emitc.call_opaque "add_reuse_dest_init"(%{{.*}}) {template_args = [#emitc.opaque<"EltwiseBinaryReuseDestType::DEST_TO_SRCA">]}
+// CHECK: emitc.call_opaque "add_reuse_dest_tiles"(%[[BIAS:.*]], %{{.*}}, %{{.*}}) {template_args = [#emitc.opaque<"EltwiseBinaryReuseDestType::DEST_TO_SRCA">]}
+// CHECK-NOT: binary_dest_reuse
 func.func @alibi(%q: tensor<?x8x64xf16>, %c: tensor<?x2x16x2x64xf16>,
                  %bt: tensor<?x?xi32>, %lens: tensor<?xi32>,
                  %qsl: tensor<?xi32>, %o: tensor<?x8x64xf16>,

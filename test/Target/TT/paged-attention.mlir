@@ -27,6 +27,8 @@
 // CHECK: #include "api/compute/compute_kernel_hw_startup.h"
 // CHECK: #include "api/compute/eltwise_unary/binop_with_scalar.h"
 // CHECK: #include "api/compute/matmul.h"
+// pack_reconfig_data_format is declared here at the pin, not in pack.h.
+// CHECK: #include "api/compute/reconfig_data_format.h"
 // CHECK: #include "api/compute/reduce.h"
 // CHECK-NOT: NAMESPACE
 // CHECK: void kernel_main() {
@@ -37,10 +39,12 @@
 // CHECK: binop_with_scalar_tile_init();
 // CHECK: mul_unary_tile(
 // CHECK: reconfig_data_format_srcb(
-// CHECK: binary_dest_reuse_tiles<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(
+// CHECK: add_reuse_dest_init<EltwiseBinaryReuseDestType::DEST_TO_SRCA>(
+// CHECK: add_reuse_dest_tiles<EltwiseBinaryReuseDestType::DEST_TO_SRCA>(
 // CHECK: reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(
-// CHECK: exp_tile(
+// CHECK: sub_bcast_cols_init(
 // CHECK: sub_tiles_bcast_cols(
+// CHECK: exp_tile(
 // CHECK: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(
 // CHECK: recip_tile(
 // CHECK: log_tile(

@@ -3,7 +3,8 @@
 // Every function of lowering/AttnToTT/TTApi.h, called with the table's
 // operand and template-argument counts, must compile against attn's
 // declarations of the pinned TT-Metalium (devices/tt/sdk/include) with the SDK's
-// JIT warning flags.
+// JIT warning flags and deprecated calls as errors, and without the
+// declarations the pinned SDK deprecates (the current SDK has removed them).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/AttnToTT/TTApi.h"
@@ -75,9 +76,10 @@ std::string ttApiProbeSource(TTThread thread) {
   return text;
 }
 
-/// Compiles `source` with the JIT flags; returns the compiler's output, ""
-/// on success.
-std::string compile(const std::string &source, const char *riscDefine) {
+/// Compiles `source` with the JIT flags, deprecated calls as errors and
+/// `extra`; returns the compiler's output, "" on success.
+std::string compile(const std::string &source, const char *riscDefine,
+                    const char *extra = "") {
   std::string dir = (std::filesystem::temp_directory_path() /
                      ("attn-tt-api-" + std::to_string(getpid())))
                         .string();
@@ -89,7 +91,9 @@ std::string compile(const std::string &source, const char *riscDefine) {
                     riscDefine;
   for (const std::string &f : attn::tt::jitKernelFlags())
     cmd += " " + f;
-  cmd += std::string(" -I") + ATTN_TT_SDK_INCLUDE_DIR + " " + file + " > " +
+  for (const std::string &f : attn::tt::deprecationFlags())
+    cmd += " " + f;
+  cmd += std::string(" ") + extra + " -I" + ATTN_TT_SDK_INCLUDE_DIR + " " + file + " > " +
          log + " 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream in(log);
@@ -101,7 +105,7 @@ std::string compile(const std::string &source, const char *riscDefine) {
 
 TEST(TTApi, DataflowCallsCompileAgainstTheDeclarations) {
   EXPECT_EQ(compile(ttApiProbeSource(TTThread::Dataflow),
-                    "-DCOMPILE_FOR_NCRISC"),
+                    "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1"),
             "");
 }
 
@@ -109,6 +113,52 @@ TEST(TTApi, ComputeCallsCompileAgainstTheDeclarations) {
   for (const char *trisc : {"-DTRISC_UNPACK", "-DTRISC_MATH", "-DTRISC_PACK"})
     EXPECT_EQ(compile(ttApiProbeSource(TTThread::Compute), trisc), "")
         << trisc;
+}
+
+constexpr const char *kWithoutDeprecated = "-DATTN_TT_SDK_WITHOUT_DEPRECATED";
+
+TEST(TTApi, CallsCompileWithoutTheDeprecatedDeclarations) {
+  EXPECT_EQ(compile(ttApiProbeSource(TTThread::Dataflow),
+                    "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1", kWithoutDeprecated),
+            "");
+  EXPECT_EQ(compile(ttApiProbeSource(TTThread::Compute), "-DTRISC_MATH",
+                    kWithoutDeprecated),
+            "");
+}
+
+/// A call the pinned SDK deprecates is an error, and the current SDK has no
+/// such function: checked with the name PR #50745 replaced.
+TEST(TTApi, ADeprecatedCallFailsTheProbe) {
+  std::string probe = ttApiProbeSource(TTThread::Compute);
+  std::string call = "  add_init(a, a);\n";
+  size_t at = probe.find(call);
+  ASSERT_NE(at, std::string::npos) << probe;
+  probe.replace(at, call.size(), "  add_tiles_init(a, a);\n");
+  std::string log = compile(probe, "-DTRISC_MATH");
+  EXPECT_NE(log.find("is deprecated"), std::string::npos) << log;
+  log = compile(probe, "-DTRISC_MATH", kWithoutDeprecated);
+  EXPECT_NE(log.find("not declared"), std::string::npos) << log;
+}
+
+/// What the SDK rejects, attn's declarations reject: an unscoped LLK
+/// enumerator, the old <to_from_int8> reconfig form; and what the SDK makes
+/// a constant is one (a data movement kernel's NOC).
+TEST(TTApi, TheDeclarationsRejectWhatTheSdkRejects) {
+  std::string compute = "#include \"api/compute/eltwise_binary.h\"\n"
+                        "void kernel_main() {\n";
+  std::string log = compile(
+      compute + "  binary_tiles_init<true, ELWADD>(0, 1);\n}\n", "-DTRISC_MATH");
+  EXPECT_NE(log.find("ELWADD"), std::string::npos) << log;
+  EXPECT_NE(log.find("was not declared"), std::string::npos) << log;
+  log = compile(compute + "  reconfig_data_format<true>(0, 1);\n}\n",
+                "-DTRISC_UNPACK");
+  EXPECT_NE(log.find("no matching function"), std::string::npos) << log;
+  EXPECT_EQ(compile("#include \"api/dataflow/dataflow_api.h\"\n"
+                    "static_assert(noc_index == 1);\n"
+                    "static_assert(InterleavedAddrGen<true>::is_dram);\n"
+                    "void kernel_main() {}\n",
+                    "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1"),
+            "");
 }
 
 TEST(TTApi, ProbeTemplateArgumentsMatchTheTable) {

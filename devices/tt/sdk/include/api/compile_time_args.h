@@ -34,3 +34,7 @@ template <uint32_t Idx> constexpr uint32_t get_ct_arg() {
 #define get_compile_time_arg_val(arg_idx) get_ct_arg<arg_idx>()
 
 #endif // TT_METAL_COMPILE_TIME_ARGS_H
+
+// Outside the guard, as in the SDK: the named API depends on a macro a
+// kernel's generated header may define after a first include.
+#include "api/named_compile_time_args.h"

@@ -2,9 +2,10 @@
 //
 // Not an SDK header. It stands in for the low-level kernel (LLK) headers the
 // compute API includes: in the SDK those declare the enumerations below in
-// namespace ckernel (unscoped, except EltwiseBinaryReuseDestType and
-// VectorMode) and bring that namespace into the global one, which is why
-// compute kernels call the API unqualified. The functions of namespace
+// namespace ckernel, scoped (tt_llk_*/llk_lib/llk_defs.h), so a kernel
+// names `EltwiseBinaryType::ELWADD`, never a bare `ELWADD`; they bring that
+// namespace into the global one, which is why compute kernels call the API
+// unqualified. The functions of namespace
 // attn_tt_device are what attn's compute declarations forward to; the host
 // emulator implements them.
 //
@@ -18,12 +19,22 @@
 
 namespace ckernel {
 
-enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
-enum ReduceDim { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
-enum PoolType { SUM, AVG, MAX, MIN };
-enum EltwiseBinaryType { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWLESS };
+enum class VectorMode : std::uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
+enum class ReduceDim : std::uint8_t { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
+enum class PoolType : std::uint8_t { SUM, AVG, MAX, MIN };
+enum class EltwiseBinaryType : std::uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWLESS };
 enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
-enum BroadcastType { NONE = 0x0, COL = 0x1, ROW = 0x2, SCALAR = 0x3 };
+enum class BroadcastType : std::uint8_t { NONE = 0x0, COL = 0x1, ROW = 0x2, SCALAR = 0x3 };
+
+/// The SFPU's registers and constants (the LLK's ckernel_instr_params.h);
+/// the subset attn's declarations use.
+struct p_sfpu {
+  constexpr static uint32_t LREG0 = 0, LREG1 = 1, LREG2 = 2, LREG3 = 3,
+                            LREG4 = 4, LREG5 = 5, LREG6 = 6, LREG7 = 7;
+  constexpr static uint32_t LCONST_0_8373 = 8, LCONST_0 = 9, LCONST_1 = 10;
+  constexpr static uint32_t kCONST_1_FP16B = 0x3F80, kCONST_1_FP16A = 0x3C00,
+                            kCONST_0 = 0x0000;
+};
 
 } // namespace ckernel
 

@@ -22,8 +22,13 @@
 #endif
 #define NOC_UNICAST_WRITE_VC 1
 
-/// The NOC this RISC issues on by default (set by the firmware).
+/// The NOC this RISC issues on by default: a constant of the kernel's build
+/// (the host defines NOC_INDEX per kernel), a variable of the firmware's.
+#if defined(KERNEL_BUILD)
+constexpr uint8_t noc_index = NOC_INDEX;
+#else
 extern uint8_t noc_index;
+#endif
 
 //===--- Runtime arguments -------------------------------------------------===//
 
@@ -96,19 +101,29 @@ FORCE_INLINE constexpr uint32_t align_power_of_2(uint32_t addr,
 /// Pages of an interleaved buffer: page i in bank i % banks. page_size is
 /// const, so the struct is aggregate-initialised ({base, page_size}).
 template <bool DRAM> struct InterleavedAddrGen {
+  static constexpr bool is_dram = DRAM;
   uint32_t bank_base_address;
   const uint32_t page_size;
   const uint32_t aligned_page_size = align_power_of_2(
       page_size, interleaved_addr_gen::get_allocator_alignment<DRAM>());
 
   FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id,
-                                          const uint32_t offset = 0,
+                                          const uintptr_t offset = 0,
                                           uint8_t noc = noc_index) const {
-    return attn_tt_device::interleaved_noc_addr(DRAM, bank_base_address,
-                                                aligned_page_size, id, offset,
-                                                noc);
+    return attn_tt_device::interleaved_noc_addr(
+        DRAM, bank_base_address, aligned_page_size, id, uint32_t(offset), noc);
   }
 };
+
+/// Any address generator: the last parameter only removes this overload
+/// where `addrgen.get_noc_addr()` is ill-formed, as in the SDK.
+template <typename AddrGen>
+FORCE_INLINE uint64_t
+get_noc_addr(const uint32_t id, const AddrGen &addrgen, uint32_t offset = 0,
+             uint8_t noc = noc_index,
+             decltype(addrgen.get_noc_addr()) *resolver = nullptr) {
+  return addrgen.get_noc_addr(id, offset, noc);
+}
 
 template <bool DRAM>
 FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id,

@@ -9,10 +9,6 @@
 
 #include "api/compute/common_globals.h"
 
-namespace p_sfpu {
-constexpr uint16_t kCONST_1_FP16B = 0x3F80;
-} // namespace p_sfpu
-
 namespace ckernel {
 
 /// Whether the approximate exponential clamps very negative inputs.

@@ -12,15 +12,21 @@ namespace attn {
 namespace {
 
 // x86-64-v3: AVX2, FMA, F16C, BMI; v4 adds AVX-512 F/BW/CD/DQ/VL (the psABI
-// levels, which LLVM knows as CPU names). AArch64: Armv8-A with NEON, which
-// every AArch64 Linux machine has.
+// levels, which LLVM knows as CPU names), and v4-bf16 the AVX-512 BF16
+// extension on top. AArch64: Armv8-A with NEON, which every AArch64 Linux
+// machine has.
 constexpr CpuIsaLevel kLevels[] = {
     {"x86-64-v3", CpuArch::X86_64, "x86_64-unknown-linux-gnu", "x86-64-v3", "",
-     "AVX2, FMA, F16C (Haswell, Zen 1 and later)"},
+     /*bf16Dot=*/false, "AVX2, FMA, F16C (Haswell, Zen 1 and later)"},
     {"x86-64-v4", CpuArch::X86_64, "x86_64-unknown-linux-gnu", "x86-64-v4", "",
+     /*bf16Dot=*/false,
      "AVX-512 F/BW/CD/DQ/VL (Skylake-SP, Zen 4 and later)"},
+    {"x86-64-v4-bf16", CpuArch::X86_64, "x86_64-unknown-linux-gnu",
+     "x86-64-v4", "+avx512bf16", /*bf16Dot=*/true,
+     "x86-64-v4 and AVX-512 BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and "
+     "later)"},
     {"aarch64", CpuArch::AArch64, "aarch64-unknown-linux-gnu", "generic",
-     "+neon", "Armv8-A with NEON"},
+     "+neon", /*bf16Dot=*/false, "Armv8-A with NEON"},
 };
 
 } // namespace
@@ -61,6 +67,9 @@ bool hostRunsCpuIsa(const CpuIsaLevel &level) {
     return __builtin_cpu_supports("x86-64-v3");
   if (level.name == "x86-64-v4")
     return __builtin_cpu_supports("x86-64-v4");
+  if (level.name == "x86-64-v4-bf16")
+    return __builtin_cpu_supports("x86-64-v4") &&
+           __builtin_cpu_supports("avx512bf16");
   return false;
 #elif defined(__aarch64__) && defined(__linux__)
   return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;

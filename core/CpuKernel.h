@@ -58,11 +58,15 @@ struct CpuIsaLevel {
   std::string_view triple;
   std::string_view cpu;
   std::string_view features;
+  /// Whether it has AVX-512 BF16 (VDPBF16PS), which attn-cpu-bf16-dot
+  /// selects for dot products of bf16 rows.
+  bool bf16Dot;
   /// What it adds, for --help.
   std::string_view summary;
 };
 
-/// Every level, in --help order: x86-64-v3, x86-64-v4, aarch64.
+/// Every level, in --help order: x86-64-v3, x86-64-v4, x86-64-v4-bf16,
+/// aarch64.
 std::span<const CpuIsaLevel> cpuIsaLevels();
 /// The level named `name`, or null.
 const CpuIsaLevel *findCpuIsaLevel(std::string_view name);

@@ -32,6 +32,14 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::init(false)};
 };
 
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("Dot products of bf16 rows with AVX-512 BF16 "
+                     "(attn-cpu-bf16-dot): for ISA levels that have it"),
+      llvm::cl::init(false)};
+};
+
 struct PTXPipelineOptions : public PassPipelineOptions<PTXPipelineOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("The SM the PTX targets"),
@@ -64,13 +72,15 @@ void attn::registerLoweringPasses() {
                                      options.aliasWideLoads,
                                      options.bufferAddresses});
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CPUPipelineOptions>(
       "attn-cpu-to-llvm",
       "Converts the single-invocation kernels of convert-attn-to-gpu "
       "(subgroup size 1) to LLVM functions with the cpu target's C entry "
       "points (convert-gpu-kernels-to-cpu, upstream's conversions to LLVM, "
       "attn-cpu-entry-points); the input must hold kernels only",
-      buildCPUToLLVMPipeline);
+      [](OpPassManager &pm, const CPUPipelineOptions &options) {
+        buildCPUToLLVMPipeline(pm, options.bf16Dot);
+      });
   for (bool emitBinary : {false, true})
     PassPipelineRegistration<PTXPipelineOptions>(
         emitBinary ? "attn-gpu-to-ptx" : "attn-gpu-to-nvvm",

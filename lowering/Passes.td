@@ -320,6 +320,30 @@ def AttnCPUPolynomialExp2 : Pass<"attn-cpu-polynomial-exp2",
   ];
 }
 
+def AttnCPUBf16Dot : Pass<"attn-cpu-bf16-dot", "::mlir::ModuleOp"> {
+  let summary = "Computes the dot products of bf16 rows with AVX-512 BF16 "
+                "(VDPBF16PS), for the cpu target's levels that have it";
+  let description = [{
+    convert-attn-to-gpu writes a dot product of two bf16 rows (the decode
+    kernel's scores where the query and the cache are bf16) as
+    `vector.reduction <add>` with `reassoc` of `arith.mulf` of two
+    `arith.extf` from `vector<N x bf16>`. For N a multiple of 8, this pass
+    rewrites each into `x86vector.avx512.dot` over the widest whole
+    registers of pairs (32, 16 or 8 bf16) into two alternating f32
+    accumulators, then one sum of their lanes. Each product of two bf16 is
+    exact in f32; the instruction sums pairs of them into each lane in
+    round-to-nearest-even, but treats bf16 subnormal inputs as zero and
+    flushes subnormal results to zero, where the widened form keeps them.
+    Add it only for ISA levels with the avx512bf16 feature; convert-vector-
+    to-llvm then needs enable-x86vector.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
+  ];
+}
+
 def AttnCPUEntryPoints : Pass<"attn-cpu-entry-points", "::mlir::ModuleOp"> {
   let summary = "Gives each CPU kernel its C entry point "
                 "(core/CpuKernel.h)";

@@ -30,9 +30,11 @@ using namespace mlir;
 using mlir::attn::CPUKernel;
 using mlir::attn::CPUOutput;
 
-void mlir::attn::buildCPUToLLVMPipeline(OpPassManager &pm) {
+void mlir::attn::buildCPUToLLVMPipeline(OpPassManager &pm, bool bf16Dot) {
   pm.addPass(createConvertGPUKernelsToCPU());
   pm.addPass(createAttnCPUPolynomialExp2());
+  if (bf16Dot)
+    pm.addPass(createAttnCPUBf16Dot());
   // bf16 conversions as integer code (round to nearest even): x86-64-v3
   // has no bf16 instructions, and LLVM would call compiler-rt for them.
   arith::ArithExpandOpsPassOptions expand;
@@ -46,6 +48,7 @@ void mlir::attn::buildCPUToLLVMPipeline(OpPassManager &pm) {
   // softmax weights: a tree is as exact as the chain, and far faster.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
+  vectorToLLVM.x86Vector = bf16Dot;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -183,7 +186,7 @@ FailureOr<CPUKernel> compileKernel(gpu::GPUModuleOp kernels,
   OwningOpRef<ModuleOp> module = ModuleOp::create(kernels.getLoc());
   module->getBody()->push_back(kernels.clone());
   PassManager pm(context);
-  mlir::attn::buildCPUToLLVMPipeline(pm);
+  mlir::attn::buildCPUToLLVMPipeline(pm, level.bf16Dot);
   if (failed(pm.run(*module)))
     return failure();
   std::string text;

@@ -24,11 +24,12 @@ class OpPassManager;
 
 namespace attn {
 
-/// Adds convert-gpu-kernels-to-cpu, bf16 arithmetic as integer code
+/// Adds convert-gpu-kernels-to-cpu, attn-cpu-bf16-dot where `bf16Dot`
+/// (levels with AVX-512 BF16), bf16 arithmetic as integer code
 /// (arith-expand), and upstream's conversions of scf, vector, memref,
 /// math, arith, func and cf to the LLVM dialect, then
 /// attn-cpu-entry-points: the `attn-cpu-to-llvm` pipeline.
-void buildCPUToLLVMPipeline(OpPassManager &pm);
+void buildCPUToLLVMPipeline(OpPassManager &pm, bool bf16Dot = false);
 
 /// One kernel's shared object.
 struct CPUKernel {

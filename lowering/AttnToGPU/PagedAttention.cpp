@@ -185,6 +185,15 @@ private:
   /// a cache block of keys per step, scored into one vector per head
   /// before one softmax update, then its values.
   SoftmaxState walkKeyBlocks();
+  /// The query rows walkKeyBlocks scores keys with, one f32 vector per
+  /// head: scaled by qScale, or, where both the query and the cache are
+  /// bf16, the unscaled rows widened (bf16Dot()).
+  SmallVector<Value> queryRowVectors();
+  /// Whether scores are dot products of bf16 rows, widened to f32 in the
+  /// product (extf, mulf, reduction add): the form a target with bf16 dot
+  /// products selects them from (attn-cpu-bf16-dot). qScale then scales
+  /// each dot product instead of the query row.
+  bool bf16Dot() const;
   /// The scores of keys [uLo, uHi) of `block` (start: its first key's
   /// index) into `probs`, a row of the block size per head, -inf at the
   /// other keys; prefetches the same rows of block `next`.
@@ -225,6 +234,8 @@ private:
       firstHead;
   Value qScale, vScale, posF32;
   SmallVector<SmallVector<Value>> q;
+  /// Where each head's query row starts in the query buffer.
+  SmallVector<Value> qRowStarts;
   SmallVector<Value> slopes;
   /// walkKeyBlocks' stack buffers: a block's scores, then probabilities
   /// (heads x block size), and the accumulator rows (heads x head size).
@@ -309,6 +320,7 @@ void DecodeBuilder::loadQueries() {
     Value h = b.addi(firstHead, b.idx(i));
     Value row = b.muli(b.addi(b.muli(t, b.idx(c.numHeads)), h),
                        b.idx(c.headSize));
+    qRowStarts.push_back(row);
     q.push_back(b.loadLaneRow(query, row, laneBase, tiling.layout, qScale));
     if (alibi)
       slopes.push_back(math.slope(b, alibi, h));
@@ -418,6 +430,33 @@ void DecodeBuilder::prefetchRows(KernelBuilder &kb, Value block, Value offset) {
   }
 }
 
+bool DecodeBuilder::bf16Dot() const {
+  auto elementOf = [](Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getElementType();
+  };
+  return b.options.rowVectors && !c.fp8Format &&
+         elementOf(args.of(fn, Arg::Query)).isBF16() &&
+         elementOf(cache).isBF16();
+}
+
+SmallVector<Value> DecodeBuilder::queryRowVectors() {
+  auto rowType = VectorType::get({c.headSize}, b.getF32Type());
+  SmallVector<Value> rows;
+  if (!bf16Dot()) {
+    for (const SmallVector<Value> &row : q)
+      rows.push_back(b.create<vector::FromElementsOp>(rowType, row));
+    return rows;
+  }
+  Value query = args.of(fn, Arg::Query);
+  for (Value start : qRowStarts) {
+    Value raw = vector::LoadOp::create(
+        b, VectorType::get({c.headSize}, b.getBF16Type()), query,
+        ValueRange{start});
+    rows.push_back(b.toF32(raw));
+  }
+  return rows;
+}
+
 void DecodeBuilder::scoreBlock(KernelBuilder &b, ArrayRef<Value> qRows,
                                Value block, Value next, Value start, Value uLo,
                                Value uHi) {
@@ -439,6 +478,8 @@ void DecodeBuilder::scoreBlock(KernelBuilder &b, ArrayRef<Value> qRows,
           Value products = kb.create<arith::MulFOp>(qRows[i], key, dotFlags());
           Value dot = vector::ReductionOp::create(
               kb, vector::CombiningKind::ADD, products, dotFlags());
+          if (bf16Dot())
+            dot = kb.mulf(dot, qScale);
           Value s = math.score(kb, dot, alibi ? slopes[i] : Value(), dist);
           memref::StoreOp::create(kb, s, probs, ValueRange{kb.idx(i), u});
         }
@@ -482,9 +523,7 @@ SoftmaxState DecodeBuilder::walkKeyBlocks() {
   int64_t D = c.headSize;
   auto rowType = VectorType::get({D}, b.getF32Type());
   auto scoresType = VectorType::get({c.blockSize}, b.getF32Type());
-  SmallVector<Value> qRows;
-  for (const SmallVector<Value> &row : q)
-    qRows.push_back(b.create<vector::FromElementsOp>(rowType, row));
+  SmallVector<Value> qRows = queryRowVectors();
   // The block's scores, then its probabilities, and the accumulator rows
   // live on the work item's stack: read back as vectors, or one element
   // broadcast (a memory operand of the FMA), they need no register shuffle.

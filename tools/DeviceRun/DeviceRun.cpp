@@ -377,7 +377,8 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                llvm::cl::init("both"), llvm::cl::cat(category)),
       cpuIsa("cpu-isa",
              llvm::cl::desc("Backend cpu: the ISA level of the kernels' "
-                            "machine code, x86-64-v3, x86-64-v4 or aarch64 "
+                            "machine code, x86-64-v3, x86-64-v4, "
+                            "x86-64-v4-bf16 or aarch64 "
                             "(default: the widest this host runs); attn-diff "
                             "also takes a comma-separated list or all (every "
                             "level this host runs) and diffs each in turn"),

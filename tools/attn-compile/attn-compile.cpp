@@ -154,10 +154,11 @@ llvm::cl::list<std::string> cpuIsa(
     "cpu-isa",
     llvm::cl::desc("Target cpu: the ISA levels of the kernels' machine code, "
                    "one shared object per kernel and level (x86-64-v3: "
-                   "AVX2/FMA/F16C; x86-64-v4: AVX-512; aarch64: Armv8-A with "
+                   "AVX2/FMA/F16C; x86-64-v4: AVX-512; x86-64-v4-bf16: "
+                   "x86-64-v4 with AVX-512 BF16; aarch64: Armv8-A with "
                    "NEON; host: the widest this machine runs; default: "
-                   "the three levels); the CPU device runs the widest "
-                   "level its host has"),
+                   "x86-64-v3, x86-64-v4, aarch64); the CPU device runs "
+                   "the widest level its host has"),
     llvm::cl::value_desc("LEVEL,..."), llvm::cl::CommaSeparated,
     llvm::cl::cat(category));
 

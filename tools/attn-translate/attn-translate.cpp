@@ -72,8 +72,8 @@ cl::opt<Target> target(cl::desc("Translation:"),
                        cl::cat(category));
 cl::opt<std::string> cpuIsa("cpu-isa",
                             cl::desc("The ISA level of --attn-to-cpu's "
-                                     "machine code: x86-64-v3, x86-64-v4 "
-                                     "or aarch64"),
+                                     "machine code: x86-64-v3, x86-64-v4, "
+                                     "x86-64-v4-bf16 or aarch64"),
                             cl::init("x86-64-v3"), cl::cat(category));
 cl::opt<bool> listKernels("list-kernels",
                           cl::desc("Print each kernel's entry point, "

@@ -16,6 +16,11 @@
 // CHECK-SAME: known_block_size = array<i32: 1, 1, 1>
 // CHECK: %[[PROBS:.*]] = memref.alloca() : memref<4x16xf32>
 // CHECK: %[[ACC:.*]] = memref.alloca() : memref<4x128xf32>
+// bf16 queries and cache: each head's query row is widened unscaled, so a
+// score is a dot product of two bf16 rows (what attn-cpu-bf16-dot selects
+// VDPBF16PS for), scaled after the sum.
+// CHECK: %[[Q0:.*]] = vector.load %arg0[%{{.*}}] : memref<?xbf16>, vector<128xbf16>
+// CHECK: %[[Q0F:.*]] = arith.extf %[[Q0]] : vector<128xbf16> to vector<128xf32>
 // CHECK-COUNT-4: vector.store %{{.*}}, %[[ACC]][%{{.*}}, %c0] : memref<4x128xf32>, vector<128xf32>
 // m and l of each head are carried.
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
@@ -24,8 +29,10 @@
 // Four cache lines of the next block's key row, then of its value row.
 // CHECK-COUNT-8: memref.prefetch %arg1[%{{.*}}], read, locality<3>, data : memref<?xbf16>
 // CHECK: %[[KEY:.*]] = vector.load %arg1[%{{.*}}] : memref<?xbf16>, vector<128xbf16>
-// CHECK: arith.extf %[[KEY]] : vector<128xbf16> to vector<128xf32>
-// CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc,contract> : vector<128xf32> into f32
+// CHECK: %[[KEYF:.*]] = arith.extf %[[KEY]] : vector<128xbf16> to vector<128xf32>
+// CHECK: %[[PROD:.*]] = arith.mulf %[[Q0F]], %[[KEYF]] fastmath<reassoc,contract> : vector<128xf32>
+// CHECK: %[[DOT:.*]] = vector.reduction <add>, %[[PROD]] fastmath<reassoc,contract> : vector<128xf32> into f32
+// CHECK: arith.mulf %[[DOT]], %{{.*}} : f32
 // CHECK: memref.store %{{.*}}, %[[PROBS]][%c0, %[[U]]] : memref<4x16xf32>
 // CHECK: memref.store %{{.*}}, %[[PROBS]][%c3, %[[U]]] : memref<4x16xf32>
 // One online-softmax update per head and block.

@@ -312,10 +312,6 @@ public:
   /// included, which a device may flush in float arithmetic), or with
   /// options.fp8ViaF16 through fp8ViaF16ToF32.
   Value fp8ToF32(Value byte, Type format);
-  /// fp8ToF32 through f16: the byte's fields moved into an f16's (e5m2 is
-  /// an f16's high byte; e4m3's exponent is rebiased by a factor 2^8 after
-  /// the conversion), then one f16 to f32 conversion.
-  Value fp8ViaF16ToF32(Value byte, Type format);
   /// `element`, or a vector of it shaped as `like` when that is a vector.
   Type shapedLike(Value like, Type element);
   /// `scalar`, broadcast to the shape of `like` when that is a vector.
@@ -376,6 +372,12 @@ public:
   Value clusterSum(Value v, int64_t lanes);
 
   const LoweringOptions &options;
+
+private:
+  /// fp8ToF32 through f16: the byte's fields moved into an f16's (e5m2 is
+  /// an f16's high byte; e4m3's exponent is rebiased by a factor 2^8 after
+  /// the conversion), then one f16 to f32 conversion.
+  Value fp8ViaF16ToF32(Value byte, Type format);
 };
 
 } // namespace attn

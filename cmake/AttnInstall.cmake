@@ -20,6 +20,17 @@ endif()
 if(TARGET AttnDLPack)
   list(APPEND _attn_exported AttnDLPack)
 endif()
+# AttnDevices (devices/Devices.h: openDevice / openSession by device type)
+# links every device library this build has, so those go too.
+foreach(device Cuda TT)
+  if(TARGET Attn${device}Device)
+    list(APPEND _attn_exported Attn${device}Device)
+  endif()
+endforeach()
+if(TARGET AttnTTDevice)
+  list(APPEND _attn_exported AttnTTEmulator)
+endif()
+list(APPEND _attn_exported AttnDevices)
 
 # Every exported library reaches the headers through AttnCore.
 target_include_directories(AttnCore PUBLIC
@@ -67,6 +78,15 @@ install(FILES
   ${PROJECT_SOURCE_DIR}/devices/cpu/CpuPlanDevice.h
   ${PROJECT_SOURCE_DIR}/devices/cpu/ThreadPool.h
   DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/devices/cpu)
+install(FILES
+  ${PROJECT_SOURCE_DIR}/devices/DeviceFactory.h
+  ${PROJECT_SOURCE_DIR}/devices/Devices.h
+  DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/devices)
+if(TARGET AttnCudaDevice)
+  install(FILES
+    ${PROJECT_SOURCE_DIR}/devices/cuda/CudaPlanDevice.h
+    DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/devices/cuda)
+endif()
 if(TARGET AttnVulkanDevice)
   install(FILES
     ${PROJECT_SOURCE_DIR}/devices/vulkan/VulkanExecutor.h
@@ -85,9 +105,6 @@ foreach(tool attn-compile attn-run attn-diff)
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
 endforeach()
-if(TARGET attn-compile AND TARGET AttnTTEmulator)
-  install(TARGETS AttnTTEmulator LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-endif()
 
 # 0.x: a minor version may break the API.
 write_basic_package_version_file(

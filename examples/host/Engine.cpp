@@ -1,6 +1,6 @@
 //===- Engine.cpp - The engine side of the serving example ----------------===//
 
-#include "examples/host/Engine.h"
+#include "Engine.h"
 
 #include <algorithm>
 #include <optional>

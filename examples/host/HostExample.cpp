@@ -37,7 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/Version.h"
-#include "examples/host/Engine.h"
+#include "Engine.h"
 #include "reference/testing/Random.h"
 
 #include <algorithm>

@@ -48,4 +48,10 @@ if [ "$mode" = bundle ]; then
 fi
 cmake "$@"
 cmake --build "$work/build" -j 2
-"$work/build/decode-step"
+if [ "$mode" = host_example ]; then
+  # Three models' serving steps on the CPU device, each checked against the
+  # reference ops.
+  "$work/build/attn-host-example" --device cpu
+else
+  "$work/build/decode-step"
+fi

@@ -7,6 +7,23 @@ mode=$1 build=$2 project=$3 work=$4 source=$5
 
 rm -rf "$work"
 mkdir -p "$work"
+
+if [ "$mode" = readme ]; then
+  # The README's engine, with the README's commands and nothing else: no
+  # generator, no build type, only the prefix.
+  cmake --install "$build" --prefix "$work/attn" > "$work/install.log"
+  python3 "$source/test/package/readme_engine.py" "$source/README.md" \
+    "$work/engine"
+  if [ ! -x "$work/attn/bin/attn-compile" ]; then
+    echo "SKIP: no attn-compile in this build (ATTN_BUILD_COMPILER=OFF?)"
+    exit 77
+  fi
+  cd "$work"
+  cmake -S engine -B engine-build -DCMAKE_PREFIX_PATH="$work/attn"
+  cmake --build engine-build
+  engine-build/engine
+  exit 0
+fi
 set -- -S "$project" -B "$work/build" -DCMAKE_BUILD_TYPE=Release
 if command -v ninja > /dev/null; then
   set -- "$@" -G Ninja

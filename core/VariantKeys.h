@@ -140,7 +140,9 @@ inline constexpr VariantKey kVariantKeys[] = {
      ""},
     {"causal", Kind::Bool, kPaged, "true | false (true)", ""},
     {"window_left", Kind::Int, kPaged,
-     "keys visible to the left, -1: all (-1)", ""},
+     "keys visible to the left, -1: all (-1); vLLM's sliding_window N is "
+     "window_left=N-1",
+     ""},
     {"window_right", Kind::Int, kPaged,
      "keys visible to the right, causal=false only, -1: all (-1)", ""},
     {"soft_cap", Kind::F32, kPaged, "s = cap * tanh(s / cap), 0: off (0)", ""},

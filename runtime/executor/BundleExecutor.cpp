@@ -4,6 +4,7 @@
 
 #include "core/Metadata.h"
 
+#include <algorithm>
 #include <set>
 
 namespace attn::runtime {
@@ -94,28 +95,44 @@ Status noVariant(const Bundle &bundle, const VariantQuery &query) {
   for (size_t i = 1; i < query.parameters.size(); ++i)
     wanted += (wanted.empty() ? "" : ",") + query.parameters[i].key + "=" +
               query.parameters[i].value;
-  std::vector<std::string> sameOp, all;
+  // The entries of the same op, closest first (fewest differing
+  // parameters), each once: a bundle lists a variant per subgroup size.
+  std::vector<std::pair<size_t, std::string>> sameOp;
+  std::vector<std::string> all;
+  std::set<std::string> seen;
+  bool windowDiffers = false;
   for (const BundleVariant &v : bundle.variants) {
     all.push_back(v.name);
     auto it = v.parameters.find("op");
     if (it == v.parameters.end() || it->second != op)
       continue;
+    std::vector<std::string> mismatches = query.mismatches(v.parameters);
     std::string differ;
-    for (const std::string &d : query.mismatches(v.parameters))
+    for (const std::string &d : mismatches) {
       differ += (differ.empty() ? "" : ", ") + d;
-    sameOp.push_back(v.name + " (" + differ + ")");
+      windowDiffers |= d.starts_with("window_left=");
+    }
+    std::string entry = v.name + " (" + differ + ")";
+    if (seen.insert(entry).second)
+      sameOp.emplace_back(mismatches.size(), std::move(entry));
   }
+  std::stable_sort(sameOp.begin(), sameOp.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  constexpr size_t kShown = 4;
   std::string have;
-  if (!sameOp.empty())
-    for (const std::string &s : sameOp)
-      have += (have.empty() ? "" : "; ") + s;
-  else
+  for (size_t i = 0; i < std::min(sameOp.size(), kShown); ++i)
+    have += (have.empty() ? "" : "; ") + sameOp[i].second;
+  if (sameOp.size() > kShown)
+    have += "; and " + std::to_string(sameOp.size() - kShown) + " more";
+  if (sameOp.empty())
     have = "no " + op + " variant" +
            (all.empty() ? std::string() : ", only " + joinDistinct(all));
   return errorf("bundle ", bundle.directory, " has no ", op, " variant with ",
                 wanted, " (it has: ", have,
                 "); compile one with: attn-compile --variant ",
-                query.describe());
+                query.describe(),
+                windowDiffers ? " (window_left is vLLM's sliding_window - 1)"
+                              : "");
 }
 
 /// The scales an fp8 `kvCache` needs (`names` of those in `scales`), none

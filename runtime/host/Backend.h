@@ -72,7 +72,10 @@ struct AttentionLayer {
   /// the layer has one kv head (then per layer and per head coincide).
   std::vector<float> kHeadScales;
   std::vector<float> vHeadScales;
-  /// Sliding window in tokens (vLLM's sliding_window); none: full attention.
+  /// Sliding window in tokens (vLLM's sliding_window: the query's own token
+  /// and the N - 1 before it); none: full attention. Its kernels are the
+  /// bundle's variants with window_left = slidingWindow - 1 (a window of
+  /// 4096 needs `attn-compile --variant ...,window_left=4095`).
   std::optional<int64_t> slidingWindow;
   std::optional<double> logitsSoftCap;
   /// [num_heads] ALiBi slopes; empty: none.

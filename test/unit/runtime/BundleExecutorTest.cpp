@@ -390,6 +390,35 @@ TEST_F(BundleExecutorTest, NamesWhatNoVariantHas) {
                         "pa_default_scale, pa_scale_quarter, cache)"));
 }
 
+TEST_F(BundleExecutorTest, NamesTheClosestVariantsOnce) {
+  // Five more windowed variants, each listed twice (as a bundle lists a
+  // variant per subgroup size): the message names each entry once, the
+  // closest first, four of them, and says how many it left out; a window
+  // that differs reminds of vLLM's sliding_window.
+  for (int i = 0; i < 2; ++i)
+    for (int w : {7, 15, 31, 63, 127}) {
+      BundleVariant v;
+      v.name = "pa_window" + std::to_string(w);
+      v.parameters = pagedParameters("0.25");
+      v.parameters["window_left"] = std::to_string(w);
+      bundle.variants.push_back(std::move(v));
+    }
+  params.windowLeft = 4095;
+  Result<const BundleVariant *> none =
+      findVariant(bundle, pagedAttentionQuery(query, kvCache, params));
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.message(),
+              HasSubstr("(it has: pa_default_scale (window_left=-1); "
+                        "pa_scale_quarter (window_left=-1, scale=0.25); "
+                        "pa_window7 (window_left=7, scale=0.25); "
+                        "pa_window15 (window_left=15, scale=0.25); and 3 "
+                        "more); compile one with: attn-compile --variant "));
+  EXPECT_THAT(none.message(),
+              HasSubstr("window_left=4095,"));
+  EXPECT_TRUE(none.message().ends_with(
+      " (window_left is vLLM's sliding_window - 1)"));
+}
+
 TEST_F(BundleExecutorTest, NamesAMissingTarget) {
   auto executor = makeExecutor("ptx");
   Status s = runPaged(*executor);

@@ -36,6 +36,20 @@ std::string formatIndex(const std::vector<int64_t> &index) {
   return s + "]";
 }
 
+namespace {
+
+/// The multi-index of element `flat` of a tensor of `shape`.
+std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+} // namespace
+
 Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
                                   Tolerance tolerance) {
   if (got.dtype() != want.dtype())
@@ -47,9 +61,10 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
   TensorDiff diff;
   diff.numElements = want.numElements();
   bool integer = !isFloat(want.dtype());
-  // How far outside the tolerance the worst element is (<= 0: inside).
+  // How far outside the tolerance the worst element is, relative to its
+  // tolerance (<= 0: inside), and the largest error's element.
   double worstExcess = -INFINITY;
-  int64_t worstFlat = -1;
+  int64_t worstFlat = -1, largestFlat = -1;
   int64_t rowElements = 1;
   if (want.rank() > 0) {
     diff.rowMismatches.assign(want.dim(0), 0);
@@ -71,13 +86,20 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
       excess = same ? -INFINITY : INFINITY;
     } else {
       err = std::fabs(g - w);
-      excess = err - (tolerance.atol + tolerance.rtol * std::fabs(w));
+      double allowed = tolerance.atol + tolerance.rtol * std::fabs(w);
+      // Relative to the element's own tolerance, so that passing elements
+      // rank by how near they come to failing (an exact compare: by error).
+      excess = allowed > 0 ? err / allowed - 1 : err;
       if (w != 0.0)
         diff.maxRelError = std::max(diff.maxRelError, err / std::fabs(w));
     }
-    if (!std::isnan(diff.maxAbsError) &&
-        (std::isnan(err) || err > diff.maxAbsError))
+    if (largestFlat < 0 || (!std::isnan(diff.maxAbsError) &&
+                            (std::isnan(err) || err > diff.maxAbsError))) {
       diff.maxAbsError = err;
+      largestFlat = i;
+      diff.largestGot = g;
+      diff.largestWant = w;
+    }
     if (excess > 0) {
       ++diff.numMismatches;
       if (!diff.rowMismatches.empty())
@@ -91,12 +113,8 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
     }
   }
   if (worstFlat >= 0) {
-    diff.worstIndex.assign(want.rank(), 0);
-    int64_t rest = worstFlat;
-    for (int64_t d = want.rank() - 1; d >= 0; --d) {
-      diff.worstIndex[d] = rest % want.dim(d);
-      rest /= want.dim(d);
-    }
+    diff.worstIndex = unflatten(worstFlat, want.shape());
+    diff.largestIndex = unflatten(largestFlat, want.shape());
   }
   return diff;
 }

@@ -42,11 +42,17 @@ struct TensorDiff {
   /// Elements outside the tolerance per index of dimension 0 (per token of
   /// an attention output); empty for rank-0 tensors.
   std::vector<int64_t> rowMismatches;
-  /// The element furthest outside the tolerance (or with the largest
-  /// error when all pass): its multi-index, and both values.
+  /// The element furthest outside the tolerance, or, when all pass, the
+  /// closest to failing (its error the largest part of its own atol + rtol
+  /// |want|): its multi-index, and both values.
   std::vector<int64_t> worstIndex;
   double worstGot = 0.0;
   double worstWant = 0.0;
+  /// The element with the largest error (maxAbsError; a NaN mismatch
+  /// first), which near-zero references make differ from the worst.
+  std::vector<int64_t> largestIndex;
+  double largestGot = 0.0;
+  double largestWant = 0.0;
 
   bool passed() const { return numMismatches == 0; }
 };

@@ -349,15 +349,28 @@ llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
                           diff->numNanMismatches)
                 .str()
           : "";
-  std::string where = describeIndex(diff->worstIndex, report.mla);
+  // An element as "[i, j, k] (token i, head j, dim k; device x, reference
+  // y)".
+  auto element = [&](const std::vector<int64_t> &index, double got,
+                     double ref) {
+    std::string where = describeIndex(index, report.mla);
+    return llvm::formatv("{0} ({1}device {2}, reference {3})",
+                         formatIndex(index), where.empty() ? "" : where + "; ",
+                         g(got), g(ref))
+        .str();
+  };
+  // The largest error, and the element furthest beyond its tolerance (all
+  // passing: the nearest to failing), which near-zero references make
+  // differ.
   llvm::outs() << llvm::formatv(
-      "  result{0} {1}: max abs {2:e3}, max rel {3:e3}, worst at {4}{5} "
-      "(device {6}, reference {7}), {8} of {9}{10} beyond atol {11} + rtol "
-      "{12}: {13}\n",
-      i, want.describe(), diff->maxAbsError, diff->maxRelError,
-      formatIndex(diff->worstIndex), where.empty() ? "" : " (" + where + ")",
-      g(diff->worstGot), g(diff->worstWant), diff->numMismatches,
-      diff->numElements, nans, g(tol.atol), g(tol.rtol),
+      "  result{0} {1}: max abs {2:e3} at {3}, max rel {4:e3}, worst against "
+      "the tolerance at {5}, {6} of {7}{8} beyond atol {9} + rtol {10}: "
+      "{11}\n",
+      i, want.describe(), diff->maxAbsError,
+      element(diff->largestIndex, diff->largestGot, diff->largestWant),
+      diff->maxRelError,
+      element(diff->worstIndex, diff->worstGot, diff->worstWant),
+      diff->numMismatches, diff->numElements, nans, g(tol.atol), g(tol.rtol),
       diff->passed() ? "PASS" : "FAIL");
   Result<TensorDiff> naiveDiff =
       compareTensors(naive, want, defaultTolerance(want.dtype()));

@@ -1,0 +1,67 @@
+//===- CompareTest.cpp - What compareTensors says about a difference ------===//
+//
+// attn-diff's per-element verdict: which elements it names. The largest
+// error and the element worst against its own tolerance differ when the
+// reference holds values near zero (atol dominates there), and attn-diff
+// reports both.
+//
+//===----------------------------------------------------------------------===//
+
+#include "reference/testing/Compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace attn {
+namespace {
+
+Tensor floats(const std::vector<double> &values, std::vector<int64_t> shape) {
+  Tensor t(DType::F32, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setFloat(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+TEST(CompareTest, NamesTheLargestErrorAndTheNearestToFailing) {
+  // Tolerance 1e-3 + 1e-2 |want|: element [0, 1] errs by 4e-3 at 10 (40% of
+  // its 1.01e-1), element [1, 0] by 8e-4 at 0 (80% of its 1e-3).
+  Tensor want = floats({1, 10, 0, 0.5}, {2, 2});
+  Tensor got = floats({1, 10.004, 0.0008, 0.5}, {2, 2});
+  Result<TensorDiff> diff = compareTensors(got, want, {1e-3, 1e-2});
+  ASSERT_TRUE(diff) << diff.message();
+  EXPECT_TRUE(diff->passed());
+  EXPECT_EQ(diff->largestIndex, (std::vector<int64_t>{0, 1}));
+  EXPECT_NEAR(diff->maxAbsError, 4e-3, 1e-6);
+  EXPECT_FLOAT_EQ(diff->largestWant, 10);
+  EXPECT_EQ(diff->worstIndex, (std::vector<int64_t>{1, 0}));
+  EXPECT_FLOAT_EQ(diff->worstGot, 0.0008f);
+}
+
+TEST(CompareTest, FailingElementsRankByHowFarBeyondTheirTolerance) {
+  // [0, 0] is 0.5 beyond at 100 (tolerance 1.001), [1, 1] 0.01 beyond at
+  // 0 (tolerance 1e-3): the second is ten times its tolerance, the first
+  // about 1.5 times.
+  Tensor want = floats({100, 0, 0, 0}, {2, 2});
+  Tensor got = floats({101.5, 0, 0, 0.011}, {2, 2});
+  Result<TensorDiff> diff = compareTensors(got, want, {1e-3, 1e-2});
+  ASSERT_TRUE(diff) << diff.message();
+  EXPECT_EQ(diff->numMismatches, 2);
+  EXPECT_EQ(diff->largestIndex, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(diff->worstIndex, (std::vector<int64_t>{1, 1}));
+}
+
+TEST(CompareTest, ANanMismatchIsBothTheLargestAndTheWorst) {
+  Tensor want = floats({1, 2, 3}, {3});
+  Tensor got = floats({1.5, NAN, 3}, {3});
+  Result<TensorDiff> diff = compareTensors(got, want, {1e-3, 1e-2});
+  ASSERT_TRUE(diff) << diff.message();
+  EXPECT_TRUE(std::isnan(diff->maxAbsError));
+  EXPECT_EQ(diff->largestIndex, std::vector<int64_t>{1});
+  EXPECT_EQ(diff->worstIndex, std::vector<int64_t>{1});
+  EXPECT_EQ(diff->numNanMismatches, 1);
+}
+
+} // namespace
+} // namespace attn

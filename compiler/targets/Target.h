@@ -77,6 +77,11 @@ extern const LoweringFamily kCPULowering;
 ConvertAttnToGPUOptions loweringOptions(const LoweringFamily &family,
                                         const CompileOptions &options);
 
+/// Registers attn-opt's `attn-to-spirv`, `attn-to-ptx` and
+/// `attn-to-cpu-kernels` pipelines: what attn-compile runs for the target,
+/// with its family's options (Pipelines.cpp).
+void registerTargetPipelines();
+
 /// The lowering the driver builds the host plans and kernels of
 /// `options.targets` with: the one their GPU targets share, else
 /// kSPIRVLowering (a target of another family lowers again for itself and

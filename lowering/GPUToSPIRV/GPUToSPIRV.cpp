@@ -115,6 +115,18 @@ struct AttachTargetPass
     WalkResult result = module.walk([&](gpu::GPUFuncOp fn) {
       if (!fn.isKernel() || fn->hasAttr(spirv::getEntryPointABIAttrName()))
         return WalkResult::advance();
+      // SPIR-V has no bf16: convert-attn-to-gpu must have passed bf16
+      // buffers as 16-bit words, else an upstream conversion fails far
+      // from the cause.
+      for (Type type : fn.getArgumentTypes())
+        if (auto memref = dyn_cast<MemRefType>(type);
+            memref && memref.getElementType().isBF16()) {
+          fn.emitError() << "has a bf16 buffer argument (" << type
+                         << "), which SPIR-V cannot hold: build the kernels "
+                            "with convert-attn-to-gpu{bf16-as-i16=true}, as "
+                            "the attn-to-spirv pipeline does";
+          return WalkResult::interrupt();
+        }
       std::optional<ArrayRef<int32_t>> block = fn.getKnownBlockSize();
       if (!block) {
         fn.emitError() << "expects known_block_size on a kernel to give it "

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/targets/Target.h"
 #include "dialect/AttnDialect.h"
 #include "dialect/BufferizableOpInterfaceImpl.h"
 #include "lowering/AttnToTT/Passes.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllPasses();
   mlir::attn::registerLoweringPasses();
+  mlir::attn::registerTargetPipelines();
   mlir::attn::registerAttnToTTLoweringPasses();
   registry.insert<mlir::attn::AttnDialect>();
   mlir::attn::registerBufferizableOpInterfaceExternalModels(registry);

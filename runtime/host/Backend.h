@@ -215,9 +215,9 @@ public:
   /// f32, f16 and bf16, which both backends run.
   virtual std::vector<DType> supportedDtypes() const;
   virtual std::vector<int64_t> supportedHeadSizes() const = 0;
-  /// "auto" (the model dtype) and vLLM's fp8 names ("fp8" is e4m3). Only
-  /// the CPU device runs fp8 caches so far: selection says so for the
-  /// others (Registry.h).
+  /// "auto" (the model dtype) and vLLM's fp8 names ("fp8" is e4m3). Every
+  /// device but Tenstorrent runs fp8 caches (TT-Metalium has no fp8 data
+  /// format): selection says so there (Registry.h).
   virtual std::vector<std::string> supportedKvCacheDtypes() const {
     return {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
   }

@@ -65,11 +65,16 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
   // tolerance (<= 0: inside), and the largest error's element.
   double worstExcess = -INFINITY;
   int64_t worstFlat = -1, largestFlat = -1;
-  int64_t rowElements = 1;
+  int64_t rowElements = 1, headElements = 1;
   if (want.rank() > 0) {
     diff.rowMismatches.assign(want.dim(0), 0);
     if (want.dim(0) > 0)
       rowElements = diff.numElements / want.dim(0);
+  }
+  if (want.rank() > 1) {
+    diff.headMismatches.assign(want.dim(1), 0);
+    if (want.dim(1) > 0)
+      headElements = rowElements / want.dim(1);
   }
   for (int64_t i = 0; i < diff.numElements; ++i) {
     double g = integer ? static_cast<double>(got.getInt(i)) : got.getFloat(i);
@@ -104,6 +109,8 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
       ++diff.numMismatches;
       if (!diff.rowMismatches.empty())
         ++diff.rowMismatches[i / rowElements];
+      if (!diff.headMismatches.empty())
+        ++diff.headMismatches[(i / headElements) % want.dim(1)];
     }
     if (excess > worstExcess || worstFlat < 0) {
       worstExcess = excess;

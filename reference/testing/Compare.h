@@ -42,6 +42,9 @@ struct TensorDiff {
   /// Elements outside the tolerance per index of dimension 0 (per token of
   /// an attention output); empty for rank-0 tensors.
   std::vector<int64_t> rowMismatches;
+  /// Elements outside the tolerance per index of dimension 1 (per head of
+  /// an attention output); empty below rank 2.
+  std::vector<int64_t> headMismatches;
   /// The element furthest outside the tolerance, or, when all pass, the
   /// closest to failing (its error the largest part of its own atol + rtol
   /// |want|): its multi-index, and both values.

@@ -203,6 +203,35 @@ std::string failedRequests(const TensorDiff &diff,
   return "           failed requests: " + text + "\n";
 }
 
+/// "           failed heads: 2 (4480 elements), 3 (4480 elements), ...;
+/// every element passes at heads 0, 9": which heads of an output of rank
+/// 3 or more fail, and which pass everywhere, which tells a systematic
+/// mapping error (a GQA head off) from noise. Empty when all pass.
+std::string failedHeads(const TensorDiff &diff, int64_t rank) {
+  if (diff.numMismatches == 0 || rank < 3)
+    return "";
+  std::string failing, passing;
+  size_t numFailing = 0, numPassing = 0;
+  constexpr size_t kShown = 10;
+  for (size_t h = 0; h < diff.headMismatches.size(); ++h) {
+    int64_t n = diff.headMismatches[h];
+    std::string &list = n ? failing : passing;
+    size_t &count = n ? numFailing : numPassing;
+    if (count++ < kShown)
+      list += (list.empty() ? "" : ", ") + std::to_string(h) +
+              (n ? " (" + std::to_string(n) + ")" : "");
+  }
+  auto more = [&](size_t count) {
+    return count > kShown ? ", and " + std::to_string(count - kShown) + " more"
+                          : std::string();
+  };
+  std::string text = "           failed heads (elements): " + failing +
+                     more(numFailing);
+  if (numPassing)
+    text += "; every element passes at heads " + passing + more(numPassing);
+  return text + "\n";
+}
+
 /// Flags that parse but cannot be used: a tolerance that is not a finite
 /// number >= 0, not exactly one of --backend and --against, or a --backend
 /// that is the reference or not a device of this build.
@@ -392,7 +421,8 @@ llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
     llvm::outs() << failedRequests(
         *diff,
         requestOfRow(report.signature, report.inputs, want.dim(0), report.mla),
-        report.mla);
+        report.mla)
+                 << failedHeads(*diff, want.rank());
   return decides(diff->passed(), flashPassed);
 }
 

@@ -63,5 +63,18 @@ TEST(CompareTest, ANanMismatchIsBothTheLargestAndTheWorst) {
   EXPECT_EQ(diff->numNanMismatches, 1);
 }
 
+TEST(CompareTest, CountsMismatchesPerRowAndPerHead) {
+  // [2 tokens, 3 heads, 2 dims]: head 1 wrong everywhere, one element of
+  // head 2 in token 1.
+  Tensor want = floats(std::vector<double>(12, 1.0), {2, 3, 2});
+  Tensor got = want;
+  for (int64_t i : {2, 3, 8, 9, 11})
+    got.setFloat(i, 2.0);
+  Result<TensorDiff> diff = compareTensors(got, want, {1e-3, 0});
+  ASSERT_TRUE(diff) << diff.message();
+  EXPECT_EQ(diff->rowMismatches, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(diff->headMismatches, (std::vector<int64_t>{0, 4, 1}));
+}
+
 } // namespace
 } // namespace attn

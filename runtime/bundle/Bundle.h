@@ -104,6 +104,10 @@ struct Bundle {
 /// Loads and checks `directory`/manifest.json and the kernel files.
 Result<Bundle> loadBundle(const std::string &directory);
 
+/// Reads (no further than a bound: an endless file is refused) and parses
+/// `directory`/manifest.json, without reading the kernel files.
+Result<Bundle> loadManifest(const std::string &directory);
+
 /// The manifest text of a bundle, and its parse (no file checks).
 std::string manifestToJson(const Bundle &bundle);
 Result<Bundle> manifestFromJson(std::string_view json,

@@ -711,11 +711,7 @@ int emitMlir() {
 
 /// The bundle in the output directory, if there is a readable one.
 std::optional<rt::Bundle> previousBundle() {
-  auto text = llvm::MemoryBuffer::getFile(outputPath + "/manifest.json");
-  if (!text)
-    return std::nullopt;
-  ::attn::Result<rt::Bundle> old =
-      rt::manifestFromJson((*text)->getBuffer(), outputPath);
+  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath);
   if (!old)
     return std::nullopt;
   return std::move(*old);

@@ -322,8 +322,8 @@ llvm::Expected<int64_t> mlir::attn::localVulkanSubgroupSize() {
 mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
     : splitKv("split-kv",
               llvm::cl::desc("GPU backends: split-KV decode, 0 lets the "
-                             "compiler choose, N forces N splits and a "
-                             "reduce kernel"),
+                             "compiler choose, N (at most 1024) forces N "
+                             "splits and a reduce kernel"),
               llvm::cl::init(0), llvm::cl::cat(category)),
       vectorWidth("vector-width",
                   llvm::cl::desc("GPU backends with scalar loads (vulkan): "
@@ -399,6 +399,8 @@ mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
   options.decodeThreshold = decodeThreshold;
   options.prefillMatrix = prefillMatrix;
   options.maxWorkgroupMemory = maxWorkgroupMemory;
+  if (std::string why = checkCompileOptions(options); !why.empty())
+    return llvm::createStringError(why);
   if (!cpuIsa.empty()) {
     options.cpu.isaLevels = {cpuIsa};
   } else if (const ::attn::CpuIsaLevel *best = ::attn::bestHostCpuIsa()) {

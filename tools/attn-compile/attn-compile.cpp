@@ -116,9 +116,14 @@ llvm::cl::opt<std::string>
                llvm::cl::value_desc("PATH"), llvm::cl::init("-"),
                llvm::cl::cat(category));
 
+/// Far above any machine's cores; a count of billions made the thread
+/// pool wait forever.
+constexpr unsigned kMaxJobs = 1024;
+
 llvm::cl::opt<unsigned> jobs("j",
                              llvm::cl::desc("Variants compiled in parallel "
-                                            "(0: one per core)"),
+                                            "(0: one per core; at most "
+                                            "1024)"),
                              llvm::cl::init(0), llvm::cl::cat(category));
 
 llvm::cl::list<int64_t> subgroupSizes(
@@ -141,7 +146,8 @@ llvm::cl::opt<bool> skipInvalid(
 
 llvm::cl::opt<int64_t> splitKv("split-kv",
                                llvm::cl::desc("Split-KV decode (0: choose, "
-                                              "N: force N splits)"),
+                                              "N: force N splits, at most "
+                                              "1024)"),
                                llvm::cl::init(0), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
@@ -898,6 +904,10 @@ int main(int argc, char **argv) {
   if (emitKind == Emit::Mlir)
     return emitMlir();
 
+  if (jobs > kMaxJobs)
+    return fail("-j " + llvm::Twine(jobs.getValue()) +
+                " is more than the limit of " + llvm::Twine(kMaxJobs) +
+                " variants compiled in parallel");
   llvm::Expected<std::vector<std::string>> targets = requestedTargets();
   if (!targets)
     return fail(llvm::toString(targets.takeError()));
@@ -917,6 +927,8 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.splitKv = splitKv;
+  if (std::string why = checkCompileOptions(options); !why.empty())
+    return fail(why);
   options.spirv.abi = *abi;
   options.ptx.chip = chip;
   options.ptx.features = ptxFeaturesForChip(chip);

@@ -125,7 +125,8 @@ cl::opt<std::string> mslVersion("msl-version",
                                          "each kernel needs)"),
                                 cl::init(""), cl::cat(category));
 cl::opt<int64_t> splitKv("split-kv",
-                         cl::desc("Split-KV decode (0: choose, N: force N)"),
+                         cl::desc("Split-KV decode (0: choose, N: force N, "
+                                  "at most 1024)"),
                          cl::init(0), cl::cat(category));
 
 const char *kOverview = R"(attn-translate: attn IR to device binaries

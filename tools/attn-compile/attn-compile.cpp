@@ -12,9 +12,11 @@
 
 #include "compiler/Compile.h"
 #include "compiler/Grid.h"
+#include "compiler/ParseFile.h"
 #include "compiler/Variant.h"
 #include "compiler/targets/Target.h"
 #include "core/CpuKernel.h"
+#include "core/TextNesting.h"
 #include "core/Version.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/bundle/Bundle.h"
@@ -287,10 +289,13 @@ llvm::Error collectJobs(std::vector<Job> &jobs,
   for (const std::string &file : inputFiles) {
     // Checked here, once, rather than by each build's parse: before the
     // bundle directory exists.
-    if (std::error_code ec = llvm::sys::fs::access(
-            file, llvm::sys::fs::AccessMode::Exist))
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+        llvm::MemoryBuffer::getFile(file);
+    if (!text)
       return llvm::createStringError("cannot read " + file + ": " +
-                                     ec.message());
+                                     text.getError().message());
+    if (::attn::Status s = ::attn::checkNesting((*text)->getBuffer(), file); !s)
+      return llvm::createStringError(s.message());
     Job job;
     job.file = file;
     job.name = llvm::sys::path::stem(file).str();
@@ -417,10 +422,15 @@ FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
     }
     return module;
   }
+  llvm::SourceMgr sourceMgr;
+  std::string error;
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(job.file, &context);
-  if (!module)
+      parseModuleFile(job.file, context, sourceMgr, error);
+  if (!module) {
+    if (!error.empty())
+      llvm::errs() << error << "\n";
     return failure();
+  }
   return module;
 }
 

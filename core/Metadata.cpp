@@ -163,11 +163,11 @@ Status CommonAttentionMetadata::validate() const {
 
 Status checkNumTokens(const CommonAttentionMetadata &metadata,
                       int64_t numTokens) {
-  if (metadata.numActualTokens == numTokens)
+  if (metadata.numActualTokens <= numTokens)
     return Status::ok();
   return errorf("query_start_loc[", metadata.numReqs,
-                "] = ", metadata.numActualTokens,
-                " does not match the number of query tokens ", numTokens);
+                "] = ", metadata.numActualTokens, " exceeds the query's ",
+                numTokens, " tokens");
 }
 
 Status checkBatchShape(std::span<const int32_t> queryStartLoc,

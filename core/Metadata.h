@@ -106,7 +106,9 @@ makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
                             const Tensor *slotMapping = nullptr,
                             bool causal = true);
 
-/// Checks that the batch has exactly `numTokens` query tokens.
+/// Checks that the batch's query_start_loc[R] tokens fit the query's
+/// `numTokens` rows; rows past query_start_loc[R] are padding (a batch
+/// padded to a captured size), neither read nor written.
 Status checkNumTokens(const CommonAttentionMetadata &metadata,
                       int64_t numTokens);
 

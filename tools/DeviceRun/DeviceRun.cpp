@@ -7,6 +7,7 @@
 #include "devices/cpu/CpuPlanDevice.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
+#include "reference/interp/Signature.h"
 
 #ifdef ATTN_HAVE_VULKAN
 #include "devices/vulkan/VulkanPlanDevice.h"
@@ -488,11 +489,101 @@ static llvm::Expected<std::vector<::attn::Tensor>> runOnCpu(
   return results;
 }
 
+namespace {
+
+/// The query argument of a paged_attention function whose batch leaves
+/// rows of it as padding, and the batch's rows (query_start_loc[R]).
+struct PaddedQuery {
+  size_t argument = 0;
+  int64_t rows = 0;
+};
+
+/// Where `inputs` pad the query of function `entry` past
+/// query_start_loc[R]; none when they do not (or are invalid: the run
+/// reports that).
+std::optional<PaddedQuery> paddedQuery(ModuleOp module, StringRef entry,
+                                       llvm::ArrayRef<::attn::Tensor> inputs) {
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn)
+    return std::nullopt;
+  llvm::Expected<::attn::Signature> signature = ::attn::describeSignature(fn);
+  if (!signature) {
+    llvm::consumeError(signature.takeError());
+    return std::nullopt;
+  }
+  std::optional<size_t> query, qsl;
+  for (auto [i, arg] : llvm::enumerate(signature->arguments)) {
+    if (arg.role == ::attn::ArgRole::Query)
+      query = i;
+    if (arg.role == ::attn::ArgRole::QueryStartLoc)
+      qsl = i;
+  }
+  if (!query || !qsl || inputs.size() != signature->arguments.size())
+    return std::nullopt;
+  const ::attn::Tensor &q = inputs[*query], &loc = inputs[*qsl];
+  if (q.rank() < 1 || loc.rank() != 1 || loc.numElements() < 1)
+    return std::nullopt;
+  const int64_t rows = loc.getInt(loc.numElements() - 1);
+  if (rows < 0 || rows >= q.dim(0))
+    return std::nullopt;
+  return PaddedQuery{*query, rows};
+}
+
+} // namespace
+
+namespace mlir::attn {
+/// runOnDevice on the inputs as given.
+static llvm::Expected<std::vector<::attn::Tensor>>
+runOnBackend(ModuleOp module, StringRef entry, StringRef backend,
+             llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
+             const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator);
+} // namespace mlir::attn
+
+namespace {
+
+/// `t`'s rows resized to `rows` along dim 0: cut, or extended by zeros.
+::attn::Tensor withRows(const ::attn::Tensor &t, int64_t rows) {
+  std::vector<int64_t> shape = t.shape();
+  shape[0] = rows;
+  ::attn::Tensor out(t.dtype(), shape);
+  const size_t rowBytes = t.dim(0) ? t.numBytes() / t.dim(0) : 0;
+  const size_t bytes = rowBytes * std::min(rows, t.dim(0));
+  if (bytes)
+    std::memcpy(out.data(), t.data(), bytes);
+  return out;
+}
+
+} // namespace
+
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
                         DeviceRunStats *stats, const KernelKnobFlags &knobs,
                         const CpuEmulatorFlags &cpuEmulator) {
+  // Rows past query_start_loc[R] are padding, neither read nor written: as
+  // the runtime's BundleExecutor does, the device gets the batch's rows, and
+  // the results' padding rows stay zero, as the reference leaves them.
+  std::optional<PaddedQuery> padded = paddedQuery(module, entry, inputs);
+  if (!padded)
+    return runOnBackend(module, entry, backend, inputs, stats, knobs,
+                        cpuEmulator);
+  std::vector<::attn::Tensor> batch(inputs.begin(), inputs.end());
+  const int64_t queryRows = inputs[padded->argument].dim(0);
+  batch[padded->argument] = withRows(batch[padded->argument], padded->rows);
+  llvm::Expected<std::vector<::attn::Tensor>> results =
+      runOnBackend(module, entry, backend, batch, stats, knobs, cpuEmulator);
+  if (!results)
+    return results;
+  for (::attn::Tensor &result : *results)
+    if (result.rank() >= 1 && result.dim(0) == padded->rows)
+      result = withRows(result, queryRows);
+  return results;
+}
+
+llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
+    ModuleOp module, StringRef entry, StringRef backend,
+    llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
+    const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::vulkan::VulkanOptions vkOptions;

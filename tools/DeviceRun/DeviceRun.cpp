@@ -3,6 +3,7 @@
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
 #include "core/CpuKernel.h"
+#include "core/Metadata.h"
 #include "devices/Devices.h"
 #include "devices/cpu/CpuPlanDevice.h"
 #include "runtime/bundle/Bundle.h"
@@ -501,24 +502,16 @@ struct PaddedQuery {
 /// Where `inputs` pad the query of function `entry` past
 /// query_start_loc[R]; none when they do not (or are invalid: the run
 /// reports that).
-std::optional<PaddedQuery> paddedQuery(ModuleOp module, StringRef entry,
+std::optional<PaddedQuery> paddedQuery(const ::attn::Signature &signature,
                                        llvm::ArrayRef<::attn::Tensor> inputs) {
-  auto fn = module.lookupSymbol<func::FuncOp>(entry);
-  if (!fn)
-    return std::nullopt;
-  llvm::Expected<::attn::Signature> signature = ::attn::describeSignature(fn);
-  if (!signature) {
-    llvm::consumeError(signature.takeError());
-    return std::nullopt;
-  }
   std::optional<size_t> query, qsl;
-  for (auto [i, arg] : llvm::enumerate(signature->arguments)) {
+  for (auto [i, arg] : llvm::enumerate(signature.arguments)) {
     if (arg.role == ::attn::ArgRole::Query)
       query = i;
     if (arg.role == ::attn::ArgRole::QueryStartLoc)
       qsl = i;
   }
-  if (!query || !qsl || inputs.size() != signature->arguments.size())
+  if (!query || !qsl || inputs.size() != signature.arguments.size())
     return std::nullopt;
   const ::attn::Tensor &q = inputs[*query], &loc = inputs[*qsl];
   if (q.rank() < 1 || loc.rank() != 1 || loc.numElements() < 1)
@@ -541,6 +534,23 @@ runOnBackend(ModuleOp module, StringRef entry, StringRef backend,
 
 namespace {
 
+/// The host checks a plan leaves to its caller, as the runtime's executor
+/// makes them: no cache slot written twice in a step.
+llvm::Error checkSlotArguments(const ::attn::Signature &signature,
+                               llvm::ArrayRef<::attn::Tensor> inputs) {
+  for (auto [i, arg] : llvm::enumerate(signature.arguments)) {
+    if (arg.role != ::attn::ArgRole::SlotMapping || i >= inputs.size() ||
+        inputs[i].dtype() != ::attn::DType::I64)
+      continue;
+    std::vector<int64_t> slots(inputs[i].numElements());
+    for (size_t t = 0; t < slots.size(); ++t)
+      slots[t] = inputs[i].getInt(t);
+    if (::attn::Status s = ::attn::checkDistinctSlots(slots); !s)
+      return llvm::createStringError(s.message());
+  }
+  return llvm::Error::success();
+}
+
 /// `t`'s rows resized to `rows` along dim 0: cut, or extended by zeros.
 ::attn::Tensor withRows(const ::attn::Tensor &t, int64_t rows) {
   std::vector<int64_t> shape = t.shape();
@@ -560,10 +570,24 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
                         DeviceRunStats *stats, const KernelKnobFlags &knobs,
                         const CpuEmulatorFlags &cpuEmulator) {
+  // The function's argument roles; a function the reference cannot
+  // describe runs as given (the run reports what is wrong with it).
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  llvm::Expected<::attn::Signature> signature =
+      fn ? ::attn::describeSignature(fn)
+         : llvm::Expected<::attn::Signature>(
+               llvm::createStringError("no function"));
+  if (!signature) {
+    llvm::consumeError(signature.takeError());
+    return runOnBackend(module, entry, backend, inputs, stats, knobs,
+                        cpuEmulator);
+  }
+  if (llvm::Error err = checkSlotArguments(*signature, inputs))
+    return std::move(err);
   // Rows past query_start_loc[R] are padding, neither read nor written: as
   // the runtime's BundleExecutor does, the device gets the batch's rows, and
   // the results' padding rows stay zero, as the reference leaves them.
-  std::optional<PaddedQuery> padded = paddedQuery(module, entry, inputs);
+  std::optional<PaddedQuery> padded = paddedQuery(*signature, inputs);
   if (!padded)
     return runOnBackend(module, entry, backend, inputs, stats, knobs,
                         cpuEmulator);

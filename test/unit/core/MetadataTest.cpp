@@ -150,6 +150,15 @@ TEST(MetadataErrors, SlotOutsideTheCache) {
                "slot_mapping dim 0 is 2, expected 3");
 }
 
+TEST(MetadataErrors, SlotWrittenTwice) {
+  // Padding (-1) may repeat; a real slot may not.
+  EXPECT_TRUE(
+      checkSlotMapping(ints(DType::I64, {3}, {-1, 5, -1}), 3, 4, 16).isOk());
+  EXPECT_ERROR(checkSlotMapping(ints(DType::I64, {3}, {5, -1, 5}), 3, 4, 16),
+               "slot_mapping[0] and slot_mapping[2] are both 5: two tokens "
+               "of one step write the same cache slot");
+}
+
 TEST(MetadataErrors, ShapeAndDTypeMismatches) {
   EXPECT_ERROR(
       makeCommonAttentionMetadata(i32({0, 1}), ints(DType::I64, {1}, {1})),

@@ -6,9 +6,9 @@
 #include "core/Metadata.h"
 #include "devices/Devices.h"
 #include "devices/cpu/CpuPlanDevice.h"
+#include "reference/interp/Signature.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
-#include "reference/interp/Signature.h"
 
 #ifdef ATTN_HAVE_VULKAN
 #include "devices/vulkan/VulkanPlanDevice.h"
@@ -490,6 +490,14 @@ static llvm::Expected<std::vector<::attn::Tensor>> runOnCpu(
   return results;
 }
 
+namespace mlir::attn {
+/// runOnDevice on the inputs as given.
+static llvm::Expected<std::vector<::attn::Tensor>>
+runOnBackend(ModuleOp module, StringRef entry, StringRef backend,
+             llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
+             const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator);
+} // namespace mlir::attn
+
 namespace {
 
 /// The query argument of a paged_attention function whose batch leaves
@@ -521,18 +529,6 @@ std::optional<PaddedQuery> paddedQuery(const ::attn::Signature &signature,
     return std::nullopt;
   return PaddedQuery{*query, rows};
 }
-
-} // namespace
-
-namespace mlir::attn {
-/// runOnDevice on the inputs as given.
-static llvm::Expected<std::vector<::attn::Tensor>>
-runOnBackend(ModuleOp module, StringRef entry, StringRef backend,
-             llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
-             const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator);
-} // namespace mlir::attn
-
-namespace {
 
 /// The host checks a plan leaves to its caller, as the runtime's executor
 /// makes them: no cache slot written twice in a step.

@@ -282,17 +282,37 @@ Result<Bundle> loadManifest(const std::string &directory) {
   return manifestFromJson(*text, directory);
 }
 
-Result<Bundle> loadBundle(const std::string &directory) {
-  Result<Bundle> bundle = loadManifest(directory);
-  if (!bundle)
-    return bundle;
-  for (const BundleVariant &v : bundle->variants)
+bool manifestChanged(const Bundle &bundle) {
+  Result<Bundle> now = loadManifest(bundle.directory);
+  return !now || manifestToJson(*now) != manifestToJson(bundle);
+}
+
+namespace {
+
+/// Every kernel file of `bundle`, read and checked against its hash.
+Status checkKernelFiles(const Bundle &bundle) {
+  for (const BundleVariant &v : bundle.variants)
     for (const BundleKernel &k : v.kernels) {
-      Result<std::string> bytes = bundle->readKernel(k);
+      Result<std::string> bytes = bundle.readKernel(k);
       if (!bytes)
         return bytes.status();
     }
-  return bundle;
+  return Status::ok();
+}
+
+} // namespace
+
+Result<Bundle> loadBundle(const std::string &directory) {
+  for (int attempt = 1;; ++attempt) {
+    Result<Bundle> bundle = loadManifest(directory);
+    if (!bundle)
+      return bundle;
+    Status kernels = checkKernelFiles(*bundle);
+    if (kernels)
+      return bundle;
+    if (attempt == kBundleLoadAttempts || !manifestChanged(*bundle))
+      return kernels;
+  }
 }
 
 } // namespace attn::runtime

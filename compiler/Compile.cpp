@@ -5,6 +5,7 @@
 #include "compiler/targets/Target.h"
 #include "dialect/AttnDialect.h"
 #include "dialect/BufferizableOpInterfaceImpl.h"
+#include "dialect/Limits.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,8 +25,19 @@ void mlir::attn::registerCompilerDialects(DialectRegistry &registry) {
   registerBufferizableOpInterfaceExternalModels(registry);
 }
 
+std::string mlir::attn::checkCompileOptions(const CompileOptions &options) {
+  if (options.splitKv < 0 || options.splitKv > kMaxKvSplits)
+    return "--split-kv=" + std::to_string(options.splitKv) +
+           " is outside [0, " + std::to_string(kMaxKvSplits) +
+           "] (0: the compiler chooses; " + std::to_string(kMaxKvSplits) +
+           " is the limit of num_kv_splits)";
+  return "";
+}
+
 FailureOr<mlir::attn::CompiledModule>
 mlir::attn::compileModule(ModuleOp input, const CompileOptions &options) {
+  if (std::string why = checkCompileOptions(options); !why.empty())
+    return mlir::emitError(input.getLoc()) << why;
   std::vector<const TargetBackend *> backends;
   for (::attn::Target target : options.targets) {
     const TargetBackend *backend = &targetBackend(target);

@@ -128,8 +128,14 @@ struct CompiledModule {
   std::vector<CompiledKernel> kernels;
 };
 
+/// The options' values checked against their bounds, before any work:
+/// split-kv in [0, kMaxKvSplits] (a million splits once compiled for
+/// minutes, then ran out of memory). Empty when they hold, else the reason.
+std::string checkCompileOptions(const CompileOptions &options);
+
 /// Compiles every function of `module` (attn IR on tensors; the module is
-/// not modified). Errors are reported through the context's diagnostics.
+/// not modified); refuses options checkCompileOptions rejects. Errors are
+/// reported through the context's diagnostics.
 FailureOr<CompiledModule> compileModule(ModuleOp module,
                                         const CompileOptions &options);
 

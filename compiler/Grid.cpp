@@ -2,6 +2,7 @@
 
 #include "compiler/Grid.h"
 #include "compiler/Variant.h"
+#include "core/TextNesting.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
@@ -86,6 +87,9 @@ llvm::Error expandObject(const llvm::json::Object &grid,
 
 llvm::Error expandGrid(llvm::StringRef json, llvm::StringRef name,
                        std::vector<std::string> &specs) {
+  // llvm::json recurses per nesting level: refuse a deep text before it.
+  if (::attn::Status s = ::attn::checkNesting(json, name); !s)
+    return llvm::createStringError("grid " + s.message());
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
   if (!parsed)
     return llvm::createStringError(

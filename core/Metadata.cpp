@@ -4,6 +4,7 @@
 #include "core/TensorCheck.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace attn {
 
@@ -163,11 +164,11 @@ Status CommonAttentionMetadata::validate() const {
 
 Status checkNumTokens(const CommonAttentionMetadata &metadata,
                       int64_t numTokens) {
-  if (metadata.numActualTokens == numTokens)
+  if (metadata.numActualTokens <= numTokens)
     return Status::ok();
   return errorf("query_start_loc[", metadata.numReqs,
-                "] = ", metadata.numActualTokens,
-                " does not match the number of query tokens ", numTokens);
+                "] = ", metadata.numActualTokens, " exceeds the query's ",
+                numTokens, " tokens");
 }
 
 Status checkBatchShape(std::span<const int32_t> queryStartLoc,
@@ -231,6 +232,22 @@ Status checkSlots(std::span<const int64_t> slots, int64_t numBlocks,
       return errorf("slot_mapping[", t, "] = ", slots[t],
                     " is outside the cache (num_blocks * block_size = ",
                     numBlocks, " * ", blockSize, " = ", numSlots, ")");
+  return checkDistinctSlots(slots);
+}
+
+Status checkDistinctSlots(std::span<const int64_t> slots) {
+  // Two writes of one slot in a step have no order between them (devices
+  // write in parallel), so no result would be defined: refuse them.
+  std::unordered_map<int64_t, size_t> writer;
+  for (size_t t = 0; t < slots.size(); ++t) {
+    if (slots[t] < 0)
+      continue;
+    auto [it, first] = writer.emplace(slots[t], t);
+    if (!first)
+      return errorf("slot_mapping[", it->second, "] and slot_mapping[", t,
+                    "] are both ", slots[t],
+                    ": two tokens of one step write the same cache slot");
+  }
   return Status::ok();
 }
 

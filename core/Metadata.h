@@ -106,7 +106,9 @@ makeCommonAttentionMetadata(const Tensor &queryStartLoc, const Tensor &seqLens,
                             const Tensor *slotMapping = nullptr,
                             bool causal = true);
 
-/// Checks that the batch has exactly `numTokens` query tokens.
+/// Checks that the batch's query_start_loc[R] tokens fit the query's
+/// `numTokens` rows; rows past query_start_loc[R] are padding (a batch
+/// padded to a captured size), neither read nor written.
 Status checkNumTokens(const CommonAttentionMetadata &metadata,
                       int64_t numTokens);
 
@@ -134,9 +136,11 @@ Status checkBlockTable(std::span<const int32_t> seqLens,
                        std::span<const int32_t> blockTable, int64_t cols,
                        int64_t numBlocks, int64_t blockSize);
 /// Every slot is padding (negative, as an i64) or below
-/// numBlocks * blockSize.
+/// numBlocks * blockSize, and no two tokens share a slot.
 Status checkSlots(std::span<const int64_t> slots, int64_t numBlocks,
                   int64_t blockSize);
+/// No two tokens share a slot (negative slots are padding, never shared).
+Status checkDistinctSlots(std::span<const int64_t> slots);
 /// checkCacheBounds on tensors: seq_lens [R] i32, block_table [R, M] i32
 /// and, when given, slot_mapping [T] i64.
 Status checkCacheBounds(const Tensor &seqLens, const Tensor &blockTable,
@@ -144,7 +148,7 @@ Status checkCacheBounds(const Tensor &seqLens, const Tensor &blockTable,
                         int64_t blockSize);
 
 /// Checks slot_mapping: a rank-1 i64 tensor of `numTokens` slots, each
-/// negative (padding) or below numBlocks * blockSize.
+/// negative (padding) or below numBlocks * blockSize, none twice.
 Status checkSlotMapping(const Tensor &slotMapping, int64_t numTokens,
                         int64_t numBlocks, int64_t blockSize);
 

@@ -1,6 +1,8 @@
 //===- Tensor.cpp - A dense host tensor ----------------------------------===//
 #include "core/Tensor.h"
 
+#include "core/MemoryBudget.h"
+
 #include <cassert>
 #include <cstdint>
 #include <cstring>
@@ -57,6 +59,9 @@ Result<Tensor> Tensor::create(DType dtype, std::vector<int64_t> shape) {
   Result<uint64_t> bytes = tensorBytes(dtype, shape);
   if (!bytes)
     return bytes.status();
+  ATTN_RETURN_IF_ERROR(checkHostMemory(
+      *bytes, "a " + std::string(toString(dtype)) + " tensor of shape [" +
+                  describeShape(shape) + "]"));
   try {
     return Tensor(dtype, std::move(shape));
   } catch (const std::bad_alloc &) {

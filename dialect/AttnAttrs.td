@@ -62,7 +62,7 @@ def Attn_BackendAttr : Attn_Attr<"Backend", "backend"> {
     - `cudagraph`: the cudagraph support level;
     - `reorder_batch_threshold`: query length up to which a request counts as
       a decode and is reordered to the front of the batch (absent: the backend
-      does not reorder);
+      does not reorder; at most 2^31 - 1, a query length);
     - `layout`: the KV cache layout the backend allocates;
     - `block_size_multiple`: every block size must be a multiple of it;
     - `head_sizes`: the supported head sizes (empty: any).

@@ -2,6 +2,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnOps.h"
+#include "dialect/Limits.h"
 
 #include "core/CGSupport.h"
 
@@ -77,6 +78,12 @@ BackendAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (reorderBatchThreshold && *reorderBatchThreshold < 1)
     return emitError() << "backend reorder_batch_threshold must be at least 1, "
                           "got "
+                       << *reorderBatchThreshold;
+  if (reorderBatchThreshold &&
+      *reorderBatchThreshold > kMaxReorderBatchThreshold)
+    return emitError() << "backend reorder_batch_threshold must be at most "
+                       << kMaxReorderBatchThreshold
+                       << " (a query length, i32), got "
                        << *reorderBatchThreshold;
   for (int64_t size : headSizes)
     if (size <= 0)

@@ -26,6 +26,9 @@ inline constexpr int64_t kMaxBlockSize = 4096;
 inline constexpr int64_t kMaxKvSplits = 1024;
 /// Sliding windows (window_left, window_right), in tokens: positions are i32.
 inline constexpr int64_t kMaxWindow = (int64_t{1} << 31) - 1;
+/// A backend's reorder_batch_threshold, a query length: query_start_loc is
+/// i32, and the kernels compare with it in 32-bit indices (SPIR-V).
+inline constexpr int64_t kMaxReorderBatchThreshold = (int64_t{1} << 31) - 1;
 
 } // namespace mlir::attn
 

@@ -5,21 +5,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/SourceMgr.h"
 
 using namespace attn;
-
-mlir::OwningOpRef<mlir::ModuleOp>
-attn::parseModuleFile(llvm::StringRef path, mlir::MLIRContext &context,
-                      llvm::SourceMgr &sourceMgr, std::string &error) {
-  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &error);
-  if (!file)
-    return nullptr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-}
 
 llvm::Expected<mlir::func::FuncOp> attn::findEntry(mlir::ModuleOp module,
                                                    llvm::StringRef name,

@@ -32,15 +32,6 @@ class FuncOp;
 
 namespace attn {
 
-/// Opens and parses `path` into `context` through `sourceMgr`, whose
-/// diagnostic handler the caller installed (parse errors print with
-/// file:line:col). Null on failure; `error` says why when the file could not
-/// be opened (and stays empty when the parser reported the problem).
-mlir::OwningOpRef<mlir::ModuleOp> parseModuleFile(llvm::StringRef path,
-                                                  mlir::MLIRContext &context,
-                                                  llvm::SourceMgr &sourceMgr,
-                                                  std::string &error);
-
 /// Function `name` of `module`, or its only function when `name` is empty.
 /// `fileName` is for messages.
 llvm::Expected<mlir::func::FuncOp> findEntry(mlir::ModuleOp module,

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "reference/testing/Npy.h"
 
+#include "core/FileReader.h"
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -194,38 +196,78 @@ uint32_t readLittleEndian(std::string_view bytes, size_t at, size_t width) {
 
 } // namespace
 
-Result<Tensor> parseNpy(std::string_view bytes, std::string_view name,
-                        std::optional<DType> expected) {
-  if (bytes.size() < magic.size() + 2 ||
-      bytes.substr(0, magic.size()) != magic)
+namespace {
+
+/// Longer than any header of a tensor attn reads (NumPy's own reader stops
+/// at 10000 bytes), so that a corrupt length is not read as a header.
+constexpr size_t kMaxHeaderBytes = 1 << 20;
+/// Magic, version and the longest header length field (2.0's).
+constexpr size_t kPreambleBytes = 12;
+
+/// What the header says: the stored and the returned dtype, the shape, and
+/// where the data starts and how long it is.
+struct NpyLayout {
+  std::string descr;
+  DType stored = DType::F32;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  size_t dataStart = 0;
+  /// SIZE_MAX for a shape no file can hold.
+  uint64_t dataBytes = 0;
+};
+
+/// Where the data starts per the preamble among the file's first bytes,
+/// `prefix` (kPreambleBytes of them, or the whole file when shorter).
+Result<size_t> dataStart(std::string_view prefix, std::string_view name) {
+  if (prefix.size() < magic.size() + 2 ||
+      prefix.substr(0, magic.size()) != magic)
     return errorf(name, ": not a .npy file (wrong magic)");
-  const int major = static_cast<uint8_t>(bytes[6]);
-  const int minor = static_cast<uint8_t>(bytes[7]);
+  const int major = static_cast<uint8_t>(prefix[6]);
+  const int minor = static_cast<uint8_t>(prefix[7]);
   if (major != 1 && major != 2)
     return errorf(name, ": unsupported .npy version ", major, ".", minor,
                   " (supported: 1.0, 2.0)");
   const size_t lengthWidth = major == 1 ? 2 : 4;
   const size_t headerStart = 8 + lengthWidth;
-  if (bytes.size() < headerStart)
-    return errorf(name, ": truncated .npy file (", bytes.size(),
+  if (prefix.size() < headerStart)
+    return errorf(name, ": truncated .npy file (", prefix.size(),
                   " bytes, the header length alone needs ", headerStart, ")");
-  const size_t headerLength = readLittleEndian(bytes, 8, lengthWidth);
-  if (bytes.size() < headerStart + headerLength)
-    return errorf(name, ": truncated .npy header (", headerLength,
-                  " header bytes declared, ", bytes.size() - headerStart,
-                  " present)");
+  const size_t headerLength = readLittleEndian(prefix, 8, lengthWidth);
+  if (headerLength > kMaxHeaderBytes)
+    return errorf(name, ": a .npy header of ", headerLength,
+                  " bytes is longer than the limit of ", kMaxHeaderBytes);
+  return headerStart + headerLength;
+}
 
+size_t headerStart(std::string_view prefix) {
+  return static_cast<uint8_t>(prefix[6]) == 1 ? 10 : 12;
+}
+
+/// The error for a file of `size` bytes that ends inside the header whose
+/// preamble `prefix` holds.
+Status truncatedHeader(std::string_view name, std::string_view prefix,
+                       size_t size) {
+  const size_t start = headerStart(prefix);
+  return errorf(name, ": truncated .npy header (",
+                readLittleEndian(prefix, 8, start - 8),
+                " header bytes declared, ", size - start, " present)");
+}
+
+/// Parses the header, `head` = the file's bytes before its data.
+Result<NpyLayout> parseLayout(std::string_view head, std::string_view name,
+                              std::optional<DType> expected) {
   Result<NpyHeader> parsed =
-      HeaderParser(bytes.substr(headerStart, headerLength)).parse();
+      HeaderParser(head.substr(headerStart(head))).parse();
   if (!parsed)
     return errorf(name, ": cannot parse the .npy header: ", parsed.message());
-  const NpyHeader &header = *parsed;
+  NpyHeader &header = *parsed;
   if (header.fortranOrder)
     return errorf(name, ": Fortran-order arrays are not supported (write it "
                         "C-contiguous, e.g. with numpy.ascontiguousarray)");
   if (!header.descr.empty() && header.descr[0] == '>')
     return errorf(name, ": big-endian dtype '", header.descr,
                   "' is not supported (use little-endian '<')");
+  NpyLayout layout;
   std::optional<DType> stored;
   for (DType t : {DType::F32, DType::F16, DType::I32, DType::I64})
     if (header.descr == fileDescr(t))
@@ -233,50 +275,73 @@ Result<Tensor> parseNpy(std::string_view bytes, std::string_view name,
   if (!stored)
     return errorf(name, ": unsupported dtype '", header.descr,
                   "' (supported: <f4, <f2, <i4, <i8)");
-  const DType dtype = expected.value_or(*stored);
-  if (fileDType(dtype) != *stored)
+  layout.dtype = expected.value_or(*stored);
+  if (fileDType(layout.dtype) != *stored)
     return errorf(name, ": holds '", header.descr, "', but a ",
-                  toString(dtype), " tensor is read from '", fileDescr(dtype),
-                  "'");
+                  toString(layout.dtype), " tensor is read from '",
+                  fileDescr(layout.dtype), "'");
+  layout.descr = header.descr;
+  layout.stored = *stored;
+  layout.shape = std::move(header.shape);
+  layout.dataStart = head.size();
+  // The size the shape needs, known before anything of it is allocated: a
+  // corrupt shape must not make us allocate (or overflow computing) a huge
+  // buffer.
+  Result<uint64_t> bytes = tensorBytes(layout.stored, layout.shape);
+  layout.dataBytes = bytes ? *bytes : SIZE_MAX;
+  return layout;
+}
 
-  // The size the shape needs, compared before allocating it: a corrupt
-  // shape must not make us allocate (or overflow computing) a huge buffer.
-  const size_t dataStart = headerStart + headerLength;
-  const size_t dataBytes = bytes.size() - dataStart;
-  size_t neededBytes = byteWidth(*stored);
-  bool overflow = false;
-  for (int64_t d : header.shape)
-    overflow |= __builtin_mul_overflow(neededBytes, static_cast<size_t>(d),
-                                       &neededBytes);
-  const bool hasZeroDim = std::find(header.shape.begin(), header.shape.end(),
-                                    0) != header.shape.end();
-  if (hasZeroDim)
-    neededBytes = 0;
-  else if (overflow)
-    neededBytes = SIZE_MAX; // more than any file holds
-  if (dataBytes != neededBytes) {
-    std::ostringstream shape;
-    for (size_t i = 0; i < header.shape.size(); ++i)
-      shape << (i ? ", " : "") << header.shape[i];
-    return errorf(name, ": ", dataBytes < neededBytes ? "truncated" : "oversized",
-                  " data: shape [", shape.str(), "] of '", header.descr,
-                  "' needs ",
-                  neededBytes == SIZE_MAX ? std::string("more")
-                                          : std::to_string(neededBytes),
-                  " bytes, the file has ", dataBytes);
-  }
-  Tensor fileTensor(*stored, header.shape);
-  // A zero-size tensor has no buffer: data() may be null, and memcpy must
-  // not see a null pointer even for 0 bytes.
-  if (dataBytes)
-    std::memcpy(fileTensor.data(), bytes.data() + dataStart, dataBytes);
-  if (dtype == *stored)
+/// The error for data of `present` bytes (none: more than the layout's).
+Status sizeMismatch(const NpyLayout &layout, std::string_view name,
+                    std::optional<uint64_t> present) {
+  std::ostringstream shape;
+  for (size_t i = 0; i < layout.shape.size(); ++i)
+    shape << (i ? ", " : "") << layout.shape[i];
+  const bool truncated = present && *present < layout.dataBytes;
+  return errorf(name, ": ", truncated ? "truncated" : "oversized",
+                " data: shape [", shape.str(), "] of '", layout.descr,
+                "' needs ",
+                layout.dataBytes == SIZE_MAX ? std::string("more")
+                                             : std::to_string(layout.dataBytes),
+                " bytes, the file has ",
+                present ? std::to_string(*present) : std::string("more"));
+}
+
+/// The file's tensor in the layout's dtype (bf16 and fp8 rounded from f32).
+Tensor toDType(const NpyLayout &layout, Tensor fileTensor) {
+  if (layout.dtype == layout.stored)
     return fileTensor;
-
-  Tensor rounded(dtype, header.shape);
+  Tensor rounded(layout.dtype, layout.shape);
   for (int64_t i = 0; i < rounded.numElements(); ++i)
     rounded.setFloat(i, fileTensor.getFloat(i));
   return rounded;
+}
+
+} // namespace
+
+Result<Tensor> parseNpy(std::string_view bytes, std::string_view name,
+                        std::optional<DType> expected) {
+  Result<size_t> start = dataStart(bytes.substr(0, kPreambleBytes), name);
+  if (!start)
+    return start.status();
+  if (bytes.size() < *start)
+    return truncatedHeader(name, bytes, bytes.size());
+  Result<NpyLayout> layout =
+      parseLayout(bytes.substr(0, *start), name, expected);
+  if (!layout)
+    return layout.status();
+  const uint64_t present = bytes.size() - *start;
+  if (present != layout->dataBytes)
+    return sizeMismatch(*layout, name, present);
+  Result<Tensor> fileTensor = Tensor::create(layout->stored, layout->shape);
+  if (!fileTensor)
+    return errorf(name, ": ", fileTensor.message());
+  // A zero-size tensor has no buffer: data() may be null, and memcpy must
+  // not see a null pointer even for 0 bytes.
+  if (present)
+    std::memcpy(fileTensor->data(), bytes.data() + *start, present);
+  return toDType(*layout, std::move(*fileTensor));
 }
 
 std::string formatNpy(const Tensor &t) {
@@ -317,18 +382,53 @@ std::string formatNpy(const Tensor &t) {
 }
 
 Result<Tensor> readNpy(const std::string &path, std::optional<DType> expected) {
-  std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "rb"),
-                                               &std::fclose);
+  // Header first, then exactly the data it declares: a file larger than
+  // memory, or one without end, is refused before its data is read.
+  Result<BoundedFile> file = BoundedFile::open(path);
   if (!file)
-    return errorf(path, ": cannot open for reading: ", std::strerror(errno));
-  std::string bytes;
-  char buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0)
-    bytes.append(buffer, n);
-  if (std::ferror(file.get()))
-    return errorf(path, ": read error: ", std::strerror(errno));
-  return parseNpy(bytes, path, expected);
+    return file.status();
+  std::string head(kPreambleBytes, '\0');
+  Result<uint64_t> n = file->read(head.data(), head.size());
+  if (!n)
+    return n.status();
+  head.resize(*n);
+  Result<size_t> start = dataStart(head, path);
+  if (!start)
+    return start.status();
+  if (*start > head.size()) {
+    const size_t have = head.size();
+    head.resize(*start);
+    n = file->read(head.data() + have, *start - have);
+    if (!n)
+      return n.status();
+    if (have + *n < *start)
+      return truncatedHeader(path, head, have + *n);
+  }
+  Result<NpyLayout> layout =
+      parseLayout(head.substr(0, *start), path, expected);
+  if (!layout)
+    return layout.status();
+  // A regular file says its size; a device or pipe is read no further than
+  // the data and one byte.
+  if (std::optional<uint64_t> size = file->regularSize();
+      size && *size - *start != layout->dataBytes)
+    return sizeMismatch(*layout, path, *size - *start);
+  if (layout->dataBytes == SIZE_MAX)
+    return sizeMismatch(*layout, path, std::nullopt);
+  Result<Tensor> fileTensor = Tensor::create(layout->stored, layout->shape);
+  if (!fileTensor)
+    return errorf(path, ": ", fileTensor.message());
+  n = file->read(fileTensor->data(), layout->dataBytes);
+  if (!n)
+    return n.status();
+  if (*n < layout->dataBytes)
+    return sizeMismatch(*layout, path, *n);
+  Result<bool> atEnd = file->atEnd();
+  if (!atEnd)
+    return atEnd.status();
+  if (!*atEnd)
+    return sizeMismatch(*layout, path, std::nullopt);
+  return toDType(*layout, std::move(*fileTensor));
 }
 
 Status writeNpy(const std::string &path, const Tensor &t) {

@@ -1,9 +1,12 @@
 //===- Random.cpp - Seeded, platform-independent random problems ---------===//
 #include "reference/testing/Random.h"
 
+#include "core/MemoryBudget.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace attn {
@@ -179,6 +182,23 @@ Status checkOptions(const ProblemShape &shape, const ProblemOptions &options,
   return Status::ok();
 }
 
+/// The bytes of the step's cache, query, key and value (`shapes`) against
+/// the host's memory, before any of them is allocated: each may fit the
+/// tensor limit and still be more than the host holds.
+Status checkProblemMemory(DType dtype, const std::vector<int64_t> (&shapes)[4],
+                          int64_t numBlocks, int64_t numTokens) {
+  uint64_t total = 0;
+  for (const std::vector<int64_t> &s : shapes) {
+    Result<uint64_t> bytes = tensorBytes(dtype, s);
+    if (!bytes)
+      return bytes.status();
+    total += *bytes; // each at most kMaxTensorBytes: no overflow
+  }
+  return checkHostMemory(
+      total, "a random step of " + std::to_string(numTokens) + " tokens over " +
+                 std::to_string(numBlocks) + " cache blocks");
+}
+
 } // namespace
 
 Result<Problem> generateProblem(const ProblemShape &shape,
@@ -309,6 +329,8 @@ Result<Problem> generateProblem(const ProblemShape &shape,
     shapes[3] = {numTokens, g, d};
     p.scale = 1.0 / std::sqrt(static_cast<double>(d));
   }
+  ATTN_RETURN_IF_ERROR(
+      checkProblemMemory(shape.dtype, shapes, numBlocks, numTokens));
   Tensor *tensors[4] = {&p.kvCache, &p.query, &p.key, &p.value};
   for (int i = 0; i < 4; ++i) {
     Result<Tensor> t = Tensor::create(shape.dtype, shapes[i]);

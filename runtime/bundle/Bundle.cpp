@@ -2,15 +2,24 @@
 
 #include "runtime/bundle/Bundle.h"
 
+#include "core/FileReader.h"
 #include "core/JsonRead.h"
 #include "runtime/bundle/PlanJson.h"
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace attn::runtime {
+
+namespace {
+
+/// Far above what attn-compile writes (a manifest of thousands of variants
+/// is a few MiB; a kernel's shared object a few MiB), so that a corrupt or
+/// endless file (a symlink to /dev/zero) is refused instead of read forever.
+constexpr uint64_t kMaxManifestBytes = uint64_t{256} << 20;
+constexpr uint64_t kMaxKernelFileBytes = uint64_t{1} << 30;
+
+} // namespace
 
 uint64_t contentHash(std::string_view bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -51,15 +60,14 @@ Result<std::string> Bundle::readKernel(const BundleKernel &kernel) const {
       !std::filesystem::is_regular_file(path, ec))
     return errorf("bundle ", directory, ": kernel file ", kernel.file,
                   " is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (!std::filesystem::exists(path, ec))
     return errorf("bundle ", directory, ": missing kernel file ", kernel.file,
                   " (", kernel.symbol, ", ", kernel.target, ")");
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  if (in.bad())
-    return errorf("bundle ", directory, ": cannot read kernel file ",
-                  kernel.file);
+  Result<std::string> read =
+      readFileBounded(path, kMaxKernelFileBytes, "kernel file");
+  if (!read)
+    return errorf("bundle ", directory, ": ", read.message());
+  std::string text = std::move(*read);
   uint64_t hash = contentHash(text);
   if (hash != kernel.hash)
     return errorf("bundle ", directory, ": kernel file ", kernel.file,
@@ -261,23 +269,50 @@ Result<Bundle> manifestFromJson(std::string_view text,
   return bundle;
 }
 
-Result<Bundle> loadBundle(const std::string &directory) {
-  std::ifstream in(directory + "/manifest.json", std::ios::binary);
-  if (!in)
+Result<Bundle> loadManifest(const std::string &directory) {
+  const std::string path = directory + "/manifest.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
     return errorf("bundle ", directory, ": no manifest.json (is ", directory,
                   " an attn-compile output directory?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  Result<Bundle> bundle = manifestFromJson(text.str(), directory);
-  if (!bundle)
-    return bundle;
-  for (const BundleVariant &v : bundle->variants)
+  Result<std::string> text =
+      readFileBounded(path, kMaxManifestBytes, "manifest");
+  if (!text)
+    return errorf("bundle ", directory, ": ", text.message());
+  return manifestFromJson(*text, directory);
+}
+
+bool manifestChanged(const Bundle &bundle) {
+  Result<Bundle> now = loadManifest(bundle.directory);
+  return !now || manifestToJson(*now) != manifestToJson(bundle);
+}
+
+namespace {
+
+/// Every kernel file of `bundle`, read and checked against its hash.
+Status checkKernelFiles(const Bundle &bundle) {
+  for (const BundleVariant &v : bundle.variants)
     for (const BundleKernel &k : v.kernels) {
-      Result<std::string> bytes = bundle->readKernel(k);
+      Result<std::string> bytes = bundle.readKernel(k);
       if (!bytes)
         return bytes.status();
     }
-  return bundle;
+  return Status::ok();
+}
+
+} // namespace
+
+Result<Bundle> loadBundle(const std::string &directory) {
+  for (int attempt = 1;; ++attempt) {
+    Result<Bundle> bundle = loadManifest(directory);
+    if (!bundle)
+      return bundle;
+    Status kernels = checkKernelFiles(*bundle);
+    if (kernels)
+      return bundle;
+    if (attempt == kBundleLoadAttempts || !manifestChanged(*bundle))
+      return kernels;
+  }
 }
 
 } // namespace attn::runtime

@@ -101,8 +101,24 @@ struct Bundle {
   Result<std::string> readKernel(const BundleKernel &kernel) const;
 };
 
-/// Loads and checks `directory`/manifest.json and the kernel files.
+/// Loads and checks `directory`/manifest.json and the kernel files. An
+/// attn-compile rewriting the bundle meanwhile removes, once its manifest
+/// is in place, the files only the old one named: a kernel that fails to
+/// read while the manifest has changed is retried with the new manifest
+/// (up to kBundleLoadAttempts times), so a reader gets the old bundle or
+/// the new one.
 Result<Bundle> loadBundle(const std::string &directory);
+
+/// How often a reader tries a bundle that keeps changing under it.
+inline constexpr int kBundleLoadAttempts = 8;
+
+/// Whether `bundle.directory`/manifest.json is no longer the manifest
+/// `bundle` was read from (rewritten, or gone).
+bool manifestChanged(const Bundle &bundle);
+
+/// Reads (no further than a bound: an endless file is refused) and parses
+/// `directory`/manifest.json, without reading the kernel files.
+Result<Bundle> loadManifest(const std::string &directory);
 
 /// The manifest text of a bundle, and its parse (no file checks).
 std::string manifestToJson(const Bundle &bundle);

@@ -2,6 +2,8 @@
 
 #include "runtime/device/HostMemory.h"
 
+#include "core/MemoryBudget.h"
+
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -41,6 +43,7 @@ Result<std::shared_ptr<HostBuffer>> HostBuffer::create(uint64_t bytes) {
   if (bytes > kMaxTensorBytes)
     return errorf("a host buffer of ", bytes, " bytes exceeds the limit of ",
                   kMaxTensorBytes);
+  ATTN_RETURN_IF_ERROR(checkHostMemory(bytes, "a host buffer"));
 #ifdef __linux__
   if (bytes >= kHugePageBytes) {
     if (std::shared_ptr<HostBuffer> buffer = mapHugePages(bytes))

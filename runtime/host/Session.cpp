@@ -23,6 +23,32 @@ std::string_view bundleTarget(DeviceType device) {
   return "";
 }
 
+namespace {
+
+/// An executor with every kernel of the bundle at `dir` loaded on `device`.
+/// The kernel files are read again here, after loadBundle: a bundle that
+/// attn-compile rewrites meanwhile is retried as loadBundle retries it, so
+/// the session gets the old bundle or the new one.
+Result<std::unique_ptr<BundleExecutor>>
+openExecutor(const std::string &dir, std::string_view target,
+             PlanDevice &device) {
+  for (int attempt = 1;; ++attempt) {
+    Result<Bundle> bundle = loadBundle(dir);
+    if (!bundle)
+      return bundle.status();
+    const Bundle read = *bundle;
+    auto executor = std::make_unique<BundleExecutor>(
+        std::move(*bundle), std::string(target), device);
+    Status loaded = executor->loadAllKernels();
+    if (loaded)
+      return executor;
+    if (attempt == kBundleLoadAttempts || !manifestChanged(read))
+      return loaded;
+  }
+}
+
+} // namespace
+
 Result<std::unique_ptr<Session>>
 Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
               const std::vector<std::string> &bundleDirs) {
@@ -46,14 +72,11 @@ Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
                   " session needs a bundle (attn-compile --targets=",
                   bundleTarget(type), ")");
   for (const std::string &dir : bundleDirs) {
-    Result<Bundle> bundle = loadBundle(dir);
-    if (!bundle)
-      return bundle.status();
-    auto executor = std::make_unique<BundleExecutor>(
-        std::move(*bundle), std::string(bundleTarget(type)),
-        *session->device_);
-    ATTN_RETURN_IF_ERROR(executor->loadAllKernels());
-    session->executors_.push_back(std::move(executor));
+    Result<std::unique_ptr<BundleExecutor>> executor =
+        openExecutor(dir, bundleTarget(type), *session->device_);
+    if (!executor)
+      return executor.status();
+    session->executors_.push_back(std::move(*executor));
   }
   return session;
 }

@@ -519,6 +519,15 @@ func.func @backend_reorder() attributes {b = #attn.backend<name = "X", cudagraph
 
 // -----
 
+// A threshold past i32 once passed here and failed every GPU compile with
+// "failed to legalize operation 'arith.constant'".
+// expected-error @+1 {{backend reorder_batch_threshold must be at most 2147483647 (a query length, i32), got 4294967301}}
+func.func @backend_reorder_limit() attributes {b = #attn.backend<name = "X", cudagraph = always, reorder_batch_threshold = 4294967301, layout = nhd, block_size_multiple = 16>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{backend head sizes must be positive, got -64}}
 func.func @backend_head_sizes() attributes {b = #attn.backend<name = "X", cudagraph = always, layout = nhd, block_size_multiple = 16, head_sizes = [128, -64]>} {
   return

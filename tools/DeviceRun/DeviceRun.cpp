@@ -3,8 +3,10 @@
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
 #include "core/CpuKernel.h"
+#include "core/Metadata.h"
 #include "devices/Devices.h"
 #include "devices/cpu/CpuPlanDevice.h"
+#include "reference/interp/Signature.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
 
@@ -322,8 +324,8 @@ llvm::Expected<int64_t> mlir::attn::localVulkanSubgroupSize() {
 mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
     : splitKv("split-kv",
               llvm::cl::desc("GPU backends: split-KV decode, 0 lets the "
-                             "compiler choose, N forces N splits and a "
-                             "reduce kernel"),
+                             "compiler choose, N (at most 1024) forces N "
+                             "splits and a reduce kernel"),
               llvm::cl::init(0), llvm::cl::cat(category)),
       vectorWidth("vector-width",
                   llvm::cl::desc("GPU backends with scalar loads (vulkan): "
@@ -400,6 +402,8 @@ mlir::attn::KernelKnobFlags::apply(CompileOptions &options) const {
   options.decodeThreshold = decodeThreshold;
   options.prefillMatrix = prefillMatrix;
   options.maxWorkgroupMemory = maxWorkgroupMemory;
+  if (std::string why = checkCompileOptions(options); !why.empty())
+    return llvm::createStringError(why);
   if (!cpuIsa.empty()) {
     options.cpu.isaLevels = {cpuIsa};
   } else if (const ::attn::CpuIsaLevel *best = ::attn::bestHostCpuIsa()) {
@@ -487,11 +491,120 @@ static llvm::Expected<std::vector<::attn::Tensor>> runOnCpu(
   return results;
 }
 
+namespace mlir::attn {
+/// runOnDevice on the inputs as given.
+static llvm::Expected<std::vector<::attn::Tensor>>
+runOnBackend(ModuleOp module, StringRef entry, StringRef backend,
+             llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
+             const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator);
+} // namespace mlir::attn
+
+namespace {
+
+/// The query argument of a paged_attention function whose batch leaves
+/// rows of it as padding, and the batch's rows (query_start_loc[R]).
+struct PaddedQuery {
+  size_t argument = 0;
+  int64_t rows = 0;
+};
+
+/// Where `inputs` pad the query of function `entry` past
+/// query_start_loc[R]; none when they do not (or are invalid: the run
+/// reports that).
+std::optional<PaddedQuery> paddedQuery(const ::attn::Signature &signature,
+                                       llvm::ArrayRef<::attn::Tensor> inputs) {
+  std::optional<size_t> query, qsl;
+  for (auto [i, arg] : llvm::enumerate(signature.arguments)) {
+    if (arg.role == ::attn::ArgRole::Query)
+      query = i;
+    if (arg.role == ::attn::ArgRole::QueryStartLoc)
+      qsl = i;
+  }
+  if (!query || !qsl || inputs.size() != signature.arguments.size())
+    return std::nullopt;
+  const ::attn::Tensor &q = inputs[*query], &loc = inputs[*qsl];
+  if (q.rank() < 1 || loc.rank() != 1 || loc.numElements() < 1)
+    return std::nullopt;
+  const int64_t rows = loc.getInt(loc.numElements() - 1);
+  if (rows < 0 || rows >= q.dim(0))
+    return std::nullopt;
+  return PaddedQuery{*query, rows};
+}
+
+/// The host checks a plan leaves to its caller, as the runtime's executor
+/// makes them: no cache slot written twice in a step.
+llvm::Error checkSlotArguments(const ::attn::Signature &signature,
+                               llvm::ArrayRef<::attn::Tensor> inputs) {
+  for (auto [i, arg] : llvm::enumerate(signature.arguments)) {
+    if (arg.role != ::attn::ArgRole::SlotMapping || i >= inputs.size() ||
+        inputs[i].dtype() != ::attn::DType::I64)
+      continue;
+    std::vector<int64_t> slots(inputs[i].numElements());
+    for (size_t t = 0; t < slots.size(); ++t)
+      slots[t] = inputs[i].getInt(t);
+    if (::attn::Status s = ::attn::checkDistinctSlots(slots); !s)
+      return llvm::createStringError(s.message());
+  }
+  return llvm::Error::success();
+}
+
+/// `t`'s rows resized to `rows` along dim 0: cut, or extended by zeros.
+::attn::Tensor withRows(const ::attn::Tensor &t, int64_t rows) {
+  std::vector<int64_t> shape = t.shape();
+  shape[0] = rows;
+  ::attn::Tensor out(t.dtype(), shape);
+  const size_t rowBytes = t.dim(0) ? t.numBytes() / t.dim(0) : 0;
+  const size_t bytes = rowBytes * std::min(rows, t.dim(0));
+  if (bytes)
+    std::memcpy(out.data(), t.data(), bytes);
+  return out;
+}
+
+} // namespace
+
 llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
                         DeviceRunStats *stats, const KernelKnobFlags &knobs,
                         const CpuEmulatorFlags &cpuEmulator) {
+  // The function's argument roles; a function the reference cannot
+  // describe runs as given (the run reports what is wrong with it).
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  llvm::Expected<::attn::Signature> signature =
+      fn ? ::attn::describeSignature(fn)
+         : llvm::Expected<::attn::Signature>(
+               llvm::createStringError("no function"));
+  if (!signature) {
+    llvm::consumeError(signature.takeError());
+    return runOnBackend(module, entry, backend, inputs, stats, knobs,
+                        cpuEmulator);
+  }
+  if (llvm::Error err = checkSlotArguments(*signature, inputs))
+    return std::move(err);
+  // Rows past query_start_loc[R] are padding, neither read nor written: as
+  // the runtime's BundleExecutor does, the device gets the batch's rows, and
+  // the results' padding rows stay zero, as the reference leaves them.
+  std::optional<PaddedQuery> padded = paddedQuery(*signature, inputs);
+  if (!padded)
+    return runOnBackend(module, entry, backend, inputs, stats, knobs,
+                        cpuEmulator);
+  std::vector<::attn::Tensor> batch(inputs.begin(), inputs.end());
+  const int64_t queryRows = inputs[padded->argument].dim(0);
+  batch[padded->argument] = withRows(batch[padded->argument], padded->rows);
+  llvm::Expected<std::vector<::attn::Tensor>> results =
+      runOnBackend(module, entry, backend, batch, stats, knobs, cpuEmulator);
+  if (!results)
+    return results;
+  for (::attn::Tensor &result : *results)
+    if (result.rank() >= 1 && result.dim(0) == padded->rows)
+      result = withRows(result, queryRows);
+  return results;
+}
+
+llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
+    ModuleOp module, StringRef entry, StringRef backend,
+    llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
+    const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator) {
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::vulkan::VulkanOptions vkOptions;

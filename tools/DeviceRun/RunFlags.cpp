@@ -3,6 +3,7 @@
 #include "tools/DeviceRun/RunFlags.h"
 
 #include "compiler/Compile.h"
+#include "compiler/ParseFile.h"
 #include "reference/interp/Signature.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -21,8 +22,8 @@ namespace {
 /// empty (the diagnostic handler has printed them).
 llvm::Error load(const RunFlags &flags, LoadedRun &run) {
   std::string error;
-  run.module = ::attn::parseModuleFile(flags.inputFile, *run.context,
-                                       *run.sourceMgr, error);
+  run.module =
+      parseModuleFile(flags.inputFile, *run.context, *run.sourceMgr, error);
   if (!run.module)
     return llvm::createStringError(error);
   llvm::Expected<func::FuncOp> fn =

@@ -12,9 +12,11 @@
 
 #include "compiler/Compile.h"
 #include "compiler/Grid.h"
+#include "compiler/ParseFile.h"
 #include "compiler/Variant.h"
 #include "compiler/targets/Target.h"
 #include "core/CpuKernel.h"
+#include "core/TextNesting.h"
 #include "core/Version.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/bundle/Bundle.h"
@@ -118,9 +120,14 @@ llvm::cl::opt<std::string>
                llvm::cl::value_desc("PATH"), llvm::cl::init("-"),
                llvm::cl::cat(category));
 
+/// Far above any machine's cores; a count of billions made the thread
+/// pool wait forever.
+constexpr unsigned kMaxJobs = 1024;
+
 llvm::cl::opt<unsigned> jobs("j",
                              llvm::cl::desc("Variants compiled in parallel "
-                                            "(0: one per core)"),
+                                            "(0: one per core; at most "
+                                            "1024)"),
                              llvm::cl::init(0), llvm::cl::cat(category));
 
 llvm::cl::list<int64_t> subgroupSizes(
@@ -143,7 +150,8 @@ llvm::cl::opt<bool> skipInvalid(
 
 llvm::cl::opt<int64_t> splitKv("split-kv",
                                llvm::cl::desc("Split-KV decode (0: choose, "
-                                              "N: force N splits)"),
+                                              "N: force N splits, at most "
+                                              "1024)"),
                                llvm::cl::init(0), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
@@ -284,10 +292,13 @@ llvm::Error collectJobs(std::vector<Job> &jobs,
   for (const std::string &file : inputFiles) {
     // Checked here, once, rather than by each build's parse: before the
     // bundle directory exists.
-    if (std::error_code ec = llvm::sys::fs::access(
-            file, llvm::sys::fs::AccessMode::Exist))
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+        llvm::MemoryBuffer::getFile(file);
+    if (!text)
       return llvm::createStringError("cannot read " + file + ": " +
-                                     ec.message());
+                                     text.getError().message());
+    if (::attn::Status s = ::attn::checkNesting((*text)->getBuffer(), file); !s)
+      return llvm::createStringError(s.message());
     Job job;
     job.file = file;
     job.name = llvm::sys::path::stem(file).str();
@@ -414,10 +425,15 @@ FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
     }
     return module;
   }
+  llvm::SourceMgr sourceMgr;
+  std::string error;
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(job.file, &context);
-  if (!module)
+      parseModuleFile(job.file, context, sourceMgr, error);
+  if (!module) {
+    if (!error.empty())
+      llvm::errs() << error << "\n";
     return failure();
+  }
   return module;
 }
 
@@ -714,11 +730,7 @@ int emitMlir() {
 
 /// The bundle in the output directory, if there is a readable one.
 std::optional<rt::Bundle> previousBundle() {
-  auto text = llvm::MemoryBuffer::getFile(outputPath + "/manifest.json");
-  if (!text)
-    return std::nullopt;
-  ::attn::Result<rt::Bundle> old =
-      rt::manifestFromJson((*text)->getBuffer(), outputPath);
+  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath);
   if (!old)
     return std::nullopt;
   return std::move(*old);
@@ -938,6 +950,10 @@ int main(int argc, char **argv) {
   if (emitKind == Emit::Mlir)
     return emitMlir();
 
+  if (jobs > kMaxJobs)
+    return fail("-j " + llvm::Twine(jobs.getValue()) +
+                " is more than the limit of " + llvm::Twine(kMaxJobs) +
+                " variants compiled in parallel");
   llvm::Expected<std::vector<std::string>> targets = requestedTargets();
   if (!targets)
     return fail(llvm::toString(targets.takeError()));
@@ -957,6 +973,8 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.splitKv = splitKv;
+  if (std::string why = checkCompileOptions(options); !why.empty())
+    return fail(why);
   options.spirv.abi = *abi;
   options.ptx.chip = chip;
   options.ptx.features = ptxFeaturesForChip(chip);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
+#include "compiler/ParseFile.h"
 #include "compiler/targets/Target.h"
 #include "lowering/AttnToCPU/CPUObject.h"
 #include "lowering/AttnToTT/TTMetalTarget.h"
@@ -125,7 +126,8 @@ cl::opt<std::string> mslVersion("msl-version",
                                          "each kernel needs)"),
                                 cl::init(""), cl::cat(category));
 cl::opt<int64_t> splitKv("split-kv",
-                         cl::desc("Split-KV decode (0: choose, N: force N)"),
+                         cl::desc("Split-KV decode (0: choose, N: force N, "
+                                  "at most 1024)"),
                          cl::init(0), cl::cat(category));
 
 const char *kOverview = R"(attn-translate: attn IR to device binaries
@@ -379,17 +381,15 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
-  if (!input) {
-    llvm::errs() << error << "\n";
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      mlir::attn::parseModuleFile(inputFile, context, sourceMgr, error);
+  if (!module) {
+    if (!error.empty())
+      llvm::errs() << error << "\n";
     return 1;
   }
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1;
 
   switch (target) {
   case Target::SPIRV:

@@ -106,9 +106,11 @@ TEST(MetadataErrors, TokenCountMismatch) {
   Result<CommonAttentionMetadata> m =
       makeCommonAttentionMetadata(i32({0, 2, 3}), i32({2, 5}));
   ASSERT_TRUE(m.isOk());
-  EXPECT_ERROR(checkNumTokens(*m, 4),
-               "query_start_loc[2] = 3 does not match the number of query "
-               "tokens 4");
+  // Rows past query_start_loc[R] are padding; fewer rows than tokens are
+  // an error.
+  EXPECT_TRUE(checkNumTokens(*m, 4).isOk());
+  EXPECT_ERROR(checkNumTokens(*m, 2),
+               "query_start_loc[2] = 3 exceeds the query's 2 tokens");
 }
 
 TEST(MetadataErrors, BlockOutsideTheCacheWhereUsed) {
@@ -146,6 +148,15 @@ TEST(MetadataErrors, SlotOutsideTheCache) {
   EXPECT_ERROR(checkSlotMapping(slots, 2, 4, 16), "slot_mapping[1] = 64");
   EXPECT_ERROR(checkSlotMapping(slots, 3, 4, 16),
                "slot_mapping dim 0 is 2, expected 3");
+}
+
+TEST(MetadataErrors, SlotWrittenTwice) {
+  // Padding (-1) may repeat; a real slot may not.
+  EXPECT_TRUE(
+      checkSlotMapping(ints(DType::I64, {3}, {-1, 5, -1}), 3, 4, 16).isOk());
+  EXPECT_ERROR(checkSlotMapping(ints(DType::I64, {3}, {5, -1, 5}), 3, 4, 16),
+               "slot_mapping[0] and slot_mapping[2] are both 5: two tokens "
+               "of one step write the same cache slot");
 }
 
 TEST(MetadataErrors, ShapeAndDTypeMismatches) {

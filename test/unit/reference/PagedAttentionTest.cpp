@@ -401,12 +401,33 @@ TEST(PagedAttentionErrors, Operands) {
   EXPECT_ERROR(v.run(nanScale), "scale must be finite");
 }
 
+// Rows past query_start_loc[R] are padding: never read (NaN there reaches
+// nothing), never written (out and lse stay zero).
+TEST(PagedAttention, PaddingRowsAreNeitherReadNorWritten) {
+  ValidOperands v;
+  Result<AttentionOutput> unpadded = v.run();
+  ASSERT_TRUE(unpadded.isOk());
+  ValidOperands padded = v;
+  padded.p.query = Tensor(DType::F32, {3, 4, 2});
+  for (int64_t i = 0; i < padded.p.query.numElements(); ++i)
+    padded.p.query.setFloat(i, i < 8 ? v.p.query.getFloat(i) : std::nan(""));
+  Result<AttentionOutput> out = padded.run();
+  ASSERT_TRUE(out.isOk()) << out.message();
+  ASSERT_EQ(out->out.dim(0), 3);
+  for (int64_t i = 0; i < out->out.numElements(); ++i)
+    EXPECT_EQ(out->out.getFloat(i),
+              i < 8 ? unpadded->out.getFloat(i) : 0.0) << i;
+  for (int64_t i = 0; i < out->lse.numElements(); ++i)
+    EXPECT_EQ(out->lse.getFloat(i), i < 4 ? unpadded->lse.getFloat(i) : 0.0)
+        << i;
+}
+
 TEST(PagedAttentionErrors, Metadata) {
   ValidOperands v;
   ValidOperands tokens = v;
-  tokens.p.query = Tensor(DType::F32, {2, 4, 2});
-  EXPECT_ERROR(tokens.run(), "query_start_loc[1] = 1 does not match the "
-                             "number of query tokens 2");
+  tokens.p.query = Tensor(DType::F32, {0, 4, 2});
+  EXPECT_ERROR(tokens.run(),
+               "query_start_loc[1] = 1 exceeds the query's 0 tokens");
 
   ValidOperands block = v;
   block.p.blockTable.setInt(1, 99);

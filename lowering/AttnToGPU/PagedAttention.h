@@ -62,7 +62,8 @@ Value lookupBlock(KernelBuilder &b, const PagedConfig &c, Value blockTable,
 
 /// The keys [lo, hi) visible from absolute position `pos` in a sequence of
 /// `seqLen` keys: causal, window_left and window_right each clip one end.
-/// No compare is emitted for a knob that is off.
+/// No compare is emitted for a knob that is off, and no sum that could
+/// leave i32 is used (windows up to 2^31 - 1, negative positions).
 std::pair<Value, Value> visibleKeys(KernelBuilder &b, const PagedConfig &c,
                                     Value pos, Value seqLen);
 

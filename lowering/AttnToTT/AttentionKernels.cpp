@@ -425,25 +425,27 @@ void AttentionReader::buildMask(const Unit &u, Value kt) {
                              kb.select(rowValid, info.head, kb.c(0)));
     kb.forLoop(0, kb.c(32), [&](Value col) {
       Value j = kb.add(kb.mul(kt, 32), col);
+      // The windows compare the distance j - p (in (-seq_len, q_len]), never
+      // p - window_left or p + window_right: windows reach 2^31 - 1 and
+      // positions are negative under cross-attention, so those leave i32.
+      Value dist = kb.sub(j, p);
       Value visible =
           kb.andI(rowValid, kb.cmp(CmpIPredicate::slt, j, u[kUSeqLen]));
       if (cfg.causal)
         visible = kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, p));
       if (cfg.windowLeft >= 0) {
         Value wl = kb.compileTimeArg(kCtWindowLeft);
-        visible =
-            kb.andI(visible, kb.cmp(CmpIPredicate::sge, j, kb.sub(p, wl)));
+        visible = kb.andI(visible, kb.cmp(CmpIPredicate::sge, dist,
+                                          kb.sub(zero, wl)));
       }
       if (!cfg.causal && cfg.windowRight >= 0) {
         Value wr = kb.compileTimeArg(kCtWindowRight);
-        visible =
-            kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, kb.add(p, wr)));
+        visible = kb.andI(visible, kb.cmp(CmpIPredicate::sle, dist, wr));
       }
       Value at = kb.faceOffset(row, col);
       kb.storeL1Word(maskPtr, at, kb.select(visible, zero, negBig));
       if (cfg.alibi) {
         // -slope * |j - p|, for non-causal rows too (FlashAttention-2).
-        Value dist = kb.sub(j, p);
         Value negAbs = kb.select(kb.cmp(CmpIPredicate::slt, dist, zero), dist,
                                  kb.sub(zero, dist));
         kb.storeL1Float(biasPtr, at, kb.mulF(slope, kb.toFloat(negAbs)));

@@ -71,8 +71,8 @@ SmallVector<int64_t> attentionCompileTimeArgs(const AttentionConfig &c) {
   v[kCtTileBytes] = c.tileBytes();
   v[kCtQPageStride] = c.pageStride(c.headSize * c.esz());
   v[kCtOutPageStride] = c.pageStride(c.valueSize * c.esz());
-  v[kCtLsePageStride] = c.pageStride(c.numHeads * 4);
-  v[kCtHeadPageStride] = c.pageStride(c.numHeads * 4);
+  v[kCtLsePageStride] = c.headVectorBytes();
+  v[kCtHeadPageStride] = c.headVectorBytes();
   return v;
 }
 
@@ -89,8 +89,7 @@ void declareAttentionBuffers(ProgramDescriptionBuilder &desc,
   desc.cb(kCbScaler, "scaler", 1, 4096, f32);
   desc.cb(kCbBlockTable, "block_table_chunk", 1, kBlockTableChunk * 4, f32);
   desc.cb(kCbStage, "q_stage", 1, cfg.headSize * cfg.esz(), fmt);
-  desc.cb(kCbHeadParams, "head_params", 2,
-          (cfg.numHeads * 4 + 15) / 16 * 16, f32);
+  desc.cb(kCbHeadParams, "head_params", 2, cfg.headVectorBytes(), f32);
   desc.cb(kCbLseStage, "lse_stage", 1, 32 * 16, f32);
   if (cfg.alibi)
     desc.cb(kCbBias, "alibi_bias", 2, 4096, f32);
@@ -459,7 +458,7 @@ void AttentionReader::buildMask(const Unit &u, Value kt) {
 
 void AttentionReader::build() {
   pushScaler();
-  headBytes = kb.c((cfg.numHeads * 4 + 15) / 16 * 16);
+  headBytes = kb.c(cfg.headVectorBytes());
   if (cfg.sinks)
     sinksPtr = readHeadPage(kRtSinks);
   if (cfg.alibi)

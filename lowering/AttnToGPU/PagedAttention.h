@@ -94,6 +94,11 @@ struct ScoreMath {
 /// An index value as f32 (positions for ALiBi).
 Value indexToF32(KernelBuilder &b, Value v);
 
+/// ALiBi's j - pos as f32, subtracted as integers first: positions reach
+/// 2^31 - 1, where f32(j) - f32(pos) loses the distance (f32 holds integers
+/// exactly only to 2^24); j - pos itself lies in (-seq_len, q_len].
+Value keyDistance(KernelBuilder &b, Value j, Value pos);
+
 /// What one workgroup of a tiled prefill kernel takes (PagedPrefill.cpp
 /// says how): its request, its tokens [tStart, tStart + numRowTokens) and
 /// kv head, the first of its query heads. beginTileWork emits the

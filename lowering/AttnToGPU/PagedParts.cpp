@@ -92,6 +92,10 @@ std::pair<Value, Value> mlir::attn::visibleKeys(KernelBuilder &b,
   return {lo, hi};
 }
 
+Value mlir::attn::keyDistance(KernelBuilder &b, Value j, Value pos) {
+  return indexToF32(b, b.subi(j, pos));
+}
+
 Value mlir::attn::indexToF32(KernelBuilder &b, Value v) {
   return b.create<arith::SIToFPOp>(
       b.getF32Type(), b.create<arith::IndexCastOp>(b.getI32Type(), v));

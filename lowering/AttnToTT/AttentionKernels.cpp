@@ -346,10 +346,12 @@ void AttentionReader::readKeyValueTiles(const Unit &u, Value kt,
   kb.forLoop(0, kb.div(kb.c(32), rowsPerRead), [&](Value sub) {
     Value keyRow = kb.mul(sub, rowsPerRead);
     Value pos = kb.add(kb.mul(kt, 32), keyRow);
-    // Only reads that hold a key some row sees (key_end <= seq_len).
+    // Only reads that hold a key some row sees (key_end <= seq_len); the
+    // read's end pos + rowsPerRead leaves i32 in the last tile of 2^31 - 1
+    // keys, so the begin moves instead (key_begin >= 0).
     Value live = kb.andI(
         kb.cmp(CmpIPredicate::slt, pos, u[kUKeyEnd]),
-        kb.cmp(CmpIPredicate::sgt, kb.add(pos, rowsPerRead), u[kUKeyBegin]));
+        kb.cmp(CmpIPredicate::sgt, pos, kb.sub(u[kUKeyBegin], rowsPerRead)));
     kb.ifThen(live, [&] {
       Value index = kb.div(pos, blockSize);
       Value block = kb.loadL1Word(

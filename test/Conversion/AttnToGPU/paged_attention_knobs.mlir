@@ -34,18 +34,22 @@ func.func @full(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 
 // Sliding window, causal: j >= p - window_left clips the start, taken only
 // where p > window_left (a compare, not maxsi of a difference that may leave
-// i32), causality the end (minsi).
+// i32), causality the end (minsi). The loop counts offsets from the start
+// up to hi - lo (a key j0 + step would wrap past 2^31 - 1), and a key is
+// the start plus its offset.
 // CHECK-LABEL: gpu.func @window_paged_attention
 // CHECK: %[[LENI:.*]] = memref.load %arg3[
 // CHECK: %[[LEN:.*]] = arith.index_cast %[[LENI]]
 // CHECK: %[[POS:.*]] = arith.addi
 // CHECK: %[[P1:.*]] = arith.addi %[[POS]], %c1
-// CHECK: arith.minsi %[[LEN]], %[[P1]]
+// CHECK: %[[HI:.*]] = arith.minsi %[[LEN]], %[[P1]]
 // CHECK: %[[LO:.*]] = arith.subi %[[POS]], %c7
 // CHECK: %[[IN:.*]] = arith.cmpi sgt, %[[POS]], %c7
-// CHECK: arith.select %[[IN]], %[[LO]], %c0
+// CHECK: %[[START:.*]] = arith.select %[[IN]], %[[LO]], %c0
 // CHECK-NOT: arith.maxsi
-// CHECK: scf.for
+// CHECK: %[[N:.*]] = arith.subi %[[HI]], %[[START]]
+// CHECK: scf.for %[[O:.*]] = %c0 to %[[N]] step
+// CHECK: arith.addi %[[START]], %{{.*}} : index
 func.func @window(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
                   %qsl: memref<?xi32>, %lens: memref<?xi32>,
                   %bt: memref<?x?xi32>, %o: memref<?x4x32xf32>,
@@ -127,15 +131,18 @@ func.func @max_windows(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 // -----
 
 // The soft cap, then ALiBi (FlashAttention-2's order): the slope
-// (argument 5) is read per head, the distance j - p enters as a float;
+// (argument 5) is read per head, the distance j - p enters as a float,
+// subtracted as integers first (f32(j) - f32(p) loses it past 2^24);
 // cap * tanh(s / cap) in log2 units (its exp2), then the capped score plus
 // slope * -|j - p|, one fma.
 // CHECK-LABEL: gpu.func @alibi_cap_paged_attention
 // CHECK-SAME: %[[ALIBI:arg5]]: memref<?xf32>
 // CHECK: memref.load %[[ALIBI]]
 // CHECK: scf.for
-// CHECK: arith.sitofp
-// CHECK: %[[DIST:.*]] = arith.subf
+// CHECK: %[[D:.*]] = arith.subi
+// CHECK-NEXT: %[[DI:.*]] = arith.index_cast %[[D]] : index to i32
+// CHECK-NEXT: %[[DIST:.*]] = arith.sitofp %[[DI]]
+// CHECK-NOT: arith.subf
 // CHECK: gpu.shuffle
 // CHECK: math.exp2
 // CHECK: %[[ABS:.*]] = math.absf %[[DIST]]

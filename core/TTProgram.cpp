@@ -277,6 +277,22 @@ Result<CircularBufferSpec> readCircularBuffer(const json &j) {
   return cb;
 }
 
+/// A buffer of several pages may take a DRAM read into any page, and the
+/// NOC needs the L1 address congruent with the DRAM page modulo the DRAM
+/// read alignment; buffers start at that alignment, so their pages must be
+/// a multiple of it.
+Status checkPageAlignment(const CircularBufferSpec &cb, Arch arch) {
+  const ArchParams &a = archParams(arch);
+  if (cb.numPages < 2 || cb.pageSize % a.dramReadAlignment == 0)
+    return Status::ok();
+  return errorf("circular buffer '", cb.name, "' (id ", cb.id, "): ",
+                cb.numPages, " pages of ", cb.pageSize,
+                " bytes; a buffer of several pages needs pages a multiple "
+                "of the ",
+                a.name, " DRAM read alignment (", a.dramReadAlignment,
+                " bytes), or a DRAM read into a later page is misaligned");
+}
+
 Result<KernelDescription> readKernel(const json &j) {
   const json *name = jsonMember(j, "name", JsonKind::String);
   const json *kind = jsonMember(j, "kind", JsonKind::String);
@@ -357,6 +373,7 @@ Result<TTProgram> readTTProgram(std::string_view text) {
     Result<CircularBufferSpec> spec = readCircularBuffer(cb);
     if (!spec)
       return spec.status();
+    ATTN_RETURN_IF_ERROR(checkPageAlignment(*spec, p.arch));
     p.circularBuffers.push_back(std::move(*spec));
   }
   for (const json &k : root["kernels"]) {

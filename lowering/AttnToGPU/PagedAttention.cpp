@@ -232,7 +232,7 @@ private:
   Value lane, sg, rowInSg, rowGroup, laneBase;
   Value t, y, r, numTokens, maxBlocks, numBlocks, pos, jlo, jhi, split, g,
       firstHead;
-  Value qScale, vScale, posF32;
+  Value qScale, vScale;
   SmallVector<SmallVector<Value>> q;
   /// Where each head's query row starts in the query buffer.
   SmallVector<Value> qRowStarts;
@@ -297,10 +297,11 @@ void DecodeBuilder::locateToken() {
   if (c.numSplits > 1) {
     // Split s takes the s-th of numSplits equal chunks of the interval.
     split = b.create<gpu::BlockIdOp>(gpu::Dimension::z);
+    // Offsets from jlo, bounded by len, so that no sum passes jhi (i32).
     Value len = b.maxsi(b.subi(jhi, jlo), b.idx(0));
     Value chunk = b.ceilDiv(len, b.idx(c.numSplits));
-    Value lo = b.addi(jlo, b.muli(split, chunk));
-    jhi = b.minsi(jhi, b.addi(lo, chunk));
+    Value lo = b.addi(jlo, b.minsi(b.muli(split, chunk), len));
+    jhi = b.addi(lo, b.minsi(chunk, b.subi(jhi, lo)));
     jlo = lo;
   }
 
@@ -325,8 +326,6 @@ void DecodeBuilder::loadQueries() {
     if (alibi)
       slopes.push_back(math.slope(b, alibi, h));
   }
-  if (alibi)
-    posF32 = indexToF32(b, pos);
 }
 
 SoftmaxState DecodeBuilder::walkKeys() {
@@ -342,19 +341,23 @@ SoftmaxState DecodeBuilder::walkKeys() {
   Value ninf = b.f32(-std::numeric_limits<double>::infinity());
   SoftmaxState init = SoftmaxState::init(b, group, layout.perLane());
   int64_t perLane = layout.perLane();
+  // The loop counts offsets from jlo, not keys: keys reach 2^31 - 1, where
+  // a key j0 + P * U would leave i32 (SPIR-V's index) and wrap below jhi.
+  // An empty interval's len is negative: no step runs.
+  Value len = b.subi(jhi, jlo);
   auto loop = b.create<scf::ForOp>(
-      jlo, jhi, b.idx(P * U), init.flatten(),
-      [&](OpBuilder &nested, Location loc, Value j0, ValueRange carried) {
+      b.idx(0), len, b.idx(P * U), init.flatten(),
+      [&](OpBuilder &nested, Location loc, Value o0, ValueRange carried) {
         KernelBuilder kb(loc, nested, b.options);
         SoftmaxState state = SoftmaxState::unflatten(carried, group, perLane);
-        Value first = kb.addi(j0, rowGroup);
+        Value first = kb.addi(o0, rowGroup);
         // All loads of the step first, then the math.
         SmallVector<Value> keys, valid;
         SmallVector<SmallVector<Value>> k, v;
         for (int64_t u = 0; u < U; ++u) {
-          Value j = kb.addi(first, kb.idx(u * P));
-          valid.push_back(kb.cmpi(arith::CmpIPredicate::slt, j, jhi));
-          Value jc = kb.minsi(j, last);
+          Value o = kb.addi(first, kb.idx(u * P));
+          valid.push_back(kb.cmpi(arith::CmpIPredicate::slt, o, len));
+          Value jc = kb.select(valid.back(), kb.addi(jlo, o), last);
           Value block = lookupBlock(kb, c, blockTable, tableRow, lastColumn,
                                     lastBlock, jc);
           Value offset = kb.remui(jc, kb.idx(c.blockSize));
@@ -370,7 +373,7 @@ SoftmaxState DecodeBuilder::walkKeys() {
         for (int64_t u = 0; u < U; ++u) {
           Value dist;
           if (alibi)
-            dist = kb.subf(indexToF32(kb, keys[u]), posF32);
+            dist = keyDistance(kb, keys[u], pos);
           SmallVector<Value> partials = kb.partialDots(q, k[u]);
           for (int64_t i = 0; i < group; ++i) {
             Value s = math.score(kb, kb.clusterSum(partials[i], L),
@@ -473,7 +476,7 @@ void DecodeBuilder::scoreBlock(KernelBuilder &b, ArrayRef<Value> qRows,
         Value key = loadCacheRow(kb, 0, block, u, 0, c.headSize);
         Value dist;
         if (alibi)
-          dist = kb.subf(indexToF32(kb, kb.addi(start, u)), posF32);
+          dist = keyDistance(kb, kb.addi(start, u), pos);
         for (int64_t i = 0; i < group; ++i) {
           Value products = kb.create<arith::MulFOp>(qRows[i], key, dotFlags());
           Value dot = vector::ReductionOp::create(

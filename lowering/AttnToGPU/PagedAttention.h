@@ -62,7 +62,8 @@ Value lookupBlock(KernelBuilder &b, const PagedConfig &c, Value blockTable,
 
 /// The keys [lo, hi) visible from absolute position `pos` in a sequence of
 /// `seqLen` keys: causal, window_left and window_right each clip one end.
-/// No compare is emitted for a knob that is off.
+/// No compare is emitted for a knob that is off, and no sum that could
+/// leave i32 is used (windows up to 2^31 - 1, negative positions).
 std::pair<Value, Value> visibleKeys(KernelBuilder &b, const PagedConfig &c,
                                     Value pos, Value seqLen);
 
@@ -92,6 +93,11 @@ struct ScoreMath {
 
 /// An index value as f32 (positions for ALiBi).
 Value indexToF32(KernelBuilder &b, Value v);
+
+/// ALiBi's j - pos as f32, subtracted as integers first: positions reach
+/// 2^31 - 1, where f32(j) - f32(pos) loses the distance (f32 holds integers
+/// exactly only to 2^24); j - pos itself lies in (-seq_len, q_len].
+Value keyDistance(KernelBuilder &b, Value j, Value pos);
 
 /// What one workgroup of a tiled prefill kernel takes (PagedPrefill.cpp
 /// says how): its request, its tokens [tStart, tStart + numRowTokens) and

@@ -70,14 +70,30 @@ Value mlir::attn::lookupBlock(KernelBuilder &b, const PagedConfig &c,
 std::pair<Value, Value> mlir::attn::visibleKeys(KernelBuilder &b,
                                                 const PagedConfig &c, Value pos,
                                                 Value seqLen) {
+  // Windows reach 2^31 - 1 and cross-attention positions are negative, so
+  // pos - window_left and pos + window_right + 1 may leave i32 (SPIR-V's
+  // index): each window end is taken only where it is inside [0, seqLen),
+  // which the compare finds without forming the sum.
+  using P = arith::CmpIPredicate;
   Value lo = b.idx(0), hi = seqLen;
   if (c.causal)
     hi = b.minsi(hi, b.addi(pos, b.idx(1)));
-  if (c.windowLeft >= 0)
-    lo = b.maxsi(lo, b.subi(pos, b.idx(c.windowLeft)));
-  if (!c.causal && c.windowRight >= 0)
-    hi = b.minsi(hi, b.addi(pos, b.idx(c.windowRight + 1)));
+  if (c.windowLeft >= 0) {
+    Value wl = b.idx(c.windowLeft);
+    lo = b.select(b.cmpi(P::sgt, pos, wl), b.subi(pos, wl), lo);
+  }
+  if (!c.causal && c.windowRight >= 0) {
+    // Keys after pos: seqLen - 1 - pos = q_len - 1 - i, small.
+    Value wr = b.idx(c.windowRight);
+    Value after = b.subi(b.subi(seqLen, pos), b.idx(1));
+    hi = b.select(b.cmpi(P::slt, wr, after),
+                  b.addi(b.addi(pos, wr), b.idx(1)), hi);
+  }
   return {lo, hi};
+}
+
+Value mlir::attn::keyDistance(KernelBuilder &b, Value j, Value pos) {
+  return indexToF32(b, b.subi(j, pos));
 }
 
 Value mlir::attn::indexToF32(KernelBuilder &b, Value v) {

@@ -164,7 +164,7 @@ struct TileRow {
   Value active; ///< i1: the row is one of the tile's
   Value token, head;
   Value lo, hi; ///< visible keys [lo, hi), empty for inactive rows
-  Value posF32; ///< ALiBi only
+  Value pos;    ///< absolute position p = context + i
   Value slope;  ///< ALiBi only
   SmallVector<Value> q;
 };
@@ -186,8 +186,8 @@ private:
   /// Copies the key and value rows of keys [kt, kt + Bc) (clamped to
   /// `last`) into workgroup memory.
   void stageTile(KernelBuilder &kb, Value kt, Value last);
-  /// The online-softmax step over keys [j0, j0 + U).
-  SoftmaxState step(KernelBuilder &kb, Value kt, Value j0,
+  /// The online-softmax step over keys kt + [o0, o0 + U).
+  SoftmaxState step(KernelBuilder &kb, Value kt, Value o0,
                     const SoftmaxState &state);
   /// The lane's place: its subgroup, row group and share of a row.
   void placeLanes();
@@ -251,8 +251,8 @@ void PrefillBuilder::stageTile(KernelBuilder &kb, Value kt, Value last) {
         Value key = ib.divui(rem, ib.idx(t.chunksPerRow));
         Value chunk = ib.remui(rem, ib.idx(t.chunksPerRow));
         // Keys past the last one copy the last one: finite values that the
-        // scores mask.
-        Value j = ib.minsi(ib.addi(kt, key), last);
+        // scores mask. kt + key may leave i32, last - kt does not.
+        Value j = ib.addi(kt, ib.minsi(key, ib.subi(last, kt)));
         Value block = lookupBlock(ib, c, blockTable, tableRow, lastColumn,
                                   lastBlock, j);
         Value offset = ib.remui(j, ib.idx(c.blockSize));
@@ -269,15 +269,16 @@ void PrefillBuilder::stageTile(KernelBuilder &kb, Value kt, Value last) {
       });
 }
 
-SoftmaxState PrefillBuilder::step(KernelBuilder &kb, Value kt, Value j0,
+SoftmaxState PrefillBuilder::step(KernelBuilder &kb, Value kt, Value o0,
                                   const SoftmaxState &state) {
   int64_t U = t.keysPerStep, L = t.lanesPerRow;
   SmallVector<SmallVector<Value>> k, v;
+  // Keys are offsets in the tile, compared with the rows' bounds moved by
+  // kt: kt + o0 + u leaves i32 in the last tile of 2^31 - 1 keys.
   SmallVector<Value> keys;
   for (int64_t u = 0; u < U; ++u) {
-    Value j = kb.addi(j0, kb.idx(u));
-    keys.push_back(j);
-    Value key = kb.subi(j, kt);
+    Value key = kb.addi(o0, kb.idx(u));
+    keys.push_back(key);
     k.push_back(readStaged(kb, 0, key));
     v.push_back(readStaged(kb, 1, key));
   }
@@ -287,17 +288,19 @@ SoftmaxState PrefillBuilder::step(KernelBuilder &kb, Value kt, Value j0,
   for (const TileRow &row : rows)
     q.push_back(row.q);
   for (int64_t u = 0; u < U; ++u) {
-    Value jF32 = alibi ? indexToF32(kb, keys[u]) : Value();
     SmallVector<Value> partials = kb.partialDots(q, k[u]);
     for (auto [row, partial] : llvm::zip_equal(rows, partials)) {
       Value dot = kb.clusterSum(partial, L);
-      Value dist = alibi ? kb.subf(jF32, row.posF32) : Value();
+      Value dist =
+          alibi ? keyDistance(kb, keys[u], kb.subi(row.pos, kt)) : Value();
       Value s = math.score(kb, dot, row.slope, dist);
       // Without a left window every row sees from key 0 on.
-      Value visible = kb.cmpi(arith::CmpIPredicate::slt, keys[u], row.hi);
+      Value visible = kb.cmpi(arith::CmpIPredicate::slt, keys[u],
+                              kb.subi(row.hi, kt));
       if (c.windowLeft >= 0)
         visible = kb.create<arith::AndIOp>(
-            kb.cmpi(arith::CmpIPredicate::sge, keys[u], row.lo), visible);
+            kb.cmpi(arith::CmpIPredicate::sge, keys[u], kb.subi(row.lo, kt)),
+            visible);
       scores[u].push_back(kb.select(visible, s, ninf));
     }
   }
@@ -369,14 +372,12 @@ void PrefillBuilder::loadRows(const TileWork &work) {
     row.active = place.active;
     row.token = place.token;
     row.head = place.head;
-    Value pos = work.positionOf(b, row.token);
-    auto [lo, hi] = visibleKeys(b, c, pos, work.seqLen);
+    row.pos = work.positionOf(b, row.token);
+    auto [lo, hi] = visibleKeys(b, c, row.pos, work.seqLen);
     row.lo = lo;
     row.hi = b.select(row.active, hi, lo);
-    if (alibi) {
-      row.posF32 = indexToF32(b, pos);
+    if (alibi)
       row.slope = math.slope(b, alibi, row.head);
-    }
     Value qRow =
         b.muli(b.addi(b.muli(row.token, b.idx(c.numHeads)), row.head),
                b.idx(c.headSize));
@@ -411,27 +412,30 @@ SoftmaxState PrefillBuilder::walkTiles(const TileWork &work) {
 
   int64_t Bc = t.keysPerTile, U = t.keysPerStep;
   SoftmaxState init = SoftmaxState::init(b, R, t.layout.perLane());
+  // The loops count offsets (from wgLo, then in the tile), not keys: keys
+  // reach 2^31 - 1, where kt + Bc or j0 + U would leave i32 (SPIR-V's
+  // index) and wrap below the end. An empty range's end is negative.
   auto tiles = b.create<scf::ForOp>(
-      wgLo, wgHi, b.idx(Bc), init.flatten(),
-      [&](OpBuilder &nested, Location loc, Value kt, ValueRange carried) {
+      b.idx(0), b.subi(wgHi, wgLo), b.idx(Bc), init.flatten(),
+      [&](OpBuilder &nested, Location loc, Value ot, ValueRange carried) {
         KernelBuilder tb(loc, nested, b.options);
+        Value kt = tb.addi(wgLo, ot);
         // The previous tile's readers are done before it is overwritten.
         tb.create<gpu::BarrierOp>();
         stageTile(tb, kt, lastKey);
         tb.create<gpu::BarrierOp>();
-        // This subgroup's keys of the tile, in steps of U from a multiple
-        // of U past kt (Bc is one, so a step never leaves the tile).
-        Value lo = tb.maxsi(kt, sgLo);
-        Value hi = tb.maxsi(tb.minsi(tb.addi(kt, tb.idx(Bc)), sgHi), lo);
-        Value first = tb.addi(
-            kt, tb.muli(tb.divui(tb.subi(lo, kt), tb.idx(U)), tb.idx(U)));
+        // This subgroup's keys of the tile as offsets from kt, in steps of
+        // U from a multiple of U (Bc is one, so a step never leaves it).
+        Value lo = tb.maxsi(tb.subi(sgLo, kt), tb.idx(0));
+        Value hi = tb.maxsi(tb.minsi(tb.idx(Bc), tb.subi(sgHi, kt)), lo);
+        Value first = tb.muli(tb.divui(lo, tb.idx(U)), tb.idx(U));
         auto steps = tb.create<scf::ForOp>(
             first, hi, tb.idx(U), carried,
-            [&](OpBuilder &inner, Location loc2, Value j0, ValueRange state) {
+            [&](OpBuilder &inner, Location loc2, Value o0, ValueRange state) {
               KernelBuilder sb(loc2, inner, b.options);
               SoftmaxState s =
                   SoftmaxState::unflatten(state, R, t.layout.perLane());
-              sb.create<scf::YieldOp>(step(sb, kt, j0, s).flatten());
+              sb.create<scf::YieldOp>(step(sb, kt, o0, s).flatten());
             });
         tb.create<scf::YieldOp>(steps.getResults());
       });

@@ -317,7 +317,8 @@ void MatrixBuilder::stageKeys(KernelBuilder &kb, const TileWork &work,
         Value rem = ib.remui(i, ib.idx(perPart));
         Value key = ib.divui(rem, ib.idx(D));
         Value d = ib.remui(rem, ib.idx(D));
-        Value j = ib.minsi(ib.addi(kt, key), last);
+        // kt + key may leave i32 past 2^31 - Bc keys, last - kt does not.
+        Value j = ib.addi(kt, ib.minsi(key, ib.subi(last, kt)));
         Value block = lookupBlock(ib, c, blockTable, work.tableRow,
                                   work.lastColumn, work.lastBlock, j);
         Value offset = ib.remui(j, ib.idx(c.blockSize));
@@ -353,20 +354,22 @@ void MatrixBuilder::softmax(KernelBuilder &kb, const TileWork &work, Value kt,
     auto [lo, hi] = visibleKeys(kb, c, pos, work.seqLen);
     hi = kb.select(place.active, hi, lo);
     Value slope = alibi ? math.slope(kb, alibi, place.head) : Value();
-    Value posF32 = alibi ? indexToF32(kb, pos) : Value();
     SmallVector<Value> scores;
     Value tileMax = ninf;
     Value base = kb.addi(kb.muli(tileRow, kb.idx(Bc)), laneColumn);
+    // Keys as columns of the tile, bounds moved by kt: kt + col leaves i32
+    // in the last tile of 2^31 - 1 keys.
+    Value relPos = kb.subi(pos, kt), relLo = kb.subi(lo, kt),
+          relHi = kb.subi(hi, kt);
     for (int64_t j = 0; j < cols; ++j) {
       Value col = kb.addi(laneColumn, kb.idx(j));
-      Value key = kb.addi(kt, col);
       Value dot = kb.mulf(kb.loadF32(ss, kb.addi(base, kb.idx(j))), qScale);
-      Value dist = alibi ? kb.subf(indexToF32(kb, key), posF32) : Value();
+      Value dist = alibi ? keyDistance(kb, col, relPos) : Value();
       Value s = math.score(kb, dot, slope, dist);
-      Value visible = kb.cmpi(arith::CmpIPredicate::slt, key, hi);
+      Value visible = kb.cmpi(arith::CmpIPredicate::slt, col, relHi);
       if (c.windowLeft >= 0)
         visible = kb.create<arith::AndIOp>(
-            kb.cmpi(arith::CmpIPredicate::sge, key, lo), visible);
+            kb.cmpi(arith::CmpIPredicate::sge, col, relLo), visible);
       s = kb.select(visible, s, ninf);
       scores.push_back(s);
       tileMax = kb.maxnumf(tileMax, s);
@@ -501,10 +504,12 @@ MatrixBuilder::Walked MatrixBuilder::walkTiles(const TileWork &work,
     carried.push_back(b.f32(0.0));
   }
   rowBase = b.muli(sg, b.idx(kTile));
+  // Offsets from wgLo, not keys: kt + Bc leaves i32 past 2^31 - Bc keys.
   auto tiles = b.create<scf::ForOp>(
-      wgLo, wgHi, b.idx(t.keysPerTile), carried,
-      [&](OpBuilder &nested, Location loc, Value kt, ValueRange state) {
+      b.idx(0), b.subi(wgHi, wgLo), b.idx(t.keysPerTile), carried,
+      [&](OpBuilder &nested, Location loc, Value ot, ValueRange state) {
         KernelBuilder kb(loc, nested, b.options);
+        Value kt = kb.addi(wgLo, ot);
         kb.create<scf::YieldOp>(
             tileStep(kb, work, mma, kt, lastKey, state));
       });

@@ -71,8 +71,8 @@ SmallVector<int64_t> attentionCompileTimeArgs(const AttentionConfig &c) {
   v[kCtTileBytes] = c.tileBytes();
   v[kCtQPageStride] = c.pageStride(c.headSize * c.esz());
   v[kCtOutPageStride] = c.pageStride(c.valueSize * c.esz());
-  v[kCtLsePageStride] = c.pageStride(c.numHeads * 4);
-  v[kCtHeadPageStride] = c.pageStride(c.numHeads * 4);
+  v[kCtLsePageStride] = c.headVectorBytes();
+  v[kCtHeadPageStride] = c.headVectorBytes();
   return v;
 }
 
@@ -89,8 +89,7 @@ void declareAttentionBuffers(ProgramDescriptionBuilder &desc,
   desc.cb(kCbScaler, "scaler", 1, 4096, f32);
   desc.cb(kCbBlockTable, "block_table_chunk", 1, kBlockTableChunk * 4, f32);
   desc.cb(kCbStage, "q_stage", 1, cfg.headSize * cfg.esz(), fmt);
-  desc.cb(kCbHeadParams, "head_params", 2,
-          (cfg.numHeads * 4 + 15) / 16 * 16, f32);
+  desc.cb(kCbHeadParams, "head_params", 2, cfg.headVectorBytes(), f32);
   desc.cb(kCbLseStage, "lse_stage", 1, 32 * 16, f32);
   if (cfg.alibi)
     desc.cb(kCbBias, "alibi_bias", 2, 4096, f32);
@@ -347,10 +346,12 @@ void AttentionReader::readKeyValueTiles(const Unit &u, Value kt,
   kb.forLoop(0, kb.div(kb.c(32), rowsPerRead), [&](Value sub) {
     Value keyRow = kb.mul(sub, rowsPerRead);
     Value pos = kb.add(kb.mul(kt, 32), keyRow);
-    // Only reads that hold a key some row sees (key_end <= seq_len).
+    // Only reads that hold a key some row sees (key_end <= seq_len); the
+    // read's end pos + rowsPerRead leaves i32 in the last tile of 2^31 - 1
+    // keys, so the begin moves instead (key_begin >= 0).
     Value live = kb.andI(
         kb.cmp(CmpIPredicate::slt, pos, u[kUKeyEnd]),
-        kb.cmp(CmpIPredicate::sgt, kb.add(pos, rowsPerRead), u[kUKeyBegin]));
+        kb.cmp(CmpIPredicate::sgt, pos, kb.sub(u[kUKeyBegin], rowsPerRead)));
     kb.ifThen(live, [&] {
       Value index = kb.div(pos, blockSize);
       Value block = kb.loadL1Word(
@@ -425,25 +426,27 @@ void AttentionReader::buildMask(const Unit &u, Value kt) {
                              kb.select(rowValid, info.head, kb.c(0)));
     kb.forLoop(0, kb.c(32), [&](Value col) {
       Value j = kb.add(kb.mul(kt, 32), col);
+      // The windows compare the distance j - p (in (-seq_len, q_len]), never
+      // p - window_left or p + window_right: windows reach 2^31 - 1 and
+      // positions are negative under cross-attention, so those leave i32.
+      Value dist = kb.sub(j, p);
       Value visible =
           kb.andI(rowValid, kb.cmp(CmpIPredicate::slt, j, u[kUSeqLen]));
       if (cfg.causal)
         visible = kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, p));
       if (cfg.windowLeft >= 0) {
         Value wl = kb.compileTimeArg(kCtWindowLeft);
-        visible =
-            kb.andI(visible, kb.cmp(CmpIPredicate::sge, j, kb.sub(p, wl)));
+        visible = kb.andI(visible, kb.cmp(CmpIPredicate::sge, dist,
+                                          kb.sub(zero, wl)));
       }
       if (!cfg.causal && cfg.windowRight >= 0) {
         Value wr = kb.compileTimeArg(kCtWindowRight);
-        visible =
-            kb.andI(visible, kb.cmp(CmpIPredicate::sle, j, kb.add(p, wr)));
+        visible = kb.andI(visible, kb.cmp(CmpIPredicate::sle, dist, wr));
       }
       Value at = kb.faceOffset(row, col);
       kb.storeL1Word(maskPtr, at, kb.select(visible, zero, negBig));
       if (cfg.alibi) {
         // -slope * |j - p|, for non-causal rows too (FlashAttention-2).
-        Value dist = kb.sub(j, p);
         Value negAbs = kb.select(kb.cmp(CmpIPredicate::slt, dist, zero), dist,
                                  kb.sub(zero, dist));
         kb.storeL1Float(biasPtr, at, kb.mulF(slope, kb.toFloat(negAbs)));
@@ -457,7 +460,7 @@ void AttentionReader::buildMask(const Unit &u, Value kt) {
 
 void AttentionReader::build() {
   pushScaler();
-  headBytes = kb.c((cfg.numHeads * 4 + 15) / 16 * 16);
+  headBytes = kb.c(cfg.headVectorBytes());
   if (cfg.sinks)
     sinksPtr = readHeadPage(kRtSinks);
   if (cfg.alibi)

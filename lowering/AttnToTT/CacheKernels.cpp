@@ -41,7 +41,7 @@ SmallVector<int64_t> cacheCompileTimeArgs(const AttentionConfig &c) {
 void declareCacheBuffers(ProgramDescriptionBuilder &desc,
                          const AttentionConfig &cfg) {
   int64_t rowBytes = std::max(cfg.keyWidth, cfg.valueWidth) * cfg.esz();
-  desc.cb(kCbSlot, "slot", 2, 32, TTDataFormat::Float32);
+  desc.cb(kCbSlot, "slot", 2, cfg.pageStride(8), TTDataFormat::Float32);
   desc.cb(kCbRows, "rows", 4 * cfg.numKvHeads, rowBytes, cfg.format);
 }
 

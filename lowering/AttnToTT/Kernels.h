@@ -62,6 +62,12 @@ struct AttentionConfig {
     return (bytes + arch.dramReadAlignment - 1) / arch.dramReadAlignment *
            arch.dramReadAlignment;
   }
+  /// One f32 per query head (sinks, ALiBi slopes, a token's lse row) as a
+  /// circular-buffer page: padded to the DRAM read alignment, so that every
+  /// page of a buffer of several starts congruent with the DRAM page read
+  /// into it (the NOC requires it; 16-byte pages put the second page of
+  /// sinks and slopes off by 16 for 1-4 and 9-12 heads).
+  int64_t headVectorBytes() const { return pageStride(numHeads * 4); }
   /// The dtype name of program.json's params ("bf16", "f16", "f32").
   StringRef dtypeName() const;
 };

@@ -34,7 +34,7 @@ SmallVector<int64_t> mergeCompileTimeArgs(const AttentionConfig &c) {
   ct[kMcElemSize] = c.esz();
   ct[kMcTileBytes] = c.tileBytes();
   ct[kMcOutPageStride] = c.pageStride(c.valueSize * c.esz());
-  ct[kMcLsePageStride] = c.pageStride(c.numHeads * 4);
+  ct[kMcLsePageStride] = c.headVectorBytes();
   ct[kMcNumStates] = c.numStates;
   ct[kMcNegBigBits] = floatBits(kNegBig);
   ct[kMcNegInfBits] = 0xff800000u;
@@ -45,7 +45,7 @@ void declareMergeBuffers(ProgramDescriptionBuilder &desc,
                          const AttentionConfig &cfg) {
   int64_t tb = cfg.tileBytes();
   int64_t rowBytes = cfg.valueSize * cfg.esz();
-  int64_t lseBytes = (cfg.numHeads * 4 + 15) / 16 * 16;
+  int64_t lseBytes = cfg.headVectorBytes();
   const TTDataFormat f32 = TTDataFormat::Float32;
   desc.cb(kCbMergeIn, "partial_out", 2 * cfg.dvTiles(), tb, cfg.format);
   desc.cb(kCbMergeLseIn, "partial_lse", cfg.numStates, 4096, f32);
@@ -111,7 +111,7 @@ void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
   Value zero = kb.c(0);
   Value stagePtr = kb.getWritePtr(kCbMergeStage);
   Value lseStagePtr = kb.getWritePtr(kCbMergeLseStage);
-  Value lseBytes = kb.c((cfg.numHeads * 4 + 15) / 16 * 16);
+  Value lseBytes = kb.c(cfg.headVectorBytes());
   Value halfRowBytes = kb.mul(esz, 16);
 
   kb.forLoop(0, numUnits, [&](Value unit) {

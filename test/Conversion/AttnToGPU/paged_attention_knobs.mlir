@@ -32,17 +32,24 @@ func.func @full(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 
 // -----
 
-// Sliding window, causal: j >= p - window_left clips the start (maxsi),
-// causality the end (minsi).
+// Sliding window, causal: j >= p - window_left clips the start, taken only
+// where p > window_left (a compare, not maxsi of a difference that may leave
+// i32), causality the end (minsi). The loop counts offsets from the start
+// up to hi - lo (a key j0 + step would wrap past 2^31 - 1), and a key is
+// the start plus its offset.
 // CHECK-LABEL: gpu.func @window_paged_attention
 // CHECK: %[[LENI:.*]] = memref.load %arg3[
 // CHECK: %[[LEN:.*]] = arith.index_cast %[[LENI]]
 // CHECK: %[[POS:.*]] = arith.addi
 // CHECK: %[[P1:.*]] = arith.addi %[[POS]], %c1
-// CHECK: arith.minsi %[[LEN]], %[[P1]]
+// CHECK: %[[HI:.*]] = arith.minsi %[[LEN]], %[[P1]]
 // CHECK: %[[LO:.*]] = arith.subi %[[POS]], %c7
-// CHECK: arith.maxsi %[[LO]], %c0
-// CHECK: scf.for
+// CHECK: %[[IN:.*]] = arith.cmpi sgt, %[[POS]], %c7
+// CHECK: %[[START:.*]] = arith.select %[[IN]], %[[LO]], %c0
+// CHECK-NOT: arith.maxsi
+// CHECK: %[[N:.*]] = arith.subi %[[HI]], %[[START]]
+// CHECK: scf.for %[[O:.*]] = %c0 to %[[N]] step
+// CHECK: arith.addi %[[START]], %{{.*}} : index
 func.func @window(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
                   %qsl: memref<?xi32>, %lens: memref<?xi32>,
                   %bt: memref<?x?xi32>, %o: memref<?x4x32xf32>,
@@ -58,13 +65,20 @@ func.func @window(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 
 // -----
 
-// Non-causal with window_right: only the end is clipped, at p + wr + 1.
+// Non-causal with window_right: only the end is clipped, at p + wr + 1
+// where that is below seq_len, found by comparing wr with the keys after p
+// (seq_len - 1 - p, at most q_len) so that no sum leaves i32.
 // CHECK-LABEL: gpu.func @right_paged_attention
 // CHECK: %[[LENI:.*]] = memref.load %arg3[
 // CHECK: %[[LEN:.*]] = arith.index_cast %[[LENI]]
 // CHECK-NOT: arith.maxsi
-// CHECK: %[[HI:.*]] = arith.addi %{{.*}}, %c4
-// CHECK: arith.minsi %[[LEN]], %[[HI]]
+// CHECK: %[[POS:.*]] = arith.addi
+// CHECK: %[[REST:.*]] = arith.subi %[[LEN]], %[[POS]]
+// CHECK: %[[AFTER:.*]] = arith.subi %[[REST]], %c1
+// CHECK: %[[HI:.*]] = arith.addi %[[POS]], %c4
+// CHECK: %[[IN:.*]] = arith.cmpi sgt, %[[AFTER]], %c3
+// CHECK: arith.select %[[IN]], %[[HI]], %[[LEN]]
+// CHECK-NOT: arith.minsi
 // CHECK-NOT: arith.maxsi
 // CHECK: scf.for
 func.func @right(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
@@ -82,16 +96,53 @@ func.func @right(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
 
 // -----
 
+// Both windows at their limit, 2^31 - 1, over negative positions
+// (cross-attention): p - wl and p + wr + 1 leave i32, which SPIR-V's index
+// is; each end is chosen by a compare with the window itself, so the rows
+// see every key (issue 34: Vulkan returned out 0, lse -inf).
+// CHECK-LABEL: gpu.func @max_windows_paged_attention
+// CHECK-DAG: %[[MAX:.*]] = arith.constant 2147483647 : index
+// CHECK: %[[LENI:.*]] = memref.load %arg3[
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LENI]]
+// CHECK: %[[POS:.*]] = arith.addi
+// CHECK: %[[LO:.*]] = arith.subi %[[POS]], %[[MAX]]
+// CHECK: %[[LIN:.*]] = arith.cmpi sgt, %[[POS]], %[[MAX]]
+// CHECK: arith.select %[[LIN]], %[[LO]], %c0
+// CHECK: %[[REST:.*]] = arith.subi %[[LEN]], %[[POS]]
+// CHECK: %[[AFTER:.*]] = arith.subi %[[REST]], %c1
+// CHECK: %[[HIN:.*]] = arith.cmpi sgt, %[[AFTER]], %[[MAX]]
+// CHECK: arith.select %[[HIN]], %{{.*}}, %[[LEN]]
+// CHECK-NOT: arith.minsi
+// CHECK-NOT: arith.maxsi
+// CHECK: scf.for
+func.func @max_windows(%q: memref<?x4x32xf32>, %c: memref<?x2x16x4x32xf32>,
+                       %qsl: memref<?xi32>, %lens: memref<?xi32>,
+                       %bt: memref<?x?xi32>, %o: memref<?x4x32xf32>,
+                       %l: memref<?x4xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      {causal = false} : memref<?xi32>, memref<?xi32>, memref<?x?xi32>
+  attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd) scale(0.5)
+      window_left(2147483647) window_right(2147483647)
+      : memref<?x4x32xf32>, memref<?x2x16x4x32xf32>, memref<?x4x32xf32>,
+        memref<?x4xf32>
+  return
+}
+
+// -----
+
 // The soft cap, then ALiBi (FlashAttention-2's order): the slope
-// (argument 5) is read per head, the distance j - p enters as a float;
+// (argument 5) is read per head, the distance j - p enters as a float,
+// subtracted as integers first (f32(j) - f32(p) loses it past 2^24);
 // cap * tanh(s / cap) in log2 units (its exp2), then the capped score plus
 // slope * -|j - p|, one fma.
 // CHECK-LABEL: gpu.func @alibi_cap_paged_attention
 // CHECK-SAME: %[[ALIBI:arg5]]: memref<?xf32>
 // CHECK: memref.load %[[ALIBI]]
 // CHECK: scf.for
-// CHECK: arith.sitofp
-// CHECK: %[[DIST:.*]] = arith.subf
+// CHECK: %[[D:.*]] = arith.subi
+// CHECK-NEXT: %[[DI:.*]] = arith.index_cast %[[D]] : index to i32
+// CHECK-NEXT: %[[DIST:.*]] = arith.sitofp %[[DI]]
+// CHECK-NOT: arith.subf
 // CHECK: gpu.shuffle
 // CHECK: math.exp2
 // CHECK: %[[ABS:.*]] = math.absf %[[DIST]]

@@ -114,3 +114,32 @@ func.func @latent(%kv_c: tensor<?x512xbf16>, %k_pe: tensor<?x64xbf16>,
         tensor<?x64x576xbf16> -> tensor<?x64x576xbf16>
   return %0 : tensor<?x64x576xbf16>
 }
+
+// -----
+
+// Windows at their limit, 2^31 - 1, non-causal: the reader's mask compares
+// the distance j - p with -window_left and window_right, never p -
+// window_left or p + window_right, which leave i32 (issue 34: every row
+// but the first saw no key).
+// CHECK-LABEL: module @windows attributes {ttk.program =
+// CHECK-SAME: window_left = 2147483647 : i64, window_right = 2147483647 : i64
+// CHECK: func.func @reader()
+// CHECK: %[[WL:.*]] = emitc.call_opaque "get_compile_time_arg_val"() {args = [10 : i32]}
+// CHECK: %[[NEGWL:.*]] = arith.subi %{{.*}}, %[[WL]] : i32
+// CHECK: arith.cmpi sge, %[[DIST:[0-9]+]], %[[NEGWL]] : i32
+// CHECK: %[[WR:.*]] = emitc.call_opaque "get_compile_time_arg_val"() {args = [11 : i32]}
+// CHECK: arith.cmpi sle, %[[DIST]], %[[WR]] : i32
+// CHECK: func.func @compute()
+func.func @windows(%q: tensor<?x8x64xbf16>, %c: tensor<?x2x16x2x64xbf16>,
+                   %bt: tensor<?x?xi32>, %lens: tensor<?xi32>,
+                   %qsl: tensor<?xi32>, %o: tensor<?x8x64xbf16>,
+                   %l: tensor<?x8xf32>)
+    -> (tensor<?x8x64xbf16>, tensor<?x8xf32>) {
+  %md = attn.metadata query_start_loc(%qsl) seq_lens(%lens) block_table(%bt)
+      {causal = false} : tensor<?xi32>, tensor<?xi32>, tensor<?x?xi32>
+  %out, %lse = attn.paged_attention %q, %c, %md outs(%o, %l) layout(nhd)
+      scale(0.125) window_left(2147483647) window_right(2147483647)
+      : tensor<?x8x64xbf16>, tensor<?x2x16x2x64xbf16>, tensor<?x8x64xbf16>,
+        tensor<?x8xf32> -> tensor<?x8x64xbf16>, tensor<?x8xf32>
+  return %out, %lse : tensor<?x8x64xbf16>, tensor<?x8xf32>
+}

@@ -132,6 +132,13 @@ TEST(TTProgram, ReaderErrors) {
       {"\"page_size\"", "\"size\"",
        "a circular buffer needs id, num_pages, page_size and data_format"},
       {"\"Float32\"", "\"Bfp8_b\"", "unknown data format 'Bfp8_b'"},
+      // Issue 34: a second page off the DRAM alignment (sinks and slopes
+      // in pages of 16 bytes) stopped every run on the emulator.
+      {"\"page_size\": 2048", "\"page_size\": 16",
+       "circular buffer 'q' (id 0): 2 pages of 16 bytes; a buffer of "
+       "several pages needs pages a multiple of the blackhole DRAM read "
+       "alignment (64 bytes), or a DRAM read into a later page is "
+       "misaligned"},
       {"\"source\": \"compute.cpp\"", "\"src\": \"compute.cpp\"",
        "a kernel needs name, kind, source and compile_time_args"},
       {"\"kind\": \"compute\"", "\"kind\": \"mover\"",

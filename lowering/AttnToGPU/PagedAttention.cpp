@@ -322,7 +322,9 @@ void DecodeBuilder::loadQueries() {
     Value row = b.muli(b.addi(b.muli(t, b.idx(c.numHeads)), h),
                        b.idx(c.headSize));
     qRowStarts.push_back(row);
-    q.push_back(b.loadLaneRow(query, row, laneBase, tiling.layout, qScale));
+    // bf16 dot products load their rows themselves (queryRowVectors).
+    if (!bf16Dot())
+      q.push_back(b.loadLaneRow(query, row, laneBase, tiling.layout, qScale));
     if (alibi)
       slopes.push_back(math.slope(b, alibi, h));
   }

@@ -17,8 +17,12 @@ namespace attn::cpu {
 namespace {
 
 /// How often loadCpuKernel takes another descriptor number for the memory
-/// file before it gives up (see dlopenName).
-constexpr int kNameTries = 16;
+/// file before it gives up (see freeDlopenName): once per earlier object
+/// that stayed mapped after its close under a name now free (an object
+/// linked with -z nodelete, as LLVM's CMake links modules, never unmaps), so
+/// a process that loads and closes many such objects needs many. 16 ran out
+/// in a test process of a few dozen.
+constexpr int kNameTries = 1024;
 
 std::string errnoText() { return std::strerror(errno); }
 

@@ -225,6 +225,9 @@ Status BundleExecutor::load(const BundleVariant &variant,
                   ", loaded ", hashToHex(it->second), ")");
   }
   Result<std::string> bytes = bundle_.readKernel(kernel);
+  if (!bytes && manifestChanged(bundle_))
+    return errorf(bytes.message(), "; the bundle was rewritten since it was "
+                                   "opened: open it again");
   if (!bytes)
     return bytes.status();
   Status s = device_.loadKernel(bundle_, kernel, *bytes);
@@ -269,43 +272,81 @@ Status BundleExecutor::checkServes(const VariantQuery &call) const {
   return Status::ok();
 }
 
-Status BundleExecutor::loadAllKernels() {
-  // Per variant, the entry the device would run, as select() picks it.
+Result<std::map<std::string, const BundleVariant *>>
+BundleExecutor::runnableEntries() const {
   SubgroupSizes subgroups = device_.subgroupSizes();
   std::map<std::string, const BundleVariant *> chosen;
-  std::set<std::string> targets, names;
+  std::set<std::string> targets;
   for (const BundleVariant &v : bundle_.variants) {
     for (const BundleKernel &k : v.kernels)
       targets.insert(k.target);
     if (!hasTarget(v, target_))
       continue;
-    names.insert(v.name);
     const BundleVariant *&pick = chosen[v.name];
     if (v.subgroupSize == subgroups.native ||
         (!pick && subgroups.canRun(v.subgroupSize)))
       pick = &v;
   }
-  if (names.empty()) {
+  if (chosen.empty()) {
     std::string have;
     for (const std::string &t : targets)
       have += (have.empty() ? "" : ", ") + t;
     return errorf("bundle ", bundle_.directory, " has no kernels for target ",
                   target_, " (it has: ", have.empty() ? "none" : have, ")");
   }
-  for (const auto &[name, entry] : chosen) {
+  return chosen;
+}
+
+Status BundleExecutor::checkRunnable() {
+  Result<std::map<std::string, const BundleVariant *>> chosen =
+      runnableEntries();
+  if (!chosen)
+    return chosen.status();
+  SubgroupSizes subgroups = device_.subgroupSizes();
+  for (const auto &[name, entry] : *chosen) {
     if (!entry)
       return errorf(name_, ": bundle ", bundle_.directory, ": variant ", name,
                     " has no build for the device's subgroup size ",
                     subgroups.describe(), ": recompile with --subgroup-size=",
                     subgroups.native);
-    std::set<std::string_view> symbols;
+    // A symbol without a kernel the device runs (a CPU bundle of another
+    // ISA level) fails now: loadSymbol loads one so that the device says
+    // why. Otherwise nothing is read.
+    std::map<std::string_view, bool> runs;
     for (const BundleKernel &k : entry->kernels)
       if (k.target == target_)
-        symbols.insert(k.symbol);
-    for (std::string_view symbol : symbols)
-      ATTN_RETURN_IF_ERROR(loadSymbol(*entry, symbol));
+        runs[k.symbol] |= device_.runsKernel(k);
+    for (const auto &[symbol, any] : runs)
+      if (!any)
+        ATTN_RETURN_IF_ERROR(loadSymbol(*entry, symbol));
   }
   return Status::ok();
+}
+
+Status BundleExecutor::loadEntry(const BundleVariant &entry) {
+  std::set<std::string_view> symbols;
+  for (const BundleKernel &k : entry.kernels)
+    if (k.target == target_)
+      symbols.insert(k.symbol);
+  for (std::string_view symbol : symbols)
+    ATTN_RETURN_IF_ERROR(loadSymbol(entry, symbol));
+  return Status::ok();
+}
+
+Status BundleExecutor::loadAllKernels() {
+  ATTN_RETURN_IF_ERROR(checkRunnable());
+  Result<std::map<std::string, const BundleVariant *>> chosen =
+      runnableEntries();
+  for (const auto &[name, entry] : *chosen)
+    ATTN_RETURN_IF_ERROR(loadEntry(*entry));
+  return Status::ok();
+}
+
+Status BundleExecutor::prepare(const VariantQuery &call) {
+  Result<const BundleVariant *> variant = select(call);
+  if (!variant)
+    return errorf(name_, ": ", variant.message());
+  return loadEntry(**variant);
 }
 
 Result<DeviceTensor> BundleExecutor::stage(const Tensor &host) {

@@ -91,11 +91,21 @@ public:
                      const DeviceTensor &out,
                      const DeviceTensor *lse) override;
 
-  /// Loads now (a serving engine's start-up check) instead of on first use
-  /// every kernel of the target that the device would run: for each
-  /// variant, the entry of the device's subgroup size. A bundle without
-  /// kernels for the target, or a variant with no entry the device runs, is
-  /// an error.
+  /// Loads the kernels of the entry serving `call`, unless they are loaded.
+  Status prepare(const VariantQuery &call) override;
+
+  /// Checks that the bundle has kernels for the target and, for every
+  /// variant, an entry the device runs (its subgroup size, and for each
+  /// symbol a kernel the device takes, by PlanDevice::runsKernel): a
+  /// session's check when it opens the bundle. Reads no kernel file unless
+  /// one fails, to have the device's reason.
+  Status checkRunnable();
+
+  /// Loads now every kernel of the target that the device would run (for
+  /// each variant, the entry of the device's subgroup size), instead of
+  /// when a layer or call first needs it: what attn-bundle-check and
+  /// attn-vulkan-info --bundle do to check a whole bundle. Fails as
+  /// checkRunnable() does, or on the first kernel that does not load.
   Status loadAllKernels();
 
   const Bundle *servingBundle() const override { return &bundle_; }
@@ -114,6 +124,11 @@ private:
                                         std::string_view op,
                                         std::span<const DeviceTensor> args);
   Status load(const BundleVariant &variant, const BundleKernel &kernel);
+  /// Per variant name, the entry the device runs (null: none), as select()
+  /// picks it; an error when the bundle has no kernels for the target.
+  Result<std::map<std::string, const BundleVariant *>> runnableEntries() const;
+  /// Loads every kernel of `entry` for the target that the device runs.
+  Status loadEntry(const BundleVariant &entry);
   /// Loads the kernels of `symbol` in `variant` that the device runs
   /// (PlanDevice::runsKernel), or the first when it runs none.
   Status loadSymbol(const BundleVariant &variant, std::string_view symbol);

@@ -91,6 +91,12 @@ public:
     return Status::ok();
   }
 
+  /// Puts on the device now what serving `call` needs (a bundle's kernels
+  /// for its variant), so that the first step does not; a session calls it
+  /// for every call of a layer when the layer is created. Executors that
+  /// need nothing keep the default.
+  virtual Status prepare(const VariantQuery &call) { return Status::ok(); }
+
   /// Writes key[t] and value[t] ([T, G, D]) into kvCache at block
   /// slot / B, offset slot % B, for every t < slotMapping.dim(0) whose
   /// slot = slotMapping[t] ([T] i64) is not negative. An fp8 cache stores

@@ -25,26 +25,20 @@ std::string_view bundleTarget(DeviceType device) {
 
 namespace {
 
-/// An executor with every kernel of the bundle at `dir` loaded on `device`.
-/// The kernel files are read again here, after loadBundle: a bundle that
-/// attn-compile rewrites meanwhile is retried as loadBundle retries it, so
-/// the session gets the old bundle or the new one.
+/// An executor of the bundle at `dir` on `device`, its manifest read and
+/// checked against the device; no kernel file is read until a layer needs
+/// it (createLayer), so opening costs the manifest, whatever the bundle's
+/// size.
 Result<std::unique_ptr<BundleExecutor>>
 openExecutor(const std::string &dir, std::string_view target,
              PlanDevice &device) {
-  for (int attempt = 1;; ++attempt) {
-    Result<Bundle> bundle = loadBundle(dir);
-    if (!bundle)
-      return bundle.status();
-    const Bundle read = *bundle;
-    auto executor = std::make_unique<BundleExecutor>(
-        std::move(*bundle), std::string(target), device);
-    Status loaded = executor->loadAllKernels();
-    if (loaded)
-      return executor;
-    if (attempt == kBundleLoadAttempts || !manifestChanged(read))
-      return loaded;
-  }
+  Result<Bundle> bundle = loadManifest(dir);
+  if (!bundle)
+    return bundle.status();
+  auto executor = std::make_unique<BundleExecutor>(
+      std::move(*bundle), std::string(target), device);
+  ATTN_RETURN_IF_ERROR(executor->checkRunnable());
+  return executor;
 }
 
 } // namespace
@@ -124,6 +118,10 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   }
   if (!result->impl)
     return firstError;
+  // The layer's kernels go on the device now, once per device (an executor
+  // loads a kernel once), and only those of the variants it uses.
+  for (const VariantQuery &call : result->impl->calls(layer, cache))
+    ATTN_RETURN_IF_ERROR(result->executor->prepare(call));
 
   BuilderConfig onDevice = config;
   onDevice.deviceRecords = device_->canRecord();

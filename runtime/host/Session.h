@@ -15,10 +15,13 @@
 // openDevice (devices/Devices.h) opens the device of a type for it. A
 // device runs the kernels of the session's bundles (for the device type's
 // target: cpu for the CPU, spirv for Vulkan, ptx for CUDA, msl for Metal, tt
-// for Tenstorrent), all loaded and checked when the session opens; a CPU
-// session without bundles runs the reference ops instead. A layer gets the
-// first bundle that serves every call its impl makes; when none does, the
-// error names the variant to compile.
+// for Tenstorrent). Opening reads each bundle's manifest and checks it
+// against the device; a layer's kernels are read, checked against their
+// hashes and created on the device when the layer is created, once per
+// device, so start-up costs what the engine's layers use, not the bundle's
+// size. A CPU session without bundles runs the reference ops instead. A
+// layer gets the first bundle that serves every call its impl makes; when
+// none does, the error names the variant to compile.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_SESSION_SESSION_H
@@ -56,8 +59,9 @@ struct SessionLayer {
 class Session {
 public:
   /// A session on `device` (kept) of type `type`, serving from the bundles
-  /// at `bundleDirs`. Each bundle is loaded, checked and its kernels for the
-  /// device put on it now. On the CPU, no bundles means the reference ops
+  /// at `bundleDirs`. Each bundle's manifest is read and checked now (the
+  /// device runs its target and subgroup size); kernels wait for the layers
+  /// that use them. On the CPU, no bundles means the reference ops
   /// (on any device with host memory); other devices need one.
   static Result<std::unique_ptr<Session>>
   open(DeviceType type, std::unique_ptr<PlanDevice> device,
@@ -67,8 +71,10 @@ public:
   PlanDevice &device() { return *device_; }
 
   /// A layer: its backend from the global registry (the first that accepts
-  /// it on this device type), an impl checked against the executors, its
-  /// metadata builder, and its kv cache of `numBlocks` blocks.
+  /// it on this device type), an impl checked against the executors, the
+  /// kernels of the variants its calls use (created on the device unless an
+  /// earlier layer did), its metadata builder, and its kv cache of
+  /// `numBlocks` blocks.
   Result<std::unique_ptr<SessionLayer>>
   createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
               int64_t numBlocks, const BuilderConfig &config = {});

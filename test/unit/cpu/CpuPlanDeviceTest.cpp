@@ -351,18 +351,13 @@ protected:
   /// The same with several kernels of `bytes` (one file each).
   void writeBundle(const std::vector<BundleKernel> &kernels,
                    std::string_view bytes) {
-    dir =
-        (std::filesystem::path(::testing::TempDir()) /
-         ("attn-cpu-session-" +
-          std::string(
-              ::testing::UnitTest::GetInstance()->current_test_info()->name())))
-            .string();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir + "/kernels");
-    for (const BundleKernel &k : kernels)
-      std::ofstream(dir + "/" + k.file, std::ios::binary) << bytes;
-    const BundleKernel &k = kernels.front();
+    runtime::BundleVariant v = variant(kernels.front());
+    v.kernels = kernels;
+    writeVariants({v}, bytes);
+  }
 
+  /// Variant pa_h8 (op paged_attention, 8 heads) whose plan launches `k`.
+  static runtime::BundleVariant variant(const BundleKernel &k) {
     runtime::Plan plan;
     plan.function = "paged_attention";
     plan.arguments = {{DType::F32, {-1}}};
@@ -383,12 +378,64 @@ protected:
     v.name = "pa_h8";
     v.parameters = {{"op", "paged_attention"}, {"num_heads", "8"}};
     v.plans = {plan};
-    v.kernels = kernels;
+    v.kernels = {k};
+    return v;
+  }
+
+  /// A bundle folder of `variants`, each kernel file holding `bytes`.
+  void writeVariants(const std::vector<runtime::BundleVariant> &variants,
+                     std::string_view bytes) {
+    dir =
+        (std::filesystem::path(::testing::TempDir()) /
+         ("attn-cpu-session-" +
+          std::string(
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())))
+            .string();
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/kernels");
+    for (const runtime::BundleVariant &v : variants)
+      for (const BundleKernel &k : v.kernels)
+        std::ofstream(dir + "/" + k.file, std::ios::binary) << bytes;
     Bundle written;
     written.compiler = "attn test";
     written.directory = dir;
-    written.variants = {v};
+    written.variants = variants;
     ASSERT_TRUE(runtime::writeManifest(written));
+  }
+
+  struct Model {
+    std::string name;
+    runtime::AttentionLayer layer;
+    runtime::KvCacheSpec cache;
+  };
+
+  /// A bundle with, for each model, one variant per call its FLASH_ATTN
+  /// layer makes (<model><i>, launching <model><i>::k; parameters as the
+  /// call asks, taken from a reference session's impl).
+  void writeModels(const std::vector<Model> &models) {
+    std::vector<runtime::BundleVariant> variants;
+    for (const Model &m : models) {
+      Result<std::unique_ptr<CpuPlanDevice>> ref = CpuPlanDevice::create({});
+      ASSERT_TRUE(ref) << ref.message();
+      Result<std::unique_ptr<runtime::Session>> reference =
+          runtime::Session::open(runtime::DeviceType::CPU, std::move(*ref));
+      ASSERT_TRUE(reference) << reference.message();
+      Result<std::unique_ptr<runtime::SessionLayer>> l =
+          (*reference)->createLayer(m.layer, m.cache, 1);
+      ASSERT_TRUE(l) << l.message();
+      std::vector<runtime::VariantQuery> calls =
+          (*l)->impl->calls(m.layer, m.cache);
+      for (size_t i = 0; i < calls.size(); ++i) {
+        std::string symbol = m.name + std::to_string(i) + "::k";
+        runtime::BundleVariant v = variant(cpuKernel(symbol, kernel));
+        v.name = m.name + std::to_string(i);
+        v.parameters.clear();
+        for (const runtime::VariantParameter &p : calls[i].parameters)
+          v.parameters[p.key] = p.value;
+        variants.push_back(std::move(v));
+      }
+    }
+    writeVariants(variants, kernel);
   }
 
   static runtime::AttentionLayer layer() {
@@ -417,13 +464,13 @@ TEST_F(CpuSessionTest, NamesABundleWithoutCpuKernels) {
                                    "spirv)");
 }
 
-TEST_F(CpuSessionTest, LoadsTheBundlesKernelsAtOpen) {
+TEST_F(CpuSessionTest, OpensWithoutLoadingKernels) {
   writeBundle(cpuKernel("m::k", kernel), kernel);
   CpuPlanDevice &cpu = *device;
   Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
       runtime::DeviceType::CPU, std::move(device), {dir});
   ASSERT_TRUE(session) << session.message();
-  EXPECT_TRUE(cpu.hasKernel("m::k"));
+  EXPECT_FALSE(cpu.hasKernel("m::k"));
 
   // A layer the bundle has no variant for is named as on any device.
   Result<std::unique_ptr<runtime::SessionLayer>> l = (*session)->createLayer(
@@ -439,15 +486,51 @@ TEST_F(CpuSessionTest, LoadsTheBundlesKernelsAtOpen) {
 
 // A variant with a kernel for a level the host lacks beside one it runs
 // opens; with the foreign level alone, the device says why not.
-TEST_F(CpuSessionTest, LoadsTheLevelsTheHostRuns) {
+TEST_F(CpuSessionTest, OpensWithTheLevelsTheHostRuns) {
   BundleKernel foreign = cpuKernel("m::k", kernel, foreignLevel().name);
   foreign.file = "kernels/m_foreign.so";
   writeBundle({foreign, cpuKernel("m::k", kernel)}, kernel);
+  Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
+      runtime::DeviceType::CPU, std::move(device), {dir});
+  ASSERT_TRUE(session) << session.message();
+}
+
+// Opening reads the manifest only; creating a layer puts the kernels of the
+// variants its calls use on the device, once, and no others: a session that
+// serves one model of a bundle of two creates that model's kernels.
+TEST_F(CpuSessionTest, CreatesTheKernelsOfItsLayersOnly) {
+  runtime::AttentionLayer small = layer(), large = layer();
+  large.name = "large.0";
+  large.headSize = 128;
+  runtime::KvCacheSpec smallCache{16, 2, 64, DType::BF16, "auto"};
+  runtime::KvCacheSpec largeCache{16, 2, 128, DType::BF16, "auto"};
+  writeModels({{"small", small, smallCache}, {"large", large, largeCache}});
   CpuPlanDevice &cpu = *device;
   Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(
       runtime::DeviceType::CPU, std::move(device), {dir});
   ASSERT_TRUE(session) << session.message();
-  EXPECT_TRUE(cpu.hasKernel("m::k"));
+  auto loaded = [&] {
+    std::vector<std::string> symbols;
+    for (const std::string &s : {"small0::k", "small1::k", "large0::k",
+                                 "large1::k"})
+      if (cpu.hasKernel(s))
+        symbols.push_back(s);
+    return symbols;
+  };
+  EXPECT_TRUE(loaded().empty());
+  for (const char *name : {"layers.0", "layers.1"}) {
+    small.name = name;
+    Result<std::unique_ptr<runtime::SessionLayer>> l =
+        (*session)->createLayer(small, smallCache, 4);
+    ASSERT_TRUE(l) << l.message();
+    EXPECT_EQ(loaded(), (std::vector<std::string>{"small0::k", "small1::k"}));
+    auto *executor =
+        dynamic_cast<runtime::BundleExecutor *>((*l)->executor);
+    ASSERT_NE(executor, nullptr);
+    EXPECT_EQ(executor->loadedKernels(), 2u);
+  }
+  ASSERT_TRUE((*session)->createLayer(large, largeCache, 4));
+  EXPECT_EQ(loaded().size(), 4u);
 }
 
 TEST_F(CpuSessionTest, NamesALevelTheHostDoesNotRun) {

@@ -9,6 +9,7 @@
 #include "runtime/executor/BundleExecutor.h"
 
 #include "HostDevice.h"
+#include "runtime/bundle/BundleWriter.h"
 #include "runtime/executor/HostCalls.h"
 #include "runtime/device/RecordedStep.h"
 
@@ -442,6 +443,40 @@ TEST_F(BundleExecutorTest, LoadsEverythingUpFront) {
   EXPECT_EQ(device.loaded.size(), 3u);
   ASSERT_TRUE(runPaged(*executor));
   EXPECT_EQ(device.loaded.size(), 3u);
+}
+
+// What a session does when a layer is created: the kernels of the entry
+// serving each call, and nothing else, once.
+TEST_F(BundleExecutorTest, PrepareLoadsTheKernelsOfTheCallOnly) {
+  auto executor = makeExecutor();
+  ASSERT_TRUE(executor->checkRunnable());
+  EXPECT_TRUE(device.loaded.empty());
+  params.scale = 0.25;
+  VariantQuery call = pagedAttentionQuery(query, kvCache, params);
+  ASSERT_TRUE(executor->prepare(call));
+  EXPECT_EQ(device.loaded, std::vector<std::string>{"pa2::main"});
+  ASSERT_TRUE(executor->prepare(call));
+  EXPECT_EQ(executor->loadedKernels(), 1u);
+  ASSERT_TRUE(runPaged(*executor));
+  EXPECT_EQ(device.loaded, std::vector<std::string>{"pa2::main"});
+}
+
+// A kernel file that went away after the manifest was read, because the
+// bundle was rewritten, says so.
+TEST_F(BundleExecutorTest, NamesABundleRewrittenSinceItWasOpened) {
+  ASSERT_TRUE(writeManifest(bundle));
+  Result<Bundle> opened = loadManifest(bundle.directory);
+  ASSERT_TRUE(opened) << opened.message();
+  BundleExecutor executor(*opened, "spirv", device);
+  bundle.compiler = "attn test, again";
+  ASSERT_TRUE(writeManifest(bundle));
+  std::filesystem::remove(bundle.directory + "/pa1.spv");
+  Status s = runPaged(executor);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.message(),
+              HasSubstr("missing kernel file pa1.spv (pa1::main, spirv); the "
+                        "bundle was rewritten since it was opened: open it "
+                        "again"));
 }
 
 TEST_F(BundleExecutorTest, ReportsAFailedLoadAndACorruptKernel) {

@@ -94,11 +94,12 @@ if(TARGET AttnVulkanDevice)
     DESTINATION ${ATTN_INSTALL_INCLUDEDIR}/devices/vulkan)
 endif()
 
-# The tools, when this build has the compiler: attn-compile next to the
+# The tools: attn-bundle (MLIR-free; it merges attn_add_bundle's shards)
+# always, and when this build has the compiler attn-compile next to the
 # package so attn_add_bundle finds it, attn-run and attn-diff beside it. They
 # find libMLIR / libLLVM in LLVM's library directory and our shared
 # libraries (the TT emulator) in ../lib, wherever the prefix is.
-foreach(tool attn-compile attn-run attn-diff)
+foreach(tool attn-compile attn-run attn-diff attn-bundle)
   if(TARGET ${tool})
     set_target_properties(${tool} PROPERTIES INSTALL_RPATH
       "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${LLVM_LIBRARY_DIR}")

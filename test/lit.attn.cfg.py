@@ -19,6 +19,8 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# attn's tools too, for the scripts under Inputs/ (attn-bundle show).
+llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%attn_src", config.attn_src_root))
@@ -31,7 +33,7 @@ config.substitutions.append(("%cxx", config.cxx_compiler))
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-translate", "attn-run", "attn-compile", "attn-diff",
          "attn-host-example", "attn-tt-run", "attn-vulkan-info",
-         "attn-bundle-check", "attn-serving-step", "attn-cuda-check",
+         "attn-bundle", "attn-bundle-check", "attn-serving-step", "attn-cuda-check",
          "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)

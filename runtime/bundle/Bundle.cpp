@@ -6,8 +6,13 @@
 #include "core/JsonRead.h"
 #include "runtime/bundle/PlanJson.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
 
 namespace attn::runtime {
 
@@ -77,37 +82,125 @@ Result<std::string> Bundle::readKernel(const BundleKernel &kernel) const {
   return text;
 }
 
-std::string manifestToJson(const Bundle &bundle) {
+namespace {
+
+/// What a variant's full symbols start with: "<name>@<cache key>/".
+std::string symbolPrefix(const BundleVariant &v) {
+  return v.name + "@" + v.cacheKey + "/";
+}
+
+/// A symbol as the manifest writes it: "./<rest>" when it has the entry's
+/// prefix, else as it is.
+std::string relativeSymbol(const std::string &symbol,
+                           const std::string &prefix) {
+  if (symbol.starts_with(prefix))
+    return "./" + symbol.substr(prefix.size());
+  return symbol;
+}
+
+/// The inverse of relativeSymbol.
+std::string fullSymbol(const std::string &stored, const std::string &prefix) {
+  if (stored.starts_with("./"))
+    return prefix + stored.substr(2);
+  return stored;
+}
+
+nlohmann::json kernelRecord(const BundleKernel &k) {
+  nlohmann::json launch =
+      nlohmann::json::parse(k.launchJson, nullptr, /*allow_exceptions=*/false);
+  return {{"target", k.target},
+          {"file", k.file},
+          {"entry", k.entryPoint},
+          {"hash", hashToHex(k.hash)},
+          {"launch", launch.is_discarded() ? nlohmann::json::object() : launch}};
+}
+
+/// A table of distinct JSON values, each once, in order of first use.
+class SharedTable {
+public:
+  size_t add(nlohmann::json value) {
+    auto [it, inserted] = index_.try_emplace(value.dump(), values_.size());
+    if (inserted)
+      values_.push_back(std::move(value));
+    return it->second;
+  }
+  nlohmann::json take() { return nlohmann::json(std::move(values_)); }
+
+private:
+  std::map<std::string, size_t> index_;
+  std::vector<nlohmann::json> values_;
+};
+
+/// The entries of `bundle` in the manifest's order: by name, then subgroup
+/// size, whatever order they were compiled in, so that the same entries
+/// always make the same manifest (a merge of shards equals a whole
+/// compile).
+std::vector<const BundleVariant *> canonicalOrder(const Bundle &bundle) {
+  std::vector<const BundleVariant *> order;
+  for (const BundleVariant &v : bundle.variants)
+    order.push_back(&v);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const BundleVariant *a, const BundleVariant *b) {
+                     return std::tie(a->name, a->subgroupSize) <
+                            std::tie(b->name, b->subgroupSize);
+                   });
+  return order;
+}
+
+/// The manifest as a JSON value, without its hash.
+nlohmann::json manifestValue(const Bundle &bundle) {
+  SharedTable kernels, plans;
+  nlohmann::json variants = nlohmann::json::array();
+  for (const BundleVariant *v : canonicalOrder(bundle)) {
+    std::string prefix = symbolPrefix(*v);
+    nlohmann::json jv;
+    jv["name"] = v->name;
+    jv["subgroup_size"] = v->subgroupSize;
+    jv["cache_key"] = v->cacheKey;
+    jv["parameters"] = v->parameters;
+    if (const Plan *p = v->plan()) {
+      Plan relative = *p;
+      for (PlanOp &op : relative.ops)
+        if (op.kind == PlanOpKind::Launch)
+          op.kernel = relativeSymbol(op.kernel, prefix);
+      jv["plan"] = plans.add(planToJsonValue(relative));
+    }
+    jv["kernels"] = nlohmann::json::array();
+    for (const BundleKernel &k : v->kernels)
+      jv["kernels"].push_back(nlohmann::json::array(
+          {relativeSymbol(k.symbol, prefix), kernels.add(kernelRecord(k))}));
+    variants.push_back(std::move(jv));
+  }
   nlohmann::json j;
   j["format_version"] = bundle.formatVersion;
   j["compiler"] = bundle.compiler;
-  j["variants"] = nlohmann::json::array();
-  for (const BundleVariant &v : bundle.variants) {
-    nlohmann::json jv;
-    jv["name"] = v.name;
-    jv["subgroup_size"] = v.subgroupSize;
-    jv["cache_key"] = v.cacheKey;
-    jv["parameters"] = v.parameters;
-    jv["plans"] = nlohmann::json::array();
-    for (const Plan &p : v.plans)
-      jv["plans"].push_back(planToJsonValue(p));
-    jv["kernels"] = nlohmann::json::array();
-    for (const BundleKernel &k : v.kernels) {
-      nlohmann::json launch = nlohmann::json::parse(
-          k.launchJson, nullptr, /*allow_exceptions=*/false);
-      jv["kernels"].push_back({{"symbol", k.symbol},
-                               {"target", k.target},
-                               {"file", k.file},
-                               {"entry", k.entryPoint},
-                               {"hash", hashToHex(k.hash)},
-                               {"launch", launch.is_discarded()
-                                              ? nlohmann::json::object()
-                                              : launch}});
-    }
-    j["variants"].push_back(std::move(jv));
-  }
-  j["manifest_hash"] = hashToHex(contentHash(j.dump(1)));
-  return j.dump(1);
+  j["kernels"] = kernels.take();
+  j["plans"] = plans.take();
+  j["variants"] = std::move(variants);
+  return j;
+}
+
+/// `"key": [` then one element per line.
+void appendArray(std::string &text, const char *key,
+                 const nlohmann::json &array) {
+  text += std::string(",\n\"") + key + "\": [";
+  for (size_t i = 0; i < array.size(); ++i)
+    text += (i ? ",\n " : "\n ") + array[i].dump();
+  text += "]";
+}
+
+} // namespace
+
+std::string manifestToJson(const Bundle &bundle) {
+  nlohmann::json j = manifestValue(bundle);
+  std::string text = "{\"format_version\": " + j["format_version"].dump() +
+                     ",\n\"compiler\": " + j["compiler"].dump() +
+                     ",\n\"manifest_hash\": \"" +
+                     hashToHex(contentHash(j.dump())) + "\"";
+  appendArray(text, "kernels", j["kernels"]);
+  appendArray(text, "plans", j["plans"]);
+  appendArray(text, "variants", j["variants"]);
+  return text + "}";
 }
 
 namespace {
@@ -121,59 +214,96 @@ Result<std::string> getString(const nlohmann::json &j, const char *key,
   return member->get<std::string>();
 }
 
-/// The manifest's hash over the rest of it, and its format version.
+/// The manifest's format version (compared as read, so that no larger
+/// number truncates to a good one) and its hash over the rest of it.
 Status checkManifestHeader(const nlohmann::json &j, const std::string &where) {
+  if (!j.is_object() || !j.contains("format_version") ||
+      !j["format_version"].is_number_integer())
+    return errorf(where, ": expected an object with \"format_version\"");
+  const nlohmann::json &version = j["format_version"];
+  if (!version.is_number_unsigned() ||
+      version.get<uint64_t>() != static_cast<uint64_t>(kBundleFormatVersion))
+    return errorf(where, ": bundle format version ", version.dump(),
+                  " is not supported (this runtime reads format ",
+                  kBundleFormatVersion,
+                  "; recompile the bundle with this attn-compile)");
   Result<std::string> recorded = getString(j, "manifest_hash", where);
   if (!recorded)
     return recorded.status();
   nlohmann::json rest = j;
   rest.erase("manifest_hash");
-  std::string actual = hashToHex(contentHash(rest.dump(1)));
+  std::string actual = hashToHex(contentHash(rest.dump()));
   if (*recorded != actual)
     return errorf(where, " does not match its manifest_hash (recorded ",
                   *recorded, ", contents ", actual,
                   "): it was edited or damaged after attn-compile wrote it");
-  if (!j.contains("format_version") || !j["format_version"].is_number_integer())
-    return errorf(where, ": expected an object with \"format_version\"");
-  // Compared as read, so that no larger number truncates to a good one.
-  const nlohmann::json &version = j["format_version"];
-  if (!version.is_number_unsigned() ||
-      version.get<uint64_t>() != static_cast<uint64_t>(kBundleFormatVersion))
-    return errorf(where, ": format version ", version.dump(),
-                  " is not supported (this runtime reads version ",
-                  kBundleFormatVersion, "; recompile the bundle)");
   return Status::ok();
 }
 
-/// One kernel of a variant: its names, its content hash, a file inside the
-/// bundle, and its launch facts as written.
+/// One record of the kernel table: target, file inside the bundle, entry
+/// point, content hash and launch facts as written (no symbol yet).
 Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
-                                    const std::string &vwhere) {
+                                    const std::string &where) {
   BundleKernel k;
   for (auto [key, field] :
-       {std::pair<const char *, std::string *>{"symbol", &k.symbol},
-        {"target", &k.target},
+       {std::pair<const char *, std::string *>{"target", &k.target},
         {"file", &k.file},
         {"entry", &k.entryPoint}}) {
-    Result<std::string> s = getString(jk, key, vwhere + ", a kernel");
+    Result<std::string> s = getString(jk, key, where);
     if (!s)
       return s.status();
     *field = *s;
   }
-  Result<std::string> hash = getString(jk, "hash", vwhere + ", a kernel");
+  Result<std::string> hash = getString(jk, "hash", where);
   if (!hash)
     return hash.status();
   char *end = nullptr;
   k.hash = std::strtoull(hash->c_str(), &end, 16);
   if (hash->size() != 16 || *end != '\0')
-    return errorf(vwhere, ", kernel ", k.symbol, ": bad hash \"", *hash,
-                  "\"");
+    return errorf(where, ": bad hash \"", *hash, "\"");
   if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
-    return errorf(vwhere, ", kernel ", k.symbol,
-                  ": file must be inside the bundle, got ", k.file);
+    return errorf(where, ": file must be inside the bundle, got ", k.file);
   if (jk.contains("launch"))
     k.launchJson = jk["launch"].dump();
   return k;
+}
+
+/// The shared tables every entry refers to by index.
+struct SharedTables {
+  std::vector<BundleKernel> kernels;
+  std::vector<Plan> plans;
+};
+
+Result<SharedTables> tablesFromJson(const nlohmann::json &j,
+                                    const std::string &where) {
+  const nlohmann::json *kernels = jsonMember(j, "kernels", JsonKind::Array);
+  const nlohmann::json *plans = jsonMember(j, "plans", JsonKind::Array);
+  if (!kernels || !plans)
+    return errorf(where, ": expected arrays \"kernels\" and \"plans\"");
+  SharedTables tables;
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    Result<BundleKernel> k = kernelFromJson(
+        (*kernels)[i], where + ", kernels[" + std::to_string(i) + "]");
+    if (!k)
+      return k.status();
+    tables.kernels.push_back(std::move(*k));
+  }
+  for (size_t i = 0; i < plans->size(); ++i) {
+    Result<Plan> plan = planFromJsonValue((*plans)[i]);
+    if (!plan)
+      return errorf(where, ", plans[", i, "]: ", plan.message());
+    tables.plans.push_back(std::move(*plan));
+  }
+  return tables;
+}
+
+/// An index into a table of `size` records, or an error.
+Result<size_t> tableIndex(const nlohmann::json &value, size_t size,
+                          const char *table, const std::string &where) {
+  if (!value.is_number_unsigned() || value.get<uint64_t>() >= size)
+    return errorf(where, ": ", value.dump(), " is not an index into \"",
+                  table, "\" (", size, " records)");
+  return static_cast<size_t>(value.get<uint64_t>());
 }
 
 /// Every kernel a plan of `v` launches must be in it (for some target).
@@ -191,9 +321,44 @@ Status checkLaunchedKernels(const BundleVariant &v, const std::string &vwhere) {
   return Status::ok();
 }
 
+/// The plan and the kernels of entry `v` from the shared tables.
+Status variantTablesFromJson(const nlohmann::json &jv,
+                             const SharedTables &tables, BundleVariant &v,
+                             const std::string &vwhere) {
+  std::string prefix = symbolPrefix(v);
+  if (jv.contains("plan")) {
+    Result<size_t> i =
+        tableIndex(jv["plan"], tables.plans.size(), "plans", vwhere);
+    if (!i)
+      return i.status();
+    Plan plan = tables.plans[*i];
+    for (PlanOp &op : plan.ops)
+      if (op.kind == PlanOpKind::Launch)
+        op.kernel = fullSymbol(op.kernel, prefix);
+    v.plans.push_back(std::move(plan));
+  }
+  const nlohmann::json *kernels = jsonMember(jv, "kernels", JsonKind::Array);
+  if (!kernels)
+    return errorf(vwhere, ": expected an array \"kernels\"");
+  for (const nlohmann::json &ref : *kernels) {
+    if (!ref.is_array() || ref.size() != 2 || !ref[0].is_string())
+      return errorf(vwhere, ": a kernel is [symbol, index into \"kernels\"], "
+                            "got ", ref.dump());
+    Result<size_t> i =
+        tableIndex(ref[1], tables.kernels.size(), "kernels", vwhere);
+    if (!i)
+      return i.status();
+    BundleKernel k = tables.kernels[*i];
+    k.symbol = fullSymbol(ref[0].get<std::string>(), prefix);
+    v.kernels.push_back(std::move(k));
+  }
+  return checkLaunchedKernels(v, vwhere);
+}
+
 /// One entry of "variants": name, subgroup size, cache key, parameters, at
 /// most one plan and its kernels.
 Result<BundleVariant> variantFromJson(const nlohmann::json &jv,
+                                      const SharedTables &tables,
                                       const std::string &where) {
   BundleVariant v;
   Result<std::string> name = getString(jv, "name", where + ", a variant");
@@ -206,9 +371,11 @@ Result<BundleVariant> variantFromJson(const nlohmann::json &jv,
     return errorf(where, ", variant ", v.name,
                   ": expected \"subgroup_size\", an integer in [0, 1024]");
   v.subgroupSize = jv["subgroup_size"].get<int64_t>();
-  if (jv.contains("cache_key") && jv["cache_key"].is_string())
-    v.cacheKey = jv["cache_key"].get<std::string>();
   std::string vwhere = where + ", variant " + v.name;
+  Result<std::string> key = getString(jv, "cache_key", vwhere);
+  if (!key)
+    return key.status();
+  v.cacheKey = *key;
   if (!jv.contains("parameters") || !jv["parameters"].is_object())
     return errorf(vwhere, ": expected an object \"parameters\"");
   for (const auto &[key, value] : jv["parameters"].items()) {
@@ -216,25 +383,7 @@ Result<BundleVariant> variantFromJson(const nlohmann::json &jv,
       return errorf(vwhere, ": parameter ", key, " must be a string");
     v.parameters[key] = value.get<std::string>();
   }
-  if (!jv.contains("plans") || !jv["plans"].is_array() ||
-      !jv.contains("kernels") || !jv["kernels"].is_array())
-    return errorf(vwhere, ": expected arrays \"plans\" and \"kernels\"");
-  if (jv["plans"].size() > 1)
-    return errorf(vwhere, ": has ", jv["plans"].size(),
-                  " plans; an entry has at most one");
-  for (const nlohmann::json &jp : jv["plans"]) {
-    Result<Plan> plan = planFromJsonValue(jp);
-    if (!plan)
-      return errorf(vwhere, ": ", plan.message());
-    v.plans.push_back(std::move(*plan));
-  }
-  for (const nlohmann::json &jk : jv["kernels"]) {
-    Result<BundleKernel> k = kernelFromJson(jk, vwhere);
-    if (!k)
-      return k.status();
-    v.kernels.push_back(std::move(*k));
-  }
-  ATTN_RETURN_IF_ERROR(checkLaunchedKernels(v, vwhere));
+  ATTN_RETURN_IF_ERROR(variantTablesFromJson(jv, tables, v, vwhere));
   return v;
 }
 
@@ -255,13 +404,17 @@ Result<Bundle> manifestFromJson(std::string_view text,
   if (!compiler)
     return compiler.status();
   bundle.compiler = *compiler;
+  Result<SharedTables> tables = tablesFromJson(j, where);
+  if (!tables)
+    return tables.status();
   if (!j.contains("variants") || !j["variants"].is_array())
     return errorf(where, ": expected an array \"variants\"");
+  std::set<std::pair<std::string, int64_t>> seen;
   for (const nlohmann::json &jv : j["variants"]) {
-    Result<BundleVariant> v = variantFromJson(jv, where);
+    Result<BundleVariant> v = variantFromJson(jv, *tables, where);
     if (!v)
       return v.status();
-    if (bundle.findEntry(v->name, v->subgroupSize))
+    if (!seen.emplace(v->name, v->subgroupSize).second)
       return errorf(where, ": two entries of variant ", v->name,
                     " are for subgroup size ", v->subgroupSize);
     bundle.variants.push_back(std::move(*v));

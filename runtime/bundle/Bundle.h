@@ -3,13 +3,21 @@
 // A bundle is what attn-compile writes and a serving engine loads at start-up:
 // a directory with manifest.json and one file per kernel and target.
 //
-//   manifest.json
+//   manifest.json (format 3; one record per line, so diffs read well)
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
-//     manifest_hash    FNV-1a 64 of the manifest without this field (as
-//                      nlohmann::json dumps it): an edited or damaged
-//                      manifest is refused
-//     variants[]       one entry per compiled variant and subgroup size:
+//     manifest_hash    FNV-1a 64 of the manifest without this field, as
+//                      nlohmann::json dumps it compactly: an edited or
+//                      damaged manifest is refused
+//     kernels[]        every distinct kernel record once: target ("spirv",
+//                      "ptx", "msl", "cpu", "tt"), file (relative), entry
+//                      point, hash (FNV-1a 64 of the file, hex) and the
+//                      target's launch facts (`launch`); entries that share
+//                      a kernel file and its facts share the record
+//     plans[]          every distinct host plan once (runtime/bundle/Plan.h),
+//                      its launched symbols relative to the entry
+//     variants[]       one entry per compiled variant and subgroup size, in
+//                      order of name, then subgroup size:
 //       name           the variant ("paged_attention.h32.g8..."); name and
 //                      subgroup size are unique together
 //       subgroup_size  what the GPU kernels were built for (8, 16, 32, 64,
@@ -18,14 +26,17 @@
 //       cache_key      hash of what produced it (for incremental builds)
 //       parameters     the variant's key/values (op, num_heads, dtype, ...),
 //                      what the runtime matches a call against
-//       plans[]        the host plan of the variant's function
-//                      (runtime/bundle/Plan.h): one, or none for tt-only entries
-//       kernels[]      symbol (what plans launch; unique to the entry's
-//                      compile, so kernels of several bundles can share a
-//                      device), target ("spirv", "ptx", "msl", "tt"), file
-//                      (relative), entry point, hash (FNV-1a 64 of the file,
-//                      hex), and target-specific launch facts in `launch`
-//                      (for MSL: which buffer index holds which argument)
+//       plan           index into plans[]; absent for tt-only entries
+//       kernels[]      [symbol, index into kernels[]] pairs. A symbol is
+//                      what plans launch, unique to the entry's compile
+//                      ("<name>@<cache key>/<module>::<kernel>", so kernels
+//                      of several bundles can share a device); the manifest
+//                      writes that prefix as "./"
+//
+// An entry costs its name, parameters and references, whatever the size of
+// its kernels and plan: identical kernels and plans across subgroup sizes
+// and variants are written once. In memory every entry holds its own copy
+// of its plan and kernel records, with full symbols.
 //
 // Loading checks the format version, the manifest's own hash, the JSON's
 // structure, every plan, and every kernel file (a regular file) against its
@@ -48,8 +59,9 @@
 namespace attn::runtime {
 
 /// 2: one entry per subgroup size, one plan per entry, symbols unique per
-/// compile.
-inline constexpr int kBundleFormatVersion = 2;
+/// compile. 3: kernel records and plans in shared tables, entries in a
+/// canonical order.
+inline constexpr int kBundleFormatVersion = 3;
 
 /// FNV-1a, 64 bits: the content hash of kernel files.
 uint64_t contentHash(std::string_view bytes);

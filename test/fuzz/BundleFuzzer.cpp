@@ -105,8 +105,8 @@ const fs::path &scratchDir() {
 }
 
 /// The manifest `text` with its "manifest_hash" recomputed (the FNV-1a of
-/// the manifest without it, as dumped by nlohmann::json), or "" when it does
-/// not ask for that.
+/// the manifest without it, as nlohmann::json dumps it compactly), or ""
+/// when it does not ask for that.
 std::string restamp(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr,
                                            /*allow_exceptions=*/false);
@@ -114,7 +114,7 @@ std::string restamp(std::string_view text) {
       j["manifest_hash"] != "restamp")
     return "";
   j.erase("manifest_hash");
-  j["manifest_hash"] = hashToHex(contentHash(j.dump(1)));
+  j["manifest_hash"] = hashToHex(contentHash(j.dump()));
   return j.dump(1);
 }
 

@@ -191,6 +191,15 @@ llvm::cl::opt<bool> validateSpirv(
                    "kernel; a failure fails the variant"),
     llvm::cl::init(false), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> shard(
+    "shard",
+    llvm::cl::desc("Compile slice I of N (I from 0) of the variants: every "
+                   "N-th, from the I-th, in the order of the inputs, "
+                   "--variant and --grid. `attn-bundle merge -o OUT` of "
+                   "the N shards is the bundle of the whole compile, byte "
+                   "for byte"),
+    llvm::cl::value_desc("I/N"), llvm::cl::cat(category));
+
 llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
                           llvm::cl::init(false), llvm::cl::cat(category));
 
@@ -728,11 +737,21 @@ int emitMlir() {
   return 0;
 }
 
-/// The bundle in the output directory, if there is a readable one.
+/// The bundle in the output directory, if there is a readable one; one
+/// that is there but unreadable (another format, damaged) is said, and
+/// every variant compiles anew.
 std::optional<rt::Bundle> previousBundle() {
-  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath);
-  if (!old)
+  std::error_code ec;
+  if (!std::filesystem::exists(outputPath + "/manifest.json", ec))
     return std::nullopt;
+  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath);
+  if (!old) {
+    if (!quiet)
+      llvm::errs() << "attn-compile: note: reusing nothing of the bundle "
+                      "there: "
+                   << old.message() << "\n";
+    return std::nullopt;
+  }
   return std::move(*old);
 }
 
@@ -815,6 +834,29 @@ llvm::Error checkedJobs(std::vector<Job> &jobList,
         invalid.empty()
             ? "nothing to compile: give FILE.mlir, --variant or --grid"
             : "every combination of the grid is invalid");
+  return llvm::Error::success();
+}
+
+/// The most shards a compile is cut into.
+constexpr int64_t kMaxShards = 4096;
+
+/// Keeps the jobs of --shard=I/N (all without it): job j when j % N == I.
+llvm::Error selectShard(std::vector<Job> &jobList) {
+  if (shard.getNumOccurrences() == 0)
+    return llvm::Error::success();
+  llvm::StringRef text = shard, first, second;
+  std::tie(first, second) = text.split('/');
+  int64_t index = -1, count = 0;
+  if (first.getAsInteger(10, index) || second.getAsInteger(10, count) ||
+      count < 1 || count > kMaxShards || index < 0 || index >= count)
+    return llvm::createStringError(
+        "--shard=" + shard + ": expected I/N with 0 <= I < N <= " +
+        llvm::Twine(kMaxShards));
+  std::vector<Job> kept;
+  for (size_t j = 0; j < jobList.size(); ++j)
+    if (static_cast<int64_t>(j % count) == index)
+      kept.push_back(std::move(jobList[j]));
+  jobList = std::move(kept);
   return llvm::Error::success();
 }
 
@@ -969,6 +1011,8 @@ int main(int argc, char **argv) {
   std::vector<Job> jobList;
   std::vector<std::string> invalid;
   if (llvm::Error err = checkedJobs(jobList, invalid))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = selectShard(jobList))
     return fail(llvm::toString(std::move(err)));
 
   CompileOptions options;

@@ -4,10 +4,11 @@ One line per (symbol, form), sorted: "ENTRY bindings" or "ENTRY addresses
 N" (N: num_buffers). A symbol with both forms prints two lines; each form
 must name its own file.
 """
+import subprocess
 import json
 import sys
 
-manifest = json.load(open(sys.argv[1] + "/manifest.json"))
+manifest = json.loads(subprocess.check_output(["attn-bundle", "show", sys.argv[1]]))
 lines = set()
 files = {}
 for variant in manifest["variants"]:

@@ -5,12 +5,13 @@ Every DIR/<entry>.<EXT> must be one of the bundle's kernel files of that
 entry point with that extension (the target's; the manifest names them),
 and the bundle may have no kernel of that extension that DIR lacks. Prints one line per entry that matched.
 """
+import subprocess
 import json
 import os
 import sys
 
 bundle, directory, ext = sys.argv[1:4]
-manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+manifest = json.loads(subprocess.check_output(["attn-bundle", "show", bundle]))
 files = {}
 for variant in manifest["variants"]:
     for kernel in variant["kernels"]:

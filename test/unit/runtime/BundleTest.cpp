@@ -2,17 +2,20 @@
 
 #include "runtime/bundle/Bundle.h"
 #include "runtime/executor/BundleExecutor.h"
+#include "runtime/bundle/BundleMerge.h"
 #include "runtime/bundle/BundleWriter.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace attn;
@@ -38,7 +41,7 @@ void editManifest(const std::string &dir, const std::string &from,
   text.replace(text.find(from), from.size(), to);
   nlohmann::json j = nlohmann::json::parse(text);
   j.erase("manifest_hash");
-  j["manifest_hash"] = hashToHex(contentHash(j.dump(1)));
+  j["manifest_hash"] = hashToHex(contentHash(j.dump()));
   writeFile(dir + "/manifest.json", j.dump(1));
 }
 
@@ -129,28 +132,43 @@ TEST_F(BundleTest, MissingManifest) {
 }
 
 TEST_F(BundleTest, BadJson) {
-  writeFile(dir + "/manifest.json", "{\"format_version\": 2,");
+  writeFile(dir + "/manifest.json", "{\"format_version\": 3,");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir + ": manifest.json is not valid JSON");
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
-  editManifest(dir, "\"format_version\": 2", "\"format_version\": 7");
+  editManifest(dir, "\"format_version\": 3", "\"format_version\": 7");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
-                ": manifest.json: format version 7 is not supported (this "
-                "runtime reads version 2; recompile the bundle)");
+                ": manifest.json: bundle format version 7 is not supported "
+                "(this runtime reads format 3; recompile the bundle with this "
+                "attn-compile)");
+}
+
+// A bundle of the previous format (one record per kernel and entry) is
+// refused by its version before anything else is read of it.
+TEST_F(BundleTest, OldFormatIsRefusedByName) {
+  writeFile(dir + "/manifest.json",
+            R"({"format_version": 2, "compiler": "attn-compile 0.3.0",
+                "variants": [], "manifest_hash": "0000000000000000"})");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json: bundle format version 2 is not supported "
+                "(this runtime reads format 3; recompile the bundle with this "
+                "attn-compile)");
 }
 
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  editManifest(dir, "\"format_version\": 2",
-               "\"format_version\": 4294967298");
+  editManifest(dir, "\"format_version\": 3",
+               "\"format_version\": 4294967299");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
-                ": manifest.json: format version 4294967298 is not supported "
-                "(this runtime reads version 2; recompile the bundle)");
+                ": manifest.json: bundle format version 4294967299 is not "
+                "supported (this runtime reads format 3; recompile the bundle "
+                "with this attn-compile)");
 }
 
 TEST_F(BundleTest, MissingKernelFile) {
@@ -176,14 +194,14 @@ TEST_F(BundleTest, PlanLaunchesAnUnknownKernel) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.message(), "bundle " + dir +
                              ": manifest.json, variant f_h8: plan f launches "
-                             "m::k, which the bundle does not contain");
+                             "m::x, which the bundle does not contain");
 }
 
 // The manifest carries its own hash: an edit (a plan's grid, a launch's
 // arguments) that does not restamp it is refused before anything is used.
 TEST_F(BundleTest, EditedManifestIsRefused) {
   std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find("\"imm\": 1"), 8, "\"imm\": 9");
+  text.replace(text.find("\"imm\":1"), 7, "\"imm\":9");
   writeFile(dir + "/manifest.json", text);
   Result<Bundle> r = loadBundle(dir);
   ASSERT_FALSE(r);
@@ -315,6 +333,132 @@ TEST_F(BundleTest, KernelFileOutsideTheBundle) {
   editManifest(dir, "kernels/k.spv", "../../etc/pwd");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
-                ": manifest.json, variant f_h8, kernel m::k: file must be "
-                "inside the bundle, got ../../etc/pwd");
+                ": manifest.json, kernels[0]: file must be inside the "
+                "bundle, got ../../etc/pwd");
+}
+
+namespace {
+
+/// `entries` copies of the fixture's variant as attn-compile writes them:
+/// names v0, v1, ..., each at subgroup sizes 8 and 16, symbols unique to the
+/// entry's compile, one kernel file and one plan body shared by all.
+Bundle entriesSharingOneKernel(const Bundle &base, int entries) {
+  Bundle b = base;
+  b.variants.clear();
+  for (int i = 0; i < entries; ++i)
+    for (int64_t sg : {8, 16}) {
+      BundleVariant v = base.variants.front();
+      v.name = "v" + std::to_string(i);
+      v.subgroupSize = sg;
+      v.cacheKey = hashToHex(contentHash(v.name + std::to_string(sg)));
+      std::string symbol = v.name + "@" + v.cacheKey + "/m::k";
+      v.kernels.front().symbol = symbol;
+      v.plans.front().ops[1].kernel = symbol;
+      b.variants.push_back(std::move(v));
+    }
+  return b;
+}
+
+} // namespace
+
+// Identical kernel records and plans are written once, whatever the number
+// of entries: an entry costs its name, parameters and references.
+TEST_F(BundleTest, EntriesShareKernelRecordsAndPlans) {
+  Bundle many = entriesSharingOneKernel(bundle, 50);
+  ASSERT_TRUE(writeManifest(many));
+  nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
+  EXPECT_EQ(j["kernels"].size(), 1u);
+  EXPECT_EQ(j["plans"].size(), 1u);
+  EXPECT_EQ(j["variants"].size(), 100u);
+  EXPECT_EQ(j["variants"][3]["kernels"], nlohmann::json::parse(
+                                             R"([["./m::k", 0]])"));
+  size_t perEntry = manifestToJson(many).size() / many.variants.size();
+  EXPECT_LT(perEntry, 200u);
+  Result<Bundle> loaded = loadBundle(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  // Read back in the manifest's order (v0, v1, v10, ...), each whole.
+  std::sort(many.variants.begin(), many.variants.end(),
+            [](const BundleVariant &a, const BundleVariant &b) {
+              return std::tie(a.name, a.subgroupSize) <
+                     std::tie(b.name, b.subgroupSize);
+            });
+  EXPECT_TRUE(loaded->variants == many.variants);
+}
+
+// The manifest lists entries by name and subgroup size, whatever order they
+// were compiled in, so that the same entries make the same bytes.
+TEST_F(BundleTest, ManifestOrderIsCanonical) {
+  Bundle many = entriesSharingOneKernel(bundle, 3);
+  Bundle reversed = many;
+  std::reverse(reversed.variants.begin(), reversed.variants.end());
+  EXPECT_EQ(manifestToJson(reversed), manifestToJson(many));
+}
+
+TEST_F(BundleTest, ReferenceOutsideATableIsRefused) {
+  editManifest(dir, "[\"m::k\",0]", "[\"m::k\",1]");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, variant f_h8: 1 is not an index into "
+                "\"kernels\" (1 records)");
+}
+
+// Shards of one compile merge into the whole compile's manifest, byte for
+// byte, whichever order they come in; a shard given twice adds nothing.
+TEST_F(BundleTest, ShardsMergeIntoTheWhole) {
+  Bundle whole = entriesSharingOneKernel(bundle, 4);
+  Bundle a = whole, b = whole;
+  a.variants.clear();
+  b.variants.clear();
+  for (size_t i = 0; i < whole.variants.size(); ++i)
+    (i % 2 ? b : a).variants.push_back(whole.variants[i]);
+  for (const std::vector<Bundle> &inputs :
+       {std::vector<Bundle>{a, b}, std::vector<Bundle>{b, a},
+        std::vector<Bundle>{a, b, a}}) {
+    Result<MergedBundle> merged = mergeBundles(inputs, dir);
+    ASSERT_TRUE(merged) << merged.message();
+    EXPECT_EQ(manifestToJson(merged->bundle), manifestToJson(whole));
+  }
+}
+
+TEST_F(BundleTest, MergeRefusesAVariantCompiledTwiceDifferently) {
+  Bundle a = bundle, b = bundle;
+  a.directory = "a.attnb";
+  b.directory = "b.attnb";
+  b.variants.front().cacheKey = "0123456789abcdef";
+  Result<MergedBundle> merged = mergeBundles({a, b}, dir);
+  ASSERT_FALSE(merged);
+  EXPECT_EQ(merged.message(),
+            "bundles a.attnb and b.attnb both have variant f_h8 at subgroup "
+            "size 0, compiled differently (cache keys  and "
+            "0123456789abcdef): merge one of them only");
+}
+
+TEST_F(BundleTest, MergeRefusesBundlesOfAnotherCompiler) {
+  Bundle a = bundle, b = bundle;
+  a.directory = "a.attnb";
+  b.directory = "b.attnb";
+  b.compiler = "attn-compile 0.2.0 (MLIR 22)";
+  Result<MergedBundle> merged = mergeBundles({a, b}, dir);
+  ASSERT_FALSE(merged);
+  EXPECT_EQ(merged.message(),
+            "bundle b.attnb was written by 'attn-compile 0.2.0 (MLIR 22)' and "
+            "bundle a.attnb by 'attn test': bundles merge only from one "
+            "attn-compile");
+}
+
+// The merged bundle is written as attn-compile writes one: its kernel files
+// copied, its manifest loadable.
+TEST_F(BundleTest, MergedBundleLoads) {
+  std::string out = dir + "-merged";
+  std::filesystem::remove_all(out);
+  Result<Bundle> input = loadBundle(dir);
+  ASSERT_TRUE(input) << input.message();
+  std::vector<Bundle> inputs = {*input};
+  Result<MergedBundle> merged = mergeBundles(inputs, out);
+  ASSERT_TRUE(merged) << merged.message();
+  ASSERT_TRUE(writeMergedBundle(*merged, inputs));
+  Result<Bundle> loaded = loadBundle(out);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(loaded->variants, bundle.variants);
+  EXPECT_EQ(fileText(out + "/manifest.json"), fileText(dir + "/manifest.json"));
 }

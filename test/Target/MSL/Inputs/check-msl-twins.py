@@ -9,6 +9,7 @@ recorded entry point. Prints one summary line; exits 1 naming the first
 mismatch.
 """
 
+import subprocess
 import json
 import os
 import re
@@ -22,8 +23,7 @@ def fail(message):
 
 def main():
     bundle = sys.argv[1]
-    with open(os.path.join(bundle, "manifest.json")) as f:
-        manifest = json.load(f)
+    manifest = json.loads(subprocess.check_output(["attn-bundle", "show", bundle]))
     variants = manifest["variants"]
     twins = 0
     versions = set()

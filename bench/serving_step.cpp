@@ -13,7 +13,9 @@
 //   device    forward on device tensors, one synchronize per step;
 //   replay    the step recorded once (runtime/device/RecordedStep.h) and replayed.
 //
-// It prints, per way, the wall time per step, the device's own time for the
+// It prints the start-up first: opening the device, the session over the
+// bundles (their manifests), and creating the layer (its kernels), and
+// then, per way, the wall time per step, the device's own time for the
 // step's work (Vulkan timestamps; 0 where the device has none), the share of
 // the step that is runtime overhead, and the bytes that crossed to the
 // device and back. With --check it also compares every step's output and
@@ -150,10 +152,20 @@ int run(const Options &o) {
   std::optional<DeviceType> type = parseDeviceType(o.device);
   if (!type)
     return fail("--device", Status::error("unknown device " + o.device));
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  Clock::time_point opening = Clock::now();
+  Result<std::unique_ptr<PlanDevice>> opened = devices::openDevice(*type);
+  if (!opened)
+    return fail(o.device.c_str(), opened.status());
+  Clock::time_point deviceOpen = Clock::now();
   Result<std::unique_ptr<Session>> session =
-      devices::openSession(*type, o.bundles);
+      Session::open(*type, std::move(*opened), o.bundles);
   if (!session)
     return fail(o.device.c_str(), session.status());
+  Clock::time_point sessionOpen = Clock::now();
   Session &s = **session;
 
   Batch batch{o.batch, o.paddedBatch ? o.paddedBatch : o.batch,
@@ -173,6 +185,14 @@ int run(const Options &o) {
   if (!made)
     return fail("createLayer", made.status());
   SessionLayer &layer = **made;
+  // Start-up: a session reads its bundles' manifests, a layer creates the
+  // kernels of its variants (Session.h), whatever the bundles' size.
+  auto *served = dynamic_cast<const BundleExecutor *>(layer.executor);
+  std::printf("start-up: device %.1f ms, session over %zu bundle(s) %.1f "
+              "ms, layer %.1f ms (%zu kernels created)\n",
+              ms(opening, deviceOpen), o.bundles.size(),
+              ms(deviceOpen, sessionOpen), ms(sessionOpen, Clock::now()),
+              served ? served->loadedKernels() : size_t{0});
   std::printf("%s on %s: %lld live + %lld padding requests x %lld tokens, "
               "%lld calls per step, cache %s (%.1f MiB), cudagraph support "
               "%s\n",

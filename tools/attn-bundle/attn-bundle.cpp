@@ -95,27 +95,20 @@ int merge(int argc, char **argv) {
   return 0;
 }
 
-int show(int argc, char **argv) {
+/// Reads the one bundle directory of `argv` with `load` and prints what
+/// `describe` makes of it (show, stats).
+int report(const char *command, int argc, char **argv,
+           attn::Result<rt::Bundle> (*load)(const std::string &),
+           std::string (*describe)(const rt::Bundle &)) {
   if (argc != 1 || argv[0][0] == '-')
-    return usageError("show takes one bundle directory");
-  attn::Result<rt::Bundle> bundle = rt::loadManifest(argv[0]);
+    return usageError(
+        (std::string(command) + " takes one bundle directory").c_str());
+  attn::Result<rt::Bundle> bundle = load(argv[0]);
   if (!bundle) {
     std::fprintf(stderr, "attn-bundle: %s\n", bundle.message().c_str());
     return 1;
   }
-  std::fputs(attn::tools::expandedManifest(*bundle).c_str(), stdout);
-  return 0;
-}
-
-int stats(int argc, char **argv) {
-  if (argc != 1 || argv[0][0] == '-')
-    return usageError("stats takes one bundle directory");
-  attn::Result<rt::Bundle> bundle = rt::loadBundle(argv[0]);
-  if (!bundle) {
-    std::fprintf(stderr, "attn-bundle: %s\n", bundle.message().c_str());
-    return 1;
-  }
-  std::fputs(attn::tools::describeBundleBytes(*bundle).c_str(), stdout);
+  std::fputs(describe(*bundle).c_str(), stdout);
   return 0;
 }
 
@@ -133,10 +126,14 @@ int main(int argc, char **argv) {
   }
   if (command == "merge")
     return merge(argc - 2, argv + 2);
+  // show reads the manifest only, so that it shows a bundle whose kernel
+  // files are damaged; stats sizes the files, checked.
   if (command == "show")
-    return show(argc - 2, argv + 2);
+    return report("show", argc - 2, argv + 2, rt::loadManifest,
+                  attn::tools::expandedManifest);
   if (command == "stats")
-    return stats(argc - 2, argv + 2);
+    return report("stats", argc - 2, argv + 2, rt::loadBundle,
+                  attn::tools::describeBundleBytes);
   return usageError(command.empty() ? "no command"
                                     : ("unknown command " + command).c_str());
 }

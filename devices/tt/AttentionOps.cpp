@@ -57,8 +57,12 @@ Result<ProgramShape> readProgramShape(const ProgramDescription &d) {
       (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0)))
     return errorf("block size ", s.blockSize,
                   " must divide 32 or be a multiple of 32");
-  if (s.headSize % 32 != 0 || s.valueSize % 32 != 0)
-    return errorf("head sizes must be multiples of 32 (tile width)");
+  // Rows are padded to whole 32-wide tiles on the device; the kernels move
+  // them in pieces of whole 16-byte words.
+  if (s.headSize <= 0 || s.headSize % 8 != 0 || s.valueSize <= 0 ||
+      s.valueSize % 8 != 0)
+    return errorf("head sizes must be positive multiples of 8, got ",
+                  s.headSize, " and ", s.valueSize);
   return s;
 }
 
@@ -69,7 +73,8 @@ struct TiledCache {
   int64_t blockSize, numKvHeads, rowSize, parts, numBlocks;
   int64_t blocksPerTile() const { return std::max<int64_t>(1, 32 / blockSize); }
   int64_t tilesPerBlock() const { return std::max<int64_t>(1, blockSize / 32); }
-  int64_t dTiles() const { return rowSize / 32; }
+  /// Tiles across a row; columns past rowSize are padding (zeros here).
+  int64_t dTiles() const { return (rowSize + 31) / 32; }
   int64_t numGroups() const {
     return (numBlocks + blocksPerTile() - 1) / blocksPerTile();
   }
@@ -117,7 +122,8 @@ void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
             int64_t page, row;
             tc.locate(b, o, part, g, dt, page, row);
             const int64_t rowBase = rowStart(b, part, o, g);
-            for (int64_t c = 0; c < 32; ++c) {
+            int64_t columns = std::min<int64_t>(32, tc.rowSize - dt * 32);
+            for (int64_t c = 0; c < columns; ++c) {
               int64_t host = rowBase + dt * 32 + c;
               uint8_t *dev = pages.data() + page * tileBytes +
                              faceOffset(uint32_t(row), uint32_t(c)) * esz;

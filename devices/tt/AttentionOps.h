@@ -3,8 +3,9 @@
 // What TT-Metalium host code (a program factory) does around attn's emitted
 // kernels, on any TTDevice (TTDevice.h): put the operands in DRAM in the
 // layout the kernels read, split the work into units over the core grid, set
-// runtime arguments, run, and read the results back. Operands are reference tensors (core/Tensor.h);
-// every buffer an operation creates is released when it returns.
+// runtime arguments, run, and read the results back. Operands are reference
+// tensors (core/Tensor.h); every buffer an operation creates is released when
+// it returns.
 //
 // The paged KV cache on the device is tiled. A block of B token rows maps to
 // 32-row tiles by this rule (B must divide 32 or be a multiple of 32):
@@ -17,8 +18,15 @@
 // A page is one tile: page(group, part, kv_head, row_tile, d_tile) =
 // (((group * parts + part) * G + kv_head) * tiles_per_block + row_tile) * Dt
 // + d_tile, with parts = 2 (key, value) for paged attention and 1 for MLA's
-// latent cache. Key positions past seq_len inside the last tile are masked by
-// the kernels, so sequence lengths need not be multiples of 32 (or of B).
+// latent cache, and Dt = ceil(D / 32): a head size that is not a multiple of
+// 32 leaves padding columns in the last tile of a row. They hold zeros
+// (buffers are created zero-filled, the host tilizes zeros into them and no
+// kernel writes them), and the reader zeros the query's padding too, so
+// Q K^T sums only zeros there; value padding only reaches padding columns of
+// the output tiles, which the writer never stores.
+//
+// Key positions past seq_len inside the last tile are masked by the kernels,
+// so sequence lengths need not be multiples of 32 (or of B).
 //
 // Queries, outputs and new keys/values are row-major "sticks": one page per
 // (token, head) row. lse has one page per token (H f32), the block table one
@@ -60,7 +68,7 @@ struct ProgramShape {
 };
 
 /// Reads and checks the params of `description` (dtype bf16, f16 or f32;
-/// tile-sized head sizes; a block size the tiled cache takes).
+/// head sizes that are multiples of 8; a block size the tiled cache takes).
 Result<ProgramShape> readProgramShape(const ProgramDescription &description);
 
 /// Runs a "paged_attention" or "mla_decode" program. For paged attention:

@@ -664,7 +664,11 @@ void AttentionCompute::accumulate() {
 }
 
 void AttentionCompute::build() {
-  cb.hwStartup(kCbQ, kCbK, kCbS);
+  // The SDK's sequence for a kernel that multiplies (api/compute/matmul.h),
+  // as ttnn's sdpa and sdpa_decode kernels start: the start-up in matmul's
+  // source order for the first product's operands, then its init.
+  cb.hwStartup(SrcOrder::Reverse, kCbQ, kCbK, kCbS);
+  cb.matmulInit(kCbQ, kCbK, /*transposeIn1=*/true);
   kb.cbWaitFront(kCbScaler, c1);
   cb.forLoop(0, numUnits, [&](Value unit) {
     Unit u = readUnit(kb, unit);

@@ -176,7 +176,7 @@ void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
   Value numUnits = kb.runtimeArg(kMrNumUnits);
   Value c0 = kb.c(0), c1 = kb.c(1);
 
-  cb.hwStartup(kCbMergeLseIn, kCbMergeLseIn, kCbMergeMax);
+  cb.hwStartup(SrcOrder::Regular, kCbMergeLseIn, kCbMergeLseIn, kCbMergeMax);
   cb.forLoop(0, numUnits, [&](Value) {
     kb.cbWaitFront(kCbMergeLseIn, states);
     // m = max_s lse_s.

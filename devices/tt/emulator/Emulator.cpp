@@ -49,9 +49,21 @@ Buffer Device::allocate(uint32_t pageSize, uint32_t numPages) {
   b.numPages = numPages;
   uint32_t pagesPerBank = (numPages + numBanks() - 1) / numBanks();
   next_ += std::max<uint32_t>(pagesPerBank, 1) * b.alignedPageSize;
-  for (auto &bank : banks_)
+  for (auto &bank : banks_) {
+    // Space given back by release() holds what it held: zero it.
+    std::fill(bank.begin() + std::min<size_t>(b.address, bank.size()),
+              bank.end(), 0);
     bank.resize(next_, 0);
+  }
   return b;
+}
+
+void Device::release(const Buffer &b) {
+  uint32_t pagesPerBank =
+      (std::max<uint32_t>(b.numPages, 1) + numBanks() - 1) / numBanks();
+  if (b.address + std::max<uint32_t>(pagesPerBank, 1) * b.alignedPageSize ==
+      next_)
+    next_ = b.address;
 }
 
 static uint32_t pageAddress(const Buffer &b, uint32_t numBanks, uint32_t page) {

@@ -108,6 +108,10 @@ public:
   /// Allocates `numPages` pages of `pageSize` bytes, zero-filled, each page
   /// at the DRAM alignment of the architecture.
   Buffer allocate(uint32_t pageSize, uint32_t numPages);
+  /// Gives back `buffer`'s space when it is the last allocated, so that
+  /// buffers released in the reverse order of their allocation (those of a
+  /// launch, above a cache that stays) reuse their DRAM.
+  void release(const Buffer &buffer);
   /// Copies whole pages between host memory and a buffer.
   void writePage(const Buffer &buffer, uint32_t page, const void *data);
   void readPage(const Buffer &buffer, uint32_t page, void *data) const;

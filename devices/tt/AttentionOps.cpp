@@ -57,38 +57,24 @@ Result<ProgramShape> readProgramShape(const ProgramDescription &d) {
       (s.blockSize <= 0 || (32 % s.blockSize != 0 && s.blockSize % 32 != 0)))
     return errorf("block size ", s.blockSize,
                   " must divide 32 or be a multiple of 32");
-  if (s.headSize % 32 != 0 || s.valueSize % 32 != 0)
-    return errorf("head sizes must be multiples of 32 (tile width)");
+  // Rows are padded to whole 32-wide tiles on the device; the kernels move
+  // them in pieces of whole 16-byte words.
+  if (s.headSize <= 0 || s.headSize % 8 != 0 || s.valueSize <= 0 ||
+      s.valueSize % 8 != 0)
+    return errorf("head sizes must be positive multiples of 8, got ",
+                  s.headSize, " and ", s.valueSize);
   return s;
 }
 
-namespace {
+TiledCache tiledCacheOf(const ProgramShape &s, int64_t numBlocks) {
+  return {s.blockSize, s.numKvHeads, s.headSize, s.kvParts, numBlocks, s.dtype};
+}
 
-/// Where cache rows live in the tiled device cache (see AttentionOps.h).
-struct TiledCache {
-  int64_t blockSize, numKvHeads, rowSize, parts, numBlocks;
-  int64_t blocksPerTile() const { return std::max<int64_t>(1, 32 / blockSize); }
-  int64_t tilesPerBlock() const { return std::max<int64_t>(1, blockSize / 32); }
-  int64_t dTiles() const { return rowSize / 32; }
-  int64_t numGroups() const {
-    return (numBlocks + blocksPerTile() - 1) / blocksPerTile();
-  }
-  int64_t numPages() const {
-    return numGroups() * parts * numKvHeads * tilesPerBlock() * dTiles();
-  }
-  /// Page and in-tile row of row `offset` of `block`.
-  void locate(int64_t block, int64_t offset, int64_t part, int64_t head,
-              int64_t dTile, int64_t &page, int64_t &row) const {
-    int64_t group = block / blocksPerTile();
-    int64_t rowInGroup = (block % blocksPerTile()) * blockSize + offset;
-    int64_t rowTile = rowInGroup / 32;
-    row = rowInGroup % 32;
-    page = (((group * parts + part) * numKvHeads + head) * tilesPerBlock() +
-            rowTile) *
-               dTiles() +
-           dTile;
-  }
-};
+uint32_t TiledCache::pageBytes() const {
+  return uint32_t(kTileElements * byteWidth(dtype));
+}
+
+namespace {
 
 /// Copies the host cache into (toDevice) or out of the tiled device pages.
 void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
@@ -117,7 +103,8 @@ void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
             int64_t page, row;
             tc.locate(b, o, part, g, dt, page, row);
             const int64_t rowBase = rowStart(b, part, o, g);
-            for (int64_t c = 0; c < 32; ++c) {
+            int64_t columns = std::min<int64_t>(32, tc.rowSize - dt * 32);
+            for (int64_t c = 0; c < columns; ++c) {
               int64_t host = rowBase + dt * 32 + c;
               uint8_t *dev = pages.data() + page * tileBytes +
                              faceOffset(uint32_t(row), uint32_t(c)) * esz;
@@ -129,6 +116,35 @@ void convertCache(const TiledCache &tc, Tensor &cache, KvLayout layout,
             }
           }
 }
+
+} // namespace
+
+Result<Buffer> uploadCache(TTDevice &device, const TiledCache &tc,
+                           const Tensor &cache, KvLayout layout) {
+  std::vector<uint8_t> pages;
+  convertCache(tc, const_cast<Tensor &>(cache), layout, pages,
+               /*toDevice=*/true);
+  Result<Buffer> buffer =
+      device.createBuffer(tc.pageBytes(), uint32_t(tc.numPages()));
+  if (!buffer)
+    return buffer;
+  if (Status s = device.write(*buffer, pages.data()); !s.isOk()) {
+    device.releaseBuffer(*buffer);
+    return s;
+  }
+  return buffer;
+}
+
+Status downloadCache(TTDevice &device, const DeviceCache &cache, Tensor &out,
+                     KvLayout layout) {
+  std::vector<uint8_t> pages(size_t(cache.layout.numPages()) *
+                             cache.layout.pageBytes());
+  ATTN_RETURN_IF_ERROR(device.read(cache.buffer, pages.data()));
+  convertCache(cache.layout, out, layout, pages, /*toDevice=*/false);
+  return Status::ok();
+}
+
+namespace {
 
 Status checkDims(const Tensor &t, const char *name,
                  std::initializer_list<int64_t> dims, DType dtype) {
@@ -203,14 +219,10 @@ Result<AttentionOutput> runMerge(ScopedBuffers &buffers, const Program &merge,
   return readOutputs(device, *out, *lse, T, H, valueSize, dtype);
 }
 
-/// The inputs' shapes and dtypes against the program's, and the optional
-/// tensors it was compiled to take.
-Status checkAttentionInputs(const ProgramDescription &d, const ProgramShape &s,
-                            const Tensor &query, const Tensor &kvCache,
-                            const Tensor *sinks, const Tensor *alibiSlopes,
-                            KvLayout layout) {
-  int64_t H = s.numHeads, G = s.numKvHeads;
-  ATTN_RETURN_IF_ERROR(checkDims(query, "query", {-1, H, s.headSize}, s.dtype));
+/// The host cache's shape and dtype against the program's.
+Status checkCacheTensor(const ProgramShape &s, const Tensor &kvCache,
+                        KvLayout layout) {
+  int64_t G = s.numKvHeads;
   if (s.kvParts == 1)
     ATTN_RETURN_IF_ERROR(
         checkDims(kvCache, "kv_cache", {-1, s.blockSize, s.headSize}, s.dtype));
@@ -222,6 +234,25 @@ Status checkAttentionInputs(const ProgramDescription &d, const ProgramShape &s,
     ATTN_RETURN_IF_ERROR(checkDims(kvCache, "kv_cache",
                                    {-1, 2, G, s.blockSize, s.headSize},
                                    s.dtype));
+  return Status::ok();
+}
+
+/// A device cache's layout against the program's.
+Status checkDeviceCache(const ProgramDescription &d, const ProgramShape &s,
+                        const DeviceCache &kvCache) {
+  if (kvCache.layout == tiledCacheOf(s, kvCache.layout.numBlocks))
+    return Status::ok();
+  return errorf("program '", d.name,
+                "' reads a tiled cache of another shape than its own");
+}
+
+/// The query against the program's, and the optional tensors it was
+/// compiled to take.
+Status checkAttentionInputs(const ProgramDescription &d, const ProgramShape &s,
+                            const Tensor &query, const Tensor *sinks,
+                            const Tensor *alibiSlopes) {
+  ATTN_RETURN_IF_ERROR(
+      checkDims(query, "query", {-1, s.numHeads, s.headSize}, s.dtype));
   if (s.sinks && !sinks)
     return errorf("program '", d.name, "' was compiled with sinks");
   if (s.alibi && !alibiSlopes)
@@ -352,6 +383,27 @@ runAttentionProgram(TTDevice &device, const Program &program,
                     const Tensor &blockTable, const Tensor &seqLens,
                     const Tensor *queryStartLoc, const Tensor *sinks,
                     const Tensor *alibiSlopes, KvLayout layout) {
+  auto shapeOr = readProgramShape(program.description);
+  if (!shapeOr)
+    return shapeOr.status();
+  ATTN_RETURN_IF_ERROR(checkCacheTensor(*shapeOr, kvCache, layout));
+  TiledCache tc = tiledCacheOf(*shapeOr, kvCache.dim(0));
+  Result<Buffer> buffer = uploadCache(device, tc, kvCache, layout);
+  if (!buffer)
+    return buffer.status();
+  Result<AttentionOutput> result = runAttentionProgram(
+      device, program, query, DeviceCache{*buffer, tc}, blockTable, seqLens,
+      queryStartLoc, sinks, alibiSlopes);
+  device.releaseBuffer(*buffer);
+  return result;
+}
+
+Result<AttentionOutput>
+runAttentionProgram(TTDevice &device, const Program &program,
+                    const Tensor &query, const DeviceCache &kvCache,
+                    const Tensor &blockTable, const Tensor &seqLens,
+                    const Tensor *queryStartLoc, const Tensor *sinks,
+                    const Tensor *alibiSlopes) {
   const ProgramDescription &d = program.description;
   if (d.op != "paged_attention" && d.op != "mla_decode")
     return errorf("program '", d.name, "' computes ", d.op,
@@ -360,9 +412,9 @@ runAttentionProgram(TTDevice &device, const Program &program,
   if (!shapeOr)
     return shapeOr.status();
   const ProgramShape &s = *shapeOr;
-  int64_t H = s.numHeads, G = s.numKvHeads;
-  ATTN_RETURN_IF_ERROR(checkAttentionInputs(d, s, query, kvCache, sinks,
-                                            alibiSlopes, layout));
+  int64_t H = s.numHeads;
+  ATTN_RETURN_IF_ERROR(checkAttentionInputs(d, s, query, sinks, alibiSlopes));
+  ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, kvCache));
 
   // One query per request for MLA.
   Tensor mlaQsl;
@@ -378,19 +430,13 @@ runAttentionProgram(TTDevice &device, const Program &program,
     return mdOr.status();
   const CommonAttentionMetadata &md = *mdOr;
   ATTN_RETURN_IF_ERROR(checkNumTokens(md, query.dim(0)));
-  ATTN_RETURN_IF_ERROR(checkCacheBounds(md, kvCache.dim(0), s.blockSize));
+  ATTN_RETURN_IF_ERROR(
+      checkCacheBounds(md, kvCache.layout.numBlocks, s.blockSize));
 
   int64_t T = query.dim(0);
   uint32_t esz = uint32_t(byteWidth(s.dtype));
   ScopedBuffers buffers(device);
-  TiledCache tc{s.blockSize, G, s.headSize, s.kvParts, kvCache.dim(0)};
-  std::vector<uint8_t> pages;
-  convertCache(tc, const_cast<Tensor &>(kvCache), layout, pages,
-               /*toDevice=*/true);
-  Result<Buffer> kv = buffers.upload(pages.data(), kTileElements * esz,
-                                     uint32_t(tc.numPages()));
-  if (!kv)
-    return kv.status();
+  const Buffer *kv = &kvCache.buffer;
   Result<Buffer> q = buffers.upload(query.data(), uint32_t(s.headSize * esz),
                                 uint32_t(T * H));
   if (!q)
@@ -495,6 +541,27 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
                                  const Tensor &key, const Tensor &value,
                                  Tensor &kvCache, const Tensor &slotMapping,
                                  KvLayout layout) {
+  auto shapeOr = readProgramShape(program.description);
+  if (!shapeOr)
+    return shapeOr.status();
+  ATTN_RETURN_IF_ERROR(checkCacheTensor(*shapeOr, kvCache, layout));
+  DeviceCache cache{{}, tiledCacheOf(*shapeOr, kvCache.dim(0))};
+  Result<Buffer> buffer = uploadCache(device, cache.layout, kvCache, layout);
+  if (!buffer)
+    return buffer.status();
+  cache.buffer = *buffer;
+  Status s = runReshapeAndCacheProgram(device, program, key, value, cache,
+                                       slotMapping);
+  if (s.isOk())
+    s = downloadCache(device, cache, kvCache, layout);
+  device.releaseBuffer(*buffer);
+  return s;
+}
+
+Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
+                                 const Tensor &key, const Tensor &value,
+                                 const DeviceCache &kvCache,
+                                 const Tensor &slotMapping) {
   const ProgramDescription &d = program.description;
   if (d.op != "reshape_and_cache")
     return errorf("program '", d.name, "' computes ", d.op,
@@ -508,38 +575,23 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
   int64_t T = key.dim(0);
   if (latent) {
     ATTN_RETURN_IF_ERROR(checkDims(key, "kv_c", {-1, s.keyWidth}, s.dtype));
-    ATTN_RETURN_IF_ERROR(
-        checkDims(value, "k_pe", {T, s.valueWidth}, s.dtype));
-    ATTN_RETURN_IF_ERROR(
-        checkDims(kvCache, "kv_cache", {-1, s.blockSize, W}, s.dtype));
+    ATTN_RETURN_IF_ERROR(checkDims(value, "k_pe", {T, s.valueWidth}, s.dtype));
   } else {
     ATTN_RETURN_IF_ERROR(checkDims(key, "key", {-1, G, W}, s.dtype));
     ATTN_RETURN_IF_ERROR(checkDims(value, "value", {T, G, W}, s.dtype));
-    if (layout == KvLayout::NHD)
-      ATTN_RETURN_IF_ERROR(checkDims(kvCache, "kv_cache",
-                                     {-1, 2, s.blockSize, G, W}, s.dtype));
-    else
-      ATTN_RETURN_IF_ERROR(checkDims(kvCache, "kv_cache",
-                                     {-1, 2, G, s.blockSize, W}, s.dtype));
   }
+  ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, kvCache));
   ATTN_RETURN_IF_ERROR(
-      checkSlotMapping(slotMapping, T, kvCache.dim(0), s.blockSize));
+      checkSlotMapping(slotMapping, T, kvCache.layout.numBlocks, s.blockSize));
 
   uint32_t esz = uint32_t(byteWidth(s.dtype));
   ScopedBuffers buffers(device);
-  TiledCache tc{s.blockSize, G, W, s.kvParts, kvCache.dim(0)};
-  std::vector<uint8_t> pages;
-  convertCache(tc, kvCache, layout, pages, /*toDevice=*/true);
-  Result<Buffer> kv = buffers.upload(pages.data(), kTileElements * esz,
-                                     uint32_t(tc.numPages()));
-  if (!kv)
-    return kv.status();
   Result<Buffer> k =
       buffers.upload(key.data(), uint32_t(s.keyWidth * esz), uint32_t(T * G));
   if (!k)
     return k.status();
   Result<Buffer> v = buffers.upload(value.data(), uint32_t(s.valueWidth * esz),
-                                uint32_t(T * G));
+                                    uint32_t(T * G));
   if (!v)
     return v.status();
   Result<Buffer> slots = buffers.upload(slotMapping.data(), 8, uint32_t(T));
@@ -553,15 +605,12 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
       {"key_addr", k->address},
       {"value_addr", v->address},
       {"slot_addr", slots->address},
-      {"kv_addr", kv->address},
+      {"kv_addr", kvCache.buffer.address},
       {"num_dram_banks", device.numDramBanks()}};
   auto launches = layOutRuntimeArgs(program, named, units);
   if (!launches)
     return launches.status();
-  ATTN_RETURN_IF_ERROR(device.run(program, *launches));
-  ATTN_RETURN_IF_ERROR(device.read(*kv, pages.data()));
-  convertCache(tc, kvCache, layout, pages, /*toDevice=*/false);
-  return Status::ok();
+  return device.run(program, *launches);
 }
 
 } // namespace attn::tt

@@ -3,8 +3,9 @@
 // What TT-Metalium host code (a program factory) does around attn's emitted
 // kernels, on any TTDevice (TTDevice.h): put the operands in DRAM in the
 // layout the kernels read, split the work into units over the core grid, set
-// runtime arguments, run, and read the results back. Operands are reference tensors (core/Tensor.h);
-// every buffer an operation creates is released when it returns.
+// runtime arguments, run, and read the results back. Operands are reference
+// tensors (core/Tensor.h); every buffer an operation creates is released when
+// it returns.
 //
 // The paged KV cache on the device is tiled. A block of B token rows maps to
 // 32-row tiles by this rule (B must divide 32 or be a multiple of 32):
@@ -17,8 +18,15 @@
 // A page is one tile: page(group, part, kv_head, row_tile, d_tile) =
 // (((group * parts + part) * G + kv_head) * tiles_per_block + row_tile) * Dt
 // + d_tile, with parts = 2 (key, value) for paged attention and 1 for MLA's
-// latent cache. Key positions past seq_len inside the last tile are masked by
-// the kernels, so sequence lengths need not be multiples of 32 (or of B).
+// latent cache, and Dt = ceil(D / 32): a head size that is not a multiple of
+// 32 leaves padding columns in the last tile of a row. They hold zeros
+// (buffers are created zero-filled, the host tilizes zeros into them and no
+// kernel writes them), and the reader zeros the query's padding too, so
+// Q K^T sums only zeros there; value padding only reaches padding columns of
+// the output tiles, which the writer never stores.
+//
+// Key positions past seq_len inside the last tile are masked by the kernels,
+// so sequence lengths need not be multiples of 32 (or of B).
 //
 // Queries, outputs and new keys/values are row-major "sticks": one page per
 // (token, head) row. lse has one page per token (H f32), the block table one
@@ -33,6 +41,8 @@
 #include "core/KvCache.h"
 #include "reference/ops/Ops.h"
 #include "devices/tt/TTDevice.h"
+
+#include <algorithm>
 
 namespace attn::tt {
 
@@ -59,9 +69,58 @@ struct ProgramShape {
   int64_t numStates = 0;
 };
 
+/// Where cache rows live in the tiled device cache (the file comment).
+struct TiledCache {
+  int64_t blockSize = 0, numKvHeads = 0, rowSize = 0, parts = 2, numBlocks = 0;
+  DType dtype = DType::BF16;
+  int64_t blocksPerTile() const { return std::max<int64_t>(1, 32 / blockSize); }
+  int64_t tilesPerBlock() const { return std::max<int64_t>(1, blockSize / 32); }
+  /// Tiles across a row; columns past rowSize are padding (zeros).
+  int64_t dTiles() const { return (rowSize + 31) / 32; }
+  int64_t numGroups() const {
+    return (numBlocks + blocksPerTile() - 1) / blocksPerTile();
+  }
+  int64_t numPages() const {
+    return numGroups() * parts * numKvHeads * tilesPerBlock() * dTiles();
+  }
+  uint32_t pageBytes() const;
+  /// Page and in-tile row of row `offset` of `block`.
+  void locate(int64_t block, int64_t offset, int64_t part, int64_t head,
+              int64_t dTile, int64_t &page, int64_t &row) const {
+    int64_t group = block / blocksPerTile();
+    int64_t rowInGroup = (block % blocksPerTile()) * blockSize + offset;
+    int64_t rowTile = rowInGroup / 32;
+    row = rowInGroup % 32;
+    page = (((group * parts + part) * numKvHeads + head) * tilesPerBlock() +
+            rowTile) *
+               dTiles() +
+           dTile;
+  }
+  bool operator==(const TiledCache &) const = default;
+};
+
+/// A KV cache kept in the device's tiled layout: one tile per page of a DRAM
+/// buffer of the device.
+struct DeviceCache {
+  Buffer buffer;
+  TiledCache layout;
+};
+
+/// Tilizes host cache `cache` (in `layout`, the tiled layout `tc`) into a
+/// new buffer of `device`, which the caller releases.
+Result<Buffer> uploadCache(TTDevice &device, const TiledCache &tc,
+                           const Tensor &cache, KvLayout layout);
+/// Untilizes `cache` into the host cache `out` (in `layout`).
+Status downloadCache(TTDevice &device, const DeviceCache &cache, Tensor &out,
+                     KvLayout layout);
+
 /// Reads and checks the params of `description` (dtype bf16, f16 or f32;
-/// tile-sized head sizes; a block size the tiled cache takes).
+/// head sizes that are multiples of 8; a block size the tiled cache takes).
 Result<ProgramShape> readProgramShape(const ProgramDescription &description);
+
+/// The tiled layout of the cache of a program of shape `s`, `numBlocks`
+/// blocks.
+TiledCache tiledCacheOf(const ProgramShape &s, int64_t numBlocks);
 
 /// Runs a "paged_attention" or "mla_decode" program. For paged attention:
 /// query [T, H, D], kvCache in `layout`; for MLA: query [R, H, L + P], kvCache
@@ -76,6 +135,13 @@ runAttentionProgram(TTDevice &device, const Program &program,
                     const Tensor &blockTable, const Tensor &seqLens,
                     const Tensor *queryStartLoc, const Tensor *sinks,
                     const Tensor *alibiSlopes, KvLayout layout);
+/// The same over a cache already tiled on the device.
+Result<AttentionOutput>
+runAttentionProgram(TTDevice &device, const Program &program,
+                    const Tensor &query, const DeviceCache &kvCache,
+                    const Tensor &blockTable, const Tensor &seqLens,
+                    const Tensor *queryStartLoc, const Tensor *sinks,
+                    const Tensor *alibiSlopes);
 
 /// Runs a "merge_states" program on two states: out [T, H, Dv] in the
 /// program's dtype and lse [T, H] f32 each.
@@ -94,6 +160,12 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
                                  const Tensor &key, const Tensor &value,
                                  Tensor &kvCache, const Tensor &slotMapping,
                                  KvLayout layout);
+/// The same into a cache tiled on the device, written in place: only the
+/// new rows move.
+Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
+                                 const Tensor &key, const Tensor &value,
+                                 const DeviceCache &kvCache,
+                                 const Tensor &slotMapping);
 
 } // namespace attn::tt
 

@@ -39,20 +39,22 @@ Result<Buffer> EmulatorDevice::createBuffer(uint32_t pageSize,
   return b;
 }
 
-void EmulatorDevice::releaseBuffer(const Buffer &) {
-  // The DRAM model allocates upwards; it starts over once nothing is live.
+void EmulatorDevice::releaseBuffer(const Buffer &buffer) {
+  // The DRAM model allocates upwards, gives back the last buffer, and
+  // starts over once nothing is live.
+  dram_->release(buffer);
   if (live_ > 0 && --live_ == 0)
     dram_ = std::make_unique<Device>(arch_);
 }
 
-Status EmulatorDevice::write(const Buffer &buffer, const void *data) {
+Status EmulatorDevice::writeBuffer(const Buffer &buffer, const void *data) {
   const auto *bytes = static_cast<const uint8_t *>(data);
   for (uint32_t p = 0; p < buffer.numPages; ++p)
     dram_->writePage(buffer, p, bytes + size_t(p) * buffer.pageSize);
   return Status::ok();
 }
 
-Status EmulatorDevice::read(const Buffer &buffer, void *data) {
+Status EmulatorDevice::readBuffer(const Buffer &buffer, void *data) {
   auto *bytes = static_cast<uint8_t *>(data);
   for (uint32_t p = 0; p < buffer.numPages; ++p)
     dram_->readPage(buffer, p, bytes + size_t(p) * buffer.pageSize);

@@ -28,8 +28,6 @@ public:
   uint32_t numDramBanks() const override;
   Result<Buffer> createBuffer(uint32_t pageSize, uint32_t numPages) override;
   void releaseBuffer(const Buffer &buffer) override;
-  Status write(const Buffer &buffer, const void *data) override;
-  Status read(const Buffer &buffer, void *data) override;
   Result<std::shared_ptr<const LoadedKernels>>
   loadKernels(const ProgramDescription &description) override;
   Status run(const Program &program,
@@ -37,6 +35,10 @@ public:
 
   /// Buffers created and not yet released.
   uint32_t liveBuffers() const { return live_; }
+
+protected:
+  Status writeBuffer(const Buffer &buffer, const void *data) override;
+  Status readBuffer(const Buffer &buffer, void *data) override;
 
 private:
   Arch arch_;

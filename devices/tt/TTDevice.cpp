@@ -5,9 +5,24 @@ namespace attn::tt {
 
 TTDevice::~TTDevice() = default;
 
+Status TTDevice::write(const Buffer &buffer, const void *data) {
+  ATTN_RETURN_IF_ERROR(writeBuffer(buffer, data));
+  transfers_.bytesToDevice += uint64_t(buffer.numPages) * buffer.pageSize;
+  ++transfers_.writes;
+  return Status::ok();
+}
+
+Status TTDevice::read(const Buffer &buffer, void *data) {
+  ATTN_RETURN_IF_ERROR(readBuffer(buffer, data));
+  transfers_.bytesToHost += uint64_t(buffer.numPages) * buffer.pageSize;
+  ++transfers_.reads;
+  return Status::ok();
+}
+
 ScopedBuffers::~ScopedBuffers() {
-  for (const Buffer &b : buffers_)
-    device_.releaseBuffer(b);
+  // Newest first, so that a device that allocates upwards reuses the space.
+  for (auto it = buffers_.rbegin(); it != buffers_.rend(); ++it)
+    device_.releaseBuffer(*it);
 }
 
 Result<Buffer> ScopedBuffers::create(uint32_t pageSize, uint32_t numPages) {

@@ -26,6 +26,14 @@
 
 namespace attn::tt {
 
+/// Bytes copied between the host and a device's DRAM (write() and read()).
+struct DramTransfers {
+  uint64_t bytesToDevice = 0;
+  uint64_t bytesToHost = 0;
+  int64_t writes = 0;
+  int64_t reads = 0;
+};
+
 class TTDevice {
 public:
   virtual ~TTDevice();
@@ -41,9 +49,12 @@ public:
   /// Gives a buffer back; its address may be reused.
   virtual void releaseBuffer(const Buffer &buffer) = 0;
   /// Whole-buffer copies: numPages * pageSize bytes, page p at byte
-  /// p * pageSize.
-  virtual Status write(const Buffer &buffer, const void *data) = 0;
-  virtual Status read(const Buffer &buffer, void *data) = 0;
+  /// p * pageSize, counted in transfers().
+  Status write(const Buffer &buffer, const void *data);
+  Status read(const Buffer &buffer, void *data);
+  /// What write() and read() moved since the last reset.
+  const DramTransfers &transfers() const { return transfers_; }
+  void resetTransfers() { transfers_ = {}; }
 
   /// Makes the kernels of `description` runnable on this device (the
   /// emulator builds them into the host process; the SDK compiles them when
@@ -54,6 +65,14 @@ public:
   /// last. program.kernels must come from this device's loadKernels.
   virtual Status run(const Program &program,
                      const std::vector<LaunchArgs> &launches) = 0;
+
+protected:
+  /// What write() and read() do.
+  virtual Status writeBuffer(const Buffer &buffer, const void *data) = 0;
+  virtual Status readBuffer(const Buffer &buffer, void *data) = 0;
+
+private:
+  DramTransfers transfers_;
 };
 
 /// Buffers created on a device for one operation, released together.

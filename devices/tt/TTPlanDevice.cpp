@@ -94,6 +94,126 @@ TTPlanDevice::TTPlanDevice(TTDevice &device)
 TTPlanDevice::TTPlanDevice(std::unique_ptr<TTDevice> device)
     : owned_(std::move(device)), device_(*owned_), name_(device_.name()) {}
 
+TTPlanDevice::~TTPlanDevice() {
+  for (auto &[buffer, r] : resident_)
+    dropCache(r);
+}
+
+Result<std::shared_ptr<runtime::DeviceBuffer>>
+TTPlanDevice::adopt(void *, uint64_t, std::function<void()>) {
+  return errorf(name_, ": its buffers are device memory; it adopts none");
+}
+
+Result<std::shared_ptr<runtime::DeviceBuffer>>
+TTPlanDevice::allocateBuffer(uint64_t bytes) {
+  sweep();
+  Result<std::shared_ptr<runtime::DeviceBuffer>> buffer =
+      HostMemoryDevice::allocateBuffer(bytes);
+  if (!buffer)
+    return buffer;
+  Resident &r = resident_[buffer->get()];
+  r = Resident{};
+  r.owner = *buffer;
+  return buffer;
+}
+
+void TTPlanDevice::sweep() {
+  for (auto it = resident_.begin(); it != resident_.end();) {
+    if (!it->second.owner.expired()) {
+      ++it;
+      continue;
+    }
+    dropCache(it->second);
+    it = resident_.erase(it);
+  }
+}
+
+void TTPlanDevice::dropCache(Resident &r) {
+  if (r.cache)
+    device_.releaseBuffer(r.cache->buffer);
+  r.cache.reset();
+  r.deviceNewer = r.hostNewer = false;
+}
+
+Status TTPlanDevice::syncHost(const runtime::DeviceBuffer *buffer) {
+  auto it = resident_.find(buffer);
+  if (it == resident_.end() || !it->second.cache || !it->second.deviceNewer)
+    return Status::ok();
+  Resident &r = it->second;
+  Result<Tensor> host = Tensor::create(r.dtype, r.shape);
+  if (!host)
+    return host.status();
+  ATTN_RETURN_IF_ERROR(downloadCache(device_, *r.cache, *host, r.layout));
+  runtime::BufferView view{const_cast<runtime::DeviceBuffer *>(buffer),
+                           r.offset, host->numBytes()};
+  std::memcpy(bytesOf(view), host->data(), host->numBytes());
+  r.deviceNewer = false;
+  return Status::ok();
+}
+
+void TTPlanDevice::hostChanged(const runtime::DeviceBuffer *buffer) {
+  auto it = resident_.find(buffer);
+  if (it != resident_.end() && it->second.cache)
+    it->second.hostNewer = true;
+}
+
+Result<const DeviceCache *>
+TTPlanDevice::cacheOnDevice(const runtime::BufferView &view,
+                            const ProgramShape &s) {
+  auto it = resident_.find(view.buffer);
+  if (it == resident_.end())
+    return errorf(name_, ": a launch's cache is in a buffer of another device");
+  Resident &r = it->second;
+  TiledCache tc = tiledCacheOf(s, cacheBlocks(s, view.bytes));
+  if (r.cache && r.cache->layout == tc && r.offset == view.offset &&
+      r.layout == s.layout && !r.hostNewer)
+    return &*r.cache;
+  // Tiles of another shape may hold the only copy of writes.
+  ATTN_RETURN_IF_ERROR(syncHost(view.buffer));
+  dropCache(r);
+  std::vector<int64_t> shape = cacheShape(s, tc.numBlocks);
+  Result<Tensor> host = Tensor::create(s.dtype, shape);
+  if (!host)
+    return host.status();
+  if (host->numBytes() > view.bytes)
+    return errorf(name_, ": a cache of ", host->describe(), " in ", view.bytes,
+                  " bytes");
+  std::memcpy(host->data(), bytesOf(view), host->numBytes());
+  Result<Buffer> tiles = uploadCache(device_, tc, *host, s.layout);
+  if (!tiles)
+    return tiles.status();
+  r.cache = DeviceCache{*tiles, tc};
+  r.offset = view.offset;
+  r.dtype = s.dtype;
+  r.shape = std::move(shape);
+  r.layout = s.layout;
+  return &*r.cache;
+}
+
+Status TTPlanDevice::writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,
+                                const void *data, uint64_t bytes) {
+  ATTN_RETURN_IF_ERROR(syncHost(&buffer));
+  ATTN_RETURN_IF_ERROR(
+      HostMemoryDevice::writeBytes(buffer, offset, data, bytes));
+  hostChanged(&buffer);
+  return Status::ok();
+}
+
+Status TTPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
+                               uint64_t offset, void *data, uint64_t bytes) {
+  ATTN_RETURN_IF_ERROR(syncHost(&buffer));
+  return HostMemoryDevice::readBytes(buffer, offset, data, bytes);
+}
+
+Status TTPlanDevice::enqueueCopy(const runtime::BufferView &src,
+                                 const runtime::BufferView &dst) {
+  ATTN_RETURN_IF_ERROR(syncHost(src.buffer));
+  ATTN_RETURN_IF_ERROR(syncHost(dst.buffer));
+  ATTN_RETURN_IF_ERROR(HostMemoryDevice::enqueueCopy(src, dst));
+  hostChanged(dst.buffer);
+  return Status::ok();
+}
+
 Status TTPlanDevice::addProgram(const std::string &symbol,
                                 const std::string &dir, bool loadNow) {
   if (programs_.count(symbol) || pending_.count(symbol))
@@ -162,8 +282,31 @@ Status TTPlanDevice::enqueueLaunch(std::string_view kernel,
   if (!shapeOr)
     return shapeOr.status();
   const ProgramShape &s = *shapeOr;
+  // The cache operand stays tiled in DRAM; every other operand is read from
+  // and written to the host copy, current before and marked after.
+  size_t cacheArg = d.op == "reshape_and_cache" ? 3
+                    : d.op == "paged_attention" || d.op == "mla_decode"
+                        ? 1
+                        : args.size();
+  for (size_t i = 0; i < args.size(); ++i)
+    if (i != cacheArg)
+      ATTN_RETURN_IF_ERROR(syncHost(args[i].buffer));
+  Status status = launchOp(program, s, grid, args, cacheArg);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (i != cacheArg)
+      hostChanged(args[i].buffer);
+  return status;
+}
+
+Status TTPlanDevice::launchOp(const Program &program, const ProgramShape &s,
+                              const std::array<uint32_t, 3> &grid,
+                              std::span<const runtime::BufferView> args,
+                              size_t cacheArg) {
+  const ProgramDescription &d = program.description;
   LaunchOperands in(d.name, args);
   int64_t H = s.numHeads, G = s.numKvHeads;
+  // Called once the operand count is checked.
+  auto cache = [&] { return cacheOnDevice(args[cacheArg], s); };
 
   if (d.op == "paged_attention") {
     // grid: T, R, M.
@@ -171,9 +314,9 @@ Status TTPlanDevice::enqueueLaunch(std::string_view kernel,
     size_t n = 5 + (s.alibi ? 1 : 0) + (s.sinks ? 1 : 0);
     ATTN_RETURN_IF_ERROR(in.expect(n + 2));
     TRY_TENSOR(query, in.tensor(0, s.dtype, {T, H, s.headSize}, "query"));
-    TRY_TENSOR(cache,
-               in.tensor(1, s.dtype, cacheShape(s, cacheBlocks(s, in.bytes(1))),
-                         "kv_cache"));
+    Result<const DeviceCache *> kv = cache();
+    if (!kv)
+      return kv.status();
     TRY_TENSOR(table, in.tensor(2, DType::I32, {R, M}, "block_table"));
     TRY_TENSOR(lens, in.tensor(3, DType::I32, {R}, "seq_lens"));
     TRY_TENSOR(starts, in.tensor(4, DType::I32, {R + 1}, "query_start_loc"));
@@ -187,26 +330,25 @@ Status TTPlanDevice::enqueueLaunch(std::string_view kernel,
       TRY_TENSOR(t, in.tensor(next++, DType::F32, {H}, "sinks"));
       sinks = std::move(t);
     }
-    return storeOutput(
-        in, n,
-        runAttentionProgram(device_, program, query, cache, table, lens,
-                            &starts, sinks ? &*sinks : nullptr,
-                            slopes ? &*slopes : nullptr, s.layout));
+    return storeOutput(in, n,
+                       runAttentionProgram(device_, program, query, **kv, table,
+                                           lens, &starts,
+                                           sinks ? &*sinks : nullptr,
+                                           slopes ? &*slopes : nullptr));
   }
   if (d.op == "mla_decode") {
     // grid: R, M.
     int64_t R = grid[0], M = grid[1];
     ATTN_RETURN_IF_ERROR(in.expect(6));
     TRY_TENSOR(q, in.tensor(0, s.dtype, {R, H, s.headSize}, "q"));
-    TRY_TENSOR(cache,
-               in.tensor(1, s.dtype, cacheShape(s, cacheBlocks(s, in.bytes(1))),
-                         "kv_cache"));
+    Result<const DeviceCache *> kv = cache();
+    if (!kv)
+      return kv.status();
     TRY_TENSOR(table, in.tensor(2, DType::I32, {R, M}, "block_table"));
     TRY_TENSOR(lens, in.tensor(3, DType::I32, {R}, "seq_lens"));
     return storeOutput(in, 4,
-                       runAttentionProgram(device_, program, q, cache, table,
-                                           lens, nullptr, nullptr, nullptr,
-                                           KvLayout::NHD));
+                       runAttentionProgram(device_, program, q, **kv, table,
+                                           lens, nullptr, nullptr, nullptr));
   }
   if (d.op == "reshape_and_cache") {
     // grid: T.
@@ -222,12 +364,12 @@ Status TTPlanDevice::enqueueLaunch(std::string_view kernel,
     TRY_TENSOR(key, in.tensor(0, s.dtype, keyShape, "key"));
     TRY_TENSOR(value, in.tensor(1, s.dtype, valueShape, "value"));
     TRY_TENSOR(slots, in.tensor(2, DType::I64, {T}, "slot_mapping"));
-    TRY_TENSOR(cache,
-               in.tensor(3, s.dtype, cacheShape(s, cacheBlocks(s, in.bytes(3))),
-                         "kv_cache"));
-    ATTN_RETURN_IF_ERROR(runReshapeAndCacheProgram(device_, program, key, value,
-                                                   cache, slots, s.layout));
-    return in.store(3, cache, "kv_cache");
+    Result<const DeviceCache *> kv = cache();
+    if (!kv)
+      return kv.status();
+    // The new rows go into the tiles; the host copy is now behind them.
+    resident_[args[3].buffer].deviceNewer = true;
+    return runReshapeAndCacheProgram(device_, program, key, value, **kv, slots);
   }
   if (d.op == "merge_states") {
     // grid: T.

@@ -243,22 +243,14 @@ Value AttentionReader::readHeadPage(AttnRt arg) {
 
 void AttentionReader::readQueryTile(const Unit &u) {
   kb.cbReserveBack(kCbQ, dkTiles);
-  Value qPtr = kb.getWritePtr(kCbQ);
+  TiledRows q{kb.getWritePtr(kCbQ), tileBytes, esz, cfg.headSize};
   kb.forLoop(0, u[kUNumRows], [&](Value row) {
     RowInfo info = rowInfo(kb, u, row, hpg);
     Value page = kb.add(kb.mul(info.token, heads), info.head);
     kb.nocAsyncRead(kb.dramPageAddr(qBase, qStride, banks, page, zero),
-                    stagePtr, kb.mul(kb.mul(dkTiles, 32), esz));
+                    stagePtr, kb.mul(kb.c(cfg.headSize), esz));
     kb.nocAsyncReadBarrier();
-    kb.forLoop(0, dkTiles, [&](Value dt) {
-      kb.forLoop(0, kb.c(2), [&](Value half) {
-        Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
-        Value src = kb.add(stagePtr, kb.mul(col, esz));
-        Value dst = kb.add(kb.add(qPtr, kb.mul(dt, tileBytes)),
-                           kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
-        kb.nocAsyncRead(kb.localNocAddr(src), dst, halfRowBytes);
-      });
-    });
+    gatherRow(kb, q, row, stagePtr);
     kb.nocAsyncReadBarrier();
   });
   kb.cbPushBack(kCbQ, dkTiles);
@@ -672,7 +664,11 @@ void AttentionCompute::accumulate() {
 }
 
 void AttentionCompute::build() {
-  cb.hwStartup(kCbQ, kCbK, kCbS);
+  // The SDK's sequence for a kernel that multiplies (api/compute/matmul.h),
+  // as ttnn's sdpa and sdpa_decode kernels start: the start-up in matmul's
+  // source order for the first product's operands, then its init.
+  cb.hwStartup(SrcOrder::Reverse, kCbQ, kCbK, kCbS);
+  cb.matmulInit(kCbQ, kCbK, /*transposeIn1=*/true);
   kb.cbWaitFront(kCbScaler, c1);
   cb.forLoop(0, numUnits, [&](Value unit) {
     Unit u = readUnit(kb, unit);
@@ -705,19 +701,59 @@ void buildAttentionCompute(OpBuilder &b, Location loc,
 // Writer
 //===----------------------------------------------------------------------===//
 
+void forEachRowPiece(KernelBuilder &kb, int64_t width,
+                     llvm::function_ref<void(Value, Value)> piece) {
+  if (int64_t whole = width / 16)
+    kb.forLoop(0, kb.c(whole),
+               [&](Value i) { piece(kb.mul(i, 16), kb.c(16)); });
+  if (int64_t rest = width % 16)
+    piece(kb.c(width - rest), kb.c(rest));
+}
+
+Value tiledAddress(KernelBuilder &kb, const TiledRows &rows, Value row,
+                   Value col) {
+  Value tile = kb.add(rows.base, kb.mul(kb.div(col, 32), rows.tileBytes));
+  return kb.add(tile, kb.mul(kb.faceOffset(row, kb.rem(col, 32)), rows.esz));
+}
+
+void gatherRow(KernelBuilder &kb, const TiledRows &rows, Value row, Value src) {
+  forEachRowPiece(kb, rows.width, [&](Value col, Value elements) {
+    kb.nocAsyncRead(kb.localNocAddr(kb.add(src, kb.mul(col, rows.esz))),
+                    tiledAddress(kb, rows, row, col),
+                    kb.mul(elements, rows.esz));
+  });
+  zeroRowColumns(kb, rows, row, rows.width);
+}
+
+void zeroRowColumns(KernelBuilder &kb, const TiledRows &rows, Value row,
+                    int64_t from) {
+  int64_t end = (rows.width + 31) / 32 * 32;
+  // A face row's 16 elements are contiguous in L1: the rest of the face
+  // row `from` falls in, then whole face rows.
+  auto zeroPiece = [&](Value col, Value elements) {
+    Value at = tiledAddress(kb, rows, row, col);
+    kb.forLoop(0, kb.div(kb.mul(elements, rows.esz), 4),
+               [&](Value w) { kb.storeL1Word(at, w, kb.c(0)); });
+  };
+  int64_t col = from;
+  if (col % 16 != 0 && col < end) {
+    zeroPiece(kb.c(col), kb.c(16 - col % 16));
+    col += 16 - col % 16;
+  }
+  if (col < end)
+    kb.forLoop(kb.c(col / 16), kb.c(end / 16),
+               [&](Value i) { zeroPiece(kb.mul(i, 16), kb.c(16)); });
+}
+
 void writeOutRow(KernelBuilder &kb, const OutRows &rows, Value row, Value page,
                  llvm::function_ref<Value(Value col, Value src)> source) {
-  kb.forLoop(0, rows.dvTiles, [&](Value dt) {
-    kb.forLoop(0, kb.c(2), [&](Value half) {
-      Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
-      Value src =
-          kb.add(kb.add(rows.outPtr, kb.mul(dt, rows.tileBytes)),
-                 kb.mul(kb.faceOffset(row, kb.mul(half, 16)), rows.esz));
-      kb.nocAsyncWrite(source ? source(col, src) : src,
-                       kb.dramPageAddr(rows.outBase, rows.outStride, rows.banks,
-                                       page, kb.mul(col, rows.esz)),
-                       rows.halfRowBytes);
-    });
+  Value esz = rows.tiles.esz;
+  forEachRowPiece(kb, rows.tiles.width, [&](Value col, Value elements) {
+    Value src = tiledAddress(kb, rows.tiles, row, col);
+    kb.nocAsyncWrite(source ? source(col, src) : src,
+                     kb.dramPageAddr(rows.outBase, rows.outStride, rows.banks,
+                                     page, kb.mul(col, esz)),
+                     kb.mul(elements, esz));
   });
 }
 
@@ -735,7 +771,6 @@ void buildAttentionWriter(OpBuilder &b, Location loc,
   Value lseBase = kb.runtimeArg(kRtLse);
   Value banks = kb.runtimeArg(kRtNumBanks);
   Value numUnits = kb.runtimeArg(kRtNumUnits);
-  Value halfRowBytes = kb.mul(esz, 16);
   // One 16-byte staging slot per row for its lse value.
   Value stagePtr = kb.getWritePtr(kCbLseStage);
 
@@ -745,8 +780,8 @@ void buildAttentionWriter(OpBuilder &b, Location loc,
     kb.cbWaitFront(kCbLse, kb.c(1));
     Value outPtr = kb.getReadPtr(kCbOut);
     Value lsePtr = kb.getReadPtr(kCbLse);
-    OutRows rows{outPtr,  dvTiles,   tileBytes, esz,
-                 outBase, outStride, banks,     halfRowBytes};
+    OutRows rows{
+        {outPtr, tileBytes, esz, cfg.valueSize}, outBase, outStride, banks};
     kb.forLoop(0, u[kUNumRows], [&](Value row) {
       RowInfo info = rowInfo(kb, u, row, hpg);
       Value page = kb.add(kb.add(kb.mul(info.token, heads), info.head),

@@ -201,11 +201,20 @@ LogicalResult checkBlockSize(Operation *op, const AttentionConfig &cfg) {
   return success();
 }
 
+/// Head sizes are padded to whole tiles on the device; the kernels move rows
+/// in pieces of whole 16-byte L1 words.
+LogicalResult checkHeadSize(Operation *op, int64_t size) {
+  if (size % kRowGranule == 0)
+    return success();
+  return op->emitOpError()
+         << "tt lowering needs head sizes that are multiples of " << kRowGranule
+         << " (rows move in pieces of whole 16-byte words), got " << size;
+}
+
 LogicalResult checkTileShape(Operation *op, const AttentionConfig &cfg) {
-  if (cfg.headSize % 32 != 0 || cfg.valueSize % 32 != 0)
-    return op->emitOpError()
-           << "tt lowering needs head sizes that are multiples of 32, got "
-           << cfg.headSize;
+  if (failed(checkHeadSize(op, cfg.headSize)) ||
+      failed(checkHeadSize(op, cfg.valueSize)))
+    return failure();
   return checkBlockSize(op, cfg);
 }
 
@@ -277,10 +286,8 @@ FailureOr<AttentionConfig> configure(MergeStatesOp op, const TTArch &arch) {
   cfg.numKvHeads = 1;
   cfg.headSize = cfg.valueSize = (*out)[2];
   cfg.numStates = 2;
-  if (cfg.valueSize % 32 != 0)
-    return op.emitOpError()
-           << "tt lowering needs head sizes that are multiples of 32, got "
-           << cfg.valueSize;
+  if (failed(checkHeadSize(op, cfg.valueSize)))
+    return failure();
   return cfg;
 }
 

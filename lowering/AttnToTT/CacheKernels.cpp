@@ -2,8 +2,9 @@
 //
 // The reader fetches a token's slot and its source rows (the token's key and
 // value head rows of a paged cache, or kv_c and k_pe of the MLA latent
-// cache) whole into L1; the writer scatters each 16-element half row into
-// its place in the tiled cache (see devices/tt/AttentionOps.h).
+// cache) whole into L1; the writer scatters each piece of up to 16 elements
+// (half a tile row) into its place in the tiled cache (see
+// devices/tt/AttentionOps.h).
 // Whole rows and half rows keep every transfer's L1 and DRAM addresses
 // congruent modulo the NOC alignment.
 //
@@ -38,11 +39,18 @@ SmallVector<int64_t> cacheCompileTimeArgs(const AttentionConfig &c) {
   return ct;
 }
 
+namespace {
+/// A page of the rows buffer: the wider source row, padded to the DRAM read
+/// alignment so that every page takes a DRAM read congruently.
+int64_t rowPageBytes(const AttentionConfig &cfg) {
+  return cfg.pageStride(std::max(cfg.keyWidth, cfg.valueWidth) * cfg.esz());
+}
+} // namespace
+
 void declareCacheBuffers(ProgramDescriptionBuilder &desc,
                          const AttentionConfig &cfg) {
-  int64_t rowBytes = std::max(cfg.keyWidth, cfg.valueWidth) * cfg.esz();
   desc.cb(kCbSlot, "slot", 2, cfg.pageStride(8), TTDataFormat::Float32);
-  desc.cb(kCbRows, "rows", 4 * cfg.numKvHeads, rowBytes, cfg.format);
+  desc.cb(kCbRows, "rows", 4 * cfg.numKvHeads, rowPageBytes(cfg), cfg.format);
 }
 
 void buildCacheReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
@@ -75,7 +83,7 @@ void buildCacheReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
       Value rows = kb.mul(kvHeads, 2);
       kb.cbReserveBack(kCbRows, rows);
       Value rowPtr = kb.getWritePtr(kCbRows);
-      Value pageBytes = kb.c(std::max(cfg.keyWidth, cfg.valueWidth) * cfg.esz());
+      Value pageBytes = kb.c(rowPageBytes(cfg));
       kb.forLoop(0, kvHeads, [&](Value g) {
         Value page = kb.add(kb.mul(token, kvHeads), g);
         kb.nocAsyncRead(kb.dramPageAddr(keyBase, keyStride, banks, page, zero),
@@ -105,7 +113,7 @@ void buildCacheWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
   Value banks = kb.runtimeArg(kRcNumBanks);
   Value numUnits = kb.runtimeArg(kRcNumUnits);
   Value zero = kb.c(0);
-  Value pageBytes = kb.c(std::max(cfg.keyWidth, cfg.valueWidth) * cfg.esz());
+  Value pageBytes = kb.c(rowPageBytes(cfg));
   kb.forLoop(0, numUnits, [&](Value) {
     kb.cbWaitFront(kCbSlot, kb.c(1));
     Value slotPtr = kb.getReadPtr(kCbSlot);
@@ -127,7 +135,10 @@ void buildCacheWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
           Value keyRow = kb.add(rowPtr, kb.mul(g, pageBytes));
           Value valueRow = kb.add(rowPtr, kb.mul(kb.add(g, kvHeads),
                                                  pageBytes));
-          kb.forLoop(0, dTiles, [&](Value dt) {
+          // The row's columns only: the tiles' padding columns keep the
+          // zeros they were created with (devices/tt/AttentionOps.h).
+          forEachRowPiece(kb, cfg.headSize, [&](Value c, Value elements) {
+            Value dt = kb.div(c, 32);
             Value page = kb.add(
                 kb.mul(kb.add(kb.mul(kb.add(kb.mul(kb.add(kb.mul(group, parts),
                                                           part),
@@ -137,28 +148,23 @@ void buildCacheWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
                               rowTile),
                        dTiles),
                 dt);
-            kb.forLoop(0, kb.c(2), [&](Value half) {
-              Value col = kb.mul(half, 16);
-              Value c = kb.add(kb.mul(dt, 32), col);
-              Value from;
-              if (cfg.kvParts == 2) {
-                // Part 0 is the key row, part 1 the value row.
-                from = kb.add(
-                    kb.select(kb.cmp(CmpIPredicate::eq, part, zero), keyRow,
-                              valueRow),
-                    kb.mul(c, esz));
-              } else {
-                // The latent row is concat(kv_c, k_pe).
-                Value inKey = kb.cmp(CmpIPredicate::slt, c, keyWidth);
-                from = kb.select(inKey, kb.add(keyRow, kb.mul(c, esz)),
-                                 kb.add(valueRow,
-                                        kb.mul(kb.sub(c, keyWidth), esz)));
-              }
-              Value to = kb.dramPageAddr(
-                  kvBase, tileBytes, banks, page,
-                  kb.mul(kb.faceOffset(tileRow, col), esz));
-              kb.nocAsyncWrite(from, to, kb.mul(esz, 16));
-            });
+            Value from;
+            if (cfg.kvParts == 2) {
+              // Part 0 is the key row, part 1 the value row.
+              from = kb.add(kb.select(kb.cmp(CmpIPredicate::eq, part, zero),
+                                      keyRow, valueRow),
+                            kb.mul(c, esz));
+            } else {
+              // The latent row is concat(kv_c, k_pe).
+              Value inKey = kb.cmp(CmpIPredicate::slt, c, keyWidth);
+              from =
+                  kb.select(inKey, kb.add(keyRow, kb.mul(c, esz)),
+                            kb.add(valueRow, kb.mul(kb.sub(c, keyWidth), esz)));
+            }
+            Value to = kb.dramPageAddr(
+                kvBase, tileBytes, banks, page,
+                kb.mul(kb.faceOffset(tileRow, kb.rem(c, 32)), esz));
+            kb.nocAsyncWrite(from, to, kb.mul(elements, esz));
           });
         });
       });

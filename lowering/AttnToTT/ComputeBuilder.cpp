@@ -3,10 +3,13 @@
 
 namespace mlir::attn::tt {
 
-void ComputeBuilder::hwStartup(int64_t a, int64_t b, int64_t out) {
-  kb.call<TTFn::ComputeKernelHwStartup>(a, b, out);
-  srcAFormat = program.formatOf(a);
-  srcBFormat = program.formatOf(b);
+void ComputeBuilder::hwStartup(SrcOrder order, int64_t in0, int64_t in1,
+                               int64_t out) {
+  kb.call<TTFn::ComputeKernelHwStartup>(TemplateArgs<1>{kb.tmpl(order)}, in0,
+                                        in1, out);
+  bool reverse = order == SrcOrder::Reverse;
+  srcAFormat = program.formatOf(reverse ? in1 : in0);
+  srcBFormat = program.formatOf(reverse ? in0 : in1);
   packFormat = program.formatOf(out);
 }
 
@@ -52,14 +55,18 @@ void ComputeBuilder::copy(int64_t cb, Value tile, Value dst,
   kb.call<TTFn::CopyTile>(cb, tile, dst);
 }
 
-void ComputeBuilder::matmul(int64_t in0, int64_t in1, Value t0, Value t1,
-                            Value dst, bool transposeIn1) {
+void ComputeBuilder::matmulInit(int64_t in0, int64_t in1, bool transposeIn1) {
   // in0 is unpacked to source B, in1 to source A.
   srcA(in1);
   srcB(in0);
   fpuInit({TTFn::MatmulInit, in0, in1, transposeIn1}, [&] {
     kb.call<TTFn::MatmulInit>(in0, in1, transposeIn1 ? 1 : 0);
   });
+}
+
+void ComputeBuilder::matmul(int64_t in0, int64_t in1, Value t0, Value t1,
+                            Value dst, bool transposeIn1) {
+  matmulInit(in0, in1, transposeIn1);
   kb.call<TTFn::MatmulTiles>(in0, in1, t0, t1, dst);
 }
 

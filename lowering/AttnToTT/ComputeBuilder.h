@@ -29,8 +29,10 @@ public:
 
   KernelBuilder &base() { return kb; }
 
-  /// compute_kernel_hw_startup(a, b, out): the first call of the kernel.
-  void hwStartup(int64_t srcA, int64_t srcB, int64_t out);
+  /// compute_kernel_hw_startup<order>(in0, in1, out): the first call of the
+  /// kernel. A kernel that multiplies starts in matmul's order
+  /// (SrcOrder::Reverse), as tt-metal's matmul.h requires of matmul_init.
+  void hwStartup(SrcOrder order, int64_t in0, int64_t in1, int64_t out);
 
   void acquire() { kb.call<TTFn::TileRegsAcquire>(); }
   void commit() { kb.call<TTFn::TileRegsCommit>(); }
@@ -47,6 +49,9 @@ public:
   //===--- FPU operations (tile of a buffer into DST) ----------------------===//
   /// DST[dst] = cb[tile], each 16x16 face transposed when `transposeFaces`.
   void copy(int64_t cb, Value tile, Value dst, bool transposeFaces = false);
+  /// matmul_init(in0, in1, transposeIn1) with the source formats it needs,
+  /// unless it is the last FPU init.
+  void matmulInit(int64_t in0, int64_t in1, bool transposeIn1);
   /// DST[dst] += in0[t0] x in1[t1] (in1 transposed when `transposeIn1`).
   void matmul(int64_t in0, int64_t in1, Value t0, Value t1, Value dst,
               bool transposeIn1);

@@ -53,8 +53,11 @@ struct AttentionConfig {
 
   int64_t esz() const { return elementBytes(format); }
   int64_t tileBytes() const { return 1024 * esz(); }
-  int64_t dkTiles() const { return headSize / 32; }
-  int64_t dvTiles() const { return valueSize / 32; }
+  /// Tiles across a key (value) row. A head size that is not a multiple of
+  /// the 32-wide tile is padded with zero columns in the device layout;
+  /// Q K^T sums them as zeros and no output column reads them.
+  int64_t dkTiles() const { return (headSize + 31) / 32; }
+  int64_t dvTiles() const { return (valueSize + 31) / 32; }
   int64_t blocksPerTile() const { return std::max<int64_t>(1, 32 / blockSize); }
   int64_t tilesPerBlock() const { return std::max<int64_t>(1, blockSize / 32); }
   /// The distance between consecutive pages of a bank, for pages of `bytes`.
@@ -71,6 +74,12 @@ struct AttentionConfig {
   /// The dtype name of program.json's params ("bf16", "f16", "f32").
   StringRef dtypeName() const;
 };
+
+/// Rows move between row-major memory and face-ordered tiles in pieces of
+/// up to 16 elements (a face row); head sizes must be multiples of this
+/// many elements, so that every piece is a whole number of 16-byte L1
+/// words in 16-bit formats.
+constexpr int64_t kRowGranule = 8;
 
 /// Block-table rows are read in chunks of this many entries (256 bytes, a
 /// multiple of every DRAM alignment); the host pads each row's page to a
@@ -173,6 +182,31 @@ extern const StringRef kAttnUnitArgs[kNumUnitArgs];
 
 class ComputeBuilder;
 
+class KernelBuilder;
+
+/// Rows of `width` elements held across face-ordered 32x32 tiles at L1
+/// `base`, `tileBytes` apart, of `esz`-byte elements; columns from `width`
+/// to the end of the last tile are padding.
+struct TiledRows {
+  Value base, tileBytes, esz;
+  int64_t width;
+};
+/// Calls `piece(col, elements)` for the pieces a row of `width` elements
+/// moves in: 16 elements (half a tile row) from each multiple of 16, the
+/// last piece shorter when `width` is not a multiple of 16.
+void forEachRowPiece(KernelBuilder &kb, int64_t width,
+                     llvm::function_ref<void(Value col, Value elements)> piece);
+/// The L1 address of element (row, col) of `rows`.
+Value tiledAddress(KernelBuilder &kb, const TiledRows &rows, Value row,
+                   Value col);
+/// Copies row-major row `src` (L1) into row `row` of `rows` over the NOC,
+/// piece by piece, and zeros its padding columns.
+void gatherRow(KernelBuilder &kb, const TiledRows &rows, Value row, Value src);
+/// Zeros columns [from, end of the last tile) of row `row` of `rows`
+/// (`from` a multiple of kRowGranule).
+void zeroRowColumns(KernelBuilder &kb, const TiledRows &rows, Value row,
+                    int64_t from);
+
 /// The buffers of a softmax's last step (attention and merge programs).
 struct NormalizeBuffers {
   int64_t sum, max, acc, recip, out, lse;
@@ -182,20 +216,17 @@ struct NormalizeBuffers {
 void buildNormalize(ComputeBuilder &cb, const NormalizeBuffers &buffers,
                     Value dvTiles);
 
-class KernelBuilder;
-
 /// Where a writer's output rows come from and go (attention and merge
-/// programs): `dvTiles` tiles at L1 `outPtr`, `tileBytes` apart, of
-/// `esz`-byte elements, and the interleaved DRAM buffer at `outBase` with
-/// pages `outStride` apart over `banks` banks; `halfRowBytes` is 16
-/// elements.
+/// programs): the tiles, and the interleaved DRAM buffer at `outBase` with
+/// pages `outStride` apart over `banks` banks.
 struct OutRows {
-  Value outPtr, dvTiles, tileBytes, esz, outBase, outStride, banks,
-      halfRowBytes;
+  TiledRows tiles;
+  Value outBase, outStride, banks;
 };
-/// Writes row `row` of the output tiles to DRAM page `page`, one face row
-/// (half a tile row) per write. `source`, when given, may replace a write's
-/// L1 address: it gets the write's first column and that address.
+/// Writes the `tiles.width` columns of row `row` of the output tiles to
+/// DRAM page `page`, a piece per write (padding columns stay behind).
+/// `source`, when given, may replace a write's L1 address: it gets the
+/// write's first column and that address.
 void writeOutRow(KernelBuilder &kb, const OutRows &rows, Value row, Value page,
                  llvm::function_ref<Value(Value col, Value src)> source = {});
 

@@ -112,7 +112,6 @@ void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
   Value stagePtr = kb.getWritePtr(kCbMergeStage);
   Value lseStagePtr = kb.getWritePtr(kCbMergeLseStage);
   Value lseBytes = kb.c(cfg.headVectorBytes());
-  Value halfRowBytes = kb.mul(esz, 16);
 
   kb.forLoop(0, numUnits, [&](Value unit) {
     MergeUnitFields u = readMergeUnit(kb, unit);
@@ -153,29 +152,14 @@ void buildMergeReader(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
             lseStagePtr, lseBytes);
         Value page = kb.add(kb.mul(kb.mul(s, tokens), heads), r);
         kb.nocAsyncRead(kb.dramPageAddr(outBase, outStride, banks, page, zero),
-                        stagePtr, kb.mul(kb.mul(dvTiles, 32), esz));
+                        stagePtr, kb.mul(kb.c(cfg.valueSize), esz));
         kb.nocAsyncReadBarrier();
         Value empty =
             isInfinity(kb, kb.loadL1Word(lseStagePtr, kb.rem(r, heads)));
-        kb.forLoop(0, dvTiles, [&](Value dt) {
-          kb.forLoop(0, kb.c(2), [&](Value half) {
-            Value col = kb.add(kb.mul(dt, 32), kb.mul(half, 16));
-            Value dst = kb.add(
-                kb.add(tiles, kb.mul(dt, tileBytes)),
-                kb.mul(kb.faceOffset(row, kb.mul(half, 16)), esz));
-            kb.ifThenElse(
-                empty,
-                [&] {
-                  kb.forLoop(0, kb.div(halfRowBytes, 4),
-                             [&](Value w) { kb.storeL1Word(dst, w, zero); });
-                },
-                [&] {
-                  kb.nocAsyncRead(
-                      kb.localNocAddr(kb.add(stagePtr, kb.mul(col, esz))), dst,
-                      halfRowBytes);
-                });
-          });
-        });
+        TiledRows in{tiles, tileBytes, esz, cfg.valueSize};
+        kb.ifThenElse(
+            empty, [&] { zeroRowColumns(kb, in, row, 0); },
+            [&] { gatherRow(kb, in, row, stagePtr); });
         kb.nocAsyncReadBarrier();
       });
       kb.cbPushBack(kCbMergeIn, dvTiles);
@@ -192,7 +176,7 @@ void buildMergeCompute(OpBuilder &b, Location loc, const AttentionConfig &cfg,
   Value numUnits = kb.runtimeArg(kMrNumUnits);
   Value c0 = kb.c(0), c1 = kb.c(1);
 
-  cb.hwStartup(kCbMergeLseIn, kCbMergeLseIn, kCbMergeMax);
+  cb.hwStartup(SrcOrder::Regular, kCbMergeLseIn, kCbMergeLseIn, kCbMergeMax);
   cb.forLoop(0, numUnits, [&](Value) {
     kb.cbWaitFront(kCbMergeLseIn, states);
     // m = max_s lse_s.
@@ -264,7 +248,6 @@ void buildMergeWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
   Value banks = kb.runtimeArg(kMrNumBanks);
   Value numUnits = kb.runtimeArg(kMrNumUnits);
   Value zero = kb.c(0);
-  Value halfRowBytes = kb.mul(esz, 16);
   Value stagePtr = kb.getWritePtr(kCbMergeWriterStage);
   // The output row of a row whose states were all empty.
   Value zeroRow = kb.getWritePtr(kCbMergeZero);
@@ -279,8 +262,8 @@ void buildMergeWriter(OpBuilder &b, Location loc, const AttentionConfig &cfg) {
     Value outPtr = kb.getReadPtr(kCbMergeOut);
     Value lsePtr = kb.getReadPtr(kCbMergeLseOut);
     Value maxPtr = kb.getReadPtr(kCbMergeMaxOut);
-    OutRows rows{outPtr,  dvTiles,   tileBytes, esz,
-                 outBase, outStride, banks,     halfRowBytes};
+    OutRows rows{
+        {outPtr, tileBytes, esz, cfg.valueSize}, outBase, outStride, banks};
     kb.forLoop(0, u.numRows, [&](Value row) {
       Value r = kb.add(u.rowBegin, row);
       Value at = kb.faceOffset(row, zero);

@@ -23,5 +23,8 @@ llvm::StringRef spell(ReuseDest v) {
   return v == ReuseDest::ToSrcA ? "EltwiseBinaryReuseDestType::DEST_TO_SRCA"
                                 : "EltwiseBinaryReuseDestType::DEST_TO_SRCB";
 }
+llvm::StringRef spell(SrcOrder v) {
+  return v == SrcOrder::Regular ? "SrcOrder::Regular" : "SrcOrder::Reverse";
+}
 
 } // namespace mlir::attn::tt

@@ -47,7 +47,7 @@ struct TTFnInfo {
 };
 
 #define ATTN_TT_API_FUNCTIONS(X)                                               \
-  /* name, dataflow header, compute header, operands, template args, result,  \
+  /* name, dataflow header, compute header, operands, template args, result,   \
      probe template arguments */                                               \
   X(GetArgVal, "get_arg_val", "api/dataflow/dataflow_api.h",                   \
     "api/compute/common.h", 1, 1, U32, "uint32_t")                             \
@@ -78,7 +78,8 @@ struct TTFnInfo {
   X(NocAsyncWriteBarrier, "noc_async_write_barrier",                           \
     "api/dataflow/dataflow_api.h", "", 0, 0, None, "")                         \
   X(ComputeKernelHwStartup, "compute_kernel_hw_startup", "",                   \
-    "api/compute/compute_kernel_hw_startup.h", 3, 0, None, "")                 \
+    "api/compute/compute_kernel_hw_startup.h", 3, 1, None,                     \
+    "SrcOrder::Reverse")                                                       \
   X(ReconfigDataFormatSrca, "reconfig_data_format_srca", "",                   \
     "api/compute/reconfig_data_format.h", 1, 0, None, "")                      \
   X(ReconfigDataFormatSrcb, "reconfig_data_format_srcb", "",                   \
@@ -99,9 +100,9 @@ struct TTFnInfo {
   X(CopyTile, "copy_tile", "", "api/compute/tile_move_copy.h", 3, 0, None, "") \
   X(MatmulInit, "matmul_init", "", "api/compute/matmul.h", 3, 0, None, "")     \
   X(MatmulTiles, "matmul_tiles", "", "api/compute/matmul.h", 5, 0, None, "")   \
-  X(AddInit, "add_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "") \
-  X(SubInit, "sub_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "") \
-  X(MulInit, "mul_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "") \
+  X(AddInit, "add_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "")   \
+  X(SubInit, "sub_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "")   \
+  X(MulInit, "mul_init", "", "api/compute/eltwise_binary.h", 2, 0, None, "")   \
   X(AddTiles, "add_tiles", "", "api/compute/eltwise_binary.h", 5, 0, None, "") \
   X(SubTiles, "sub_tiles", "", "api/compute/eltwise_binary.h", 5, 0, None, "") \
   X(MulTiles, "mul_tiles", "", "api/compute/eltwise_binary.h", 5, 0, None, "") \
@@ -144,8 +145,8 @@ struct TTFnInfo {
     None, "")                                                                  \
   X(ExpTile, "exp_tile", "", "api/compute/eltwise_unary/exp.h", 1, 0, None,    \
     "")                                                                        \
-  X(RecipTileInit, "recip_tile_init", "",                                      \
-    "api/compute/eltwise_unary/recip.h", 0, 0, None, "")                       \
+  X(RecipTileInit, "recip_tile_init", "", "api/compute/eltwise_unary/recip.h", \
+    0, 0, None, "")                                                            \
   X(RecipTile, "recip_tile", "", "api/compute/eltwise_unary/recip.h", 1, 0,    \
     None, "")                                                                  \
   X(LogTileInit, "log_tile_init", "", "api/compute/compute_kernel_api.h", 0,   \
@@ -190,10 +191,14 @@ enum class PoolType : uint8_t { Sum, Max };
 enum class ReduceDim : uint8_t { Row, Col };
 enum class BinaryOp : uint8_t { Add, Sub, Mul };
 enum class ReuseDest : uint8_t { ToSrcA, ToSrcB };
+/// How compute_kernel_hw_startup maps its two inputs onto sources A and B:
+/// Reverse (in0 to B, in1 to A) is matmul's order.
+enum class SrcOrder : uint8_t { Regular, Reverse };
 
 llvm::StringRef spell(PoolType v);
 llvm::StringRef spell(ReduceDim v);
 llvm::StringRef spell(ReuseDest v);
+llvm::StringRef spell(SrcOrder v);
 
 } // namespace mlir::attn::tt
 

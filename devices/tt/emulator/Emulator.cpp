@@ -49,9 +49,21 @@ Buffer Device::allocate(uint32_t pageSize, uint32_t numPages) {
   b.numPages = numPages;
   uint32_t pagesPerBank = (numPages + numBanks() - 1) / numBanks();
   next_ += std::max<uint32_t>(pagesPerBank, 1) * b.alignedPageSize;
-  for (auto &bank : banks_)
+  for (auto &bank : banks_) {
+    // Space given back by release() holds what it held: zero it.
+    std::fill(bank.begin() + std::min<size_t>(b.address, bank.size()),
+              bank.end(), 0);
     bank.resize(next_, 0);
+  }
   return b;
+}
+
+void Device::release(const Buffer &b) {
+  uint32_t pagesPerBank =
+      (std::max<uint32_t>(b.numPages, 1) + numBanks() - 1) / numBanks();
+  if (b.address + std::max<uint32_t>(pagesPerBank, 1) * b.alignedPageSize ==
+      next_)
+    next_ = b.address;
 }
 
 static uint32_t pageAddress(const Buffer &b, uint32_t numBanks, uint32_t page) {
@@ -170,6 +182,8 @@ enum class RegState { Released, Acquired, Committed, Waited, AcquiredDst };
 
 struct ComputeState {
   bool started = false;
+  /// The start-up was compute_kernel_hw_startup<SrcOrder::Reverse>.
+  bool matmulOrder = false;
   /// Formats and the buffers they were configured from.
   DataFormat srcA = DataFormat::Float32, srcB = DataFormat::Float32,
              pack = DataFormat::Float32;
@@ -918,14 +932,15 @@ void noc_write_barrier(uint8_t) {}
 
 //===--- Compute ------------------------------------------------------------===//
 
-void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
+void hw_startup(uint32_t srcA, uint32_t srcB, uint32_t ocb, bool matmulOrder) {
   ComputeState &s = computeState("compute_kernel_hw_startup");
-  s.srcA = cbOrFail(int32_t(icb0), "compute_kernel_hw_startup").spec.format;
-  s.srcB = cbOrFail(int32_t(icb1), "compute_kernel_hw_startup").spec.format;
+  s.srcA = cbOrFail(int32_t(srcA), "compute_kernel_hw_startup").spec.format;
+  s.srcB = cbOrFail(int32_t(srcB), "compute_kernel_hw_startup").spec.format;
   s.pack = cbOrFail(int32_t(ocb), "compute_kernel_hw_startup").spec.format;
-  s.srcACb = icb0;
-  s.srcBCb = icb1;
+  s.srcACb = srcA;
+  s.srcBCb = srcB;
   s.packCb = ocb;
+  s.matmulOrder = matmulOrder;
   s.started = true;
 }
 
@@ -1033,6 +1048,15 @@ void matmul_init(uint32_t in0, uint32_t in1, uint32_t transpose) {
   ComputeState &s = startedState("matmul_init");
   cbOrFail(int32_t(in0), "matmul_init");
   cbOrFail(int32_t(in1), "matmul_init");
+  // tt-metal's matmul.h: the one-time setup programs each source register
+  // (formats, tile and face sizes) for the operand the start-up maps to it,
+  // and matmul_init re-programs neither; matmul reads in0 from source B.
+  if (!s.matmulOrder)
+    failf("matmul_init(", in0, ", ", in1,
+          ") in a kernel started with compute_kernel_hw_startup in the "
+          "regular source order; matmul unpacks in0 to source B and in1 to "
+          "source A, so the kernel must start with "
+          "compute_kernel_hw_startup<SrcOrder::Reverse>(in0, in1, out)");
   FpuInit init;
   init.kind = FpuInit::Matmul;
   init.transpose = transpose;

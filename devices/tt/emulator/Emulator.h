@@ -2,8 +2,8 @@
 //
 // Runs TT-Metalium programs (reader / compute / writer kernels per core,
 // circular buffers in L1, interleaved DRAM buffers) on the host. Kernels are
-// compiled against attn's declarations of the SDK (devices/tt/sdk/include), whose
-// bodies call the device layer this library implements.
+// compiled against attn's declarations of the SDK (devices/tt/sdk/include),
+// whose bodies call the device layer this library implements.
 //
 // The device model, and the checks that make it as strict as the hardware
 // where correctness depends on it (each one fails the run with a message
@@ -23,7 +23,10 @@
 //    pack_reconfig_data_format change them, and a tile operation whose
 //    source buffer's format differs from the configured one (or a pack into
 //    a buffer of another format) fails: the device would misread the bytes.
-//    Matmul unpacks in0 to source B and in1 to source A.
+//    Matmul unpacks in0 to source B and in1 to source A, and matmul_init
+//    needs the kernel to have started in that order
+//    (compute_kernel_hw_startup<SrcOrder::Reverse>), as tt-metal's matmul.h
+//    requires: the start-up alone programs each source's tile geometry.
 //  - Every FPU operation needs its own init since the last other init
 //    (matmul_init, copy_tile_to_dst_init_short, add/sub/mul_init,
 //    *_bcast_cols_init, *_reuse_dest_init, reduce_init);
@@ -105,6 +108,10 @@ public:
   /// Allocates `numPages` pages of `pageSize` bytes, zero-filled, each page
   /// at the DRAM alignment of the architecture.
   Buffer allocate(uint32_t pageSize, uint32_t numPages);
+  /// Gives back `buffer`'s space when it is the last allocated, so that
+  /// buffers released in the reverse order of their allocation (those of a
+  /// launch, above a cache that stays) reuse their DRAM.
+  void release(const Buffer &buffer);
   /// Copies whole pages between host memory and a buffer.
   void writePage(const Buffer &buffer, uint32_t page, const void *data);
   void readPage(const Buffer &buffer, uint32_t page, void *data) const;

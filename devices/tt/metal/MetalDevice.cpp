@@ -148,7 +148,7 @@ void MetalDevice::releaseBuffer(const Buffer &buffer) {
   impl_->buffers.erase(buffer.address);
 }
 
-Status MetalDevice::write(const Buffer &buffer, const void *data) {
+Status MetalDevice::writeBuffer(const Buffer &buffer, const void *data) {
   auto it = impl_->buffers.find(buffer.address);
   if (it == impl_->buffers.end())
     return errorf(name(), ": no buffer at ", buffer.address);
@@ -160,7 +160,7 @@ Status MetalDevice::write(const Buffer &buffer, const void *data) {
   });
 }
 
-Status MetalDevice::read(const Buffer &buffer, void *data) {
+Status MetalDevice::readBuffer(const Buffer &buffer, void *data) {
   auto it = impl_->buffers.find(buffer.address);
   if (it == impl_->buffers.end())
     return errorf(name(), ": no buffer at ", buffer.address);

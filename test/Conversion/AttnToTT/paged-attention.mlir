@@ -25,7 +25,10 @@
 // CHECK: emitc.call_opaque "noc_async_read_barrier"
 // CHECK: emitc.subscript
 // CHECK: func.func @compute() attributes {ttk.thread = "compute"}
-// CHECK: emitc.call_opaque "compute_kernel_hw_startup"
+// The start-up in matmul's source order, then matmul's init as the next
+// call (tt-metal's matmul.h).
+// CHECK: emitc.call_opaque "compute_kernel_hw_startup"({{.*}}) {template_args = [#emitc.opaque<"SrcOrder::Reverse">]}
+// CHECK-NOT: emitc.call_opaque
 // CHECK: emitc.call_opaque "matmul_init"
 // CHECK: emitc.call_opaque "matmul_tiles"
 // The running max: a face-transposed copy of m_old, then the row reduction.

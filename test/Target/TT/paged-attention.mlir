@@ -32,7 +32,9 @@
 // CHECK: #include "api/compute/reduce.h"
 // CHECK-NOT: NAMESPACE
 // CHECK: void kernel_main() {
-// CHECK: compute_kernel_hw_startup(
+// CHECK: compute_kernel_hw_startup<SrcOrder::Reverse>(
+// CHECK-NOT: tile_regs_acquire
+// CHECK: matmul_init(
 // CHECK: tile_regs_acquire();
 // CHECK: matmul_init(
 // CHECK: matmul_tiles(

@@ -171,6 +171,20 @@ TEST(TTEmulatorChecks, OpWithoutItsInitFails) {
                   "compute_kernel_hw_startup");
 }
 
+/// tt-metal's matmul.h: matmul_init relies on a start-up in matmul's source
+/// order; computeTileOps starts that way and passes.
+TEST(TTEmulatorChecks, MatmulInitNeedsTheReverseStartup) {
+  Device device;
+  Buffer out = device.allocate(2048, 2);
+  EXPECT_CONTAINS(runCompute(device, out, matmulAfterRegularStartup),
+                  "matmul_init(0, 1) in a kernel started with "
+                  "compute_kernel_hw_startup in the regular source order; "
+                  "matmul unpacks in0 to source B and in1 to source A, so the "
+                  "kernel must start with "
+                  "compute_kernel_hw_startup<SrcOrder::Reverse>(in0, in1, "
+                  "out)");
+}
+
 TEST(TTEmulatorChecks, UnpackerFormatMustMatchTheSourceBuffer) {
   Device device;
   Buffer out = device.allocate(2048, 2);

@@ -20,7 +20,7 @@ static void packTo(uint32_t idst, uint32_t cb) {
 }
 
 void computeTileOps() {
-  compute_kernel_hw_startup(0, 0, 16);
+  compute_kernel_hw_startup<SrcOrder::Reverse>(0, 0, 16);
   cb_wait_front(0, 2);
   cb_wait_front(1, 1);
   // 2 I x B^T = 2 B^T, packed to bf16.
@@ -135,6 +135,13 @@ void mathAfterCommit() {
 }
 
 void initBeforeStartup() { copy_tile_to_dst_init_short(0); }
+
+void matmulAfterRegularStartup() {
+  compute_kernel_hw_startup(0, 1, 16);
+  cb_wait_front(0, 2);
+  cb_wait_front(1, 1);
+  matmul_init(0, 1);
+}
 
 void computeWaitsForever() {
   cb_wait_front(24, 1);

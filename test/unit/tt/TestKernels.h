@@ -45,6 +45,8 @@ void dstIndexPastCapacity(); // DST[4] with fp32 accumulation
 void dstIndex4Bit16();       // DST[4] with 16-bit accumulation (allowed)
 void mathAfterCommit();      // copy_tile after tile_regs_commit
 void initBeforeStartup();    // an init before compute_kernel_hw_startup
+/// matmul_init after compute_kernel_hw_startup<SrcOrder::Regular>.
+void matmulAfterRegularStartup();
 
 } // namespace attn::tt::test
 

@@ -46,7 +46,9 @@ enum class Sfpu : uint8_t { Exp, Recip, Log, Tanh, BinopWithScalar, BinaryMax };
 enum class ScalarOp : uint8_t { Add, Sub, Mul, Div };
 
 // Compute (the three TRISCs).
-void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb);
+/// The start-up with source A from cb `srcA` and B from cb `srcB`;
+/// `matmulOrder` when the kernel asked for SrcOrder::Reverse.
+void hw_startup(uint32_t srcA, uint32_t srcB, uint32_t ocb, bool matmulOrder);
 void reconfig_srca(uint32_t cb);
 void reconfig_srcb(uint32_t cb);
 void reconfig_pack(uint32_t cb);

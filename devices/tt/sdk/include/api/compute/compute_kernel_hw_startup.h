@@ -18,8 +18,8 @@ template <SrcOrder src_order = SrcOrder::Regular>
 ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t icb1,
                                     uint32_t ocb) {
   constexpr bool reverse = src_order == SrcOrder::Reverse;
-  attn_tt_device::hw_startup(reverse ? icb1 : icb0, reverse ? icb0 : icb1,
-                             ocb);
+  attn_tt_device::hw_startup(reverse ? icb1 : icb0, reverse ? icb0 : icb1, ocb,
+                             reverse);
 }
 
 ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t ocb) {

@@ -124,7 +124,7 @@ ALWI void mul_reuse_dest_tiles(uint32_t in_cb_id, uint32_t in_tile_index,
              "mul_init; removed after 2026-09-15")]] ALWI void
 binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb,
                       uint32_t call_line = __builtin_LINE()) {
-  attn_tt_device::hw_startup(icb0, icb1, ocb);
+  attn_tt_device::hw_startup(icb0, icb1, ocb, /*matmulOrder=*/false);
 }
 
 [[deprecated("renamed mul_init; removed after 2026-09-15")]] ALWI void

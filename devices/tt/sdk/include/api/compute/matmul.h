@@ -2,7 +2,10 @@
 //
 // attn's declaration of this TT-Metalium header (tt-metal d5f9bc4a43).
 // Tile matrix multiply. in0 is unpacked to source B and in1 to source A; the
-// transpose of in1 is part of the init.
+// transpose of in1 is part of the init. As the SDK documents, matmul_init
+// needs the kernel to have started with
+// compute_kernel_hw_startup<SrcOrder::Reverse>(in0, in1, out), which sets
+// each source register up in that order (the emulator refuses otherwise).
 // Bodies forward to internal/attn_tt_llk.h; see devices/tt/sdk/README.md.
 //
 //===----------------------------------------------------------------------===//

@@ -274,10 +274,8 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(Target target) {
   options.cpu.isaLevels = {cpuIsa};
   if (target == Target::CPU)
     options.subgroupSize = 1;
-  options.ptx.chip = chip;
-  options.ptx.features = ptxFeatures.empty()
-                            ? mlir::attn::ptxFeaturesForChip(chip)
-                            : std::string(ptxFeatures);
+  options.ptx.chips = {chip};
+  options.ptx.features = ptxFeatures;
   if (!mslVersion.empty()) {
     unsigned major = 0, minor = 0;
     StringRef text = mslVersion;

@@ -202,9 +202,13 @@ struct MatrixTiling {
   int64_t subgroups;    ///< W, 16 rows each
   int64_t keysPerTile;  ///< Bc, a multiple of 16
   int64_t headsPerTile, tokensPerTile;
+  /// Subgroups of the workgroup (>= W): the SIMT kernel's, so that both
+  /// kernels share a host plan; the rest stage tiles and skip products.
+  int64_t launchSubgroups;
 
   int64_t rows() const { return subgroups * kTile; }
-  int64_t workgroupSize() const { return subgroups * subgroupSize; }
+  int64_t workgroupSize() const { return launchSubgroups * subgroupSize; }
+  bool hasIdleSubgroups() const { return launchSubgroups > subgroups; }
 };
 
 /// Workgroup memory of the kernel, in elements of each buffer.
@@ -259,6 +263,12 @@ private:
   /// Copies keys and values [kt, kt + Bc) (clamped to `last`).
   void stageKeys(KernelBuilder &kb, const TileWork &work, Value kt,
                  Value last);
+  /// `body`'s values where this lane's subgroup owns rows, `idle` where
+  /// it does not (subgroups past W); `body` alone when every subgroup
+  /// does. No barrier may be in `body`.
+  SmallVector<Value>
+  ifComputes(KernelBuilder &kb, ValueRange idle,
+             function_ref<SmallVector<Value>(KernelBuilder &)> body);
   /// The softmax of the subgroup's rows over the tile's scores.
   void softmax(KernelBuilder &kb, const TileWork &work, Value kt,
                ArrayRef<Value> m, ArrayRef<Value> l,
@@ -275,6 +285,9 @@ private:
   Value query, cache, blockTable, alibi, sinks, out, lse;
   Value qs, ks, vs, ss, ps, fs;
   Value tid, lane, sg, g;
+  /// i1: this lane's subgroup owns rows (subgroup id < W); null when every
+  /// subgroup does.
+  Value computes;
   /// The first tile row of this lane's subgroup.
   Value rowBase;
   /// The rows of the subgroup this lane handles in the softmax, and the
@@ -402,6 +415,28 @@ void MatrixBuilder::softmax(KernelBuilder &kb, const TileWork &work, Value kt,
   }
 }
 
+SmallVector<Value> MatrixBuilder::ifComputes(
+    KernelBuilder &kb, ValueRange idle,
+    function_ref<SmallVector<Value>(KernelBuilder &)> body) {
+  if (!computes)
+    return body(kb);
+  auto ifOp = kb.create<scf::IfOp>(idle.getTypes(), computes,
+                                   /*withElseRegion=*/true);
+  {
+    // Without results the builder has put the yields in already.
+    OpBuilder::InsertionGuard guard(kb);
+    kb.setInsertionPointToStart(ifOp.thenBlock());
+    KernelBuilder tb(kb.getLoc(), kb, b.options);
+    SmallVector<Value> values = body(tb);
+    if (!idle.empty()) {
+      tb.create<scf::YieldOp>(values);
+      kb.setInsertionPointToStart(ifOp.elseBlock());
+      kb.create<scf::YieldOp>(idle);
+    }
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
 void MatrixBuilder::placeLanes() {
   query = args.of(fn, Arg::Query);
   cache = args.of(fn, Arg::Cache);
@@ -432,13 +467,15 @@ void MatrixBuilder::placeLanes() {
   // alone), as in the SIMT kernel.
   if (!emulate || lanesPerRow > 1) {
     lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
-    sg = t.subgroups > 1
+    sg = t.launchSubgroups > 1
              ? Value(b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr))
              : b.idx(0);
   } else {
-    lane = t.subgroups > 1 ? b.remui(tid, b.idx(S)) : tid;
-    sg = t.subgroups > 1 ? b.divui(tid, b.idx(S)) : b.idx(0);
+    lane = t.launchSubgroups > 1 ? b.remui(tid, b.idx(S)) : tid;
+    sg = t.launchSubgroups > 1 ? b.divui(tid, b.idx(S)) : b.idx(0);
   }
+  if (t.hasIdleSubgroups())
+    computes = b.cmpi(arith::CmpIPredicate::ult, sg, b.idx(t.subgroups));
   for (int64_t i = 0; i < rowsPerLane; ++i)
     laneRows.push_back(b.addi(b.muli(b.idx(i), b.idx(S / lanesPerRow)),
                               b.divui(lane, b.idx(lanesPerRow))));
@@ -462,31 +499,44 @@ SmallVector<Value> MatrixBuilder::tileStep(KernelBuilder &kb,
   stageKeys(kb, work, kt, lastKey);
   kb.create<gpu::BarrierOp>();
   // S = Q K^T for the subgroup's 16 rows, 16 keys at a time.
-  Value qAt = kb.muli(rowBase, kb.idx(D));
-  for (int64_t n = 0; n < Bc / kTile; ++n) {
-    Acc s = mma.mma(kb, mma.zero(kb), qs, qAt, D, ks, kb.idx(n * kTile * D),
-                    D, /*transposed=*/true, D / kTile);
-    mma.store(kb, s, ss,
-              kb.addi(kb.muli(rowBase, kb.idx(Bc)), kb.idx(n * kTile)), Bc);
-  }
+  ifComputes(kb, {}, [&](KernelBuilder &ib) {
+    Value qAt = ib.muli(rowBase, ib.idx(D));
+    for (int64_t n = 0; n < Bc / kTile; ++n) {
+      Acc s = mma.mma(ib, mma.zero(ib), qs, qAt, D, ks,
+                      ib.idx(n * kTile * D), D, /*transposed=*/true,
+                      D / kTile);
+      mma.store(ib, s, ss,
+                ib.addi(ib.muli(rowBase, ib.idx(Bc)), ib.idx(n * kTile)), Bc);
+    }
+    return SmallVector<Value>();
+  });
   kb.create<gpu::BarrierOp>();
-  SmallVector<Value> mNext, lNext;
-  softmax(kb, work, kt, m, l, mNext, lNext);
+  SmallVector<Value> ml;
+  for (int64_t i = 0; i < rowsPerLane; ++i)
+    ml.append({m[i], l[i]});
+  ml = ifComputes(kb, ml, [&](KernelBuilder &ib) {
+    SmallVector<Value> mNext, lNext, next;
+    softmax(ib, work, kt, m, l, mNext, lNext);
+    for (int64_t i = 0; i < rowsPerLane; ++i)
+      next.append({mNext[i], lNext[i]});
+    return next;
+  });
   kb.create<gpu::BarrierOp>();
   // O = O * alpha + P V, 16 output columns at a time.
-  Value pAt = kb.muli(rowBase, kb.idx(Bc));
-  Value fAt = kb.muli(rowBase, kb.idx(kTile));
-  SmallVector<Acc> next;
-  for (int64_t j = 0; j < outTiles; ++j) {
-    Acc scaled = mma.scale(kb, o[j], fs, fAt);
-    next.push_back(mma.mma(kb, scaled, ps, pAt, Bc, vs, kb.idx(j * kTile), D,
-                           /*transposed=*/false, Bc / kTile));
-  }
-  SmallVector<Value> yielded = mma.flatten(next);
-  for (int64_t i = 0; i < rowsPerLane; ++i) {
-    yielded.push_back(mNext[i]);
-    yielded.push_back(lNext[i]);
-  }
+  SmallVector<Value> yielded =
+      ifComputes(kb, mma.flatten(o), [&](KernelBuilder &ib) {
+        Value pAt = ib.muli(rowBase, ib.idx(Bc));
+        Value fAt = ib.muli(rowBase, ib.idx(kTile));
+        SmallVector<Acc> next;
+        for (int64_t j = 0; j < outTiles; ++j) {
+          Acc scaled = mma.scale(ib, o[j], fs, fAt);
+          next.push_back(mma.mma(ib, scaled, ps, pAt, Bc, vs,
+                                 ib.idx(j * kTile), D,
+                                 /*transposed=*/false, Bc / kTile));
+        }
+        return mma.flatten(next);
+      });
+  llvm::append_range(yielded, ml);
   return yielded;
 }
 
@@ -542,17 +592,22 @@ void MatrixBuilder::writeRows(const TileWork &work, TileMma &mma,
     HeadResult res = finalizeSoftmax(b, st, 0, sinkLog2);
     factor.push_back(res.out[0]);
     Value lseAt = b.addi(b.muli(place.token, b.idx(c.numHeads)), place.head);
-    rowActive.push_back(place.active);
+    rowActive.push_back(
+        computes ? b.create<arith::AndIOp>(computes, place.active).getResult()
+                 : place.active);
     rowOut.push_back(b.muli(lseAt, b.idx(D)));
     Value first = b.cmpi(arith::CmpIPredicate::eq, laneColumn, b.idx(0));
-    emitIf(b, b.create<arith::AndIOp>(place.active, first),
+    emitIf(b, b.create<arith::AndIOp>(rowActive.back(), first),
            [&](KernelBuilder &ib) { ib.storeF32(res.lse, lse, lseAt); });
   }
   int64_t cols = kTile / lanesPerRow;
   Value colBase = b.divui(laneColumn, b.idx(Bc / kTile));
   for (int64_t j = 0; j < outTiles; ++j) {
     b.create<gpu::BarrierOp>();
-    mma.store(b, walked.o[j], ss, b.muli(rowBase, b.idx(Bc)), Bc);
+    ifComputes(b, {}, [&](KernelBuilder &ib) {
+      mma.store(ib, walked.o[j], ss, ib.muli(rowBase, ib.idx(Bc)), Bc);
+      return SmallVector<Value>();
+    });
     b.create<gpu::BarrierOp>();
     for (int64_t i = 0; i < rowsPerLane; ++i) {
       Value tileRow = b.addi(rowBase, laneRows[i]);
@@ -585,15 +640,23 @@ void MatrixBuilder::build() {
 
 } // namespace
 
+int64_t mlir::attn::matrixMemoryBudget(const LoweringOptions &o) {
+  return o.matrixWorkgroupMemory > 0 ? o.matrixWorkgroupMemory
+                                     : o.maxWorkgroupMemory;
+}
+
 std::optional<MatrixPlan>
 mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
-                             int64_t tileRows, const LoweringOptions &o) {
+                             int64_t tileRows, int64_t launchSubgroups,
+                             const LoweringOptions &o) {
   if (o.prefillMatrix == PrefillMatrix::None || !cacheElement.isF16() ||
-      c.headSize % kTile != 0 || tileRows % kTile != 0)
+      c.headSize % kTile != 0 || tileRows % kTile != 0 ||
+      tileRows / kTile > launchSubgroups)
     return std::nullopt;
   MatrixTiling t;
   t.subgroupSize = o.subgroupSize;
   t.subgroups = tileRows / kTile;
+  t.launchSubgroups = launchSubgroups;
   t.headsPerTile = 1;
   for (int64_t h = 1; h <= c.group() && h <= t.rows(); ++h)
     if (c.group() % h == 0)
@@ -602,9 +665,9 @@ mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
   // The most keys a tile can take in the workgroup memory (at most 64).
   for (int64_t bc = 64; bc >= kTile; bc /= 2) {
     t.keysPerTile = bc;
-    if (MatrixBuffers::of(c, t).bytes() <= o.maxWorkgroupMemory)
+    if (MatrixBuffers::of(c, t).bytes() <= matrixMemoryBudget(o))
       return MatrixPlan{t.subgroups, t.keysPerTile, t.headsPerTile,
-                        t.tokensPerTile};
+                        t.tokensPerTile, t.launchSubgroups};
   }
   return std::nullopt;
 }
@@ -619,6 +682,7 @@ void mlir::attn::buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
   t.keysPerTile = plan.keysPerTile;
   t.headsPerTile = plan.headsPerTile;
   t.tokensPerTile = plan.tokensPerTile;
+  t.launchSubgroups = plan.launchSubgroups;
   MatrixBuilder(b, fn, args, c, t,
                 b.options.prefillMatrix == PrefillMatrix::Emulate)
       .build();

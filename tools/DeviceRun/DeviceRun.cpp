@@ -361,9 +361,12 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                       llvm::cl::init(-1), llvm::cl::cat(category)),
       prefillMatrix("prefill-matrix",
                     llvm::cl::desc("GPU backends: products of the tiled "
-                                   "prefill kernel, none, subgroup-mma or "
-                                   "emulate (the matrix kernel with SIMT "
-                                   "products; default: the target's)"),
+                                   "prefill kernel, none, subgroup-mma, "
+                                   "auto (subgroup-mma where the variant "
+                                   "allows) or emulate (the matrix kernel "
+                                   "with SIMT products; default: the "
+                                   "target's, auto on CUDA, none "
+                                   "elsewhere)"),
                     llvm::cl::init(""), llvm::cl::cat(category)),
       maxWorkgroupMemory("max-workgroup-memory",
                          llvm::cl::desc("GPU backends: workgroup memory in "

@@ -155,6 +155,16 @@ llvm::cl::opt<int64_t> splitKv("split-kv",
                                               "1024)"),
                                llvm::cl::init(0), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> prefillMatrix(
+    "prefill-matrix",
+    llvm::cl::desc("Products of paged_attention's tiled prefill kernel: "
+                   "none (SIMT lanes), subgroup-mma (matrix units, f16 "
+                   "caches; a warning where the variant cannot have them), "
+                   "auto (subgroup-mma where the variant allows, silently "
+                   "SIMT elsewhere) or emulate; default: the target's "
+                   "(auto on ptx, none elsewhere)"),
+    llvm::cl::init(""), llvm::cl::cat(category));
+
 llvm::cl::list<std::string>
     chip("chip",
          llvm::cl::desc("Target ptx: the SMs to build PTX for, one kernel "
@@ -668,7 +678,8 @@ private:
     for (::attn::Target t : build.targets)
       key += std::string(::attn::toString(t)) + ",";
     return key + "sg" + std::to_string(build.subgroupSize) + ",split" +
-           std::to_string(options.splitKv) + ",abi" +
+           std::to_string(options.splitKv) + ",matrix" +
+           options.prefillMatrix + ",abi" +
            std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
            (llvm::is_contained(build.targets, ::attn::Target::PTX)
@@ -978,6 +989,7 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.splitKv = splitKv;
+  options.prefillMatrix = prefillMatrix;
   if (std::string why = checkCompileOptions(options); !why.empty())
     return fail(why);
   options.spirv.abi = *abi;

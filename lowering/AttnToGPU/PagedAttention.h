@@ -141,11 +141,14 @@ RowPlace placeRow(KernelBuilder &b, const TileWork &work, Value row,
 struct MatrixPlan {
   int64_t subgroups, keysPerTile, headsPerTile, tokensPerTile,
       launchSubgroups;
+  /// tf32 products of tiles staged as f32 (bf16 caches), else f16 ones.
+  bool tf32;
 };
 /// The matrix plan for tiles of `tileRows` rows in workgroups of
 /// `launchSubgroups` subgroups (the SIMT kernel's, so the two share a grid,
 /// a workgroup size and so a host plan, whichever a target builds), or
-/// none: prefill-matrix off, a cache other than f16, a head size or tile
+/// none: prefill-matrix off, a cache other than f16 or (tf32 products, on
+/// NVVM or emulated) bf16, a head size or tile
 /// not a multiple of 16, more than `launchSubgroups` subgroups of 16 rows,
 /// or too little workgroup memory.
 /// Workgroup memory the matrix-unit prefill kernel may use.

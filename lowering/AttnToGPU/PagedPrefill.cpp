@@ -591,7 +591,8 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   if (!matrix && ctx.options.prefillMatrix != PrefillMatrix::None &&
       ctx.options.prefillMatrix != PrefillMatrix::Auto)
     mlir::emitWarning(loc) << "prefill-matrix: the tiled prefill kernel keeps SIMT "
-                        "products: matrix tiles need an f16 cache (this one "
+                        "products: matrix tiles need an f16 cache, or bf16 where bf16 is "
+                        "native (tf32 products; this one "
                      << cast<ShapedType>(op.getKvCache().getType())
                             .getElementType()
                      << "), a head size (" << c.headSize

@@ -54,8 +54,12 @@ struct Acc {
 /// The products of the kernel, on matrix units or emulated.
 class TileMma {
 public:
-  TileMma(KernelBuilder &b, bool emulate, int64_t subgroupSize, Value lane)
-      : b(b), emulate(emulate), S(subgroupSize), lane(lane) {}
+  /// `operand`: the element of the staged A and B tiles, f16 (products of
+  /// 16 x 16 x 16) or f32 (tf32 products of 16 x 16 x 8).
+  TileMma(KernelBuilder &b, bool emulate, int64_t subgroupSize, Value lane,
+          Type operand)
+      : b(b), emulate(emulate), S(subgroupSize), lane(lane),
+        operand(operand), kStep(operand.isF32() ? 8 : kTile) {}
 
   Acc zero(KernelBuilder &kb) {
     Acc c;
@@ -68,19 +72,19 @@ public:
     return c;
   }
 
-  /// c + A B, A the 16 x K rows of f16 `a` from `aOffset` with lead `aLead`,
-  /// B the K x 16 block of f16 `bBuf` from `bOffset`: B[k][n] at
+  /// c + A B, A the 16 x K rows of `a` from `aOffset` with lead `aLead`,
+  /// B the K x 16 block of `bBuf` from `bOffset`: B[k][n] at
   /// bOffset + k * bLead + n, or with `transposed` at bOffset + n * bLead +
-  /// k (the rows of K are B's columns). K = 16 * kSteps.
+  /// k (the rows of K are B's columns). K is a multiple of 16.
   Acc mma(KernelBuilder &kb, const Acc &c, Value a, Value aOffset,
           int64_t aLead, Value bBuf, Value bOffset, int64_t bLead,
-          bool transposed, int64_t kSteps) {
+          bool transposed, int64_t K) {
     if (!emulate) {
       Value acc = c.matrix;
-      for (int64_t k = 0; k < kSteps; ++k) {
-        Value aAt = kb.addi(aOffset, kb.idx(k * kTile));
-        Value bAt = kb.addi(bOffset, kb.idx(transposed ? k * kTile
-                                                       : k * kTile * bLead));
+      for (int64_t k = 0; k < K / kStep; ++k) {
+        Value aAt = kb.addi(aOffset, kb.idx(k * kStep));
+        Value bAt = kb.addi(bOffset, kb.idx(transposed ? k * kStep
+                                                       : k * kStep * bLead));
         Value am = kb.create<gpu::SubgroupMmaLoadMatrixOp>(
             operandType("AOp"), a, ValueRange{aAt},
             kb.getIndexAttr(aLead), /*transpose=*/UnitAttr());
@@ -88,13 +92,16 @@ public:
             operandType("BOp"), bBuf, ValueRange{bAt},
             kb.getIndexAttr(bLead),
             transposed ? kb.getUnitAttr() : UnitAttr());
-        acc = kb.create<gpu::SubgroupMmaComputeOp>(accType(), am, bm, acc,
-                                                   UnitAttr(), UnitAttr());
+        // The product must name B's layout as its load did: PTX's
+        // wmma.mma takes .row.col fragments of a column-major B, and its
+        // result is undefined when the layouts disagree.
+        acc = kb.create<gpu::SubgroupMmaComputeOp>(
+            accType(), am, bm, acc, UnitAttr(),
+            transposed ? kb.getUnitAttr() : UnitAttr());
       }
       return {acc, {}};
     }
     Acc out;
-    int64_t K = kSteps * kTile;
     for (auto [s, init] : llvm::enumerate(c.values)) {
       auto [r, n] = rowCol(kb, s);
       Value aRow = kb.addi(aOffset, kb.muli(r, kb.idx(aLead)));
@@ -183,7 +190,10 @@ private:
     return gpu::MMAMatrixType::get({kTile, kTile}, b.getF32Type(), "COp");
   }
   Type operandType(StringRef which) {
-    return gpu::MMAMatrixType::get({kTile, kTile}, b.getF16Type(), which);
+    SmallVector<int64_t> shape = {kTile, kStep};
+    if (which == "BOp")
+      shape = {kStep, kTile};
+    return gpu::MMAMatrixType::get(shape, operand, which);
   }
   std::pair<Value, Value> rowCol(KernelBuilder &kb, size_t slot) {
     Value e = kb.addi(kb.idx(slot * S), lane);
@@ -194,6 +204,8 @@ private:
   bool emulate;
   int64_t S;
   Value lane;
+  Type operand;
+  int64_t kStep;
 };
 
 /// How the workgroup covers its rows and keys.
@@ -205,6 +217,9 @@ struct MatrixTiling {
   /// Subgroups of the workgroup (>= W): the SIMT kernel's, so that both
   /// kernels share a host plan; the rest stage tiles and skip products.
   int64_t launchSubgroups;
+  /// A and B staged as f32 for tf32 products (bf16 caches: tf32 holds
+  /// every bf16 exactly), else as f16.
+  bool tf32;
 
   int64_t rows() const { return subgroups * kTile; }
   int64_t workgroupSize() const { return launchSubgroups * subgroupSize; }
@@ -224,8 +239,9 @@ struct MatrixBuffers {
     m.factors = t.rows() * kTile;
     return m;
   }
-  int64_t bytes() const {
-    return 2 * (query + keys + values + probs) + 4 * (scores + factors);
+  int64_t bytes(const MatrixTiling &t) const {
+    return (t.tf32 ? 4 : 2) * (query + keys + values + probs) +
+           4 * (scores + factors);
   }
 };
 
@@ -263,6 +279,18 @@ private:
   /// Copies keys and values [kt, kt + Bc) (clamped to `last`).
   void stageKeys(KernelBuilder &kb, const TileWork &work, Value kt,
                  Value last);
+  /// The element of the staged A and B tiles (TileMma).
+  Type operandType() const {
+    return t.tf32 ? b.getF32Type() : b.getF16Type();
+  }
+  /// Stores `v`, loaded from a query or cache buffer, into the staged tile
+  /// `dst` at `i`: as it is when the elements agree, else through f32.
+  void stage(KernelBuilder &kb, Value v, Value dst, Value i) {
+    if (v.getType() == cast<MemRefType>(dst.getType()).getElementType())
+      kb.create<memref::StoreOp>(v, dst, ValueRange{i});
+    else
+      kb.storeF32(kb.toF32(v), dst, i);
+  }
   /// `body`'s values where this lane's subgroup owns rows, `idle` where
   /// it does not (subgroups past W); `body` alone when every subgroup
   /// does. No barrier may be in `body`.
@@ -312,8 +340,7 @@ void MatrixBuilder::stageQuery(KernelBuilder &kb, const TileWork &work,
                             place.head),
                     ib.idx(D)),
             d);
-        ib.create<memref::StoreOp>(ib.create<memref::LoadOp>(query, at), qs,
-                                   ValueRange{i});
+        stage(ib, ib.create<memref::LoadOp>(query, at), qs, i);
         ib.create<scf::YieldOp>();
       });
 }
@@ -343,9 +370,9 @@ void MatrixBuilder::stageKeys(KernelBuilder &kb, const TileWork &work,
         {
           OpBuilder::InsertionGuard guard(ib);
           ib.setInsertionPointToStart(ifOp.thenBlock());
-          ib.create<memref::StoreOp>(v, vs, ValueRange{rem});
+          stage(ib, v, vs, rem);
           ib.setInsertionPointToStart(ifOp.elseBlock());
-          ib.create<memref::StoreOp>(v, ks, ValueRange{rem});
+          stage(ib, v, ks, rem);
         }
         ib.create<scf::YieldOp>();
       });
@@ -446,12 +473,12 @@ void MatrixBuilder::placeLanes() {
   out = args.of(fn, Arg::Out);
   lse = args.of(fn, Arg::Lse);
   MatrixBuffers sizes = MatrixBuffers::of(c, t);
-  Type f16 = b.getF16Type(), f32 = b.getF32Type();
-  qs = addWorkgroupBuffer(fn, sizes.query, f16);
-  ks = addWorkgroupBuffer(fn, sizes.keys, f16);
-  vs = addWorkgroupBuffer(fn, sizes.values, f16);
+  Type op = operandType(), f32 = b.getF32Type();
+  qs = addWorkgroupBuffer(fn, sizes.query, op);
+  ks = addWorkgroupBuffer(fn, sizes.keys, op);
+  vs = addWorkgroupBuffer(fn, sizes.values, op);
   ss = addWorkgroupBuffer(fn, sizes.scores, f32);
-  ps = addWorkgroupBuffer(fn, sizes.probs, f16);
+  ps = addWorkgroupBuffer(fn, sizes.probs, op);
   fs = addWorkgroupBuffer(fn, sizes.factors, f32);
 
   int64_t S = t.subgroupSize, Bc = t.keysPerTile;
@@ -503,8 +530,7 @@ SmallVector<Value> MatrixBuilder::tileStep(KernelBuilder &kb,
     Value qAt = ib.muli(rowBase, ib.idx(D));
     for (int64_t n = 0; n < Bc / kTile; ++n) {
       Acc s = mma.mma(ib, mma.zero(ib), qs, qAt, D, ks,
-                      ib.idx(n * kTile * D), D, /*transposed=*/true,
-                      D / kTile);
+                      ib.idx(n * kTile * D), D, /*transposed=*/true, D);
       mma.store(ib, s, ss,
                 ib.addi(ib.muli(rowBase, ib.idx(Bc)), ib.idx(n * kTile)), Bc);
     }
@@ -532,7 +558,7 @@ SmallVector<Value> MatrixBuilder::tileStep(KernelBuilder &kb,
           Acc scaled = mma.scale(ib, o[j], fs, fAt);
           next.push_back(mma.mma(ib, scaled, ps, pAt, Bc, vs,
                                  ib.idx(j * kTile), D,
-                                 /*transposed=*/false, Bc / kTile));
+                                 /*transposed=*/false, Bc));
         }
         return mma.flatten(next);
       });
@@ -632,7 +658,7 @@ void MatrixBuilder::build() {
                     args.of(fn, Arg::SeqLens), args.of(fn, Arg::Params),
                     t.tokensPerTile, t.headsPerTile);
   g = work->kvHead;
-  TileMma mma(b, emulate, t.subgroupSize, lane);
+  TileMma mma(b, emulate, t.subgroupSize, lane, operandType());
   stageQuery(b, *work, work->headBase);
   writeRows(*work, mma, walkTiles(*work, mma));
   work->end(b);
@@ -649,11 +675,18 @@ std::optional<MatrixPlan>
 mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
                              int64_t tileRows, int64_t launchSubgroups,
                              const LoweringOptions &o) {
-  if (o.prefillMatrix == PrefillMatrix::None || !cacheElement.isF16() ||
-      c.headSize % kTile != 0 || tileRows % kTile != 0 ||
-      tileRows / kTile > launchSubgroups)
+  // bf16 caches take tf32 products, which NVVM has (bf16 is native there)
+  // and cooperative matrices do not (bf16 as i16 words): on NVVM, and
+  // emulated anywhere.
+  bool bf16 = cacheElement.isBF16() ||
+              (o.bf16AsI16 && cacheElement.isInteger(16));
+  bool tf32 = bf16 && (!o.bf16AsI16 || o.prefillMatrix == PrefillMatrix::Emulate);
+  if (o.prefillMatrix == PrefillMatrix::None ||
+      !(cacheElement.isF16() || tf32) || c.headSize % kTile != 0 ||
+      tileRows % kTile != 0 || tileRows / kTile > launchSubgroups)
     return std::nullopt;
   MatrixTiling t;
+  t.tf32 = tf32;
   t.subgroupSize = o.subgroupSize;
   t.subgroups = tileRows / kTile;
   t.launchSubgroups = launchSubgroups;
@@ -665,9 +698,9 @@ mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
   // The most keys a tile can take in the workgroup memory (at most 64).
   for (int64_t bc = 64; bc >= kTile; bc /= 2) {
     t.keysPerTile = bc;
-    if (MatrixBuffers::of(c, t).bytes() <= matrixMemoryBudget(o))
-      return MatrixPlan{t.subgroups, t.keysPerTile, t.headsPerTile,
-                        t.tokensPerTile, t.launchSubgroups};
+    if (MatrixBuffers::of(c, t).bytes(t) <= matrixMemoryBudget(o))
+      return MatrixPlan{t.subgroups,     t.keysPerTile,     t.headsPerTile,
+                        t.tokensPerTile, t.launchSubgroups, t.tf32};
   }
   return std::nullopt;
 }
@@ -683,6 +716,7 @@ void mlir::attn::buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
   t.headsPerTile = plan.headsPerTile;
   t.tokensPerTile = plan.tokensPerTile;
   t.launchSubgroups = plan.launchSubgroups;
+  t.tf32 = plan.tf32;
   MatrixBuilder(b, fn, args, c, t,
                 b.options.prefillMatrix == PrefillMatrix::Emulate)
       .build();

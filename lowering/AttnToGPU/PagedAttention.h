@@ -139,8 +139,7 @@ RowPlace placeRow(KernelBuilder &b, const TileWork &work, Value row,
 /// `launchSubgroups` subgroups (the SIMT kernel's; those past `subgroups`
 /// help stage tiles and skip the products).
 struct MatrixPlan {
-  int64_t subgroups, keysPerTile, headsPerTile, tokensPerTile,
-      launchSubgroups;
+  int64_t subgroups, keysPerTile, headsPerTile, tokensPerTile, launchSubgroups;
   /// tf32 products of tiles staged as f32 (bf16 caches), else f16 ones.
   bool tf32;
 };
@@ -154,8 +153,7 @@ struct MatrixPlan {
 /// Workgroup memory the matrix-unit prefill kernel may use.
 int64_t matrixMemoryBudget(const LoweringOptions &options);
 std::optional<MatrixPlan> chooseMatrixPlan(const PagedConfig &c,
-                                           Type cacheElement,
-                                           int64_t tileRows,
+                                           Type cacheElement, int64_t tileRows,
                                            int64_t launchSubgroups,
                                            const LoweringOptions &options);
 /// Builds the body of `fn`, the tiled prefill kernel on matrix units (or

@@ -590,18 +590,17 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   // without the op printed after it). A target's default (auto) is silent.
   if (!matrix && ctx.options.prefillMatrix != PrefillMatrix::None &&
       ctx.options.prefillMatrix != PrefillMatrix::Auto)
-    mlir::emitWarning(loc) << "prefill-matrix: the tiled prefill kernel keeps SIMT "
-                        "products: matrix tiles need an f16 cache, or bf16 where bf16 is "
-                        "native (tf32 products; this one "
-                     << cast<ShapedType>(op.getKvCache().getType())
-                            .getElementType()
-                     << "), a head size (" << c.headSize
-                     << ") and tile rows (" << tiling.rows()
-                     << ") that are multiples of 16, at most "
-                     << tiling.subgroups * 16
-                     << " rows (16 per subgroup of the workgroup), and their "
-                        "buffers within matrix-workgroup-memory ("
-                     << matrixMemoryBudget(ctx.options) << " bytes)";
+    mlir::emitWarning(loc)
+        << "prefill-matrix: the tiled prefill kernel keeps SIMT products: "
+           "matrix tiles need an f16 cache, or bf16 where bf16 is native "
+           "(tf32 products; this one "
+        << cast<ShapedType>(op.getKvCache().getType()).getElementType()
+        << "), a head size (" << c.headSize << ") and tile rows ("
+        << tiling.rows() << ") that are multiples of 16, at most "
+        << tiling.subgroups * 16
+        << " rows (16 per subgroup of the workgroup), and their "
+           "buffers within matrix-workgroup-memory ("
+        << matrixMemoryBudget(ctx.options) << " bytes)";
   int64_t workgroupSize = tiling.workgroupSize();
   int64_t tokensPerTile =
       matrix ? matrix->tokensPerTile : tiling.tokensPerTile;
@@ -611,11 +610,11 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
       launch.getKernelArgTypes(), workgroupSize, launch.getParamNames(),
       "paged_attention");
   if (matrix)
-    fn->setAttr("attn.matrix_tile",
-                builder.getDenseI64ArrayAttr(
-                    {matrix->tokensPerTile, matrix->headsPerTile,
-                     matrix->keysPerTile, matrix->subgroups,
-                     matrix->launchSubgroups}));
+    fn->setAttr(
+        "attn.matrix_tile",
+        builder.getDenseI64ArrayAttr(
+            {matrix->tokensPerTile, matrix->headsPerTile, matrix->keysPerTile,
+             matrix->subgroups, matrix->launchSubgroups}));
   else
     fn->setAttr("attn.tile",
                 builder.getDenseI64ArrayAttr(

@@ -1,17 +1,21 @@
 //===- PagedPrefillMatrix.cpp - The tiled prefill kernel on matrix units --===//
 //
-// The tiled prefill kernel of paged_attention (same grid, same work
-// assignment and masks as PagedPrefill.cpp) with its two products on a
-// subgroup's matrix unit, through upstream's gpu.subgroup_mma_* ops (NVVM
-// WMMA, SPIR-V cooperative matrices): f16 caches, head sizes a multiple of
-// 16. Each subgroup owns 16 of the tile's rows:
+// The tiled prefill kernel of paged_attention (same grid, workgroup, work
+// assignment and masks as PagedPrefill.cpp, so both share a host plan) with
+// its two products on a subgroup's matrix unit, through upstream's
+// gpu.subgroup_mma_* ops (NVVM WMMA, SPIR-V cooperative matrices): f16
+// caches (16 x 16 x 16 products), or bf16 caches as tf32 (tiles staged as
+// f32, 16 x 16 x 8 products; NVVM only), head sizes a multiple of 16. Each
+// of the first rows / 16 subgroups owns 16 of the tile's rows; the others
+// only stage tiles:
 //
 //  - the query tile Q [rows, D] is staged once, each key tile K, V [Bc, D]
-//    per step, in workgroup memory as f16;
+//    per step, in workgroup memory as f16 (f32 for tf32);
 //  - S = Q K^T of the subgroup's 16 rows, Bc / 16 accumulators of 16 x 16,
 //    goes to workgroup memory, where lanes apply the scale, ALiBi, the soft
 //    cap and the masks, keep each row's running max and sum, and write P =
-//    exp2(s - m) as f16 and each row's rescale factor as a 16 x 16 block;
+//    exp2(s - m) as f16 (f32) and each row's rescale factor as a 16 x 16
+//    block;
 //  - the output stays in D / 16 accumulators, multiplied element-wise by
 //    the factor block and added P V, and is normalized through workgroup
 //    memory at the end.
@@ -20,8 +24,8 @@
 // an accumulator is the lane's share of the 16 x 16 tile and the products
 // read their operands from workgroup memory, to check the structure of the
 // kernel where no matrix unit is. On lavapipe (8 lanes: 32 values a lane
-// per tile) llvmpipe takes from 20 s to minutes to compile the emulated
-// kernel, too slow for the e2e suite (see README).
+// per tile) llvmpipe compiles the emulated kernel in seconds at head size
+// 64 and 16 KiB tiles, in minutes beyond (see README).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,8 +62,8 @@ public:
   /// 16 x 16 x 16) or f32 (tf32 products of 16 x 16 x 8).
   TileMma(KernelBuilder &b, bool emulate, int64_t subgroupSize, Value lane,
           Type operand)
-      : b(b), emulate(emulate), S(subgroupSize), lane(lane),
-        operand(operand), kStep(operand.isF32() ? 8 : kTile) {}
+      : b(b), emulate(emulate), S(subgroupSize), lane(lane), operand(operand),
+        kStep(operand.isF32() ? 8 : kTile) {}
 
   Acc zero(KernelBuilder &kb) {
     Acc c;
@@ -83,8 +87,8 @@ public:
       Value acc = c.matrix;
       for (int64_t k = 0; k < K / kStep; ++k) {
         Value aAt = kb.addi(aOffset, kb.idx(k * kStep));
-        Value bAt = kb.addi(bOffset, kb.idx(transposed ? k * kStep
-                                                       : k * kStep * bLead));
+        Value bAt = kb.addi(bOffset,
+                            kb.idx(transposed ? k * kStep : k * kStep * bLead));
         Value am = kb.create<gpu::SubgroupMmaLoadMatrixOp>(
             operandType("AOp"), a, ValueRange{aAt},
             kb.getIndexAttr(aLead), /*transpose=*/UnitAttr());
@@ -280,9 +284,7 @@ private:
   void stageKeys(KernelBuilder &kb, const TileWork &work, Value kt,
                  Value last);
   /// The element of the staged A and B tiles (TileMma).
-  Type operandType() const {
-    return t.tf32 ? b.getF32Type() : b.getF16Type();
-  }
+  Type operandType() const { return t.tf32 ? b.getF32Type() : b.getF16Type(); }
   /// Stores `v`, loaded from a query or cache buffer, into the staged tile
   /// `dst` at `i`: as it is when the elements agree, else through f32.
   void stage(KernelBuilder &kb, Value v, Value dst, Value i) {
@@ -529,8 +531,8 @@ SmallVector<Value> MatrixBuilder::tileStep(KernelBuilder &kb,
   ifComputes(kb, {}, [&](KernelBuilder &ib) {
     Value qAt = ib.muli(rowBase, ib.idx(D));
     for (int64_t n = 0; n < Bc / kTile; ++n) {
-      Acc s = mma.mma(ib, mma.zero(ib), qs, qAt, D, ks,
-                      ib.idx(n * kTile * D), D, /*transposed=*/true, D);
+      Acc s = mma.mma(ib, mma.zero(ib), qs, qAt, D, ks, ib.idx(n * kTile * D),
+                      D, /*transposed=*/true, D);
       mma.store(ib, s, ss,
                 ib.addi(ib.muli(rowBase, ib.idx(Bc)), ib.idx(n * kTile)), Bc);
     }
@@ -556,8 +558,8 @@ SmallVector<Value> MatrixBuilder::tileStep(KernelBuilder &kb,
         SmallVector<Acc> next;
         for (int64_t j = 0; j < outTiles; ++j) {
           Acc scaled = mma.scale(ib, o[j], fs, fAt);
-          next.push_back(mma.mma(ib, scaled, ps, pAt, Bc, vs,
-                                 ib.idx(j * kTile), D,
+          next.push_back(mma.mma(ib, scaled, ps, pAt, Bc, vs, ib.idx(j * kTile),
+                                 D,
                                  /*transposed=*/false, Bc));
         }
         return mma.flatten(next);
@@ -678,9 +680,10 @@ mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
   // bf16 caches take tf32 products, which NVVM has (bf16 is native there)
   // and cooperative matrices do not (bf16 as i16 words): on NVVM, and
   // emulated anywhere.
-  bool bf16 = cacheElement.isBF16() ||
-              (o.bf16AsI16 && cacheElement.isInteger(16));
-  bool tf32 = bf16 && (!o.bf16AsI16 || o.prefillMatrix == PrefillMatrix::Emulate);
+  bool bf16 =
+      cacheElement.isBF16() || (o.bf16AsI16 && cacheElement.isInteger(16));
+  bool tf32 =
+      bf16 && (!o.bf16AsI16 || o.prefillMatrix == PrefillMatrix::Emulate);
   if (o.prefillMatrix == PrefillMatrix::None ||
       !(cacheElement.isF16() || tf32) || c.headSize % kTile != 0 ||
       tileRows % kTile != 0 || tileRows / kTile > launchSubgroups)

@@ -672,13 +672,13 @@ llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
     const ::attn::cuda::CudaDeviceInfo &info = (*device)->info();
     std::vector<std::string> chips(::attn::ptxChips().begin(),
                                    ::attn::ptxChips().end());
-    std::optional<size_t> best = ::attn::bestPtxChip(
-        chips, info.computeMajor * 10 + info.computeMinor);
+    std::optional<size_t> best =
+        ::attn::bestPtxChip(chips, info.computeMajor * 10 + info.computeMinor);
     if (!best)
       return llvm::createStringError("backend cuda: " + info.chip() +
                                      " is older than every chip attn builds "
-                                     "PTX for (" + ::attn::ptxChipNames() +
-                                     ")");
+                                     "PTX for (" +
+                                     ::attn::ptxChipNames() + ")");
     options->ptx.chips = {chips[*best]};
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,

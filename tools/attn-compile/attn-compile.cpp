@@ -678,9 +678,8 @@ private:
     for (::attn::Target t : build.targets)
       key += std::string(::attn::toString(t)) + ",";
     return key + "sg" + std::to_string(build.subgroupSize) + ",split" +
-           std::to_string(options.splitKv) + ",matrix" +
-           options.prefillMatrix + ",abi" +
-           std::to_string(static_cast<int>(options.spirv.abi)) +
+           std::to_string(options.splitKv) + ",matrix" + options.prefillMatrix +
+           ",abi" + std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
            (llvm::is_contained(build.targets, ::attn::Target::PTX)
                 ? ",chip" + llvm::join(options.ptx.chips, "+")

@@ -273,8 +273,8 @@ Status checkPagedAttention(const CheckContext &c, const Params &p,
   params.windowLeft = p.integer("window_left", -1);
   params.windowRight = p.integer("window_right", -1);
   params.softCap = p.real("soft_cap", 0.0);
-  params.alibiSlopes = p.boolean("alibi", false) ? &problem.alibiSlopes
-                                                 : nullptr;
+  params.alibiSlopes =
+      p.boolean("alibi", false) ? &problem.alibiSlopes : nullptr;
   params.sinks = p.boolean("sinks", false) ? &problem.sinks : nullptr;
   params.layout = layout;
   const Tensor &q = problem.query;
@@ -535,9 +535,9 @@ struct BenchContext {
                const Options &options)
       : bundle(bundle), cuda(cuda), options(options), random(options.seed) {
     peak = options.peakGBps > 0 || !cuda ? options.peakGBps
-                                          : cuda->info().peakBandwidthGBps;
-    batches = options.quick ? std::vector<int64_t>{4}
-                            : std::vector<int64_t>{64, 256};
+                                         : cuda->info().peakBandwidthGBps;
+    batches =
+        options.quick ? std::vector<int64_t>{4} : std::vector<int64_t>{64, 256};
     contexts = options.quick ? std::vector<int64_t>{256}
                              : std::vector<int64_t>{1024, 4096, 16384};
   }
@@ -704,8 +704,8 @@ int printBenchRows(const BenchContext &b) {
     if (!row.error.empty()) {
       bool planned = !b.cuda && row.error.rfind("dry run:", 0) == 0;
       failures += !planned;
-      std::printf("%-40s  %s%s\n", row.name.c_str(), planned ? "" : "FAIL: ",
-                  row.error.c_str());
+      std::printf("%-40s  %s%s\n", row.name.c_str(),
+                  planned ? "" : "FAIL: ", row.error.c_str());
       if (tsv)
         tsv << row.name << "\t-\t-\t-\t-\n";
       continue;
@@ -731,8 +731,8 @@ int runBench(const Bundle &bundle, CudaPlanDevice *cuda,
   benchPrefill(b);
   if (cuda)
     std::printf("\n%s, %d SMs, peak %.0f GB/s%s\n",
-                std::string(cuda->name()).c_str(),
-                cuda->info().multiprocessors, b.peak,
+                std::string(cuda->name()).c_str(), cuda->info().multiprocessors,
+                b.peak,
                 options.peakGBps > 0 ? " (given)" : " (from the device)");
   else
     std::printf("\nbenchmarks (dry run: nothing is timed)\n");

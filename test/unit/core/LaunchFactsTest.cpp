@@ -219,8 +219,7 @@ TEST(LaunchFacts, BestPtxChipIsTheNewestTheDeviceRuns) {
   std::vector<std::string> mixed = {"", "sm_80", "sm_120"};
   EXPECT_EQ(*bestPtxChip(mixed, 90), 1u);
   EXPECT_EQ(*bestPtxChip({mixed.data(), 1}, 90), 0u);
-  EXPECT_EQ(*bestPtxChip(std::vector<std::string>{"sm_90a", "sm_89"}, 90),
-            0u);
+  EXPECT_EQ(*bestPtxChip(std::vector<std::string>{"sm_90a", "sm_89"}, 90), 0u);
 }
 
 } // namespace

@@ -31,6 +31,11 @@ std::string mlir::attn::checkCompileOptions(const CompileOptions &options) {
            " is outside [0, " + std::to_string(kMaxKvSplits) +
            "] (0: the compiler chooses; " + std::to_string(kMaxKvSplits) +
            " is the limit of num_kv_splits)";
+  if (!options.prefillMatrix.empty() &&
+      !llvm::is_contained({"none", "subgroup-mma", "auto", "emulate"},
+                          options.prefillMatrix))
+    return "--prefill-matrix=" + options.prefillMatrix +
+           ": expected none, subgroup-mma, auto or emulate";
   return "";
 }
 

@@ -271,4 +271,42 @@ Result<int> parseSmVersion(std::string_view chip) {
   return version;
 }
 
+std::span<const std::string_view> ptxChips() {
+  static constexpr std::string_view kChips[] = {
+      "sm_80", "sm_89", "sm_90", "sm_100", "sm_103", "sm_120", "sm_121"};
+  return kChips;
+}
+
+std::string ptxChipNames() {
+  std::string names;
+  for (std::string_view chip : ptxChips())
+    names += (names.empty() ? "" : ", ") + std::string(chip);
+  return names;
+}
+
+bool ptxRunsOn(std::string_view chip, int deviceSm) {
+  if (chip.empty())
+    return true;
+  Result<int> sm = parseSmVersion(chip);
+  if (!sm)
+    return false;
+  return chip.back() == 'a' ? *sm == deviceSm : *sm <= deviceSm;
+}
+
+std::optional<size_t> bestPtxChip(std::span<const std::string> chips,
+                                  int deviceSm) {
+  std::optional<size_t> best;
+  int bestSm = -1;
+  for (size_t i = 0; i < chips.size(); ++i) {
+    if (!ptxRunsOn(chips[i], deviceSm))
+      continue;
+    int sm = chips[i].empty() ? 0 : *parseSmVersion(chips[i]);
+    if (sm > bestSm) {
+      best = i;
+      bestSm = sm;
+    }
+  }
+  return best;
+}
+
 } // namespace attn

@@ -97,6 +97,25 @@ Status checkIndexRange(const LaunchFacts &facts, std::string_view target,
 /// The SM number of "sm_90" / "sm_90a" (90), or an error.
 Result<int> parseSmVersion(std::string_view chip);
 
+/// The SMs target ptx builds PTX for (attn-compile --chip), oldest first:
+/// sm_80, sm_89, sm_90, sm_100, sm_103, sm_120, sm_121. Each is checked by
+/// ptxas (test/Target/PTX/chips.test).
+std::span<const std::string_view> ptxChips();
+/// "sm_80, sm_89, ...": ptxChips() for messages.
+std::string ptxChipNames();
+
+/// Whether PTX built for `chip` runs on a device of SM `deviceSm`. PTX is
+/// forward compatible: the driver JIT-compiles PTX for an older SM on a
+/// newer one. An arch-specific chip ("sm_90a") runs on its own SM only.
+bool ptxRunsOn(std::string_view chip, int deviceSm);
+
+/// Of one kernel's PTX for each of `chips`, the index of the one a device
+/// of SM `deviceSm` loads: the newest chip it runs (an empty chip, PTX of
+/// unrecorded chip, ranks below every named one); nullopt when it runs
+/// none.
+std::optional<size_t> bestPtxChip(std::span<const std::string> chips,
+                                  int deviceSm);
+
 } // namespace attn
 
 #endif // ATTN_CORE_LAUNCHFACTS_H

@@ -104,9 +104,16 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Products of the tiled prefill kernel: none (SIMT lanes), "
            "subgroup-mma (a subgroup's matrix unit through gpu.subgroup_mma_*, "
            "for f16 caches with head sizes a multiple of 16 whose tiles fit "
-           "max-workgroup-memory; other variants keep SIMT products, with a "
-           "warning), or emulate (that kernel with SIMT products, to test it "
-           "on any device)">,
+           "matrix-workgroup-memory and need no more subgroups than the SIMT "
+           "kernel's; other variants keep SIMT products, with a warning), "
+           "auto (subgroup-mma where it applies, SIMT products elsewhere "
+           "without a warning: a target's default), or emulate (that kernel "
+           "with SIMT products, to test it on any device)">,
+    Option<"matrixWorkgroupMemory", "matrix-workgroup-memory", "int64_t",
+           /*default=*/"0",
+           "Bytes of workgroup memory the tiled prefill kernel may use on "
+           "matrix units (0: max-workgroup-memory); an NVIDIA block has 48 "
+           "KiB of static shared memory on every GPU with matrix units">,
     Option<"rowVectors", "row-vectors", "bool", /*default=*/"false",
            "paged_attention's per-token kernel for one invocation per "
            "workgroup (a CPU core's SIMD registers, not lanes): whole head "

@@ -58,25 +58,35 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
   FailureOr<KernelEntries> entries = collectEntries(*module);
   if (failed(entries))
     return failure();
-  FailureOr<SmallVector<PTXKernel>> ptx =
-      translateKernelsToPTX(*module, options.ptx.chip, options.ptx.features);
-  if (failed(ptx))
-    return failure();
-  for (PTXKernel &k : *ptx) {
-    FailureOr<CompiledKernel> kernel =
-        entries->compiled(input, ::attn::Target::PTX, k.entryPoint);
-    if (failed(kernel))
+  // The kernels of every chip come from one lowering: only the NVVM
+  // translation differs, and each chip's PTX is one more kernel under the
+  // same symbol, told apart by the chip in its launch facts.
+  for (const std::string &chip : options.ptx.chips) {
+    OwningOpRef<ModuleOp> forChip = module->clone();
+    std::string features = options.ptx.features.empty()
+                               ? ptxFeaturesForChip(chip)
+                               : options.ptx.features;
+    FailureOr<SmallVector<PTXKernel>> ptx =
+        translateKernelsToPTX(*forChip, chip, features);
+    if (failed(ptx))
       return failure();
-    kernel->bytes = std::move(k.ptx);
-    // The launch facts: workgroup size and the element size of each memref
-    // argument (the `size` field of its descriptor).
-    ::attn::LaunchFacts launch;
-    launch.workgroup = entries->workgroup.lookup(k.entryPoint);
-    launch.subgroupSize = kNVIDIAWarpSize;
-    launch.chip = options.ptx.chip;
-    launch.argElementBytes = entries->elementBytes.lookup(k.entryPoint);
-    kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::PTX);
-    out.push_back(std::move(*kernel));
+    for (PTXKernel &k : *ptx) {
+      FailureOr<CompiledKernel> kernel =
+          entries->compiled(input, ::attn::Target::PTX, k.entryPoint);
+      if (failed(kernel))
+        return failure();
+      kernel->bytes = std::move(k.ptx);
+      // The launch facts: workgroup size, the chip and the element size of
+      // each memref argument (the `size` field of its descriptor).
+      ::attn::LaunchFacts launch;
+      launch.workgroup = entries->workgroup.lookup(k.entryPoint);
+      launch.subgroupSize = kNVIDIAWarpSize;
+      launch.chip = chip;
+      launch.argElementBytes = entries->elementBytes.lookup(k.entryPoint);
+      kernel->launchJson =
+          ::attn::writeLaunchFacts(launch, ::attn::Target::PTX);
+      out.push_back(std::move(*kernel));
+    }
   }
   return success();
 }

@@ -8,15 +8,19 @@
 #define ATTN_COMPILER_TARGETS_PTXOPTIONS_H
 
 #include <string>
+#include <vector>
 
 namespace mlir::attn {
 
-/// Target ptx's knobs: the SM ("sm_80", "sm_90", ...) and the NVPTX features
-/// (the PTX ISA version) of the PTX. PTX kernels need subgroup size 32 and
-/// take bf16 natively.
+/// Target ptx's knobs: the SMs ("sm_80", "sm_90", ...; core/LaunchFacts.h's
+/// ptxChips()) to build PTX for, one kernel per chip under the same symbol
+/// (the CUDA device loads the newest its GPU runs), and the NVPTX features
+/// (the PTX ISA version; empty: the oldest each chip allows,
+/// ptxFeaturesForChip). PTX kernels need subgroup size 32 and take bf16
+/// natively.
 struct PTXTargetOptions {
-  std::string chip = "sm_90";
-  std::string features = "+ptx80";
+  std::vector<std::string> chips = {"sm_90"};
+  std::string features;
 };
 
 } // namespace mlir::attn

@@ -63,6 +63,11 @@ struct LoweringFamily {
   /// the target (CompileOptions::laneRegistersFor, vectorLoadBytesFor).
   int64_t laneRegisters;
   int64_t vectorLoadBytes;
+  /// prefill-matrix and matrix-workgroup-memory where the compile leaves
+  /// them to the target: "auto" and 48 KiB on PTX (every chip it builds
+  /// for has matrix units), "none" elsewhere.
+  StringLiteral prefillMatrix;
+  int64_t matrixWorkgroupMemory;
 };
 
 /// The lowering of spirv and msl, of ptx, and of cpu.

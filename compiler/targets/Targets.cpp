@@ -9,20 +9,33 @@ using namespace mlir;
 
 using mlir::attn::CompileOptions;
 
+// Vulkan devices' matrix units (cooperative matrices) are optional, and
+// lavapipe has none: SIMT products unless asked for.
 const mlir::attn::LoweringFamily mlir::attn::kSPIRVLowering = {
-    /*bf16AsI16=*/true, /*singleInvocation=*/false,
+    /*bf16AsI16=*/true,
+    /*singleInvocation=*/false,
     CompileOptions::laneRegistersFor(/*cpuDevice=*/false),
-    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false)};
+    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false),
+    "none",
+    /*matrixWorkgroupMemory=*/0};
+// Every chip target ptx builds for (sm_80 on) has tensor cores, and a
+// block 48 KiB of static shared memory.
 const mlir::attn::LoweringFamily mlir::attn::kPTXLowering = {
-    /*bf16AsI16=*/false, /*singleInvocation=*/false,
+    /*bf16AsI16=*/false,
+    /*singleInvocation=*/false,
     CompileOptions::laneRegistersFor(/*cpuDevice=*/false),
-    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false)};
+    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false),
+    "auto",
+    /*matrixWorkgroupMemory=*/48 * 1024};
 // The kernels a bundle ships and those attn-diff checks are the same: both
 // take these.
 const mlir::attn::LoweringFamily mlir::attn::kCPULowering = {
-    /*bf16AsI16=*/false, /*singleInvocation=*/true,
+    /*bf16AsI16=*/false,
+    /*singleInvocation=*/true,
     CompileOptions::laneRegistersFor(/*cpuDevice=*/true),
-    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/true)};
+    CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/true),
+    "none",
+    /*matrixWorkgroupMemory=*/0};
 
 namespace {
 
@@ -96,10 +109,12 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
   lowering.attentionSubgroups = options.attentionSubgroups;
   lowering.tiledPrefill = options.tiledPrefill;
   lowering.decodeThreshold = options.decodeThreshold;
-  if (!options.prefillMatrix.empty())
-    lowering.prefillMatrix = options.prefillMatrix;
+  lowering.prefillMatrix = options.prefillMatrix.empty()
+                               ? family.prefillMatrix.str()
+                               : options.prefillMatrix;
   if (options.maxWorkgroupMemory > 0)
     lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
+  lowering.matrixWorkgroupMemory = family.matrixWorkgroupMemory;
   lowering.workgroupSize = options.workgroupSize;
   if (family.singleInvocation) {
     // A work item is one invocation: no subgroups of lanes to spread a

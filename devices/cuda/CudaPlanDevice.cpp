@@ -256,14 +256,11 @@ Status CudaPlanDevice::addKernel(const std::string &symbol,
   Result<LaunchFacts> facts = readLaunchFacts(launchJson, Target::PTX);
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
-  if (!facts->chip.empty()) {
-    Result<int> sm = parseSmVersion(facts->chip);
-    int deviceSm = impl_->info.computeMajor * 10 + impl_->info.computeMinor;
-    if (sm && *sm > deviceSm)
-      return errorf("kernel ", symbol, " is PTX for ", facts->chip, " but ",
-                    impl_->name, " is ", impl_->info.chip(),
-                    ": compile with --chip=", impl_->info.chip());
-  }
+  if (!ptxRunsOn(facts->chip,
+                 impl_->info.computeMajor * 10 + impl_->info.computeMinor))
+    return errorf("kernel ", symbol, " is PTX for ", facts->chip, " but ",
+                  impl_->name, " is ", impl_->info.chip(),
+                  ": compile with --chip=", impl_->info.chip(), " or older");
   CudaContext &ctx = *impl_->ctx;
   const CudaDriver &cu = *ctx.driver;
   if (Status s = ctx.bind(); !s)
@@ -299,12 +296,46 @@ bool CudaPlanDevice::hasKernel(std::string_view symbol) const {
   return impl_->kernels.find(symbol) != impl_->kernels.end();
 }
 
-Status CudaPlanDevice::loadKernel(const runtime::Bundle &,
+namespace {
+
+/// The chip of a PTX kernel's launch facts; empty when unrecorded or
+/// unreadable (addKernel reports the latter).
+std::string ptxChipOf(const runtime::BundleKernel &kernel) {
+  Result<LaunchFacts> facts = readLaunchFacts(kernel.launchJson, Target::PTX);
+  return facts ? facts->chip : std::string();
+}
+
+/// Whether `bundle` holds PTX of `kernel`'s symbol for a chip newer than
+/// `kernel`'s that a device of SM `deviceSm` runs.
+bool hasNewerPtx(const runtime::Bundle &bundle,
+                 const runtime::BundleKernel &kernel, int deviceSm) {
+  std::vector<std::string> chips = {ptxChipOf(kernel)};
+  for (const runtime::BundleVariant &variant : bundle.variants)
+    for (const runtime::BundleKernel &k : variant.kernels)
+      if (k.symbol == kernel.symbol && k.target == kernel.target &&
+          k.entryPoint == kernel.entryPoint)
+        chips.push_back(ptxChipOf(k));
+  std::optional<size_t> best = bestPtxChip(chips, deviceSm);
+  return best && chips[*best] != chips.front();
+}
+
+} // namespace
+
+bool CudaPlanDevice::runsKernel(const runtime::BundleKernel &kernel) const {
+  return parseTarget(kernel.target) == Target::PTX &&
+         ptxRunsOn(ptxChipOf(kernel),
+                   impl_->info.computeMajor * 10 + impl_->info.computeMinor);
+}
+
+Status CudaPlanDevice::loadKernel(const runtime::Bundle &bundle,
                                   const runtime::BundleKernel &kernel,
                                   std::string_view bytes) {
   if (parseTarget(kernel.target) != Target::PTX)
     return errorf("kernel ", kernel.symbol, " is for target ", kernel.target,
                   ", the CUDA executor runs ", toString(Target::PTX));
+  if (hasNewerPtx(bundle, kernel,
+                  impl_->info.computeMajor * 10 + impl_->info.computeMinor))
+    return Status::ok();
   return addKernel(kernel.symbol, bytes, kernel.entryPoint, kernel.launchJson);
 }
 

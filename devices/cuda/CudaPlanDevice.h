@@ -78,7 +78,12 @@ public:
   void clearTimings();
 
   std::string_view name() const override;
-  /// PTX kernels of a bundle.
+  /// PTX for a chip this GPU runs (ptxRunsOn: the same SM or an older one,
+  /// which the driver JIT-compiles for this one).
+  bool runsKernel(const runtime::BundleKernel &kernel) const override;
+  /// PTX kernels of a bundle. A symbol may have PTX for several chips: the
+  /// device loads only the newest it runs (bestPtxChip) and takes the
+  /// others as loaded, so the driver compiles one PTX per symbol.
   Status loadKernel(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;

@@ -83,6 +83,9 @@ struct ConvertAttnToGPUPass
     if (maxWorkgroupMemory <= 0)
       return bad("max-workgroup-memory", maxWorkgroupMemory,
                  "a positive number of bytes");
+    if (matrixWorkgroupMemory < 0)
+      return bad("matrix-workgroup-memory", matrixWorkgroupMemory,
+                 ">= 0 (0: max-workgroup-memory)");
     if (attentionSubgroups <= 0)
       return bad("attention-subgroups", attentionSubgroups,
                  "a positive number");
@@ -146,15 +149,17 @@ struct ConvertAttnToGPUPass
         llvm::StringSwitch<std::optional<PrefillMatrix>>(prefillMatrix)
             .Case("none", PrefillMatrix::None)
             .Case("subgroup-mma", PrefillMatrix::SubgroupMma)
+            .Case("auto", PrefillMatrix::Auto)
             .Case("emulate", PrefillMatrix::Emulate)
             .Default(std::nullopt);
     if (!matrix) {
       mlir::emitError(module.getLoc())
           << "convert-attn-to-gpu: option prefill-matrix=" << prefillMatrix
-          << " is invalid: expected none, subgroup-mma or emulate";
+          << " is invalid: expected none, subgroup-mma, auto or emulate";
       return signalPassFailure();
     }
     ctx.options.prefillMatrix = *matrix;
+    ctx.options.matrixWorkgroupMemory = matrixWorkgroupMemory;
 
     ctx.module = module;
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),

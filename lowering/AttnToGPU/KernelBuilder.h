@@ -30,6 +30,7 @@ namespace attn {
 enum class PrefillMatrix {
   None,        ///< SIMT lanes
   SubgroupMma, ///< gpu.subgroup_mma_* (f16 caches)
+  Auto,        ///< SubgroupMma where it applies, silently SIMT elsewhere
   Emulate,     ///< the matrix kernel with SIMT products, to test it anywhere
 };
 
@@ -55,6 +56,9 @@ struct LoweringOptions {
   bool tiledPrefill = true;
   int64_t decodeThreshold = -1;
   PrefillMatrix prefillMatrix = PrefillMatrix::None;
+  /// Workgroup memory of the matrix-unit prefill kernel (0:
+  /// maxWorkgroupMemory).
+  int64_t matrixWorkgroupMemory = 0;
   /// paged_attention's per-token kernel with whole rows as vectors and a
   /// cache block of keys per softmax update (one invocation per workgroup).
   bool rowVectors = false;

@@ -135,17 +135,26 @@ RowPlace placeRow(KernelBuilder &b, const TileWork &work, Value row,
 
 /// The shape of the tiled prefill kernel on matrix units
 /// (PagedPrefillMatrix.cpp): `subgroups` of 16 rows each, `keysPerTile`
-/// keys a tile, and the tile's rows as tokens x heads.
+/// keys a tile, and the tile's rows as tokens x heads, in a workgroup of
+/// `launchSubgroups` subgroups (the SIMT kernel's; those past `subgroups`
+/// help stage tiles and skip the products).
 struct MatrixPlan {
-  int64_t subgroups, keysPerTile, headsPerTile, tokensPerTile;
+  int64_t subgroups, keysPerTile, headsPerTile, tokensPerTile, launchSubgroups;
+  /// tf32 products of tiles staged as f32 (bf16 caches), else f16 ones.
+  bool tf32;
 };
-/// The matrix plan for tiles of `tileRows` rows (the SIMT kernel's, so the
-/// two share a grid), or none: prefill-matrix off, a cache other than f16,
-/// a head size or tile not a multiple of 16, or too little workgroup
-/// memory.
+/// The matrix plan for tiles of `tileRows` rows in workgroups of
+/// `launchSubgroups` subgroups (the SIMT kernel's, so the two share a grid,
+/// a workgroup size and so a host plan, whichever a target builds), or
+/// none: prefill-matrix off, a cache other than f16 or (tf32 products, on
+/// NVVM or emulated) bf16, a head size or tile
+/// not a multiple of 16, more than `launchSubgroups` subgroups of 16 rows,
+/// or too little workgroup memory.
+/// Workgroup memory the matrix-unit prefill kernel may use.
+int64_t matrixMemoryBudget(const LoweringOptions &options);
 std::optional<MatrixPlan> chooseMatrixPlan(const PagedConfig &c,
-                                           Type cacheElement,
-                                           int64_t tileRows,
+                                           Type cacheElement, int64_t tileRows,
+                                           int64_t launchSubgroups,
                                            const LoweringOptions &options);
 /// Builds the body of `fn`, the tiled prefill kernel on matrix units (or
 /// their emulation, with prefill-matrix=emulate).

@@ -583,24 +583,25 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
   // On matrix units when the target has them and the cache suits them,
   // with the SIMT tile's rows, so both kernels of any target share a grid
   // (and a host plan).
-  std::optional<MatrixPlan> matrix =
-      chooseMatrixPlan(c, cacheElement, tiling.rows(), ctx.options);
+  std::optional<MatrixPlan> matrix = chooseMatrixPlan(
+      c, cacheElement, tiling.rows(), tiling.subgroups, ctx.options);
   // Asked for and not possible: the kernel is right either way, but the
   // user should know it is not the one asked for (at the op's location,
-  // without the op printed after it).
-  if (!matrix && ctx.options.prefillMatrix != PrefillMatrix::None)
-    mlir::emitWarning(loc) << "prefill-matrix: the tiled prefill kernel keeps SIMT "
-                        "products: matrix tiles need an f16 cache (this one "
-                     << cast<ShapedType>(op.getKvCache().getType())
-                            .getElementType()
-                     << "), a head size (" << c.headSize
-                     << ") and tile rows (" << tiling.rows()
-                     << ") that are multiples of 16, and their buffers within "
-                        "max-workgroup-memory ("
-                     << ctx.options.maxWorkgroupMemory << " bytes)";
-  int64_t workgroupSize =
-      matrix ? matrix->subgroups * ctx.options.subgroupSize
-             : tiling.workgroupSize();
+  // without the op printed after it). A target's default (auto) is silent.
+  if (!matrix && ctx.options.prefillMatrix != PrefillMatrix::None &&
+      ctx.options.prefillMatrix != PrefillMatrix::Auto)
+    mlir::emitWarning(loc)
+        << "prefill-matrix: the tiled prefill kernel keeps SIMT products: "
+           "matrix tiles need an f16 cache, or bf16 where bf16 is native "
+           "(tf32 products; this one "
+        << cast<ShapedType>(op.getKvCache().getType()).getElementType()
+        << "), a head size (" << c.headSize << ") and tile rows ("
+        << tiling.rows() << ") that are multiples of 16, at most "
+        << tiling.subgroups * 16
+        << " rows (16 per subgroup of the workgroup), and their "
+           "buffers within matrix-workgroup-memory ("
+        << matrixMemoryBudget(ctx.options) << " bytes)";
+  int64_t workgroupSize = tiling.workgroupSize();
   int64_t tokensPerTile =
       matrix ? matrix->tokensPerTile : tiling.tokensPerTile;
   int64_t headsPerTile = matrix ? matrix->headsPerTile : tiling.headsPerTile;
@@ -609,10 +610,11 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
       launch.getKernelArgTypes(), workgroupSize, launch.getParamNames(),
       "paged_attention");
   if (matrix)
-    fn->setAttr("attn.matrix_tile",
-                builder.getDenseI64ArrayAttr(
-                    {matrix->tokensPerTile, matrix->headsPerTile,
-                     matrix->keysPerTile, matrix->subgroups}));
+    fn->setAttr(
+        "attn.matrix_tile",
+        builder.getDenseI64ArrayAttr(
+            {matrix->tokensPerTile, matrix->headsPerTile, matrix->keysPerTile,
+             matrix->subgroups, matrix->launchSubgroups}));
   else
     fn->setAttr("attn.tile",
                 builder.getDenseI64ArrayAttr(

@@ -1,17 +1,21 @@
 //===- PagedPrefillMatrix.cpp - The tiled prefill kernel on matrix units --===//
 //
-// The tiled prefill kernel of paged_attention (same grid, same work
-// assignment and masks as PagedPrefill.cpp) with its two products on a
-// subgroup's matrix unit, through upstream's gpu.subgroup_mma_* ops (NVVM
-// WMMA, SPIR-V cooperative matrices): f16 caches, head sizes a multiple of
-// 16. Each subgroup owns 16 of the tile's rows:
+// The tiled prefill kernel of paged_attention (same grid, workgroup, work
+// assignment and masks as PagedPrefill.cpp, so both share a host plan) with
+// its two products on a subgroup's matrix unit, through upstream's
+// gpu.subgroup_mma_* ops (NVVM WMMA, SPIR-V cooperative matrices): f16
+// caches (16 x 16 x 16 products), or bf16 caches as tf32 (tiles staged as
+// f32, 16 x 16 x 8 products; NVVM only), head sizes a multiple of 16. Each
+// of the first rows / 16 subgroups owns 16 of the tile's rows; the others
+// only stage tiles:
 //
 //  - the query tile Q [rows, D] is staged once, each key tile K, V [Bc, D]
-//    per step, in workgroup memory as f16;
+//    per step, in workgroup memory as f16 (f32 for tf32);
 //  - S = Q K^T of the subgroup's 16 rows, Bc / 16 accumulators of 16 x 16,
 //    goes to workgroup memory, where lanes apply the scale, ALiBi, the soft
 //    cap and the masks, keep each row's running max and sum, and write P =
-//    exp2(s - m) as f16 and each row's rescale factor as a 16 x 16 block;
+//    exp2(s - m) as f16 (f32) and each row's rescale factor as a 16 x 16
+//    block;
 //  - the output stays in D / 16 accumulators, multiplied element-wise by
 //    the factor block and added P V, and is normalized through workgroup
 //    memory at the end.
@@ -20,8 +24,8 @@
 // an accumulator is the lane's share of the 16 x 16 tile and the products
 // read their operands from workgroup memory, to check the structure of the
 // kernel where no matrix unit is. On lavapipe (8 lanes: 32 values a lane
-// per tile) llvmpipe takes from 20 s to minutes to compile the emulated
-// kernel, too slow for the e2e suite (see README).
+// per tile) llvmpipe compiles the emulated kernel in seconds at head size
+// 64 and 16 KiB tiles, in minutes beyond (see README).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,8 +58,12 @@ struct Acc {
 /// The products of the kernel, on matrix units or emulated.
 class TileMma {
 public:
-  TileMma(KernelBuilder &b, bool emulate, int64_t subgroupSize, Value lane)
-      : b(b), emulate(emulate), S(subgroupSize), lane(lane) {}
+  /// `operand`: the element of the staged A and B tiles, f16 (products of
+  /// 16 x 16 x 16) or f32 (tf32 products of 16 x 16 x 8).
+  TileMma(KernelBuilder &b, bool emulate, int64_t subgroupSize, Value lane,
+          Type operand)
+      : b(b), emulate(emulate), S(subgroupSize), lane(lane), operand(operand),
+        kStep(operand.isF32() ? 8 : kTile) {}
 
   Acc zero(KernelBuilder &kb) {
     Acc c;
@@ -68,19 +76,19 @@ public:
     return c;
   }
 
-  /// c + A B, A the 16 x K rows of f16 `a` from `aOffset` with lead `aLead`,
-  /// B the K x 16 block of f16 `bBuf` from `bOffset`: B[k][n] at
+  /// c + A B, A the 16 x K rows of `a` from `aOffset` with lead `aLead`,
+  /// B the K x 16 block of `bBuf` from `bOffset`: B[k][n] at
   /// bOffset + k * bLead + n, or with `transposed` at bOffset + n * bLead +
-  /// k (the rows of K are B's columns). K = 16 * kSteps.
+  /// k (the rows of K are B's columns). K is a multiple of 16.
   Acc mma(KernelBuilder &kb, const Acc &c, Value a, Value aOffset,
           int64_t aLead, Value bBuf, Value bOffset, int64_t bLead,
-          bool transposed, int64_t kSteps) {
+          bool transposed, int64_t K) {
     if (!emulate) {
       Value acc = c.matrix;
-      for (int64_t k = 0; k < kSteps; ++k) {
-        Value aAt = kb.addi(aOffset, kb.idx(k * kTile));
-        Value bAt = kb.addi(bOffset, kb.idx(transposed ? k * kTile
-                                                       : k * kTile * bLead));
+      for (int64_t k = 0; k < K / kStep; ++k) {
+        Value aAt = kb.addi(aOffset, kb.idx(k * kStep));
+        Value bAt = kb.addi(bOffset,
+                            kb.idx(transposed ? k * kStep : k * kStep * bLead));
         Value am = kb.create<gpu::SubgroupMmaLoadMatrixOp>(
             operandType("AOp"), a, ValueRange{aAt},
             kb.getIndexAttr(aLead), /*transpose=*/UnitAttr());
@@ -88,13 +96,16 @@ public:
             operandType("BOp"), bBuf, ValueRange{bAt},
             kb.getIndexAttr(bLead),
             transposed ? kb.getUnitAttr() : UnitAttr());
-        acc = kb.create<gpu::SubgroupMmaComputeOp>(accType(), am, bm, acc,
-                                                   UnitAttr(), UnitAttr());
+        // The product must name B's layout as its load did: PTX's
+        // wmma.mma takes .row.col fragments of a column-major B, and its
+        // result is undefined when the layouts disagree.
+        acc = kb.create<gpu::SubgroupMmaComputeOp>(
+            accType(), am, bm, acc, UnitAttr(),
+            transposed ? kb.getUnitAttr() : UnitAttr());
       }
       return {acc, {}};
     }
     Acc out;
-    int64_t K = kSteps * kTile;
     for (auto [s, init] : llvm::enumerate(c.values)) {
       auto [r, n] = rowCol(kb, s);
       Value aRow = kb.addi(aOffset, kb.muli(r, kb.idx(aLead)));
@@ -183,7 +194,10 @@ private:
     return gpu::MMAMatrixType::get({kTile, kTile}, b.getF32Type(), "COp");
   }
   Type operandType(StringRef which) {
-    return gpu::MMAMatrixType::get({kTile, kTile}, b.getF16Type(), which);
+    SmallVector<int64_t> shape = {kTile, kStep};
+    if (which == "BOp")
+      shape = {kStep, kTile};
+    return gpu::MMAMatrixType::get(shape, operand, which);
   }
   std::pair<Value, Value> rowCol(KernelBuilder &kb, size_t slot) {
     Value e = kb.addi(kb.idx(slot * S), lane);
@@ -194,6 +208,8 @@ private:
   bool emulate;
   int64_t S;
   Value lane;
+  Type operand;
+  int64_t kStep;
 };
 
 /// How the workgroup covers its rows and keys.
@@ -202,9 +218,16 @@ struct MatrixTiling {
   int64_t subgroups;    ///< W, 16 rows each
   int64_t keysPerTile;  ///< Bc, a multiple of 16
   int64_t headsPerTile, tokensPerTile;
+  /// Subgroups of the workgroup (>= W): the SIMT kernel's, so that both
+  /// kernels share a host plan; the rest stage tiles and skip products.
+  int64_t launchSubgroups;
+  /// A and B staged as f32 for tf32 products (bf16 caches: tf32 holds
+  /// every bf16 exactly), else as f16.
+  bool tf32;
 
   int64_t rows() const { return subgroups * kTile; }
-  int64_t workgroupSize() const { return subgroups * subgroupSize; }
+  int64_t workgroupSize() const { return launchSubgroups * subgroupSize; }
+  bool hasIdleSubgroups() const { return launchSubgroups > subgroups; }
 };
 
 /// Workgroup memory of the kernel, in elements of each buffer.
@@ -220,8 +243,9 @@ struct MatrixBuffers {
     m.factors = t.rows() * kTile;
     return m;
   }
-  int64_t bytes() const {
-    return 2 * (query + keys + values + probs) + 4 * (scores + factors);
+  int64_t bytes(const MatrixTiling &t) const {
+    return (t.tf32 ? 4 : 2) * (query + keys + values + probs) +
+           4 * (scores + factors);
   }
 };
 
@@ -259,6 +283,22 @@ private:
   /// Copies keys and values [kt, kt + Bc) (clamped to `last`).
   void stageKeys(KernelBuilder &kb, const TileWork &work, Value kt,
                  Value last);
+  /// The element of the staged A and B tiles (TileMma).
+  Type operandType() const { return t.tf32 ? b.getF32Type() : b.getF16Type(); }
+  /// Stores `v`, loaded from a query or cache buffer, into the staged tile
+  /// `dst` at `i`: as it is when the elements agree, else through f32.
+  void stage(KernelBuilder &kb, Value v, Value dst, Value i) {
+    if (v.getType() == cast<MemRefType>(dst.getType()).getElementType())
+      kb.create<memref::StoreOp>(v, dst, ValueRange{i});
+    else
+      kb.storeF32(kb.toF32(v), dst, i);
+  }
+  /// `body`'s values where this lane's subgroup owns rows, `idle` where
+  /// it does not (subgroups past W); `body` alone when every subgroup
+  /// does. No barrier may be in `body`.
+  SmallVector<Value>
+  ifComputes(KernelBuilder &kb, ValueRange idle,
+             function_ref<SmallVector<Value>(KernelBuilder &)> body);
   /// The softmax of the subgroup's rows over the tile's scores.
   void softmax(KernelBuilder &kb, const TileWork &work, Value kt,
                ArrayRef<Value> m, ArrayRef<Value> l,
@@ -275,6 +315,9 @@ private:
   Value query, cache, blockTable, alibi, sinks, out, lse;
   Value qs, ks, vs, ss, ps, fs;
   Value tid, lane, sg, g;
+  /// i1: this lane's subgroup owns rows (subgroup id < W); null when every
+  /// subgroup does.
+  Value computes;
   /// The first tile row of this lane's subgroup.
   Value rowBase;
   /// The rows of the subgroup this lane handles in the softmax, and the
@@ -299,8 +342,7 @@ void MatrixBuilder::stageQuery(KernelBuilder &kb, const TileWork &work,
                             place.head),
                     ib.idx(D)),
             d);
-        ib.create<memref::StoreOp>(ib.create<memref::LoadOp>(query, at), qs,
-                                   ValueRange{i});
+        stage(ib, ib.create<memref::LoadOp>(query, at), qs, i);
         ib.create<scf::YieldOp>();
       });
 }
@@ -330,9 +372,9 @@ void MatrixBuilder::stageKeys(KernelBuilder &kb, const TileWork &work,
         {
           OpBuilder::InsertionGuard guard(ib);
           ib.setInsertionPointToStart(ifOp.thenBlock());
-          ib.create<memref::StoreOp>(v, vs, ValueRange{rem});
+          stage(ib, v, vs, rem);
           ib.setInsertionPointToStart(ifOp.elseBlock());
-          ib.create<memref::StoreOp>(v, ks, ValueRange{rem});
+          stage(ib, v, ks, rem);
         }
         ib.create<scf::YieldOp>();
       });
@@ -402,6 +444,28 @@ void MatrixBuilder::softmax(KernelBuilder &kb, const TileWork &work, Value kt,
   }
 }
 
+SmallVector<Value> MatrixBuilder::ifComputes(
+    KernelBuilder &kb, ValueRange idle,
+    function_ref<SmallVector<Value>(KernelBuilder &)> body) {
+  if (!computes)
+    return body(kb);
+  auto ifOp = kb.create<scf::IfOp>(idle.getTypes(), computes,
+                                   /*withElseRegion=*/true);
+  {
+    // Without results the builder has put the yields in already.
+    OpBuilder::InsertionGuard guard(kb);
+    kb.setInsertionPointToStart(ifOp.thenBlock());
+    KernelBuilder tb(kb.getLoc(), kb, b.options);
+    SmallVector<Value> values = body(tb);
+    if (!idle.empty()) {
+      tb.create<scf::YieldOp>(values);
+      kb.setInsertionPointToStart(ifOp.elseBlock());
+      kb.create<scf::YieldOp>(idle);
+    }
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
 void MatrixBuilder::placeLanes() {
   query = args.of(fn, Arg::Query);
   cache = args.of(fn, Arg::Cache);
@@ -411,12 +475,12 @@ void MatrixBuilder::placeLanes() {
   out = args.of(fn, Arg::Out);
   lse = args.of(fn, Arg::Lse);
   MatrixBuffers sizes = MatrixBuffers::of(c, t);
-  Type f16 = b.getF16Type(), f32 = b.getF32Type();
-  qs = addWorkgroupBuffer(fn, sizes.query, f16);
-  ks = addWorkgroupBuffer(fn, sizes.keys, f16);
-  vs = addWorkgroupBuffer(fn, sizes.values, f16);
+  Type op = operandType(), f32 = b.getF32Type();
+  qs = addWorkgroupBuffer(fn, sizes.query, op);
+  ks = addWorkgroupBuffer(fn, sizes.keys, op);
+  vs = addWorkgroupBuffer(fn, sizes.values, op);
   ss = addWorkgroupBuffer(fn, sizes.scores, f32);
-  ps = addWorkgroupBuffer(fn, sizes.probs, f16);
+  ps = addWorkgroupBuffer(fn, sizes.probs, op);
   fs = addWorkgroupBuffer(fn, sizes.factors, f32);
 
   int64_t S = t.subgroupSize, Bc = t.keysPerTile;
@@ -432,13 +496,15 @@ void MatrixBuilder::placeLanes() {
   // alone), as in the SIMT kernel.
   if (!emulate || lanesPerRow > 1) {
     lane = b.create<gpu::LaneIdOp>(/*upper_bound=*/nullptr);
-    sg = t.subgroups > 1
+    sg = t.launchSubgroups > 1
              ? Value(b.create<gpu::SubgroupIdOp>(/*upper_bound=*/nullptr))
              : b.idx(0);
   } else {
-    lane = t.subgroups > 1 ? b.remui(tid, b.idx(S)) : tid;
-    sg = t.subgroups > 1 ? b.divui(tid, b.idx(S)) : b.idx(0);
+    lane = t.launchSubgroups > 1 ? b.remui(tid, b.idx(S)) : tid;
+    sg = t.launchSubgroups > 1 ? b.divui(tid, b.idx(S)) : b.idx(0);
   }
+  if (t.hasIdleSubgroups())
+    computes = b.cmpi(arith::CmpIPredicate::ult, sg, b.idx(t.subgroups));
   for (int64_t i = 0; i < rowsPerLane; ++i)
     laneRows.push_back(b.addi(b.muli(b.idx(i), b.idx(S / lanesPerRow)),
                               b.divui(lane, b.idx(lanesPerRow))));
@@ -462,31 +528,43 @@ SmallVector<Value> MatrixBuilder::tileStep(KernelBuilder &kb,
   stageKeys(kb, work, kt, lastKey);
   kb.create<gpu::BarrierOp>();
   // S = Q K^T for the subgroup's 16 rows, 16 keys at a time.
-  Value qAt = kb.muli(rowBase, kb.idx(D));
-  for (int64_t n = 0; n < Bc / kTile; ++n) {
-    Acc s = mma.mma(kb, mma.zero(kb), qs, qAt, D, ks, kb.idx(n * kTile * D),
-                    D, /*transposed=*/true, D / kTile);
-    mma.store(kb, s, ss,
-              kb.addi(kb.muli(rowBase, kb.idx(Bc)), kb.idx(n * kTile)), Bc);
-  }
+  ifComputes(kb, {}, [&](KernelBuilder &ib) {
+    Value qAt = ib.muli(rowBase, ib.idx(D));
+    for (int64_t n = 0; n < Bc / kTile; ++n) {
+      Acc s = mma.mma(ib, mma.zero(ib), qs, qAt, D, ks, ib.idx(n * kTile * D),
+                      D, /*transposed=*/true, D);
+      mma.store(ib, s, ss,
+                ib.addi(ib.muli(rowBase, ib.idx(Bc)), ib.idx(n * kTile)), Bc);
+    }
+    return SmallVector<Value>();
+  });
   kb.create<gpu::BarrierOp>();
-  SmallVector<Value> mNext, lNext;
-  softmax(kb, work, kt, m, l, mNext, lNext);
+  SmallVector<Value> ml;
+  for (int64_t i = 0; i < rowsPerLane; ++i)
+    ml.append({m[i], l[i]});
+  ml = ifComputes(kb, ml, [&](KernelBuilder &ib) {
+    SmallVector<Value> mNext, lNext, next;
+    softmax(ib, work, kt, m, l, mNext, lNext);
+    for (int64_t i = 0; i < rowsPerLane; ++i)
+      next.append({mNext[i], lNext[i]});
+    return next;
+  });
   kb.create<gpu::BarrierOp>();
   // O = O * alpha + P V, 16 output columns at a time.
-  Value pAt = kb.muli(rowBase, kb.idx(Bc));
-  Value fAt = kb.muli(rowBase, kb.idx(kTile));
-  SmallVector<Acc> next;
-  for (int64_t j = 0; j < outTiles; ++j) {
-    Acc scaled = mma.scale(kb, o[j], fs, fAt);
-    next.push_back(mma.mma(kb, scaled, ps, pAt, Bc, vs, kb.idx(j * kTile), D,
-                           /*transposed=*/false, Bc / kTile));
-  }
-  SmallVector<Value> yielded = mma.flatten(next);
-  for (int64_t i = 0; i < rowsPerLane; ++i) {
-    yielded.push_back(mNext[i]);
-    yielded.push_back(lNext[i]);
-  }
+  SmallVector<Value> yielded =
+      ifComputes(kb, mma.flatten(o), [&](KernelBuilder &ib) {
+        Value pAt = ib.muli(rowBase, ib.idx(Bc));
+        Value fAt = ib.muli(rowBase, ib.idx(kTile));
+        SmallVector<Acc> next;
+        for (int64_t j = 0; j < outTiles; ++j) {
+          Acc scaled = mma.scale(ib, o[j], fs, fAt);
+          next.push_back(mma.mma(ib, scaled, ps, pAt, Bc, vs, ib.idx(j * kTile),
+                                 D,
+                                 /*transposed=*/false, Bc));
+        }
+        return mma.flatten(next);
+      });
+  llvm::append_range(yielded, ml);
   return yielded;
 }
 
@@ -542,17 +620,22 @@ void MatrixBuilder::writeRows(const TileWork &work, TileMma &mma,
     HeadResult res = finalizeSoftmax(b, st, 0, sinkLog2);
     factor.push_back(res.out[0]);
     Value lseAt = b.addi(b.muli(place.token, b.idx(c.numHeads)), place.head);
-    rowActive.push_back(place.active);
+    rowActive.push_back(
+        computes ? b.create<arith::AndIOp>(computes, place.active).getResult()
+                 : place.active);
     rowOut.push_back(b.muli(lseAt, b.idx(D)));
     Value first = b.cmpi(arith::CmpIPredicate::eq, laneColumn, b.idx(0));
-    emitIf(b, b.create<arith::AndIOp>(place.active, first),
+    emitIf(b, b.create<arith::AndIOp>(rowActive.back(), first),
            [&](KernelBuilder &ib) { ib.storeF32(res.lse, lse, lseAt); });
   }
   int64_t cols = kTile / lanesPerRow;
   Value colBase = b.divui(laneColumn, b.idx(Bc / kTile));
   for (int64_t j = 0; j < outTiles; ++j) {
     b.create<gpu::BarrierOp>();
-    mma.store(b, walked.o[j], ss, b.muli(rowBase, b.idx(Bc)), Bc);
+    ifComputes(b, {}, [&](KernelBuilder &ib) {
+      mma.store(ib, walked.o[j], ss, ib.muli(rowBase, ib.idx(Bc)), Bc);
+      return SmallVector<Value>();
+    });
     b.create<gpu::BarrierOp>();
     for (int64_t i = 0; i < rowsPerLane; ++i) {
       Value tileRow = b.addi(rowBase, laneRows[i]);
@@ -577,7 +660,7 @@ void MatrixBuilder::build() {
                     args.of(fn, Arg::SeqLens), args.of(fn, Arg::Params),
                     t.tokensPerTile, t.headsPerTile);
   g = work->kvHead;
-  TileMma mma(b, emulate, t.subgroupSize, lane);
+  TileMma mma(b, emulate, t.subgroupSize, lane, operandType());
   stageQuery(b, *work, work->headBase);
   writeRows(*work, mma, walkTiles(*work, mma));
   work->end(b);
@@ -585,15 +668,31 @@ void MatrixBuilder::build() {
 
 } // namespace
 
+int64_t mlir::attn::matrixMemoryBudget(const LoweringOptions &o) {
+  return o.matrixWorkgroupMemory > 0 ? o.matrixWorkgroupMemory
+                                     : o.maxWorkgroupMemory;
+}
+
 std::optional<MatrixPlan>
 mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
-                             int64_t tileRows, const LoweringOptions &o) {
-  if (o.prefillMatrix == PrefillMatrix::None || !cacheElement.isF16() ||
-      c.headSize % kTile != 0 || tileRows % kTile != 0)
+                             int64_t tileRows, int64_t launchSubgroups,
+                             const LoweringOptions &o) {
+  // bf16 caches take tf32 products, which NVVM has (bf16 is native there)
+  // and cooperative matrices do not (bf16 as i16 words): on NVVM, and
+  // emulated anywhere.
+  bool bf16 =
+      cacheElement.isBF16() || (o.bf16AsI16 && cacheElement.isInteger(16));
+  bool tf32 =
+      bf16 && (!o.bf16AsI16 || o.prefillMatrix == PrefillMatrix::Emulate);
+  if (o.prefillMatrix == PrefillMatrix::None ||
+      !(cacheElement.isF16() || tf32) || c.headSize % kTile != 0 ||
+      tileRows % kTile != 0 || tileRows / kTile > launchSubgroups)
     return std::nullopt;
   MatrixTiling t;
+  t.tf32 = tf32;
   t.subgroupSize = o.subgroupSize;
   t.subgroups = tileRows / kTile;
+  t.launchSubgroups = launchSubgroups;
   t.headsPerTile = 1;
   for (int64_t h = 1; h <= c.group() && h <= t.rows(); ++h)
     if (c.group() % h == 0)
@@ -602,9 +701,9 @@ mlir::attn::chooseMatrixPlan(const PagedConfig &c, Type cacheElement,
   // The most keys a tile can take in the workgroup memory (at most 64).
   for (int64_t bc = 64; bc >= kTile; bc /= 2) {
     t.keysPerTile = bc;
-    if (MatrixBuffers::of(c, t).bytes() <= o.maxWorkgroupMemory)
-      return MatrixPlan{t.subgroups, t.keysPerTile, t.headsPerTile,
-                        t.tokensPerTile};
+    if (MatrixBuffers::of(c, t).bytes(t) <= matrixMemoryBudget(o))
+      return MatrixPlan{t.subgroups,     t.keysPerTile,     t.headsPerTile,
+                        t.tokensPerTile, t.launchSubgroups, t.tf32};
   }
   return std::nullopt;
 }
@@ -619,6 +718,8 @@ void mlir::attn::buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
   t.keysPerTile = plan.keysPerTile;
   t.headsPerTile = plan.headsPerTile;
   t.tokensPerTile = plan.tokensPerTile;
+  t.launchSubgroups = plan.launchSubgroups;
+  t.tf32 = plan.tf32;
   MatrixBuilder(b, fn, args, c, t,
                 b.options.prefillMatrix == PrefillMatrix::Emulate)
       .build();

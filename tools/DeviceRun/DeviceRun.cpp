@@ -3,6 +3,7 @@
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
 #include "core/CpuKernel.h"
+#include "core/LaunchFacts.h"
 #include "core/Metadata.h"
 #include "devices/Devices.h"
 #include "devices/cpu/CpuPlanDevice.h"
@@ -360,9 +361,12 @@ mlir::attn::KernelKnobFlags::KernelKnobFlags(llvm::cl::OptionCategory &category)
                       llvm::cl::init(-1), llvm::cl::cat(category)),
       prefillMatrix("prefill-matrix",
                     llvm::cl::desc("GPU backends: products of the tiled "
-                                   "prefill kernel, none, subgroup-mma or "
-                                   "emulate (the matrix kernel with SIMT "
-                                   "products; default: the target's)"),
+                                   "prefill kernel, none, subgroup-mma, "
+                                   "auto (subgroup-mma where the variant "
+                                   "allows) or emulate (the matrix kernel "
+                                   "with SIMT products; default: the "
+                                   "target's, auto on CUDA, none "
+                                   "elsewhere)"),
                     llvm::cl::init(""), llvm::cl::cat(category)),
       maxWorkgroupMemory("max-workgroup-memory",
                          llvm::cl::desc("GPU backends: workgroup memory in "
@@ -663,8 +667,19 @@ llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
     if (!options)
       return options.takeError();
     options->targets = {::attn::Target::PTX};
-    options->ptx.chip = (*device)->info().chip();
-    options->ptx.features = ptxFeaturesForChip(options->ptx.chip);
+    // The newest chip attn builds that the GPU runs, as the device picks
+    // from a bundle.
+    const ::attn::cuda::CudaDeviceInfo &info = (*device)->info();
+    std::vector<std::string> chips(::attn::ptxChips().begin(),
+                                   ::attn::ptxChips().end());
+    std::optional<size_t> best =
+        ::attn::bestPtxChip(chips, info.computeMajor * 10 + info.computeMinor);
+    if (!best)
+      return llvm::createStringError("backend cuda: " + info.chip() +
+                                     " is older than every chip attn builds "
+                                     "PTX for (" +
+                                     ::attn::ptxChipNames() + ")");
+    options->ptx.chips = {chips[*best]};
     auto addKernel = [&](const CompiledKernel &k) {
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);

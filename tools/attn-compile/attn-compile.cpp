@@ -16,6 +16,7 @@
 #include "compiler/Variant.h"
 #include "compiler/targets/Target.h"
 #include "core/CpuKernel.h"
+#include "core/LaunchFacts.h"
 #include "core/TextNesting.h"
 #include "core/Version.h"
 #include "lowering/GPUToPTX/GPUToPTX.h"
@@ -154,11 +155,24 @@ llvm::cl::opt<int64_t> splitKv("split-kv",
                                               "1024)"),
                                llvm::cl::init(0), llvm::cl::cat(category));
 
-llvm::cl::opt<std::string>
+llvm::cl::opt<std::string> prefillMatrix(
+    "prefill-matrix",
+    llvm::cl::desc("Products of paged_attention's tiled prefill kernel: "
+                   "none (SIMT lanes), subgroup-mma (matrix units, f16 "
+                   "caches; a warning where the variant cannot have them), "
+                   "auto (subgroup-mma where the variant allows, silently "
+                   "SIMT elsewhere) or emulate; default: the target's "
+                   "(auto on ptx, none elsewhere)"),
+    llvm::cl::init(""), llvm::cl::cat(category));
+
+llvm::cl::list<std::string>
     chip("chip",
-         llvm::cl::desc("Target ptx: the SM the PTX is for (sm_80, sm_90, "
-                        "...)"),
-         llvm::cl::init("sm_90"), llvm::cl::cat(category));
+         llvm::cl::desc("Target ptx: the SMs to build PTX for, one kernel "
+                        "per chip (sm_80, sm_89, sm_90, sm_100, sm_103, "
+                        "sm_120, sm_121; default sm_90); the CUDA device "
+                        "loads the newest its GPU runs"),
+         llvm::cl::value_desc("SM,..."), llvm::cl::CommaSeparated,
+         llvm::cl::cat(category));
 
 llvm::cl::list<std::string> cpuIsa(
     "cpu-isa",
@@ -673,11 +687,11 @@ private:
     for (::attn::Target t : build.targets)
       key += std::string(::attn::toString(t)) + ",";
     return key + "sg" + std::to_string(build.subgroupSize) + ",split" +
-           std::to_string(options.splitKv) + ",abi" +
-           std::to_string(static_cast<int>(options.spirv.abi)) +
+           std::to_string(options.splitKv) + ",matrix" + options.prefillMatrix +
+           ",abi" + std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
            (llvm::is_contained(build.targets, ::attn::Target::PTX)
-                ? ",chip" + options.ptx.chip
+                ? ",chip" + llvm::join(options.ptx.chips, "+")
                 : "") +
            (llvm::is_contained(build.targets, ::attn::Target::CPU)
                 ? ",isa" + llvm::join(options.cpu.isaLevels, "+")
@@ -780,9 +794,10 @@ std::string overview() {
          "this same\n      attn-compile executable, are reused.\n"
          "      --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
          "Targets built in this version: spirv, tt, ptx, msl, cpu.\n"
-         "ptx kernels are PTX text for --chip (default sm_90), one .ptx per "
-         "kernel, built\nfor subgroup size 32; their launch facts give the "
-         "workgroup size and the\nelement size of each argument (five "
+         "ptx kernels are PTX text for each --chip (default sm_90), one "
+         ".ptx per kernel and\nchip, built for subgroup size 32; their "
+         "launch facts give the chip, the\nworkgroup size and the "
+         "element size of each argument (five "
          ".param values per buffer: upstream's\nmemref descriptor).\n"
          "msl kernels are Metal source (.metal) cross-compiled from the "
          "SPIR-V kernels by\nSPIRV-Cross, for macOS, each at the lowest MSL "
@@ -1017,11 +1032,16 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.splitKv = splitKv;
+  options.prefillMatrix = prefillMatrix;
   if (std::string why = checkCompileOptions(options); !why.empty())
     return fail(why);
   options.spirv.abi = *abi;
-  options.ptx.chip = chip;
-  options.ptx.features = ptxFeaturesForChip(chip);
+  if (!chip.empty())
+    options.ptx.chips.assign(chip.begin(), chip.end());
+  for (const std::string &sm : options.ptx.chips)
+    if (!llvm::is_contained(::attn::ptxChips(), sm))
+      return fail("--chip: no PTX chip '" + sm + "' (expected " +
+                  ::attn::ptxChipNames() + ")");
   if (!cpuIsa.empty())
     options.cpu.isaLevels.assign(cpuIsa.begin(), cpuIsa.end());
   for (std::string &level : options.cpu.isaLevels) {

@@ -16,10 +16,15 @@
 // from CUDA events (launches repeated, inputs uploaded once), reported as
 // GB/s of KV cache read against the device's peak, and TFLOP/s for prefill.
 //
+// Dry run (--dry-run): everything up to the first driver call, on any
+// machine: the bundle loads, each variant is one the checker runs, each
+// benchmark finds its variant (scripts/gpu-check --dry-run).
+//
 // Exit status: 0 when every check passed (and the bench ran), 1 otherwise.
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/LaunchFacts.h"
 #include "core/Target.h"
 #include "core/Version.h"
 #include "devices/cuda/CudaPlanDevice.h"
@@ -37,6 +42,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +70,9 @@ struct Options {
   /// The reference on both sides: checks, without a GPU, that every variant
   /// of the bundle can be set up and run.
   bool referenceOnly = false;
+  /// Everything up to the first driver call: the bundle loads, its
+  /// variants are ones the checker runs, each benchmark finds its variant.
+  bool dryRun = false;
 };
 
 const char *kUsage = R"(usage: attn-cuda-check BUNDLE.attnb [options]
@@ -81,6 +90,10 @@ the CPU reference, and with --bench measures decode and prefill.
   --device=N        the CUDA device (0)
   --reference-only  run the CPU reference in place of the GPU (no GPU
                     needed: checks the inputs of every variant can be made)
+  --dry-run         stop before the first driver call: load the bundle,
+                    list the variants to check (and their chips) and the
+                    benchmarks' variants (with --bench); exit 1 when one
+                    is missing or cannot be checked
   --version         print attn's version
 )";
 
@@ -105,6 +118,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     } else if (a == "--bench-only") {
       o.bench = true;
       o.check = false;
+    } else if (a == "--dry-run") {
+      o.dryRun = true;
     } else if (a == "--reference-only") {
       o.referenceOnly = true;
     } else if (a == "--quick") {
@@ -187,12 +202,26 @@ void setMlaShape(ProblemShape &shape, const Params &p) {
   shape.numKvHeads = 1;
 }
 
-/// Runs one variant's op on both executors and compares the outputs.
-Status checkVariant(const BundleVariant &v, KernelExecutor &device,
-                    KernelExecutor &reference, uint64_t seed,
-                    std::vector<Row> &rows) {
-  Params p{v.parameters};
-  std::string op = p.text("op", "");
+/// What a variant's check runs: both executors, the seed, the rows.
+struct CheckContext {
+  const BundleVariant &variant;
+  KernelExecutor &device;
+  KernelExecutor &reference;
+  uint64_t seed;
+  std::vector<Row> &rows;
+
+  void compareOutput(const std::string &name, const Tensor &got,
+                     const Tensor &want) const {
+    compare(variant.name, name, got, want, rows);
+  }
+  KernelExecutor *executor(int i) const {
+    return i == 0 ? &device : &reference;
+  }
+};
+
+/// The problem shape of a variant's parameters (the MLA form's latent
+/// head where it has kv_lora_rank), and the random inputs' options.
+Result<ProblemShape> problemShape(const Params &p) {
   std::optional<DType> dtype = parseDType(p.text("dtype", "bf16"));
   if (!dtype)
     return errorf("unknown dtype ", p.text("dtype", ""));
@@ -206,121 +235,138 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
   shape.blockSize = p.integer("block_size", 16);
   shape.dtype = *dtype;
   shape.layout = *layout;
+  if (p.text("op", "") == "mla_decode" || p.integer("kv_lora_rank", 0) > 0)
+    setMlaShape(shape, p);
+  return shape;
+}
+
+ProblemOptions problemOptions(uint64_t seed) {
   ProblemOptions options;
   options.seed = seed;
   options.numReqs = 5;
   options.maxContextLen = 200;
   options.maxPrefillQueryLen = 24;
-  KvCacheLayout cacheLayout = *layout;
+  return options;
+}
 
-  if (op == "reshape_and_cache" && p.integer("kv_lora_rank", 0) > 0) {
-    // The MLA form: kv_c [T, L] and k_pe [T, P] into the latent cache.
-    setMlaShape(shape, p);
-    Result<Problem> problem = generateProblem(shape, options);
-    if (!problem)
-      return problem.status();
-    Tensor got = problem->kvCache, want = problem->kvCache;
-    ATTN_RETURN_IF_ERROR(host::concatAndCacheMla(
-        device, problem->key, problem->value, problem->slotMapping, got));
-    ATTN_RETURN_IF_ERROR(host::concatAndCacheMla(
-        reference, problem->key, problem->value, problem->slotMapping, want));
-    compare(v.name, "kv_cache", got, want, rows);
-    return Status::ok();
-  }
+/// reshape_and_cache, either form: the cache each executor writes.
+Status checkCacheWrite(const CheckContext &c, const Params &p,
+                       const Problem &problem, KvCacheLayout layout) {
+  Tensor caches[2] = {problem.kvCache, problem.kvCache};
+  bool mla = p.integer("kv_lora_rank", 0) > 0;
+  for (int i = 0; i < 2; ++i)
+    ATTN_RETURN_IF_ERROR(
+        mla ? host::concatAndCacheMla(*c.executor(i), problem.key,
+                                      problem.value, problem.slotMapping,
+                                      caches[i])
+            : host::reshapeAndCache(*c.executor(i), problem.key, problem.value,
+                                    problem.slotMapping, layout, caches[i]));
+  c.compareOutput("kv_cache", caches[0], caches[1]);
+  return Status::ok();
+}
 
-  if (op == "paged_attention" || op == "reshape_and_cache") {
-    Result<Problem> problem = generateProblem(shape, options);
-    if (!problem)
-      return problem.status();
-    if (op == "reshape_and_cache") {
-      Tensor got = problem->kvCache, want = problem->kvCache;
-      ATTN_RETURN_IF_ERROR(host::reshapeAndCache(
-          device, problem->key, problem->value, problem->slotMapping,
-          cacheLayout, got));
-      ATTN_RETURN_IF_ERROR(host::reshapeAndCache(
-          reference, problem->key, problem->value, problem->slotMapping,
-          cacheLayout, want));
-      compare(v.name, "kv_cache", got, want, rows);
-      return Status::ok();
-    }
-    runtime::PagedAttentionParams params;
-    params.scale = p.real("scale", problem->scale);
-    params.causal = p.boolean("causal", true);
-    params.windowLeft = p.integer("window_left", -1);
-    params.windowRight = p.integer("window_right", -1);
-    params.softCap = p.real("soft_cap", 0.0);
-    params.alibiSlopes =
-        p.boolean("alibi", false) ? &problem->alibiSlopes : nullptr;
-    params.sinks = p.boolean("sinks", false) ? &problem->sinks : nullptr;
-    params.layout = cacheLayout;
-    const Tensor &q = problem->query;
-    Tensor out[2] = {Tensor(q.dtype(), q.shape()),
-                     Tensor(q.dtype(), q.shape())};
-    Tensor lse[2] = {Tensor(DType::F32, {q.dim(0), q.dim(1)}),
-                     Tensor(DType::F32, {q.dim(0), q.dim(1)})};
-    KernelExecutor *executors[2] = {&device, &reference};
-    for (int i = 0; i < 2; ++i)
-      ATTN_RETURN_IF_ERROR(host::pagedAttention(
-          *executors[i], q, problem->kvCache, problem->queryStartLoc, problem->seqLens,
-          problem->blockTable, params, out[i], &lse[i]));
-    compare(v.name, "out", out[0], out[1], rows);
-    compare(v.name, "lse", lse[0], lse[1], rows);
-    return Status::ok();
-  }
+Status checkPagedAttention(const CheckContext &c, const Params &p,
+                           const Problem &problem, KvCacheLayout layout) {
+  runtime::PagedAttentionParams params;
+  params.scale = p.real("scale", problem.scale);
+  params.causal = p.boolean("causal", true);
+  params.windowLeft = p.integer("window_left", -1);
+  params.windowRight = p.integer("window_right", -1);
+  params.softCap = p.real("soft_cap", 0.0);
+  params.alibiSlopes =
+      p.boolean("alibi", false) ? &problem.alibiSlopes : nullptr;
+  params.sinks = p.boolean("sinks", false) ? &problem.sinks : nullptr;
+  params.layout = layout;
+  const Tensor &q = problem.query;
+  Tensor out[2] = {Tensor(q.dtype(), q.shape()), Tensor(q.dtype(), q.shape())};
+  Tensor lse[2] = {Tensor(DType::F32, {q.dim(0), q.dim(1)}),
+                   Tensor(DType::F32, {q.dim(0), q.dim(1)})};
+  for (int i = 0; i < 2; ++i)
+    ATTN_RETURN_IF_ERROR(host::pagedAttention(
+        *c.executor(i), q, problem.kvCache, problem.queryStartLoc,
+        problem.seqLens, problem.blockTable, params, out[i], &lse[i]));
+  c.compareOutput("out", out[0], out[1]);
+  c.compareOutput("lse", lse[0], lse[1]);
+  return Status::ok();
+}
 
-  if (op == "mla_decode") {
-    setMlaShape(shape, p);
-    Result<Problem> problem = generateProblem(shape, options);
-    if (!problem)
-      return problem.status();
-    runtime::MlaDecodeParams params;
-    params.scale = p.real("scale", problem->scale);
-    params.kvLoraRank = shape.kvLoraRank;
-    params.numKvSplits = p.integer("num_kv_splits", 1);
-    const Tensor &q = problem->query;
-    int64_t r = q.dim(0), h = q.dim(1);
-    Tensor out[2] = {Tensor(q.dtype(), {r, h, shape.kvLoraRank}),
-                     Tensor(q.dtype(), {r, h, shape.kvLoraRank})};
-    Tensor lse[2] = {Tensor(DType::F32, {r, h}), Tensor(DType::F32, {r, h})};
-    KernelExecutor *executors[2] = {&device, &reference};
-    for (int i = 0; i < 2; ++i)
-      ATTN_RETURN_IF_ERROR(
-          host::mlaDecode(*executors[i], q, problem->kvCache,
-                          problem->blockTable, problem->seqLens, params,
-                          out[i], &lse[i]));
-    compare(v.name, "out", out[0], out[1], rows);
-    compare(v.name, "lse", lse[0], lse[1], rows);
-    return Status::ok();
-  }
+Status checkMlaDecode(const CheckContext &c, const Params &p,
+                      const ProblemShape &shape, const Problem &problem) {
+  runtime::MlaDecodeParams params;
+  params.scale = p.real("scale", problem.scale);
+  params.kvLoraRank = shape.kvLoraRank;
+  params.numKvSplits = p.integer("num_kv_splits", 1);
+  const Tensor &q = problem.query;
+  int64_t r = q.dim(0), h = q.dim(1);
+  Tensor out[2] = {Tensor(q.dtype(), {r, h, shape.kvLoraRank}),
+                   Tensor(q.dtype(), {r, h, shape.kvLoraRank})};
+  Tensor lse[2] = {Tensor(DType::F32, {r, h}), Tensor(DType::F32, {r, h})};
+  for (int i = 0; i < 2; ++i)
+    ATTN_RETURN_IF_ERROR(host::mlaDecode(*c.executor(i), q, problem.kvCache,
+                                         problem.blockTable, problem.seqLens,
+                                         params, out[i], &lse[i]));
+  c.compareOutput("out", out[0], out[1]);
+  c.compareOutput("lse", lse[0], lse[1]);
+  return Status::ok();
+}
 
-  if (op == "merge_states") {
-    int64_t n = 37, h = shape.numHeads, d = shape.headSize;
-    Random random(seed);
-    Tensor outA(*dtype, {n, h, d}), outB(*dtype, {n, h, d});
-    Tensor lseA(DType::F32, {n, h}), lseB(DType::F32, {n, h});
-    random.fill(outA, -1, 1);
-    random.fill(outB, -1, 1);
-    random.fill(lseA, -4, 4);
-    random.fill(lseB, -4, 4);
-    // Empty sides: one row each, and one row empty on both.
-    for (int64_t j = 0; j < h; ++j) {
-      lseA.setFloat(lseA.offset({0, j}), -INFINITY);
-      lseB.setFloat(lseB.offset({1, j}), -INFINITY);
-      lseA.setFloat(lseA.offset({2, j}), -INFINITY);
-      lseB.setFloat(lseB.offset({2, j}), -INFINITY);
-    }
-    Tensor out[2] = {Tensor(*dtype, {n, h, d}), Tensor(*dtype, {n, h, d})};
-    Tensor lse[2] = {Tensor(DType::F32, {n, h}), Tensor(DType::F32, {n, h})};
-    KernelExecutor *executors[2] = {&device, &reference};
-    for (int i = 0; i < 2; ++i)
-      ATTN_RETURN_IF_ERROR(
-          host::mergeStates(*executors[i], outA, lseA, outB, lseB, out[i],
-                            &lse[i]));
-    compare(v.name, "out", out[0], out[1], rows);
-    compare(v.name, "lse", lse[0], lse[1], rows);
-    return Status::ok();
+/// merge_states over random states, with empty sides: one row each, and
+/// one row empty on both.
+Status checkMergeStates(const CheckContext &c, const ProblemShape &shape) {
+  int64_t n = 37, h = shape.numHeads, d = shape.headSize;
+  DType dtype = shape.dtype;
+  Random random(c.seed);
+  Tensor outA(dtype, {n, h, d}), outB(dtype, {n, h, d});
+  Tensor lseA(DType::F32, {n, h}), lseB(DType::F32, {n, h});
+  random.fill(outA, -1, 1);
+  random.fill(outB, -1, 1);
+  random.fill(lseA, -4, 4);
+  random.fill(lseB, -4, 4);
+  for (int64_t j = 0; j < h; ++j) {
+    lseA.setFloat(lseA.offset({0, j}), -INFINITY);
+    lseB.setFloat(lseB.offset({1, j}), -INFINITY);
+    lseA.setFloat(lseA.offset({2, j}), -INFINITY);
+    lseB.setFloat(lseB.offset({2, j}), -INFINITY);
   }
-  return errorf("variant has op '", op, "', which this checker cannot run");
+  Tensor out[2] = {Tensor(dtype, {n, h, d}), Tensor(dtype, {n, h, d})};
+  Tensor lse[2] = {Tensor(DType::F32, {n, h}), Tensor(DType::F32, {n, h})};
+  for (int i = 0; i < 2; ++i)
+    ATTN_RETURN_IF_ERROR(host::mergeStates(*c.executor(i), outA, lseA, outB,
+                                           lseB, out[i], &lse[i]));
+  c.compareOutput("out", out[0], out[1]);
+  c.compareOutput("lse", lse[0], lse[1]);
+  return Status::ok();
+}
+
+/// The ops checkVariant runs.
+bool isCheckedOp(std::string_view op) {
+  return op == "reshape_and_cache" || op == "paged_attention" ||
+         op == "mla_decode" || op == "merge_states";
+}
+
+/// Runs one variant's op on both executors and compares the outputs.
+Status checkVariant(const BundleVariant &v, KernelExecutor &device,
+                    KernelExecutor &reference, uint64_t seed,
+                    std::vector<Row> &rows) {
+  Params p{v.parameters};
+  std::string op = p.text("op", "");
+  if (!isCheckedOp(op))
+    return errorf("variant has op '", op, "', which this checker cannot run");
+  Result<ProblemShape> shape = problemShape(p);
+  if (!shape)
+    return shape.status();
+  CheckContext c{v, device, reference, seed, rows};
+  if (op == "merge_states")
+    return checkMergeStates(c, *shape);
+  Result<Problem> problem = generateProblem(*shape, problemOptions(seed));
+  if (!problem)
+    return problem.status();
+  KvCacheLayout layout = shape->layout;
+  if (op == "reshape_and_cache")
+    return checkCacheWrite(c, p, *problem, layout);
+  if (op == "paged_attention")
+    return checkPagedAttention(c, p, *problem, layout);
+  return checkMlaDecode(c, p, *shape, *problem);
 }
 
 int runChecks(const Bundle &bundle, KernelExecutor &device,
@@ -444,8 +490,9 @@ std::vector<Tensor> llamaBatch(int64_t reqs, int64_t queryLen, int64_t seqLen,
   return inputs;
 }
 
-/// Loads what `plan` launches from `variant` and runs it with timed
-/// repeats; returns the summed mean kernel time in ms.
+/// Loads what `plan` launches from `variant` (for each symbol the PTX of
+/// the newest chip the GPU runs) and runs it with timed repeats; returns
+/// the summed mean kernel time in ms.
 Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
                         std::string_view function, CudaPlanDevice &cuda,
                         std::vector<Tensor> inputs, int repeats) {
@@ -453,13 +500,12 @@ Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
   if (!plan)
     return errorf("variant ", variant.name, " has no plan for ", function);
   for (const BundleKernel &k : variant.kernels) {
-    if (::attn::parseTarget(k.target) != ::attn::Target::PTX)
+    if (!cuda.runsKernel(k))
       continue;
     Result<std::string> bytes = bundle.readKernel(k);
     if (!bytes)
       return bytes.status();
-    ATTN_RETURN_IF_ERROR(
-        cuda.addKernel(k.symbol, *bytes, k.entryPoint, k.launchJson));
+    ATTN_RETURN_IF_ERROR(cuda.loadKernel(bundle, k, *bytes));
   }
   cuda.clearTimings();
   cuda.setTimedRepeats(repeats);
@@ -473,131 +519,193 @@ Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
   return ms;
 }
 
-int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
-             const Options &options) {
-  const CudaDeviceInfo &info = cuda.info();
-  double peak =
-      options.peakGBps > 0 ? options.peakGBps : info.peakBandwidthGBps;
+/// What the benchmarks run on: the bundle, the device (null in a dry run,
+/// which finds each benchmark's variant and runs nothing), the shapes, and
+/// the rows they fill.
+struct BenchContext {
+  const Bundle &bundle;
+  CudaPlanDevice *cuda;
+  const Options &options;
+  double peak;
+  Random random;
+  std::vector<int64_t> batches, contexts;
   std::vector<BenchRow> rows;
-  Random random(options.seed);
 
-  // Paged decode, Llama-3-8B.
-  const int64_t h = kLlamaHeads, g = kLlamaKvHeads, d = kLlamaHeadSize;
-  const int64_t block = 16;
-  std::vector<int64_t> batches =
-      options.quick ? std::vector<int64_t>{4} : std::vector<int64_t>{64, 256};
-  std::vector<int64_t> contexts = options.quick
-                                      ? std::vector<int64_t>{256}
-                                      : std::vector<int64_t>{1024, 4096, 16384};
+  BenchContext(const Bundle &bundle, CudaPlanDevice *cuda,
+               const Options &options)
+      : bundle(bundle), cuda(cuda), options(options), random(options.seed) {
+    peak = options.peakGBps > 0 || !cuda ? options.peakGBps
+                                         : cuda->info().peakBandwidthGBps;
+    batches =
+        options.quick ? std::vector<int64_t>{4} : std::vector<int64_t>{64, 256};
+    contexts = options.quick ? std::vector<int64_t>{256}
+                             : std::vector<int64_t>{1024, 4096, 16384};
+  }
+
+  /// Times `variant`'s plan on `inputs` into `row` (its rate from
+  /// `amount`), or, in a dry run, names the variant it would time.
+  void time(BenchRow &row, const BundleVariant &variant,
+            std::string_view function, std::vector<Tensor> inputs,
+            double amount, int repeats) {
+    if (!cuda) {
+      row.error = "dry run: would time " + variant.name;
+    } else {
+      fillRow(row,
+              timePlan(bundle, variant, function, *cuda, std::move(inputs),
+                       repeats),
+              amount, row.unit == "GB/s" ? peak : 0);
+    }
+    rows.push_back(std::move(row));
+  }
+};
+
+/// Llama-3-8B's paged attention params.
+runtime::PagedAttentionParams llamaParams() {
   runtime::PagedAttentionParams llama;
-  llama.scale = 1.0 / std::sqrt(static_cast<double>(d));
-  for (int64_t reqs : batches)
-    for (int64_t ctx : contexts) {
+  llama.scale = 1.0 / std::sqrt(static_cast<double>(kLlamaHeadSize));
+  return llama;
+}
+
+/// The bundle's paged_attention variant for Llama-3-8B in bf16 blocks of
+/// `block` (found from a small batch of the same signature).
+Result<const BundleVariant *> findLlamaVariant(const Bundle &bundle,
+                                               int64_t block) {
+  Random random(1);
+  std::vector<Tensor> probe = llamaBatch(1, 1, block, block, random);
+  return findVariant(bundle,
+                     pagedAttentionQuery(probe[0], probe[1], llamaParams()),
+                     kPtx, SubgroupSizes{32, 32, 32});
+}
+
+/// Paged decode at Llama-3-8B's shape over batch x context: GB/s of KV.
+void benchLlamaDecode(BenchContext &b) {
+  const int64_t block = 16;
+  Result<const BundleVariant *> variant = findLlamaVariant(b.bundle, block);
+  for (int64_t reqs : b.batches)
+    for (int64_t ctx : b.contexts) {
       BenchRow row;
       row.name = "llama3-8b decode b" + std::to_string(reqs) + " ctx" +
                  std::to_string(ctx);
       row.unit = "GB/s";
-      std::vector<Tensor> inputs = llamaBatch(reqs, 1, ctx, block, random);
-      Result<const BundleVariant *> variant =
-          findVariant(bundle, pagedAttentionQuery(inputs[0], inputs[1], llama),
-                      kPtx, SubgroupSizes{32, 32, 32});
       if (!variant) {
         row.error = "no variant: " + variant.message();
-        rows.push_back(row);
+        b.rows.push_back(row);
         continue;
       }
-      Result<double> ms = timePlan(bundle, **variant, "paged_attention", cuda,
-                                   std::move(inputs), options.repeats);
-      fillRow(row, ms, 2.0 * reqs * ctx * g * d * 2 /*bf16*/, peak);
-      rows.push_back(row);
+      std::vector<Tensor> inputs =
+          b.cuda ? llamaBatch(reqs, 1, ctx, block, b.random)
+                 : std::vector<Tensor>();
+      b.time(row, **variant, "paged_attention", std::move(inputs),
+             2.0 * reqs * ctx * kLlamaKvHeads * kLlamaHeadSize * 2 /*bf16*/,
+             b.options.repeats);
     }
+}
 
-  // MLA decode, DeepSeek-V3.
-  const int64_t mlaHeads = 128, lora = 512, rope = 64, mlaBlock = 64;
-  const BundleVariant *mlaVariant = nullptr;
+/// DeepSeek-V3's MLA decode shape.
+constexpr int64_t kMlaHeads = 128, kMlaLora = 512, kMlaRope = 64,
+                  kMlaBlock = 64;
+
+/// The bundle's mla_decode variant at DeepSeek-V3's shape in bf16 with the
+/// most KV splits (the most parallel decode), or null.
+const BundleVariant *findMlaVariant(const Bundle &bundle) {
+  const BundleVariant *found = nullptr;
   for (const BundleVariant &v : bundle.variants) {
     Params p{v.parameters};
     if (p.text("op", "") == "mla_decode" &&
-        p.integer("num_heads", 0) == mlaHeads &&
-        p.integer("kv_lora_rank", 0) == lora &&
-        p.integer("rope_dim", 0) == rope &&
-        p.integer("block_size", 0) == mlaBlock &&
+        p.integer("num_heads", 0) == kMlaHeads &&
+        p.integer("kv_lora_rank", 0) == kMlaLora &&
+        p.integer("rope_dim", 0) == kMlaRope &&
+        p.integer("block_size", 0) == kMlaBlock &&
         p.text("dtype", "") == "bf16" &&
-        (!mlaVariant ||
-         p.integer("num_kv_splits", 1) >
-             Params{mlaVariant->parameters}.integer("num_kv_splits", 1)))
-      mlaVariant = &v; // the most splits: the most parallel decode
+        (!found || p.integer("num_kv_splits", 1) >
+                       Params{found->parameters}.integer("num_kv_splits", 1)))
+      found = &v;
   }
-  for (int64_t reqs : batches)
-    for (int64_t ctx : contexts) {
+  return found;
+}
+
+/// MLA decode inputs in the plan's order (q, latent cache, block table,
+/// seq_lens): `reqs` requests of `ctx` tokens.
+std::vector<Tensor> mlaBatch(int64_t reqs, int64_t ctx, Random &random) {
+  int64_t m = (ctx + kMlaBlock - 1) / kMlaBlock;
+  Tensor q(DType::BF16, {reqs, kMlaHeads, kMlaLora + kMlaRope});
+  random.fill(q, -1, 1);
+  Tensor cache(DType::BF16, {reqs * m, kMlaBlock, kMlaLora + kMlaRope});
+  tileRandom(cache, random);
+  Tensor lens(DType::I32, {reqs});
+  for (int64_t r = 0; r < reqs; ++r)
+    lens.setInt(r, ctx);
+  std::vector<Tensor> inputs;
+  inputs.push_back(std::move(q));
+  inputs.push_back(std::move(cache));
+  inputs.push_back(shuffledBlockTable(reqs, m, random));
+  inputs.push_back(std::move(lens));
+  return inputs;
+}
+
+/// MLA decode at DeepSeek-V3's shape over batch x context: GB/s of the
+/// latent cache.
+void benchMlaDecode(BenchContext &b) {
+  const BundleVariant *variant = findMlaVariant(b.bundle);
+  for (int64_t reqs : b.batches)
+    for (int64_t ctx : b.contexts) {
       BenchRow row;
       row.name = "deepseek-v3 mla b" + std::to_string(reqs) + " ctx" +
                  std::to_string(ctx);
       row.unit = "GB/s";
-      if (!mlaVariant) {
+      if (!variant) {
         row.error = "no mla_decode variant with H 128, L 512, P 64, block 64, "
                     "bf16 in the bundle";
-        rows.push_back(row);
+        b.rows.push_back(row);
         continue;
       }
-      row.name +=
-          " s" + Params{mlaVariant->parameters}.text("num_kv_splits", "1");
-      int64_t m = (ctx + mlaBlock - 1) / mlaBlock;
-      Tensor q(DType::BF16, {reqs, mlaHeads, lora + rope});
-      random.fill(q, -1, 1);
-      Tensor cache(DType::BF16, {reqs * m, mlaBlock, lora + rope});
-      tileRandom(cache, random);
-      Tensor table = shuffledBlockTable(reqs, m, random);
-      Tensor lens(DType::I32, {reqs});
-      for (int64_t r = 0; r < reqs; ++r)
-        lens.setInt(r, ctx);
-      std::vector<Tensor> inputs;
-      inputs.push_back(std::move(q));
-      inputs.push_back(std::move(cache));
-      inputs.push_back(std::move(table));
-      inputs.push_back(std::move(lens));
-      Result<double> ms = timePlan(bundle, *mlaVariant, "mla_decode", cuda,
-                                   std::move(inputs), options.repeats);
-      fillRow(row, ms, 1.0 * reqs * ctx * (lora + rope) * 2, peak);
-      rows.push_back(row);
+      row.name += " s" + Params{variant->parameters}.text("num_kv_splits", "1");
+      std::vector<Tensor> inputs =
+          b.cuda ? mlaBatch(reqs, ctx, b.random) : std::vector<Tensor>();
+      b.time(row, *variant, "mla_decode", std::move(inputs),
+             1.0 * reqs * ctx * (kMlaLora + kMlaRope) * 2, b.options.repeats);
     }
+}
 
-  // Causal prefill from an empty cache, Llama-3-8B.
-  {
-    int64_t reqs = options.quick ? 2 : 8, len = options.quick ? 256 : 2048;
-    BenchRow row;
-    row.name = "llama3-8b prefill b" + std::to_string(reqs) + " len" +
-               std::to_string(len);
-    row.unit = "TFLOP/s";
-    std::vector<Tensor> inputs = llamaBatch(reqs, len, len, block, random);
-    Result<const BundleVariant *> variant =
-        findVariant(bundle, pagedAttentionQuery(inputs[0], inputs[1], llama),
-                    kPtx, SubgroupSizes{32, 32, 32});
-    if (!variant) {
-      row.error = "no variant: " + variant.message();
-    } else {
-      Result<double> ms =
-          timePlan(bundle, **variant, "paged_attention", cuda,
-                   std::move(inputs), std::max(1, options.repeats / 4));
-      // QK^T and PV over the visible (causal) keys: 4 * H * D per pair.
-      double pairs = reqs * (len * (len + 1) / 2.0);
-      fillRow(row, ms, 4.0 * h * d * pairs, /*peak=*/0);
-    }
-    rows.push_back(row);
+/// A causal prefill from an empty cache at Llama-3-8B's shape: TFLOP/s.
+void benchPrefill(BenchContext &b) {
+  const int64_t block = 16;
+  int64_t reqs = b.options.quick ? 2 : 8, len = b.options.quick ? 256 : 2048;
+  BenchRow row;
+  row.name = "llama3-8b prefill b" + std::to_string(reqs) + " len" +
+             std::to_string(len);
+  row.unit = "TFLOP/s";
+  Result<const BundleVariant *> variant = findLlamaVariant(b.bundle, block);
+  if (!variant) {
+    row.error = "no variant: " + variant.message();
+    b.rows.push_back(row);
+    return;
   }
+  std::vector<Tensor> inputs = b.cuda
+                                   ? llamaBatch(reqs, len, len, block, b.random)
+                                   : std::vector<Tensor>();
+  // QK^T and PV over the visible (causal) keys: 4 * H * D per pair.
+  double pairs = reqs * (len * (len + 1) / 2.0);
+  b.time(row, **variant, "paged_attention", std::move(inputs),
+         4.0 * kLlamaHeads * kLlamaHeadSize * pairs,
+         std::max(1, b.options.repeats / 4));
+}
 
-  std::printf("\n%s, %d SMs, peak %.0f GB/s%s\n",
-              std::string(cuda.name()).c_str(), info.multiprocessors, peak,
-              options.peakGBps > 0 ? " (given)" : " (from the device)");
+/// Prints the rows (and writes them to --bench-out); returns the failed
+/// ones, where a dry run's rows count as failed only when their variant is
+/// missing.
+int printBenchRows(const BenchContext &b) {
   std::printf("%-40s %10s %12s %8s\n", "benchmark", "ms", "rate", "% peak");
   int failures = 0;
   std::ofstream tsv;
-  if (!options.benchOut.empty())
-    tsv.open(options.benchOut);
-  for (const BenchRow &row : rows) {
+  if (!b.options.benchOut.empty())
+    tsv.open(b.options.benchOut);
+  for (const BenchRow &row : b.rows) {
     if (!row.error.empty()) {
-      ++failures;
-      std::printf("%-40s  FAIL: %s\n", row.name.c_str(), row.error.c_str());
+      bool planned = !b.cuda && row.error.rfind("dry run:", 0) == 0;
+      failures += !planned;
+      std::printf("%-40s  %s%s\n", row.name.c_str(),
+                  planned ? "" : "FAIL: ", row.error.c_str());
       if (tsv)
         tsv << row.name << "\t-\t-\t-\t-\n";
       continue;
@@ -614,6 +722,61 @@ int runBench(const Bundle &bundle, CudaPlanDevice &cuda,
   return failures;
 }
 
+/// The benchmarks on `cuda`, or with null their dry run.
+int runBench(const Bundle &bundle, CudaPlanDevice *cuda,
+             const Options &options) {
+  BenchContext b(bundle, cuda, options);
+  benchLlamaDecode(b);
+  benchMlaDecode(b);
+  benchPrefill(b);
+  if (cuda)
+    std::printf("\n%s, %d SMs, peak %.0f GB/s%s\n",
+                std::string(cuda->name()).c_str(), cuda->info().multiprocessors,
+                b.peak,
+                options.peakGBps > 0 ? " (given)" : " (from the device)");
+  else
+    std::printf("\nbenchmarks (dry run: nothing is timed)\n");
+  return printBenchRows(b);
+}
+
+/// --dry-run: what a run would check, up to the first driver call: every
+/// variant's op is one the checker runs and has PTX (the chips it has are
+/// listed), and every benchmark finds its variant.
+int dryRun(const Bundle &bundle, const Options &options) {
+  int failures = 0, checked = 0;
+  for (const BundleVariant &v : bundle.variants) {
+    std::set<std::string> chips;
+    for (const BundleKernel &k : v.kernels)
+      if (parseTarget(k.target) == Target::PTX) {
+        Result<LaunchFacts> facts = readLaunchFacts(k.launchJson, Target::PTX);
+        chips.insert(facts && !facts->chip.empty() ? facts->chip : "?");
+      }
+    if (chips.empty())
+      continue;
+    std::string op = Params{v.parameters}.text("op", "");
+    bool ok = isCheckedOp(op);
+    failures += !ok;
+    ++checked;
+    std::string list;
+    for (const std::string &chip : chips)
+      list += (list.empty() ? "" : ",") + chip;
+    std::printf("%-56s %s %s\n", v.name.c_str(), list.c_str(),
+                ok ? "would check" : ("FAIL: no check for op " + op).c_str());
+  }
+  std::printf("check (dry run): %d variants with PTX, %d the checker cannot "
+              "run\n",
+              checked, failures);
+  if (checked == 0) {
+    std::printf("check (dry run): FAIL: the bundle has no PTX kernels\n");
+    ++failures;
+  }
+  if (options.bench)
+    failures += runBench(bundle, nullptr, options);
+  std::printf("dry run: %s; next would be the first driver call (dlopen %s)\n",
+              failures ? "FAIL" : "ok", options.driver.c_str());
+  return failures;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -625,6 +788,8 @@ int main(int argc, char **argv) {
     std::cerr << "attn-cuda-check: " << bundle.message() << "\n";
     return 1;
   }
+  if (options->dryRun)
+    return dryRun(*bundle, *options) == 0 ? 0 : 1;
   if (options->referenceOnly) {
     CpuExecutor reference;
     return runChecks(*bundle, reference, *options) == 0 ? 0 : 1;
@@ -648,6 +813,6 @@ int main(int argc, char **argv) {
     failures += runChecks(*bundle, device, *options);
   }
   if (options->bench)
-    failures += runBench(*bundle, **cuda, *options);
+    failures += runBench(*bundle, cuda->get(), *options);
   return failures == 0 ? 0 : 1;
 }

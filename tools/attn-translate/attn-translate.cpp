@@ -96,7 +96,8 @@ cl::opt<int64_t> maxWorkgroupMemory("max-workgroup-memory",
 cl::opt<std::string> prefillMatrix(
     "prefill-matrix",
     cl::desc("Products of paged_attention's tiled prefill kernel: none, "
-             "subgroup-mma or emulate (default: the target's); on "
+             "subgroup-mma, auto (subgroup-mma where the variant allows) or "
+             "emulate (default: the target's, auto on ptx); on "
              "--attn-to-spirv, subgroup-mma kernels get a SPIR-V 1.6 target "
              "environment with SPV_KHR_cooperative_matrix"),
     cl::init(""), cl::cat(category));
@@ -274,10 +275,8 @@ FailureOr<mlir::attn::CompileOptions> compileOptions(Target target) {
   options.cpu.isaLevels = {cpuIsa};
   if (target == Target::CPU)
     options.subgroupSize = 1;
-  options.ptx.chip = chip;
-  options.ptx.features = ptxFeatures.empty()
-                            ? mlir::attn::ptxFeaturesForChip(chip)
-                            : std::string(ptxFeatures);
+  options.ptx.chips = {chip};
+  options.ptx.features = ptxFeatures;
   if (!mslVersion.empty()) {
     unsigned major = 0, minor = 0;
     StringRef text = mslVersion;

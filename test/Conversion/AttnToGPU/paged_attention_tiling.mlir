@@ -60,7 +60,7 @@
 // OPTSW-NOT: builtin.module
 // OPTSL: error: convert-attn-to-gpu: option lane-registers=0 is invalid: expected a positive number
 // OPTSD: error: convert-attn-to-gpu: option decode-threshold=-2 is invalid: expected >= -1 (-1: the backend's threshold)
-// OPTSM: error: convert-attn-to-gpu: option prefill-matrix=wmma is invalid: expected none, subgroup-mma or emulate
+// OPTSM: error: convert-attn-to-gpu: option prefill-matrix=wmma is invalid: expected none, subgroup-mma, auto or emulate
 // OPTSM-NOT: builtin.module
 func.func @llama(%q: memref<?x32x128xbf16>, %c: memref<?x2x16x8x128xbf16>,
                  %qsl: memref<?xi32>, %lens: memref<?xi32>,

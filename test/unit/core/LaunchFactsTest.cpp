@@ -185,5 +185,42 @@ TEST(LaunchFacts, SmVersions) {
   EXPECT_FALSE(parseSmVersion("compute_90"));
 }
 
+TEST(LaunchFacts, PtxRunsOnItsChipAndNewer) {
+  EXPECT_TRUE(ptxRunsOn("sm_90", 90));
+  EXPECT_TRUE(ptxRunsOn("sm_80", 121)); // JIT-compiled for the newer SM
+  EXPECT_FALSE(ptxRunsOn("sm_120", 100));
+  EXPECT_FALSE(ptxRunsOn("sm_90", 89));
+  // Arch-specific PTX runs on its own SM only.
+  EXPECT_TRUE(ptxRunsOn("sm_90a", 90));
+  EXPECT_FALSE(ptxRunsOn("sm_90a", 100));
+  // Unrecorded: any; unreadable: none.
+  EXPECT_TRUE(ptxRunsOn("", 80));
+  EXPECT_FALSE(ptxRunsOn("compute_90", 90));
+}
+
+TEST(LaunchFacts, BestPtxChipIsTheNewestTheDeviceRuns) {
+  std::vector<std::string> all(ptxChips().begin(), ptxChips().end());
+  auto best = [&](int sm) -> std::string {
+    std::optional<size_t> i = bestPtxChip(all, sm);
+    return i ? all[*i] : "none";
+  };
+  EXPECT_EQ(best(75), "none");
+  EXPECT_EQ(best(80), "sm_80");
+  EXPECT_EQ(best(86), "sm_80");
+  EXPECT_EQ(best(89), "sm_89");
+  EXPECT_EQ(best(90), "sm_90");
+  EXPECT_EQ(best(100), "sm_100");
+  EXPECT_EQ(best(103), "sm_103");
+  EXPECT_EQ(best(110), "sm_103");
+  EXPECT_EQ(best(120), "sm_120");
+  EXPECT_EQ(best(121), "sm_121");
+  EXPECT_EQ(best(130), "sm_121");
+  // An unrecorded chip ranks below every named one the device runs.
+  std::vector<std::string> mixed = {"", "sm_80", "sm_120"};
+  EXPECT_EQ(*bestPtxChip(mixed, 90), 1u);
+  EXPECT_EQ(*bestPtxChip({mixed.data(), 1}, 90), 0u);
+  EXPECT_EQ(*bestPtxChip(std::vector<std::string>{"sm_90a", "sm_89"}, 90), 0u);
+}
+
 } // namespace
 } // namespace attn

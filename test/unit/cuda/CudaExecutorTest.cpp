@@ -2,10 +2,13 @@
 
 #include "devices/cuda/CudaKernelABI.h"
 #include "devices/cuda/CudaPlanDevice.h"
+#include "runtime/device/RecordedStep.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <dlfcn.h>
+#include <vector>
 
 using namespace attn;
 using namespace attn::cuda;
@@ -64,6 +67,45 @@ TEST(CudaPlanDevice, DefaultDriverOrClearError) {
       R"({"workgroup_size": [32, 1, 1], "abi": "memref_descriptor",
           "arg_element_bytes": []})");
   EXPECT_FALSE(bad);
+}
+
+TEST(CudaPlanDevice, RecordedStepReplaysAsAGraph) {
+  Result<std::unique_ptr<CudaPlanDevice>> device = CudaPlanDevice::create();
+  if (!device)
+    GTEST_SKIP() << "no CUDA device here, so the CUDA graph path "
+                    "(endRecording, replayRecording) is compiled, not run: "
+                 << device.message();
+  CudaPlanDevice &cuda = **device;
+  ASSERT_TRUE(cuda.canRecord());
+  Result<std::shared_ptr<runtime::DeviceBuffer>> dst = cuda.allocate(64);
+  ASSERT_TRUE(dst) << dst.message();
+  // A step as a forward call makes one: staging written by the host, a
+  // scratch buffer the graph zeroes first, device copies from both.
+  uint8_t round = 1;
+  auto step = [&]() -> Status {
+    Result<std::shared_ptr<runtime::DeviceBuffer>> staging = cuda.allocate(32);
+    Result<std::shared_ptr<runtime::DeviceBuffer>> scratch = cuda.allocate(32);
+    if (!staging || !scratch)
+      return errorf("allocation failed");
+    std::vector<uint8_t> bytes(32, round);
+    ATTN_RETURN_IF_ERROR(cuda.write(**staging, 0, bytes.data(), 32));
+    ATTN_RETURN_IF_ERROR(
+        cuda.copy({staging->get(), 0, 32}, {dst->get(), 0, 32}));
+    return cuda.copy({scratch->get(), 0, 32}, {dst->get(), 32, 32});
+  };
+  Result<std::unique_ptr<runtime::RecordedStep>> recorded =
+      runtime::RecordedStep::record(cuda, step);
+  ASSERT_TRUE(recorded) << recorded.message();
+  EXPECT_EQ((*recorded)->workItems(), 2u);
+  for (uint8_t r : {7, 9}) {
+    round = r;
+    ASSERT_TRUE((*recorded)->replay(step));
+    std::vector<uint8_t> back(64);
+    ASSERT_TRUE(cuda.read(**dst, 0, back.data(), 64));
+    std::vector<uint8_t> want(64, 0);
+    std::fill(want.begin(), want.begin() + 32, r);
+    EXPECT_EQ(back, want);
+  }
 }
 
 TEST(CudaPlanDevice, LibraryThatIsNotADriver) {

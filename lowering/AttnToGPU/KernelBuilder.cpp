@@ -467,7 +467,15 @@ SmallVector<Value> KernelBuilder::loadLaneRow(Value buffer, Value rowBase,
                                               Value laneBase,
                                               const LaneLayout &layout,
                                               Value scale, Type fp8Format) {
-  if (layout.vectorLoads && layout.vectorWidth > 1)
+  // A layout chosen for the query's elements may give an fp8 cache chunks
+  // narrower than a 32-bit word (two bytes for a bf16 query of head size
+  // 112 over 8 lanes): SPIR-V's word loads (GPUToSPIRV/) cannot express
+  // those, so they load element by element.
+  int64_t bits = cast<MemRefType>(buffer.getType())
+                     .getElementType()
+                     .getIntOrFloatBitWidth();
+  if (layout.vectorLoads && layout.vectorWidth > 1 &&
+      layout.vectorWidth * bits >= 32)
     return loadLaneRowVectors(buffer, rowBase, laneBase, layout, scale,
                               fp8Format);
   SmallVector<Value> values;

@@ -82,12 +82,11 @@ Result<std::string> Bundle::readKernel(const BundleKernel &kernel) const {
   return text;
 }
 
-namespace {
-
-/// What a variant's full symbols start with: "<name>@<cache key>/".
-std::string symbolPrefix(const BundleVariant &v) {
+std::string entrySymbolPrefix(const BundleVariant &v) {
   return v.name + "@" + v.cacheKey + "/";
 }
+
+namespace {
 
 /// A symbol as the manifest writes it: "./<rest>" when it has the entry's
 /// prefix, else as it is.
@@ -152,7 +151,7 @@ nlohmann::json manifestValue(const Bundle &bundle) {
   SharedTable kernels, plans;
   nlohmann::json variants = nlohmann::json::array();
   for (const BundleVariant *v : canonicalOrder(bundle)) {
-    std::string prefix = symbolPrefix(*v);
+    std::string prefix = entrySymbolPrefix(*v);
     nlohmann::json jv;
     jv["name"] = v->name;
     jv["subgroup_size"] = v->subgroupSize;
@@ -325,7 +324,7 @@ Status checkLaunchedKernels(const BundleVariant &v, const std::string &vwhere) {
 Status variantTablesFromJson(const nlohmann::json &jv,
                              const SharedTables &tables, BundleVariant &v,
                              const std::string &vwhere) {
-  std::string prefix = symbolPrefix(v);
+  std::string prefix = entrySymbolPrefix(v);
   if (jv.contains("plan")) {
     Result<size_t> i =
         tableIndex(jv["plan"], tables.plans.size(), "plans", vwhere);

@@ -98,6 +98,11 @@ struct BundleVariant {
   bool operator==(const BundleVariant &) const = default;
 };
 
+/// What the symbols an entry's compile makes unique start with:
+/// "<name>@<cache key>/" (attn-compile prefixes them, the manifest writes
+/// that prefix as "./").
+std::string entrySymbolPrefix(const BundleVariant &v);
+
 struct Bundle {
   int formatVersion = kBundleFormatVersion;
   std::string compiler;

@@ -533,7 +533,7 @@ llvm::Expected<std::vector<PlannedEntry>> plannedEntries(const Job &job,
 /// several entries and bundles can share one device.
 std::string launchedSymbol(const rt::BundleVariant &entry,
                            llvm::StringRef symbol) {
-  return entry.name + "@" + entry.cacheKey + "/" + symbol.str();
+  return rt::entrySymbolPrefix(entry) + symbol.str();
 }
 
 void takeFunction(CompiledModule &compiled, llvm::StringRef function,

@@ -7,9 +7,10 @@
 //  - BM_PrefillReference/batch:B/threads:T: reference/ops pagedAttention;
 //  - BM_PrefillCpu/<isa>/batch:B/threads:T: the paged_attention variant
 //    compiled for target cpu at ISA level <isa> (each level this host
-//    runs; the tiled prefill kernel takes the prefills, the per-token one
-//    the decodes), on a CPU device of T threads, timed from the plan's
-//    first launch to its last one done, on inputs uploaded once.
+//    runs; its per-token kernel takes prefills and decodes alike: the cpu
+//    target has no tiled prefill kernel), on a CPU device of T threads,
+//    timed from the plan's first launch to its last one done, on inputs
+//    uploaded once.
 //
 // GFLOP/s counts 4 * H * D FLOPs per visible (query, key) pair over the
 // step's time; fma_GFLOP/s is the f32 FMA peak of MachineLimits.h measured

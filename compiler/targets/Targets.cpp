@@ -125,6 +125,12 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
     lowering.workgroupSize = 1;
     lowering.prefillMatrix = "none";
     lowering.rowVectors = true;
+    // Prefill tokens take the same per-token kernel: its work item already
+    // tiles the queries of a kv head (a token's query heads against each
+    // key row, scored a cache block at a time), and on a core it ran
+    // 15-22x faster than the tiled kernel, whose tile staging, lane loops
+    // and barriers are a GPU's shape (bench/README.md).
+    lowering.tiledPrefill = false;
     // x86-64-v3 and up (F16C) and AArch64 widen f16 in one instruction,
     // subnormals kept.
     lowering.fp8ViaF16 = true;

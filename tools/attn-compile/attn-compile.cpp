@@ -181,8 +181,8 @@ llvm::cl::list<std::string> cpuIsa(
                    "AVX2/FMA/F16C; x86-64-v4: AVX-512; x86-64-v4-bf16: "
                    "x86-64-v4 with AVX-512 BF16; aarch64: Armv8-A with "
                    "NEON; host: the widest this machine runs; default: "
-                   "x86-64-v3, x86-64-v4, aarch64); the CPU device runs "
-                   "the widest level its host has"),
+                   "all four); the CPU device runs the widest level its "
+                   "host has"),
     llvm::cl::value_desc("LEVEL,..."), llvm::cl::CommaSeparated,
     llvm::cl::cat(category));
 

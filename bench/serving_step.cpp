@@ -281,8 +281,11 @@ int run(const Options &o) {
         return fail("host", st);
     if (Status st = timed(deviceF, [&] { return forwardAll(*device); }); !st)
       return fail("device", st);
-    if (!recorded && s.device().canRecord()) {
+    if (!recorded &&
+        layer.builder->getCudagraphSupport() != AttentionCGSupport::NEVER) {
       // Recording runs the host side once; the work runs at each replay.
+      // The builder says whether the layer's steps can be recorded (the
+      // device records, and its executor launches compiled kernels).
       auto r = RecordedStep::record(s.device(),
                                     [&] { return forwardAll(*replayed); });
       if (!r)

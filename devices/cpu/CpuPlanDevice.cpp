@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -195,10 +196,11 @@ Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
   return Status::ok();
 }
 
-Status CpuPlanDevice::enqueueLaunch(std::string_view kernel,
-                                    const std::array<uint32_t, 3> &grid,
-                                    const std::array<int64_t, 3> &block,
-                                    std::span<const runtime::BufferView> args) {
+Result<const CpuPlanDevice::Kernel *>
+CpuPlanDevice::checkLaunch(std::string_view kernel,
+                           const std::array<uint32_t, 3> &grid,
+                           const std::array<int64_t, 3> &block,
+                           std::span<const runtime::BufferView> args) {
   if (block != std::array<int64_t, 3>{1, 1, 1})
     return errorf(name(), ": kernel ", kernel, " is launched with block [",
                   block[0], ", ", block[1], ", ", block[2],
@@ -220,6 +222,13 @@ Status CpuPlanDevice::enqueueLaunch(std::string_view kernel,
     return errorf(name(), ": kernel ", kernel, " is launched on a grid of [",
                   grid[0], ", ", grid[1], ", ", grid[2],
                   "], more than 2^63 - 1 work items");
+  return &k;
+}
+
+Status CpuPlanDevice::runLaunch(std::string_view kernel, const Kernel &k,
+                                const std::array<uint32_t, 3> &grid,
+                                std::span<const runtime::BufferView> args) {
+  uint64_t gridXY = uint64_t(grid[0]) * grid[1];
   int64_t count = int64_t(gridXY * grid[2]);
   if (count == 0)
     return Status::ok();
@@ -232,6 +241,80 @@ Status CpuPlanDevice::enqueueLaunch(std::string_view kernel,
   LaunchItems launch{k.object.entry(), buffers_.data(), elements_.data(),
                      int64_t(grid[0]), int64_t(gridXY)};
   pool_->run(count, runItem, &launch);
+  return Status::ok();
+}
+
+Status CpuPlanDevice::enqueueLaunch(std::string_view kernel,
+                                    const std::array<uint32_t, 3> &grid,
+                                    const std::array<int64_t, 3> &block,
+                                    std::span<const runtime::BufferView> args) {
+  Result<const Kernel *> k = checkLaunch(kernel, grid, block, args);
+  if (!k)
+    return k.status();
+  if (recording_) {
+    recorded_.push_back(
+        {std::string(kernel), grid, {args.begin(), args.end()}});
+    return Status::ok();
+  }
+  return runLaunch(kernel, **k, grid, args);
+}
+
+Status CpuPlanDevice::enqueueCopy(const runtime::BufferView &src,
+                                  const runtime::BufferView &dst) {
+  if (!recording_)
+    return HostMemoryDevice::enqueueCopy(src, dst);
+  recorded_.push_back({"", {0, 0, 0}, {src, dst}});
+  return Status::ok();
+}
+
+namespace {
+
+/// A recorded step's work on the CPU device: the scratch buffers to zero,
+/// then the launches and copies in order. The buffers are the step's own
+/// (the RecordedStep keeps them) or the caller's, which a replay matches
+/// before it runs anything.
+template <typename Command>
+struct CpuRecordedWork final : runtime::RecordedWork {
+  std::vector<runtime::BufferView> zeroFirst;
+  std::vector<Command> commands;
+};
+
+} // namespace
+
+Status CpuPlanDevice::beginRecording() {
+  if (recording_)
+    return errorf(name(), " is already recording a step");
+  recording_ = true;
+  recorded_.clear();
+  return Status::ok();
+}
+
+Result<std::unique_ptr<runtime::RecordedWork>>
+CpuPlanDevice::endRecording(std::vector<runtime::BufferView> zeroFirst) {
+  recording_ = false;
+  auto work = std::make_unique<CpuRecordedWork<Command>>();
+  work->zeroFirst = std::move(zeroFirst);
+  work->commands = std::move(recorded_);
+  recorded_.clear();
+  return std::unique_ptr<runtime::RecordedWork>(std::move(work));
+}
+
+Status CpuPlanDevice::replayRecording(const runtime::RecordedWork &work) {
+  const auto &recorded = static_cast<const CpuRecordedWork<Command> &>(work);
+  for (const runtime::BufferView &view : recorded.zeroFirst)
+    std::memset(bytesOf(view), 0, view.bytes);
+  for (const Command &c : recorded.commands) {
+    if (c.kernel.empty()) {
+      ATTN_RETURN_IF_ERROR(
+          HostMemoryDevice::enqueueCopy(c.args[0], c.args[1]));
+      continue;
+    }
+    // Looked up again: a kernel of a wider level may have loaded since.
+    Result<const Kernel *> k = checkLaunch(c.kernel, c.grid, {1, 1, 1}, c.args);
+    if (!k)
+      return k.status();
+    ATTN_RETURN_IF_ERROR(runLaunch(c.kernel, **k, c.grid, c.args));
+  }
   return Status::ok();
 }
 

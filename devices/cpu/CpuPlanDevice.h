@@ -9,7 +9,10 @@
 //
 // A launch runs every work item of its grid on the device's thread pool
 // and returns when all are done, so launches complete in order and there
-// is never work to wait for. Kernels are loaded from the bytes the bundle
+// is never work to wait for. A recorded step (runtime/device/RecordedStep.h)
+// keeps its launches and copies, checked as a launch checks them, and a
+// replay zeroes the step's scratch buffers and runs them in order, as
+// Vulkan submits a recorded command buffer. Kernels are loaded from the bytes the bundle
 // reader checked, never from the bundle's files (CpuKernelLoader.h).
 //
 //===----------------------------------------------------------------------===//
@@ -71,6 +74,8 @@ public:
     return kernels_.count(symbol) != 0;
   }
 
+  bool canRecord() const override { return true; }
+
   unsigned threads() const { return pool_->threads(); }
   /// Launches that ran under the emulator so far.
   int64_t emulatedLaunches() const { return emulatedLaunches_; }
@@ -96,6 +101,16 @@ private:
     size_t rank = 0;
   };
 
+  /// The kernel `kernel` launches on `grid` with `block` and `args`, or
+  /// why that launch is refused.
+  Result<const Kernel *> checkLaunch(std::string_view kernel,
+                                     const std::array<uint32_t, 3> &grid,
+                                     const std::array<int64_t, 3> &block,
+                                     std::span<const runtime::BufferView> args);
+  /// Runs a launch checkLaunch accepted, to completion.
+  Status runLaunch(std::string_view kernel, const Kernel &k,
+                   const std::array<uint32_t, 3> &grid,
+                   std::span<const runtime::BufferView> args);
   /// Runs a launch of an emulated kernel (buffers_ and elements_ set).
   Status launchEmulated(std::string_view kernel, const Kernel &k,
                         const std::array<uint32_t, 3> &grid,
@@ -112,13 +127,30 @@ private:
   /// allocates nothing.
   std::vector<void *> buffers_;
   std::vector<int64_t> elements_;
+  /// Set between beginRecording() and endRecording(): launches and copies
+  /// are kept here instead of running.
+  bool recording_ = false;
+  /// A launch (kernel set) or a copy (args = {src, dst}) of a recording.
+  struct Command {
+    std::string kernel;
+    std::array<uint32_t, 3> grid = {0, 0, 0};
+    std::vector<runtime::BufferView> args;
+  };
+  std::vector<Command> recorded_;
 
 protected:
-  /// Runs the work items of `grid` (block must be 1, 1, 1) to completion.
+  /// Runs the work items of `grid` (block must be 1, 1, 1) to completion;
+  /// while recording, checks the launch and keeps it.
   Status enqueueLaunch(std::string_view kernel,
                        const std::array<uint32_t, 3> &grid,
                        const std::array<int64_t, 3> &block,
                        std::span<const runtime::BufferView> args) override;
+  Status enqueueCopy(const runtime::BufferView &src,
+                     const runtime::BufferView &dst) override;
+  Status beginRecording() override;
+  Result<std::unique_ptr<runtime::RecordedWork>>
+  endRecording(std::vector<runtime::BufferView> zeroFirst) override;
+  Status replayRecording(const runtime::RecordedWork &work) override;
 };
 
 } // namespace attn::cpu

@@ -184,6 +184,9 @@ public:
 
   /// Whether the device records work to replay (RecordedStep).
   virtual bool canRecord() const { return false; }
+  /// Whether a RecordedStep is recording or replaying a step on it now:
+  /// work done on the host then (the reference ops) would not be replayed.
+  bool inRecordedStep() const { return step_ != nullptr; }
   /// Seconds the device spent on the work it has finished, by its own
   /// clock (Vulkan timestamps); 0 when it keeps none. For benchmarks.
   virtual double deviceSeconds() const { return 0; }

@@ -38,8 +38,13 @@ int64_t batchTokens(const Tensor &queryStartLoc, int64_t rows) {
 }
 
 /// The host tensor over `t`'s first `rows` rows (all when rows < 0): the
-/// CPU device's memory, not a copy.
+/// CPU device's memory, not a copy. Refused inside a recorded step: the
+/// reference ops compute on the host, which a replay would not repeat.
 Result<Tensor> view(const DeviceTensor &t, int64_t rows = -1) {
+  if (t.device && t.device->inRecordedStep())
+    return errorf("the reference ops run on the host and cannot be recorded "
+                  "for replay on ", t.device->name(),
+                  " (a session with cpu bundles records their kernels)");
   if (rows >= 0 && t.rank() >= 1 && rows < t.dim(0))
     return hostView(t.leadingRows(rows));
   return hostView(t);

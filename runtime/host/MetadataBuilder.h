@@ -46,9 +46,10 @@ struct BuilderConfig {
   std::optional<SpeculativeConfig> speculativeConfig;
   int32_t decodeContextParallelSize = 1;
   /// Whether the device the metadata serves records steps for replay
-  /// (PlanDevice::canRecord: Vulkan and CUDA). Without it no batch is
-  /// replayable and every builder's cudagraph support is NEVER. Session
-  /// sets it from its device.
+  /// (PlanDevice::canRecord: Vulkan, CUDA, the CPU device running cpu
+  /// bundles). Without it no batch is replayable and every builder's
+  /// cudagraph support is NEVER. Session sets it from its device and
+  /// executor.
   bool deviceRecords = false;
 };
 

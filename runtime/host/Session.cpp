@@ -124,7 +124,10 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
     ATTN_RETURN_IF_ERROR(result->executor->prepare(call));
 
   BuilderConfig onDevice = config;
-  onDevice.deviceRecords = device_->canRecord();
+  // Only compiled kernels are recorded: the reference ops (no bundle) run
+  // on the host.
+  onDevice.deviceRecords =
+      device_->canRecord() && result->executor->servingBundle() != nullptr;
   Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
       result->backend->getBuilder(cache, {layer.name}, onDevice);
   if (!builder)

@@ -13,6 +13,8 @@
 #include "core/LaunchFacts.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/bundle/BundleWriter.h"
+#include "runtime/device/RecordedStep.h"
+#include "runtime/executor/CpuExecutor.h"
 #include "runtime/host/Session.h"
 
 #include <gmock/gmock.h>
@@ -140,6 +142,84 @@ TEST_F(CpuPlanDeviceTest, LaunchWritesEveryElementOnce) {
     launchAndCheck("t::k", {3, 4, 5}, 7, 3 * 4 * 5 * 7 - 3);
     launchAndCheck("t::k", {1, 1, 1}, 5, 5);
   }
+}
+
+// A step recorded once (a launch into a scratch buffer the step
+// allocates, then a copy into the caller's output) replays over new input
+// as a fresh run computes it: the scratch buffer is zeroed first, the
+// launch and the copy run in order.
+TEST_F(CpuPlanDeviceTest, RecordedStepsReplayOverNewInput) {
+  ASSERT_TRUE(load(cpuKernel("t::k", kernel), kernel));
+  ASSERT_TRUE(device->canRecord());
+  constexpr int64_t n = 12;
+  Result<DeviceTensor> input =
+      runtime::allocateTensor(*device, DType::F32, {n});
+  Result<DeviceTensor> out = runtime::allocateTensor(*device, DType::F32, {n});
+  ASSERT_TRUE(input && out);
+  auto setInput = [&](double base) {
+    Tensor in(DType::F32, {n});
+    for (int64_t i = 0; i < n; ++i)
+      in.setFloat(i, base + i);
+    ASSERT_TRUE(runtime::upload(in, *input));
+  };
+  // double_slice over 3 work items of 4 elements, through scratch.
+  auto step = [&]() -> Status {
+    Tensor params(DType::I32, {4});
+    for (int i = 0; i < 4; ++i)
+      params.setInt(i, i == 0 ? 3 : i == 3 ? 4 : 1);
+    Result<DeviceTensor> p = runtime::toDevice(*device, params);
+    Result<DeviceTensor> scratch =
+        runtime::allocateTensor(*device, DType::F32, {n});
+    Result<DeviceTensor> hits =
+        runtime::allocateTensor(*device, DType::I32, {n});
+    if (!p || !scratch || !hits)
+      return Status::error("allocation failed");
+    BufferView args[] = {input->view(), scratch->view(), hits->view(),
+                         p->view()};
+    ATTN_RETURN_IF_ERROR(device->launch("t::k", {3, 1, 1}, kOneItem, args));
+    return device->copy(scratch->view(), out->view());
+  };
+  setInput(1);
+  Result<std::unique_ptr<runtime::RecordedStep>> recorded =
+      runtime::RecordedStep::record(*device, step);
+  ASSERT_TRUE(recorded) << recorded.message();
+  EXPECT_EQ((*recorded)->workItems(), 2u);
+  // Recording runs nothing: the output is still zero.
+  EXPECT_EQ(runtime::toHost(*out)->getFloat(5), 0);
+  for (double base : {1.0, -7.5, 100.0}) {
+    setInput(base);
+    Status replayed = (*recorded)->replay(step);
+    ASSERT_TRUE(replayed) << replayed.message();
+    Result<Tensor> got = runtime::toHost(*out);
+    ASSERT_TRUE(got);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(got->getFloat(i), 2 * (base + i)) << "element " << i;
+  }
+  // A replay that launches something else is refused before anything runs.
+  Status other = (*recorded)->replay([&]() -> Status {
+    BufferView args[] = {input->view(), out->view(), out->view(),
+                         out->view()};
+    return device->launch("t::k", {1, 1, 1}, kOneItem, args);
+  });
+  EXPECT_FALSE(other);
+}
+
+// The reference ops compute on the host, which a replay would not repeat:
+// inside a recorded step they are refused, and a session without bundles
+// tells its builders that nothing is recorded.
+TEST_F(CpuPlanDeviceTest, ReferenceOpsAreNotRecorded) {
+  runtime::CpuExecutor reference(*device);
+  Result<DeviceTensor> a = runtime::allocateTensor(*device, DType::F32, {2, 4});
+  Result<DeviceTensor> la = runtime::allocateTensor(*device, DType::F32, {2});
+  ASSERT_TRUE(a && la);
+  Result<std::unique_ptr<runtime::RecordedStep>> recorded =
+      runtime::RecordedStep::record(*device, [&] {
+        return reference.mergeStates(*a, *la, *a, *la, *a, nullptr);
+      });
+  ASSERT_FALSE(recorded);
+  EXPECT_THAT(recorded.message(),
+              HasSubstr("the reference ops run on the host and cannot be "
+                        "recorded for replay on cpu"));
 }
 
 TEST_F(CpuPlanDeviceTest, ZeroWorkItemsRunNothing) {
@@ -552,6 +632,8 @@ TEST_F(CpuSessionTest, WithoutBundlesRunsTheReference) {
   ASSERT_TRUE(l) << l.message();
   EXPECT_EQ((*l)->bundle, nullptr);
   EXPECT_EQ((*l)->executor->name(), "cpu");
+  // The reference ops are not recorded (ReferenceOpsAreNotRecorded).
+  EXPECT_EQ((*l)->builder->getCudagraphSupport(), AttentionCGSupport::NEVER);
 }
 
 // The emulated path (CpuEmulator.h): AArch64 kernels under qemu-aarch64,

@@ -57,6 +57,15 @@ llvm::cl::opt<std::string> againstDir(
                    "DIR/result0.npy, result1.npy, ... captured elsewhere"),
     llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> bundleDir(
+    "bundle",
+    llvm::cl::desc("With --backend: run the kernels of this compiled bundle "
+                   "(attn-compile -o B) for the function's variant instead "
+                   "of compiling them here, as a serving session loads "
+                   "them: the entry of the device's subgroup size or ISA "
+                   "level (backends vulkan, cpu, cuda)"),
+    llvm::cl::value_desc("B"), llvm::cl::cat(category));
+
 mlir::attn::RunFlags runFlags(category);
 
 llvm::cl::opt<bool> listKernels(
@@ -251,6 +260,23 @@ llvm::Error checkFlags() {
         "--backend names the device to check against the reference, not the "
         "reference itself (" +
         mlir::attn::describeDeviceBackends(/*withReference=*/false) + ")");
+  if (!bundleDir.empty() && backend.empty())
+    return llvm::createStringError(
+        "--bundle runs a bundle's kernels on --backend NAME");
+  // The knobs shape the kernels attn-diff compiles; a bundle's were shaped
+  // when attn-compile built it.
+  const mlir::attn::KernelKnobFlags &knobs = runFlags.knobs;
+  for (const llvm::cl::Option *knob :
+       std::initializer_list<const llvm::cl::Option *>{
+           &knobs.splitKv, &knobs.vectorWidth, &knobs.attentionSubgroups,
+           &knobs.laneRegisters, &knobs.tiledPrefill, &knobs.decodeThreshold,
+           &knobs.prefillMatrix, &knobs.maxWorkgroupMemory, &knobs.spirvAbi,
+           &knobs.cpuIsa})
+    if (!bundleDir.empty() && knob->getNumOccurrences())
+      return llvm::createStringError(
+          "--" + knob->ArgStr +
+          " shapes the kernels attn-diff compiles; with --bundle the "
+          "bundle's kernels run as attn-compile built them");
   if (!backend.empty() &&
       !llvm::is_contained(mlir::attn::deviceBackends(), backend.getValue()))
     return llvm::createStringError(
@@ -298,7 +324,7 @@ getDeviceResults(mlir::ModuleOp module, mlir::func::FuncOp fn,
   if (!backend.empty()) {
     llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
         module, fn.getSymName(), backend, inputs, &device.stats, runFlags.knobs,
-        runFlags.cpuEmulator);
+        runFlags.cpuEmulator, bundleDir);
     if (!results)
       return results.takeError();
     device.results = std::move(*results);

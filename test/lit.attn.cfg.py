@@ -73,6 +73,16 @@ if clang_msl:
          f"{clang_msl} -x c++ -std=c++14 -fsyntax-only "
          f"-Werror=unknown-attributes -I {msl_inputs}"))
 
+# Headless Chromium renders attn-diff --report pages to screenshots that
+# the report test reads back by colour: `REQUIRES: chromium`.
+chromium = _which("chromium")
+if chromium:
+    config.available_features.add("chromium")
+    config.substitutions.append(
+        ("%chromium_screenshot",
+         f"timeout 120 {chromium} --headless --no-sandbox --disable-gpu "
+         "--force-color-profile=srgb --hide-scrollbars"))
+
 # NumPy for the independent oracle in Reference tests: Debian's python3-numpy
 # lives under /usr/bin/python3, which may not be the python3 first on PATH.
 for py in ["/usr/bin/python3", config.python_executable]:

@@ -71,30 +71,36 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
     if (want.dim(0) > 0)
       rowElements = diff.numElements / want.dim(0);
   }
+  int64_t numHeads = 1;
   if (want.rank() > 1) {
-    diff.headMismatches.assign(want.dim(1), 0);
-    if (want.dim(1) > 0)
-      headElements = rowElements / want.dim(1);
+    numHeads = want.dim(1);
+    diff.headMismatches.assign(numHeads, 0);
+    if (numHeads > 0)
+      headElements = rowElements / numHeads;
   }
+  if (want.rank() > 0)
+    diff.rowHeadWorst.assign(want.dim(0) * numHeads, 0.0);
   for (int64_t i = 0; i < diff.numElements; ++i) {
     double g = integer ? static_cast<double>(got.getInt(i)) : got.getFloat(i);
     double w = integer ? static_cast<double>(want.getInt(i)) : want.getFloat(i);
-    double err, excess;
+    double err, excess, ratio;
     if (std::isnan(g) != std::isnan(w)) {
       // One side NaN: the error is NaN, and reported as such.
       err = std::numeric_limits<double>::quiet_NaN();
-      excess = INFINITY;
+      excess = ratio = INFINITY;
       ++diff.numNanMismatches;
     } else if (std::isnan(g) || std::isinf(g) || std::isinf(w)) {
       bool same = std::isnan(g) || g == w;
       err = same ? 0.0 : INFINITY;
       excess = same ? -INFINITY : INFINITY;
+      ratio = same ? 0.0 : INFINITY;
     } else {
       err = std::fabs(g - w);
       double allowed = tolerance.atol + tolerance.rtol * std::fabs(w);
       // Relative to the element's own tolerance, so that passing elements
       // rank by how near they come to failing (an exact compare: by error).
       excess = allowed > 0 ? err / allowed - 1 : err;
+      ratio = allowed > 0 ? err / allowed : err > 0 ? INFINITY : 0.0;
       if (w != 0.0)
         diff.maxRelError = std::max(diff.maxRelError, err / std::fabs(w));
     }
@@ -104,6 +110,10 @@ Result<TensorDiff> compareTensors(const Tensor &got, const Tensor &want,
       largestFlat = i;
       diff.largestGot = g;
       diff.largestWant = w;
+    }
+    if (!diff.rowHeadWorst.empty()) {
+      double &cell = diff.rowHeadWorst[i / headElements];
+      cell = std::max(cell, ratio);
     }
     if (excess > 0) {
       ++diff.numMismatches;

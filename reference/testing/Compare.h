@@ -45,6 +45,13 @@ struct TensorDiff {
   /// Elements outside the tolerance per index of dimension 1 (per head of
   /// an attention output); empty below rank 2.
   std::vector<int64_t> headMismatches;
+  /// Per index of dimensions 0 and 1 (a token and a head of an attention
+  /// output), row-major, the largest of its elements' error relative to
+  /// their tolerance, |got - want| / (atol + rtol |want|): above 1 fails.
+  /// Infinite for a NaN on one side or a differing infinity, and for any
+  /// error under a zero tolerance. One column below rank 2; empty for
+  /// rank 0.
+  std::vector<double> rowHeadWorst;
   /// The element furthest outside the tolerance, or, when all pass, the
   /// closest to failing (its error the largest part of its own atol + rtol
   /// |want|): its multi-index, and both values.

@@ -182,4 +182,23 @@ VariantQuery mergeStatesQuery(const OperandType &outA) {
   return q;
 }
 
+VariantQuery
+variantQueryOf(const std::map<std::string, std::string> &parameters) {
+  auto has = [&](const char *key) { return parameters.count(key) != 0; };
+  // A paged cache (it has a layout; the latent one has none) in fp8.
+  bool pagedFp8 = has("layout") && has("kv_cache_dtype") &&
+                  parameters.at("kv_cache_dtype") !=
+                      toString(CacheDType::Auto);
+  VariantQuery q;
+  for (const VariantKey &key : kVariantKeys) {
+    auto it = parameters.find(std::string(key.name));
+    if (it != parameters.end())
+      q.parameters.push_back(parameter(key.name, it->second));
+    else if (key.name == "kv_scale_strategy" && pagedFp8)
+      q.parameters.push_back(
+          parameter(key.name, std::string(key.absentValue)));
+  }
+  return q;
+}
+
 } // namespace attn::runtime

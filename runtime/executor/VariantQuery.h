@@ -92,6 +92,13 @@ VariantQuery mlaDecodeQuery(const OperandType &q, const OperandType &kvCache,
                             const MlaDecodeParams &params);
 VariantQuery mergeStatesQuery(const OperandType &outA);
 
+/// The query a variant of exactly these manifest parameters serves (as
+/// compiler/Variant.h's variantParameters prints them), for a tool that
+/// holds a variant's function rather than a call (attn-diff --bundle). A
+/// paged cache in fp8 asks for kv_scale_strategy, which the manifest leaves
+/// out at tensor, as the calls' queries do.
+VariantQuery variantQueryOf(const std::map<std::string, std::string> &parameters);
+
 } // namespace attn::runtime
 
 #endif // ATTN_RUNTIME_VARIANTQUERY_H

@@ -2,6 +2,7 @@
 
 #include "tools/DeviceRun/DeviceRun.h"
 #include "compiler/Compile.h"
+#include "compiler/Variant.h"
 #include "core/CpuKernel.h"
 #include "core/LaunchFacts.h"
 #include "core/Metadata.h"
@@ -10,6 +11,8 @@
 #include "reference/interp/Signature.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/device/PlanRunner.h"
+#include "runtime/executor/BundleExecutor.h"
+#include "runtime/host/Session.h"
 
 #ifdef ATTN_HAVE_VULKAN
 #include "devices/vulkan/VulkanPlanDevice.h"
@@ -33,6 +36,7 @@
 #include "llvm/Support/raw_ostream.h"
 #endif
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -139,6 +143,67 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
     stats->device = device.name();
     stats->kernelSeconds = runStats.kernelSeconds;
     stats->launches = runStats.launches;
+  }
+  return std::move(*results);
+}
+
+/// Runs function `entry` of `module` with the kernels of the bundle at
+/// `bundleDir` on `device`, which runs `target`'s kernels: the bundle entry
+/// whose parameters are the function's variant and whose subgroup size (or
+/// ISA level) the device runs, found and loaded by the runtime's
+/// BundleExecutor, so a missing entry fails with the runtime's message
+/// (what the bundle has, the attn-compile --variant to add).
+llvm::Expected<std::vector<::attn::Tensor>>
+runFromBundle(ModuleOp module, StringRef entry, StringRef bundleDir,
+              std::string_view target, ::attn::runtime::PlanDevice &device,
+              llvm::ArrayRef<::attn::Tensor> inputs,
+              mlir::attn::DeviceRunStats *stats) {
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn)
+    return llvm::createStringError("no function @" + entry.str());
+  llvm::Expected<mlir::attn::Variant> variant =
+      mlir::attn::variantOfFunction(fn);
+  if (!variant)
+    return llvm::createStringError(
+        "--bundle: @" + entry.str() +
+        " is not a variant a bundle holds: " +
+        llvm::toString(variant.takeError()));
+  ::attn::runtime::VariantQuery query = ::attn::runtime::variantQueryOf(
+      mlir::attn::variantParameters(*variant));
+  ::attn::Result<::attn::runtime::Bundle> bundle =
+      ::attn::runtime::loadManifest(bundleDir.str());
+  if (!bundle)
+    return toError(bundle.status());
+  ::attn::runtime::BundleExecutor executor(std::move(*bundle),
+                                           std::string(target), device);
+  if (::attn::Status s = executor.prepare(query); !s)
+    return toError(s);
+  ::attn::Result<const ::attn::runtime::BundleVariant *> chosen =
+      ::attn::runtime::findVariant(*executor.servingBundle(), query, target,
+                                   device.subgroupSizes());
+  if (!chosen)
+    return toError(chosen.status());
+  const ::attn::runtime::Plan *plan = (*chosen)->plan();
+  if (!plan)
+    return llvm::createStringError("bundle " + bundleDir.str() +
+                                   ": variant " + (*chosen)->name +
+                                   " has no host plan");
+  ::attn::runtime::PlanRunStats runStats;
+  ::attn::Result<std::vector<::attn::Tensor>> results =
+      ::attn::runtime::runPlan(*plan, device, inputs, &runStats);
+  if (!results)
+    return toError(results.status());
+  if (stats) {
+    stats->device = std::string(device.name()) + " (bundle " +
+                    bundleDir.str() + ", entry " + (*chosen)->name +
+                    " subgroup size " +
+                    std::to_string((*chosen)->subgroupSize) + ")";
+    stats->kernelSeconds = runStats.kernelSeconds;
+    stats->launches = runStats.launches;
+    for (const ::attn::runtime::BundleKernel &k : (*chosen)->kernels)
+      if (k.target == target && device.runsKernel(k))
+        stats->kernels.emplace_back(k.entryPoint,
+                                    ::attn::runtime::hashToHex(k.hash));
   }
   return std::move(*results);
 }
@@ -463,14 +528,21 @@ knobOptions(const mlir::attn::KernelKnobFlags &knobs,
 /// device, loaded as a bundle's kernels are. The lane budget and widest
 /// load are the cpu target's own, as attn-compile's (kCPULowering), so
 /// these are the kernels a bundle of this level ships.
+/// With `bundleDir`, the bundle's cpu kernels instead, the widest level the
+/// device runs.
 static llvm::Expected<std::vector<::attn::Tensor>> runOnCpu(
     ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
     mlir::attn::DeviceRunStats *stats, const mlir::attn::KernelKnobFlags &knobs,
-    const mlir::attn::CpuEmulatorFlags &cpuEmulator) {
+    const mlir::attn::CpuEmulatorFlags &cpuEmulator, StringRef bundleDir) {
   ::attn::Result<std::unique_ptr<::attn::cpu::CpuPlanDevice>> device =
       ::attn::cpu::CpuPlanDevice::create(cpuDeviceOptions(cpuEmulator));
   if (!device)
     return llvm::createStringError("backend cpu: " + device.message());
+  if (!bundleDir.empty())
+    return runFromBundle(module, entry, bundleDir,
+                         ::attn::runtime::bundleTarget(
+                             ::attn::runtime::DeviceType::CPU),
+                         **device, inputs, stats);
   mlir::attn::CompileOptions target;
   target.subgroupSize = 1;
   llvm::Expected<mlir::attn::CompileOptions> options =
@@ -500,7 +572,8 @@ namespace mlir::attn {
 static llvm::Expected<std::vector<::attn::Tensor>>
 runOnBackend(ModuleOp module, StringRef entry, StringRef backend,
              llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
-             const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator);
+             const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator,
+             StringRef bundleDir);
 } // namespace mlir::attn
 
 namespace {
@@ -570,7 +643,8 @@ llvm::Expected<std::vector<::attn::Tensor>>
 mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
                         DeviceRunStats *stats, const KernelKnobFlags &knobs,
-                        const CpuEmulatorFlags &cpuEmulator) {
+                        const CpuEmulatorFlags &cpuEmulator,
+                        StringRef bundleDir) {
   // The function's argument roles; a function the reference cannot
   // describe runs as given (the run reports what is wrong with it).
   auto fn = module.lookupSymbol<func::FuncOp>(entry);
@@ -581,7 +655,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
   if (!signature) {
     llvm::consumeError(signature.takeError());
     return runOnBackend(module, entry, backend, inputs, stats, knobs,
-                        cpuEmulator);
+                        cpuEmulator, bundleDir);
   }
   if (llvm::Error err = checkSlotArguments(*signature, inputs))
     return std::move(err);
@@ -591,12 +665,13 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
   std::optional<PaddedQuery> padded = paddedQuery(*signature, inputs);
   if (!padded)
     return runOnBackend(module, entry, backend, inputs, stats, knobs,
-                        cpuEmulator);
+                        cpuEmulator, bundleDir);
   std::vector<::attn::Tensor> batch(inputs.begin(), inputs.end());
   const int64_t queryRows = inputs[padded->argument].dim(0);
   batch[padded->argument] = withRows(batch[padded->argument], padded->rows);
   llvm::Expected<std::vector<::attn::Tensor>> results =
-      runOnBackend(module, entry, backend, batch, stats, knobs, cpuEmulator);
+      runOnBackend(module, entry, backend, batch, stats, knobs, cpuEmulator,
+                   bundleDir);
   if (!results)
     return results;
   for (::attn::Tensor &result : *results)
@@ -608,7 +683,16 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
 llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
     ModuleOp module, StringRef entry, StringRef backend,
     llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
-    const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator) {
+    const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator,
+    StringRef bundleDir) {
+  // A bundle's kernels run where a session would run them: the devices
+  // below that load bundle kernels (the tt backend compiles its programs
+  // into a folder of its own).
+  if (!bundleDir.empty() && backend != "vulkan" && backend != "cpu" &&
+      backend != "cuda")
+    return llvm::createStringError("--bundle runs on backend vulkan, cpu or "
+                                   "cuda, not " +
+                                   backend.str());
 #ifdef ATTN_HAVE_VULKAN
   if (backend == "vulkan") {
     ::attn::vulkan::VulkanOptions vkOptions;
@@ -632,8 +716,14 @@ llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
       return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
                                   k.launchJson);
     };
-    llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
-        module, entry, *options, **device, addKernel, inputs, stats);
+    llvm::Expected<std::vector<::attn::Tensor>> results =
+        bundleDir.empty()
+            ? compileAndRun(module, entry, *options, **device, addKernel,
+                            inputs, stats)
+            : runFromBundle(module, entry, bundleDir,
+                            ::attn::runtime::bundleTarget(
+                                ::attn::runtime::DeviceType::VULKAN),
+                            **device, inputs, stats);
     if (results && stats) {
       stats->boundLaunches = (*device)->boundLaunches();
       stats->addressedLaunches = (*device)->addressedLaunches();
@@ -654,13 +744,19 @@ llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
     return runOnTT(module, entry, inputs, stats);
 #endif
   if (backend == "cpu")
-    return runOnCpu(module, entry, inputs, stats, knobs, cpuEmulator);
+    return runOnCpu(module, entry, inputs, stats, knobs, cpuEmulator,
+                    bundleDir);
 #ifdef ATTN_HAVE_CUDA
   if (backend == "cuda") {
     ::attn::Result<std::unique_ptr<::attn::cuda::CudaPlanDevice>> device =
         ::attn::cuda::CudaPlanDevice::create();
     if (!device)
       return llvm::createStringError("backend cuda: " + device.message());
+    if (!bundleDir.empty())
+      return runFromBundle(module, entry, bundleDir,
+                           ::attn::runtime::bundleTarget(
+                               ::attn::runtime::DeviceType::CUDA),
+                           **device, inputs, stats);
     llvm::Expected<CompileOptions> options =
         knobOptions(knobs, CompileOptions::forDevice(kNVIDIAWarpSize,
                                                      /*cpuDevice=*/false));

@@ -102,11 +102,15 @@ struct CpuEmulatorFlags {
 /// Compiles `module` for `backend` (with the device's options and `knobs`
 /// applied), runs function `entry` on `inputs` and returns its results,
 /// with launch counts in `stats` when given. Backend cpu runs the kernels
-/// of a level its host cannot under `cpuEmulator` when it names one.
+/// of a level its host cannot under `cpuEmulator` when it names one. With
+/// `bundleDir`, nothing is compiled: the function's variant runs from that
+/// bundle's kernels for the device (backends vulkan, cpu and cuda), found
+/// and loaded as a session would (runtime/executor/BundleExecutor.h).
 llvm::Expected<std::vector<::attn::Tensor>>
 runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
             llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
-            const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator);
+            const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator,
+            llvm::StringRef bundleDir = {});
 
 } // namespace attn
 } // namespace mlir

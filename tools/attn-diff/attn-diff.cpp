@@ -1,14 +1,16 @@
 //===- attn-diff.cpp - A device against the reference --------------------===//
 //
 // Runs a function of an attn module on the reference interpreter and on a
-// device backend (or reads results captured elsewhere with --against) over
-// the same inputs, and reports per result: max abs and rel error, the worst
-// position, how many elements are beyond tolerance, and a verdict. It also
-// gives DESIGN.md's second verdict, FlashAttention's rule: the device's max
-// error against the reference is at most twice that of a naive computation
-// in the output's precision (plus half an ulp at 0.5 of that dtype; cache
-// writes, which copy, have an exact naive form). --verdict picks which
-// verdicts decide the exit status.
+// device backend (kernels compiled in process, or a bundle's with --bundle;
+// or reads results captured elsewhere with --against) over the same
+// inputs, and reports per result: max abs and rel error, the worst
+// position, how many elements are beyond tolerance, where they are (per
+// request and head; --report writes an HTML page of it), and a verdict. It
+// also gives DESIGN.md's second verdict, FlashAttention's rule: the
+// device's max error against the reference is at most twice that of a
+// naive computation in the output's precision (plus half an ulp at 0.5 of
+// that dtype; cache writes, which copy, have an exact naive form).
+// --verdict picks which verdicts decide the exit status.
 // Exit status: 0 all pass, 1 a mismatch, 2 an error.
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +24,7 @@
 #include "reference/testing/Npy.h"
 #include "tools/DeviceRun/RunFlags.h"
 #include "tools/ToolCommandLine.h"
+#include "tools/attn-diff/Report.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -56,6 +59,24 @@ llvm::cl::opt<std::string> againstDir(
     llvm::cl::desc("Instead of running a device, compare the reference with "
                    "DIR/result0.npy, result1.npy, ... captured elsewhere"),
     llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string> bundleDir(
+    "bundle",
+    llvm::cl::desc("With --backend: run the kernels of this compiled bundle "
+                   "(attn-compile -o B) for the function's variant instead "
+                   "of compiling them here, as a serving session loads "
+                   "them: the entry of the device's subgroup size or ISA "
+                   "level (backends vulkan, cpu, cuda)"),
+    llvm::cl::value_desc("B"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string> reportFile(
+    "report",
+    llvm::cl::desc("Also write FILE.html, a self-contained page (no script, "
+                   "nothing fetched) of where the device fails: per result "
+                   "the verdict lines, a request x head heat map of the "
+                   "worst error relative to the tolerance, and the error "
+                   "along each failing request's positions"),
+    llvm::cl::value_desc("FILE.html"), llvm::cl::cat(category));
 
 mlir::attn::RunFlags runFlags(category);
 
@@ -122,9 +143,12 @@ double halfUlpAtHalf(DType dtype) {
   }
 }
 
-/// "token 3, head 17, dim 5" for attention outputs, where the axes are
-/// known; empty otherwise.
-std::string describeIndex(const std::vector<int64_t> &index, bool mla) {
+/// "token 3 (request 1, position 2), head 17, dim 5" for attention
+/// outputs, where the axes are known: a token is a row of the batch, and
+/// `requestOfRow` (when it has the row) says whose and where in it; empty
+/// for other results.
+std::string describeIndex(const std::vector<int64_t> &index, bool mla,
+                          const std::vector<int64_t> &requestOfRow) {
   static const char *kAxes[] = {"token", "head", "dim"};
   if (index.size() != 2 && index.size() != 3)
     return "";
@@ -132,7 +156,19 @@ std::string describeIndex(const std::vector<int64_t> &index, bool mla) {
   for (size_t i = 0; i < index.size(); ++i)
     s += std::string(i ? ", " : "") + (i == 0 && mla ? "request" : kAxes[i]) +
          " " + std::to_string(index[i]);
-  return s;
+  int64_t row = index[0];
+  if (mla || row < 0 || row >= static_cast<int64_t>(requestOfRow.size()))
+    return s;
+  int64_t request = requestOfRow[row];
+  std::string place = " (padding row)";
+  if (request >= 0) {
+    int64_t first = row;
+    while (first > 0 && requestOfRow[first - 1] == request)
+      --first;
+    place = " (request " + std::to_string(request) + ", position " +
+            std::to_string(row - first) + ")";
+  }
+  return s.insert(s.find(','), place);
 }
 
 /// For an attention output of `rows` rows, the request each row belongs to:
@@ -251,6 +287,23 @@ llvm::Error checkFlags() {
         "--backend names the device to check against the reference, not the "
         "reference itself (" +
         mlir::attn::describeDeviceBackends(/*withReference=*/false) + ")");
+  if (!bundleDir.empty() && backend.empty())
+    return llvm::createStringError(
+        "--bundle runs a bundle's kernels on --backend NAME");
+  // The knobs shape the kernels attn-diff compiles; a bundle's were shaped
+  // when attn-compile built it.
+  const mlir::attn::KernelKnobFlags &knobs = runFlags.knobs;
+  for (const llvm::cl::Option *knob :
+       std::initializer_list<const llvm::cl::Option *>{
+           &knobs.splitKv, &knobs.vectorWidth, &knobs.attentionSubgroups,
+           &knobs.laneRegisters, &knobs.tiledPrefill, &knobs.decodeThreshold,
+           &knobs.prefillMatrix, &knobs.maxWorkgroupMemory, &knobs.spirvAbi,
+           &knobs.cpuIsa})
+    if (!bundleDir.empty() && knob->getNumOccurrences())
+      return llvm::createStringError(
+          "--" + knob->ArgStr +
+          " shapes the kernels attn-diff compiles; with --bundle the "
+          "bundle's kernels run as attn-compile built them");
   if (!backend.empty() &&
       !llvm::is_contained(mlir::attn::deviceBackends(), backend.getValue()))
     return llvm::createStringError(
@@ -298,7 +351,7 @@ getDeviceResults(mlir::ModuleOp module, mlir::func::FuncOp fn,
   if (!backend.empty()) {
     llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
         module, fn.getSymName(), backend, inputs, &device.stats, runFlags.knobs,
-        runFlags.cpuEmulator);
+        runFlags.cpuEmulator, bundleDir);
     if (!results)
       return results.takeError();
     device.results = std::move(*results);
@@ -339,7 +392,20 @@ struct ReportContext {
   const std::vector<Tensor> &inputs;
   const mlir::attn::DeviceRunStats &stats;
   bool mla;
+  /// Where --report's page collects the run; null without --report.
+  diff::ReportRun *page;
 };
+
+/// Prints `text` and, with --report, adds its lines to `lines`.
+void emit(const std::string &text, std::vector<std::string> *lines) {
+  llvm::outs() << text;
+  if (!lines)
+    return;
+  llvm::SmallVector<llvm::StringRef> split;
+  llvm::StringRef(text).split(split, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : split)
+    lines->push_back(line.str());
+}
 
 /// Result `i`'s tolerance: the backend's where it documents one, else the
 /// dtype's default, each part overridden by --atol and --rtol.
@@ -361,10 +427,18 @@ Tolerance getTolerance(size_t i, DType dtype,
 llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
                                   const Tensor &want, const Tensor &naive,
                                   const ReportContext &report) {
+  diff::ReportResult *page = nullptr;
+  if (report.page) {
+    report.page->results.emplace_back();
+    page = &report.page->results.back();
+    page->title = llvm::formatv("result{0} {1}", i, want.describe()).str();
+  }
+  std::vector<std::string> *lines = page ? &page->lines : nullptr;
   if (got.rank() == 0 && want.rank() != 0) {
-    llvm::outs() << llvm::formatv("  result{0} {1}: not captured ({2}/"
-                                  "result{0}.npy is missing), not compared\n",
-                                  i, want.describe(), againstDir);
+    emit(llvm::formatv("  result{0} {1}: not captured ({2}/"
+                       "result{0}.npy is missing), not compared\n",
+                       i, want.describe(), againstDir),
+         lines);
     return true;
   }
   Tolerance tol = getTolerance(i, want.dtype(), report.stats);
@@ -378,11 +452,15 @@ llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
                           diff->numNanMismatches)
                 .str()
           : "";
-  // An element as "[i, j, k] (token i, head j, dim k; device x, reference
-  // y)".
+  std::vector<int64_t> rowRequests =
+      want.rank() >= 2 ? requestOfRow(report.signature, report.inputs,
+                                      want.dim(0), report.mla)
+                       : std::vector<int64_t>();
+  // An element as "[i, j, k] (token i (request r, position p), head j, dim
+  // k; device x, reference y)".
   auto element = [&](const std::vector<int64_t> &index, double got,
                      double ref) {
-    std::string where = describeIndex(index, report.mla);
+    std::string where = describeIndex(index, report.mla, rowRequests);
     return llvm::formatv("{0} ({1}device {2}, reference {3})",
                          formatIndex(index), where.empty() ? "" : where + "; ",
                          g(got), g(ref))
@@ -391,7 +469,7 @@ llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
   // The largest error, and the element furthest beyond its tolerance (all
   // passing: the nearest to failing), which near-zero references make
   // differ.
-  llvm::outs() << llvm::formatv(
+  emit(llvm::formatv(
       "  result{0} {1}: max abs {2:e3} at {3}, max rel {4:e3}, worst against "
       "the tolerance at {5}, {6} of {7}{8} beyond atol {9} + rtol {10}: "
       "{11}\n",
@@ -400,7 +478,7 @@ llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
       diff->maxRelError,
       element(diff->worstIndex, diff->worstGot, diff->worstWant),
       diff->numMismatches, diff->numElements, nans, g(tol.atol), g(tol.rtol),
-      diff->passed() ? "PASS" : "FAIL");
+      diff->passed() ? "PASS" : "FAIL"), lines);
   Result<TensorDiff> naiveDiff =
       compareTensors(naive, want, defaultTolerance(want.dtype()));
   if (!naiveDiff)
@@ -412,18 +490,24 @@ llvm::Expected<bool> reportResult(size_t i, const Tensor &got,
   const char *relation = flashPassed                       ? "<="
                          : std::isnan(diff->maxAbsError) ? "not <="
                                                          : ">";
-  llvm::outs() << llvm::formatv(
+  emit(llvm::formatv(
       "           second verdict: max abs {0:e3} {1} 2 x naive {2:e3} + "
       "{3}: {4}\n",
       diff->maxAbsError, relation, naiveDiff->maxAbsError,
-      g(halfUlpAtHalf(want.dtype())), flashPassed ? "PASS" : "FAIL");
+      g(halfUlpAtHalf(want.dtype())), flashPassed ? "PASS" : "FAIL"),
+       lines);
   if (want.rank() >= 2)
-    llvm::outs() << failedRequests(
-        *diff,
-        requestOfRow(report.signature, report.inputs, want.dim(0), report.mla),
-        report.mla)
-                 << failedHeads(*diff, want.rank());
-  return decides(diff->passed(), flashPassed);
+    emit(failedRequests(*diff, rowRequests, report.mla) +
+             failedHeads(*diff, want.rank()),
+         lines);
+  bool passed = decides(diff->passed(), flashPassed);
+  if (page) {
+    page->passed = passed;
+    page->hasRequests = !rowRequests.empty();
+    if (page->hasRequests)
+      page->view = diff::viewByRequest(*diff, rowRequests);
+  }
+  return passed;
 }
 
 /// Whether `fn` is MLA decode, whose output rows are requests, not tokens.
@@ -472,30 +556,35 @@ llvm::Expected<bool> diffDevice(mlir::attn::LoadedRun &run,
                                 const std::vector<Tensor> &inputs,
                                 const std::vector<Tensor> &want,
                                 const std::vector<Tensor> &naive,
-                                const std::string &level) {
+                                const std::string &level,
+                                diff::ReportRun *page) {
+  std::vector<std::string> *header = page ? &page->header : nullptr;
   llvm::Expected<DeviceResults> device =
       getDeviceResults(*run.module, run.fn, inputs, want);
   if (!device)
     return device.takeError();
 
-  llvm::outs() << "attn-diff: @" << run.fn.getSymName() << " on "
-               << device->name << (level.empty() ? "" : " (" + level + ")")
-               << " against the reference\n";
+  emit("attn-diff: @" + run.fn.getSymName().str() + " on " + device->name +
+           (level.empty() ? "" : " (" + level + ")") +
+           " against the reference\n",
+       header);
   // A backend may document looser tolerances than the defaults (tt: bf16
   // tiles); the report says so.
   if (!device->stats.toleranceNote.empty() && (atolFlag < 0 || rtolFlag < 0))
-    llvm::outs() << "  tolerance: " << device->stats.toleranceNote << "\n";
+    emit("  tolerance: " + device->stats.toleranceNote + "\n", header);
   if (listKernels)
     for (const auto &[entry, hash] : device->stats.kernels)
-      llvm::outs() << "  kernel " << entry << " " << hash << "\n";
+      emit("  kernel " + entry + " " + hash + "\n", header);
   // Which form of the SPIR-V kernels ran (SPIRVTargetOptions::Abi).
   if (int64_t bound = device->stats.boundLaunches,
       addressed = device->stats.addressedLaunches;
       bound + addressed > 0)
-    llvm::outs() << "  spirv launches: " << bound << " by descriptor binding, "
-                 << addressed << " by device address\n";
+    emit("  spirv launches: " + std::to_string(bound) +
+             " by descriptor binding, " + std::to_string(addressed) +
+             " by device address\n",
+         header);
   ReportContext report{run.signature, inputs, device->stats,
-                       isMLADecode(run.fn)};
+                       isMLADecode(run.fn), page};
   bool allPassed = true;
   for (size_t i = 0; i < want.size(); ++i) {
     llvm::Expected<bool> passed =
@@ -517,13 +606,17 @@ int main(int argc, char **argv) {
       argc, argv,
       "attn-diff: checks a device against the reference\n\n"
       "  attn-diff v.mlir --backend vulkan --random 0\n"
-      "  attn-diff v.mlir --inputs in/ --against captured/\n\n"
-      "Runs the reference interpreter and the device (or reads the device's "
-      "results from\n--against DIR) on the same inputs and prints, per "
-      "result, the max abs and rel\nerror, the worst position, the count "
-      "beyond tolerance and a verdict.\nAn element passes when |device - "
-      "reference| <= atol + rtol * |reference|\n(inf and NaN must match "
-      "exactly). Exit status: 0 pass, 1 mismatch, 2 error.\n");
+      "  attn-diff v.mlir --backend vulkan --bundle k.attnb --random 0\n"
+      "  attn-diff v.mlir --inputs in/ --against captured/ --report r.html\n\n"
+      "Runs the reference interpreter and the device (its kernels compiled "
+      "here, or\nthose of a bundle with --bundle; or reads the device's "
+      "results from --against DIR)\non the same inputs and prints, per "
+      "result, the max abs and rel error, the worst\nposition (a token is a "
+      "row of the batch: its request and position in it too),\nthe count "
+      "beyond tolerance, both verdicts, and where failures are: per request "
+      "and\nper head (--report draws it as a page). An element passes when "
+      "|device -\nreference| <= atol + rtol * |reference| (inf and NaN must "
+      "match exactly).\nExit status: 0 pass, 1 mismatch, 2 error.\n");
   if (llvm::Error err = checkFlags())
     return fail(std::move(err));
 
@@ -545,16 +638,26 @@ int main(int argc, char **argv) {
   llvm::Expected<std::vector<std::string>> levels = cpuLevelsToDiff();
   if (!levels)
     return fail(levels.takeError());
+  diff::Report page;
+  page.subject = "@" + run->fn.getSymName().str() + " of " +
+                 runFlags.inputFile.getValue();
   bool allPassed = true;
   for (const std::string &level : *levels) {
     if (!level.empty())
       runFlags.knobs.cpuIsa = level;
+    diff::ReportRun *pageRun = nullptr;
+    if (!reportFile.empty())
+      pageRun = &page.runs.emplace_back();
     llvm::Expected<bool> passed =
-        diffDevice(*run, inputs, *want, *naive, level);
+        diffDevice(*run, inputs, *want, *naive, level, pageRun);
     if (!passed)
       return fail(passed.takeError());
     allPassed &= *passed;
   }
-  llvm::outs() << (allPassed ? "PASS" : "FAIL") << "\n";
+  page.verdict = allPassed ? "PASS" : "FAIL";
+  llvm::outs() << page.verdict << "\n";
+  if (!reportFile.empty())
+    if (llvm::Error err = diff::writeReport(reportFile, page))
+      return fail(std::move(err));
   return allPassed ? 0 : kExitMismatch;
 }

@@ -76,5 +76,30 @@ TEST(CompareTest, CountsMismatchesPerRowAndPerHead) {
   EXPECT_EQ(diff->headMismatches, (std::vector<int64_t>{0, 4, 1}));
 }
 
+TEST(CompareTest, WorstRatioPerRowAndHead) {
+  // [2 tokens, 2 heads, 2 dims], tolerance 1e-3 + 0.1 |want| = 0.101 at 1:
+  // token 0 head 1 off by 0.202 (2x), token 1 head 0 by 0.0505 (0.5x), a
+  // NaN at token 1 head 1. attn-diff --report's heat map reads these.
+  Tensor want = floats(std::vector<double>(8, 1.0), {2, 2, 2});
+  Tensor got = want;
+  got.setFloat(3, 1.202);
+  got.setFloat(4, 1.0505);
+  got.setFloat(7, NAN);
+  Result<TensorDiff> diff = compareTensors(got, want, {1e-3, 0.1});
+  ASSERT_TRUE(diff) << diff.message();
+  ASSERT_EQ(diff->rowHeadWorst.size(), 4u);
+  EXPECT_EQ(diff->rowHeadWorst[0], 0.0);
+  EXPECT_NEAR(diff->rowHeadWorst[1], 2.0, 1e-5);
+  EXPECT_NEAR(diff->rowHeadWorst[2], 0.5, 1e-5);
+  EXPECT_TRUE(std::isinf(diff->rowHeadWorst[3]));
+  // Below rank 2, one column per row; an error under a zero tolerance is
+  // infinitely far beyond it.
+  Result<TensorDiff> exact =
+      compareTensors(floats({1, 2.5}, {2}), floats({1, 2}, {2}), {0, 0});
+  ASSERT_TRUE(exact) << exact.message();
+  EXPECT_EQ(exact->rowHeadWorst[0], 0.0);
+  EXPECT_TRUE(std::isinf(exact->rowHeadWorst[1]));
+}
+
 } // namespace
 } // namespace attn

@@ -132,7 +132,11 @@ Result<Buffer> MetalDevice::createBuffer(uint32_t pageSize, uint32_t numPages) {
   uint32_t align = archParams(impl_->arch).dramReadAlignment;
   out.alignedPageSize = (pageSize + align - 1) / align * align;
   out.numPages = numPages;
-  // Zero-filled, as TTDevice promises and the SDK does not.
+  // TTDevice promises zeros, and the padding columns of head sizes that are
+  // not whole tiles rely on them. MeshBuffer::create only takes an address
+  // from the allocator (tt-metal's mesh_buffer.cpp and
+  // Buffer::allocate_impl write nothing to the device), so the space holds
+  // whatever it last held until this one blocking write clears it.
   std::vector<uint8_t> zeros(bytes, 0);
   Status cleared = guarded("clearing a DRAM buffer", [&] {
     dist::EnqueueWriteMeshBuffer(impl_->mesh->mesh_command_queue(), b, zeros,

@@ -124,15 +124,7 @@ Result<Buffer> uploadCache(TTDevice &device, const TiledCache &tc,
   std::vector<uint8_t> pages;
   convertCache(tc, const_cast<Tensor &>(cache), layout, pages,
                /*toDevice=*/true);
-  Result<Buffer> buffer =
-      device.createBuffer(tc.pageBytes(), uint32_t(tc.numPages()));
-  if (!buffer)
-    return buffer;
-  if (Status s = device.write(*buffer, pages.data()); !s.isOk()) {
-    device.releaseBuffer(*buffer);
-    return s;
-  }
-  return buffer;
+  return device.upload(pages.data(), tc.pageBytes(), uint32_t(tc.numPages()));
 }
 
 Status downloadCache(TTDevice &device, const DeviceCache &cache, Tensor &out,

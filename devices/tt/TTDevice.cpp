@@ -19,6 +19,22 @@ Status TTDevice::read(const Buffer &buffer, void *data) {
   return Status::ok();
 }
 
+Result<Buffer> TTDevice::upload(const void *data, uint32_t pageSize,
+                                uint32_t numPages) {
+  Result<Buffer> b = allocateBuffer(pageSize, numPages);
+  if (!b)
+    return b;
+  if (Status s = write(*b, data); !s.isOk()) {
+    releaseBuffer(*b);
+    return s;
+  }
+  return b;
+}
+
+Result<Buffer> TTDevice::allocateBuffer(uint32_t pageSize, uint32_t numPages) {
+  return createBuffer(pageSize, numPages);
+}
+
 ScopedBuffers::~ScopedBuffers() {
   // Newest first, so that a device that allocates upwards reuses the space.
   for (auto it = buffers_.rbegin(); it != buffers_.rend(); ++it)
@@ -34,10 +50,9 @@ Result<Buffer> ScopedBuffers::create(uint32_t pageSize, uint32_t numPages) {
 
 Result<Buffer> ScopedBuffers::upload(const void *data, uint32_t pageSize,
                                      uint32_t numPages) {
-  Result<Buffer> b = create(pageSize, numPages);
-  if (!b)
-    return b;
-  ATTN_RETURN_IF_ERROR(device_.write(*b, data));
+  Result<Buffer> b = device_.upload(data, pageSize, numPages);
+  if (b)
+    buffers_.push_back(*b);
   return b;
 }
 

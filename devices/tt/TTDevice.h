@@ -48,6 +48,10 @@ public:
   virtual Result<Buffer> createBuffer(uint32_t pageSize, uint32_t numPages) = 0;
   /// Gives a buffer back; its address may be reused.
   virtual void releaseBuffer(const Buffer &buffer) = 0;
+  /// A new buffer holding `numPages` pages of `pageSize` bytes from `data`,
+  /// written as write() does (and counted so); released again if that
+  /// fails.
+  Result<Buffer> upload(const void *data, uint32_t pageSize, uint32_t numPages);
   /// Whole-buffer copies: numPages * pageSize bytes, page p at byte
   /// p * pageSize, counted in transfers().
   Status write(const Buffer &buffer, const void *data);
@@ -67,6 +71,9 @@ public:
                      const std::vector<LaunchArgs> &launches) = 0;
 
 protected:
+  /// The buffer upload() fills: written whole at once, so it need not be
+  /// cleared first. createBuffer's by default.
+  virtual Result<Buffer> allocateBuffer(uint32_t pageSize, uint32_t numPages);
   /// What write() and read() do.
   virtual Status writeBuffer(const Buffer &buffer, const void *data) = 0;
   virtual Status readBuffer(const Buffer &buffer, void *data) = 0;

@@ -113,7 +113,8 @@ uint32_t MetalDevice::numDramBanks() const {
   return uint32_t(impl_->mesh->num_dram_channels());
 }
 
-Result<Buffer> MetalDevice::createBuffer(uint32_t pageSize, uint32_t numPages) {
+Result<Buffer> MetalDevice::allocateBuffer(uint32_t pageSize,
+                                           uint32_t numPages) {
   if (pageSize == 0)
     return errorf(name(), ": a DRAM buffer needs a non-zero page size");
   std::shared_ptr<dist::MeshBuffer> b;
@@ -132,15 +133,30 @@ Result<Buffer> MetalDevice::createBuffer(uint32_t pageSize, uint32_t numPages) {
   uint32_t align = archParams(impl_->arch).dramReadAlignment;
   out.alignedPageSize = (pageSize + align - 1) / align * align;
   out.numPages = numPages;
-  // Zero-filled, as TTDevice promises and the SDK does not.
-  std::vector<uint8_t> zeros(bytes, 0);
+  impl_->buffers[out.address] = std::move(b);
+  return out;
+}
+
+Result<Buffer> MetalDevice::createBuffer(uint32_t pageSize, uint32_t numPages) {
+  Result<Buffer> out = allocateBuffer(pageSize, numPages);
+  if (!out)
+    return out;
+  // TTDevice promises zeros, and the padding columns of head sizes that are
+  // not whole tiles rely on them. MeshBuffer::create only takes an address
+  // from the allocator (tt-metal's mesh_buffer.cpp and
+  // Buffer::allocate_impl write nothing to the device), so the space holds
+  // whatever it last held until this one blocking write clears it. upload()
+  // skips it: its write covers the whole buffer.
+  std::shared_ptr<dist::MeshBuffer> &b = impl_->buffers[out->address];
+  std::vector<uint8_t> zeros(size_t(b->size()), 0);
   Status cleared = guarded("clearing a DRAM buffer", [&] {
     dist::EnqueueWriteMeshBuffer(impl_->mesh->mesh_command_queue(), b, zeros,
                                  /*blocking=*/true);
   });
-  if (!cleared)
+  if (!cleared) {
+    releaseBuffer(*out);
     return cleared;
-  impl_->buffers[out.address] = std::move(b);
+  }
   return out;
 }
 

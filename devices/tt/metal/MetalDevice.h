@@ -45,6 +45,7 @@ public:
   struct Impl;
 
 protected:
+  Result<Buffer> allocateBuffer(uint32_t pageSize, uint32_t numPages) override;
   Status writeBuffer(const Buffer &buffer, const void *data) override;
   Status readBuffer(const Buffer &buffer, void *data) override;
 

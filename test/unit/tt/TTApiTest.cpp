@@ -141,8 +141,9 @@ TEST(TTApi, ADeprecatedCallFailsTheProbe) {
 }
 
 /// What the SDK rejects, attn's declarations reject: an unscoped LLK
-/// enumerator, the old <to_from_int8> reconfig form; and what the SDK makes
-/// a constant is one (a data movement kernel's NOC).
+/// enumerator, the old <to_from_int8> reconfig form, reduce_tile without
+/// its pool type and dimension; and what the SDK makes a constant is one (a
+/// data movement kernel's NOC).
 TEST(TTApi, TheDeclarationsRejectWhatTheSdkRejects) {
   std::string compute = "#include \"api/compute/eltwise_binary.h\"\n"
                         "void kernel_main() {\n";
@@ -152,6 +153,12 @@ TEST(TTApi, TheDeclarationsRejectWhatTheSdkRejects) {
   EXPECT_NE(log.find("was not declared"), std::string::npos) << log;
   log = compile(compute + "  reconfig_data_format<true>(0, 1);\n}\n",
                 "-DTRISC_UNPACK");
+  EXPECT_NE(log.find("no matching function"), std::string::npos) << log;
+  log = compile("#define REDUCE_OP PoolType::SUM\n"
+                "#define REDUCE_DIM ReduceDim::REDUCE_ROW\n"
+                "#include \"api/compute/reduce.h\"\n"
+                "void kernel_main() {\n  reduce_tile(0, 1, 0, 0, 0);\n}\n",
+                "-DTRISC_MATH");
   EXPECT_NE(log.find("no matching function"), std::string::npos) << log;
   EXPECT_EQ(compile("#include \"api/dataflow/dataflow_api.h\"\n"
                     "static_assert(noc_index == 1);\n"

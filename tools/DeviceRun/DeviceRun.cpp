@@ -94,6 +94,26 @@ llvm::Error toError(const ::attn::Status &status) {
   return llvm::createStringError(status.message());
 }
 
+/// Runs `plan` on `device` and, with `stats`, records the run's kernel time
+/// and launches under the device name `deviceName`.
+llvm::Expected<std::vector<::attn::Tensor>>
+runPlanCounted(const ::attn::runtime::Plan &plan,
+               ::attn::runtime::PlanDevice &device,
+               llvm::ArrayRef<::attn::Tensor> inputs,
+               mlir::attn::DeviceRunStats *stats, std::string deviceName) {
+  ::attn::runtime::PlanRunStats runStats;
+  ::attn::Result<std::vector<::attn::Tensor>> results =
+      ::attn::runtime::runPlan(plan, device, inputs, &runStats);
+  if (!results)
+    return toError(results.status());
+  if (stats) {
+    stats->device = std::move(deviceName);
+    stats->kernelSeconds = runStats.kernelSeconds;
+    stats->launches = runStats.launches;
+  }
+  return std::move(*results);
+}
+
 /// Compiles for one target and runs the plan on `device`; `addKernel` puts a
 /// compiled kernel on the device.
 template <typename AddKernel>
@@ -134,17 +154,8 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
           k.entryPoint,
           ::attn::runtime::hashToHex(::attn::runtime::contentHash(k.bytes)));
   }
-  ::attn::runtime::PlanRunStats runStats;
-  ::attn::Result<std::vector<::attn::Tensor>> results =
-      ::attn::runtime::runPlan(*plan, device, inputs, &runStats);
-  if (!results)
-    return toError(results.status());
-  if (stats) {
-    stats->device = device.name();
-    stats->kernelSeconds = runStats.kernelSeconds;
-    stats->launches = runStats.launches;
-  }
-  return std::move(*results);
+  return runPlanCounted(*plan, device, inputs, stats,
+                        std::string(device.name()));
 }
 
 /// Runs function `entry` of `module` with the kernels of the bundle at
@@ -188,24 +199,16 @@ runFromBundle(ModuleOp module, StringRef entry, StringRef bundleDir,
     return llvm::createStringError("bundle " + bundleDir.str() +
                                    ": variant " + (*chosen)->name +
                                    " has no host plan");
-  ::attn::runtime::PlanRunStats runStats;
-  ::attn::Result<std::vector<::attn::Tensor>> results =
-      ::attn::runtime::runPlan(*plan, device, inputs, &runStats);
-  if (!results)
-    return toError(results.status());
-  if (stats) {
-    stats->device = std::string(device.name()) + " (bundle " +
-                    bundleDir.str() + ", entry " + (*chosen)->name +
-                    " subgroup size " +
-                    std::to_string((*chosen)->subgroupSize) + ")";
-    stats->kernelSeconds = runStats.kernelSeconds;
-    stats->launches = runStats.launches;
+  if (stats)
     for (const ::attn::runtime::BundleKernel &k : (*chosen)->kernels)
       if (k.target == target && device.runsKernel(k))
         stats->kernels.emplace_back(k.entryPoint,
                                     ::attn::runtime::hashToHex(k.hash));
-  }
-  return std::move(*results);
+  return runPlanCounted(*plan, device, inputs, stats,
+                        std::string(device.name()) + " (bundle " +
+                            bundleDir.str() + ", entry " + (*chosen)->name +
+                            " subgroup size " +
+                            std::to_string((*chosen)->subgroupSize) + ")");
 }
 
 #ifdef ATTN_HAVE_TT

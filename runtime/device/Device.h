@@ -30,6 +30,7 @@
 #include <functional>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -184,6 +185,12 @@ public:
 
   /// Whether the device records work to replay (RecordedStep).
   virtual bool canRecord() const { return false; }
+  /// The device's lock. A session may be driven from several threads: each
+  /// unit of work that must not interleave with another thread's (a
+  /// layer's forward, creating a layer, allocating, synchronizing, a
+  /// recorded step) holds it for its whole length (DESIGN.md "Threads").
+  /// Recursive: a unit may call others.
+  std::recursive_mutex &mutex() const { return mutex_; }
   /// Whether a RecordedStep is recording or replaying a step on it now:
   /// work done on the host then (the reference ops) would not be replayed.
   bool inRecordedStep() const { return step_ != nullptr; }
@@ -229,6 +236,7 @@ private:
   /// Logs (recording) or matches (replaying) one launch or copy of a step.
   Status logWork(StepWork work);
   TransferStats transfers_;
+  mutable std::recursive_mutex mutex_;
   /// Set while a RecordedStep records or replays a step on this device.
   StepLog *step_ = nullptr;
 };

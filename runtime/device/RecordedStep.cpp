@@ -11,6 +11,8 @@ RecordedStep::~RecordedStep() = default;
 
 Result<std::unique_ptr<RecordedStep>>
 RecordedStep::record(PlanDevice &device, const Step &step) {
+  // Another thread's work must not land in the recording.
+  std::lock_guard<std::recursive_mutex> lock(device.mutex());
   if (!device.canRecord())
     return errorf(device.name(), " does not record steps for replay");
   if (device.step_)
@@ -38,6 +40,7 @@ RecordedStep::record(PlanDevice &device, const Step &step) {
 }
 
 Status RecordedStep::replay(const Step &step) {
+  std::lock_guard<std::recursive_mutex> lock(device_.mutex());
   if (device_.step_)
     return errorf(device_.name(), " is already recording or replaying a step");
   PlanDevice::StepLog &log = *log_;

@@ -25,7 +25,9 @@
 //  - Methods enqueue their work on the device's queue and return; outputs
 //    are complete once the device synchronizes (a read of them waits).
 //    Nothing crosses to the host but the metadata going the other way.
-//  - An executor is used from one thread at a time.
+//  - An executor is used from one thread at a time: its callers hold the
+//    device's lock (PlanDevice::mutex) around each call, as the impls'
+//    forward and Session do, so that threads sharing a session may call.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_KERNELEXECUTOR_H

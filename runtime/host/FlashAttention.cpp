@@ -75,6 +75,8 @@ Status FlashAttentionImpl::forward(const AttentionLayer &layer,
                                    const DeviceTensor &output,
                                    const Tensor *outputScale,
                                    const Tensor *outputBlockScale) {
+  // The whole call is one unit of the device's work (Device.h: mutex).
+  std::lock_guard<std::recursive_mutex> lock(executor().device().mutex());
   constexpr std::string_view who = "FLASH_ATTN";
   Result<const FlashAttentionMetadata *> mdOr =
       forwardMetadata<FlashAttentionMetadata>(who, metadata, outputScale,

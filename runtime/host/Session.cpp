@@ -50,15 +50,15 @@ Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
     return Status::error("Session::open: no device");
   std::unique_ptr<Session> session(new Session());
   session->type_ = type;
-  session->device_ = std::move(device);
+  session->shared_->device = std::move(device);
   if (type == DeviceType::CPU && bundleDirs.empty()) {
     // Without bundles the CPU runs the reference ops, which read and write
     // the tensors in place.
-    if (session->device_->memorySpace() != MemorySpace::Host)
+    if (session->device().memorySpace() != MemorySpace::Host)
       return errorf("a cpu session needs a device with host memory, got ",
-                    session->device_->name());
-    session->executors_.push_back(
-        std::make_unique<CpuExecutor>(*session->device_));
+                    session->device().name());
+    session->shared_->executors.push_back(
+        std::make_unique<CpuExecutor>(session->device()));
     return session;
   }
   if (bundleDirs.empty())
@@ -67,10 +67,10 @@ Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
                   bundleTarget(type), ")");
   for (const std::string &dir : bundleDirs) {
     Result<std::unique_ptr<BundleExecutor>> executor =
-        openExecutor(dir, bundleTarget(type), *session->device_);
+        openExecutor(dir, bundleTarget(type), session->device());
     if (!executor)
       return executor.status();
-    session->executors_.push_back(std::move(*executor));
+    session->shared_->executors.push_back(std::move(*executor));
   }
   return session;
 }
@@ -78,7 +78,9 @@ Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
 Result<std::unique_ptr<SessionLayer>>
 Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
                      int64_t numBlocks, const BuilderConfig &config) {
+  std::lock_guard<std::recursive_mutex> lock(device().mutex());
   auto result = std::make_unique<SessionLayer>();
+  result->session = shared_;
   result->config = layer;
   result->cacheSpec = cache;
   if (layer.kvCacheDtype != cache.kvCacheDtype)
@@ -104,7 +106,7 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
 
   // The first executor (bundle) that serves every call of the impl.
   Status firstError;
-  for (const std::unique_ptr<KernelExecutor> &executor : executors_) {
+  for (const std::unique_ptr<KernelExecutor> &executor : shared_->executors) {
     Result<std::unique_ptr<AttentionImpl>> impl =
         result->backend->getImpl(layer, *executor, &cache);
     if (impl) {
@@ -127,7 +129,7 @@ Session::createLayer(const AttentionLayer &layer, const KvCacheSpec &cache,
   // Only compiled kernels are recorded: the reference ops (no bundle) run
   // on the host.
   onDevice.deviceRecords =
-      device_->canRecord() && result->executor->servingBundle() != nullptr;
+      device().canRecord() && result->executor->servingBundle() != nullptr;
   Result<std::unique_ptr<AttentionMetadataBuilder>> builder =
       result->backend->getBuilder(cache, {layer.name}, onDevice);
   if (!builder)

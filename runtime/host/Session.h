@@ -23,6 +23,16 @@
 // layer gets the first bundle that serves every call its impl makes; when
 // none does, the error names the variant to compile.
 //
+// Threads and lifetimes. A session and its layers may be used from several
+// threads (one per layer group or stream, say): each forward, createLayer,
+// allocate, synchronize and recorded step runs whole, holding the device's
+// lock (PlanDevice::mutex), so calls from several threads run one after
+// another in some order, never interleaved. A layer's metadata builder
+// keeps state from one build to the next and is used by one thread at a
+// time. A layer keeps the session's device and executors alive, so it may
+// outlive its Session object; device tensors must not outlive the layers
+// and sessions of their device.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_SESSION_SESSION_H
 #define ATTN_RUNTIME_SESSION_SESSION_H
@@ -43,6 +53,10 @@ std::string_view bundleTarget(DeviceType device);
 
 /// One attention layer served by a session.
 struct SessionLayer {
+  /// The session's device and executors, kept as long as the layer: a
+  /// layer may outlive its Session object. First, so that it goes last,
+  /// after the cache on the device.
+  std::shared_ptr<const void> session;
   AttentionLayer config;
   KvCacheSpec cacheSpec;
   std::unique_ptr<AttentionBackend> backend;
@@ -68,7 +82,7 @@ public:
        const std::vector<std::string> &bundleDirs = {});
 
   DeviceType deviceType() const { return type_; }
-  PlanDevice &device() { return *device_; }
+  PlanDevice &device() { return *shared_->device; }
 
   /// A layer: its backend from the global registry (the first that accepts
   /// it on this device type), an impl checked against the executors, the
@@ -81,18 +95,27 @@ public:
 
   /// A zero-filled tensor on the device.
   Result<DeviceTensor> allocate(DType dtype, std::vector<int64_t> shape) {
-    return allocateTensor(*device_, dtype, std::move(shape));
+    std::lock_guard<std::recursive_mutex> lock(device().mutex());
+    return allocateTensor(device(), dtype, std::move(shape));
   }
   /// Waits for everything enqueued on the device.
-  Status synchronize() { return device_->synchronize(); }
+  Status synchronize() {
+    std::lock_guard<std::recursive_mutex> lock(device().mutex());
+    return device().synchronize();
+  }
 
 private:
   Session() = default;
 
   DeviceType type_ = DeviceType::CPU;
-  std::unique_ptr<PlanDevice> device_;
-  /// One per bundle; without bundles on the CPU, the CPU executor alone.
-  std::vector<std::unique_ptr<KernelExecutor>> executors_;
+  /// What the session's layers share with it (SessionLayer::session).
+  struct Shared {
+    std::unique_ptr<PlanDevice> device;
+    /// One per bundle; without bundles on the CPU, the CPU executor alone.
+    /// After the device, so that they go first.
+    std::vector<std::unique_ptr<KernelExecutor>> executors;
+  };
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
 };
 
 } // namespace attn::runtime

@@ -75,6 +75,8 @@ Status TritonMlaImpl::forward(const AttentionLayer &layer,
                               const DeviceTensor &output,
                               const Tensor *outputScale,
                               const Tensor *outputBlockScale) {
+  // The whole call is one unit of the device's work (Device.h: mutex).
+  std::lock_guard<std::recursive_mutex> lock(executor().device().mutex());
   constexpr std::string_view who = "TRITON_MLA";
   Result<const MlaMetadata *> mdOr = forwardMetadata<MlaMetadata>(
       who, metadata, outputScale, outputBlockScale);

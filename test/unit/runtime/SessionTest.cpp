@@ -1,7 +1,10 @@
 //===- SessionTest.cpp - Layers of a session and their caches ------------===//
 //
 // What createLayer allocates for a layer's kv cache dtype, what it
-// refuses, and the builder it gives a cross-attention layer.
+// refuses, the builder it gives a cross-attention layer, and the threads
+// and lifetimes contract (Session.h): forward from several threads, a
+// layer that outlives its Session object. The scripts/sanitize TSan stage
+// runs these.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,7 @@
 #include "runtime/executor/CpuExecutor.h"
 
 #include <cstring>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -137,6 +141,107 @@ TEST(Session, CrossAttentionLayerReadsTheEncodersKeys) {
   Tensor got = *hostView(out);
   for (int64_t i = 0; i < got.numElements(); ++i)
     ASSERT_NEAR(got.getFloat(i), expected->out.getFloat(i), 1e-6) << i;
+}
+
+/// A decode step of `requests` requests of `context` tokens on `layer`:
+/// its metadata, new keys and values and queries drawn from `seed`.
+struct DecodeStep {
+  std::unique_ptr<AttentionMetadata> md;
+  DeviceTensor q, k, v, out;
+};
+
+DecodeStep decodeStep(Session &session, SessionLayer &layer, int seed) {
+  constexpr int32_t requests = 2, context = 20;
+  CommonAttentionMetadata cam;
+  cam.queryStartLoc = {0, 1, 2};
+  cam.seqLens = {context, context};
+  cam.hasBlockTable = true;
+  cam.blockTable = {0, 1, 2, 3};
+  cam.blockTableCols = 2;
+  cam.slotMapping = {context - 1, 32 + context - 1};
+  Result<CommonAttentionMetadata> full = makeCommonAttentionMetadata(cam);
+  EXPECT_TRUE(full) << full.message();
+  DecodeStep step;
+  Result<std::unique_ptr<AttentionMetadata>> md = layer.builder->build(0, *full);
+  EXPECT_TRUE(md) << md.message();
+  step.md = std::move(*md);
+  Random random(seed);
+  Tensor q(DType::F32, {requests, 8, 64}), k(DType::F32, {requests, 2, 64});
+  Tensor v(DType::F32, {requests, 2, 64});
+  for (Tensor *t : {&q, &k, &v})
+    random.fill(*t, -1.0, 1.0);
+  step.q = onDevice(session, q);
+  step.k = onDevice(session, k);
+  step.v = onDevice(session, v);
+  step.out = *session.allocate(DType::F32, {requests, 8, 64});
+  return step;
+}
+
+std::vector<float> hostFloats(const DeviceTensor &t) {
+  Tensor h = *hostView(t);
+  std::vector<float> v;
+  for (int64_t i = 0; i < h.numElements(); ++i)
+    v.push_back(float(h.getFloat(i)));
+  return v;
+}
+
+/// An f32 layer of 8 heads over 2 kv heads, on 4 blocks.
+std::unique_ptr<SessionLayer> f32Layer(Session &session, const char *name) {
+  AttentionLayer layer = llamaLayer("auto");
+  layer.name = name;
+  layer.dtype = DType::F32;
+  Result<std::unique_ptr<SessionLayer>> made = session.createLayer(
+      layer, KvCacheSpec{16, 2, 64, DType::F32, "auto"}, /*numBlocks=*/4);
+  EXPECT_TRUE(made) << made.message();
+  return std::move(*made);
+}
+
+// Two threads calling forward on the same layer, and on two layers, of one
+// session: every call runs whole (the device's lock), so each thread's
+// outputs equal what the same calls give one after the other.
+TEST(SessionThreads, ForwardFromTwoThreads) {
+  std::unique_ptr<Session> session = cpuSession();
+  std::unique_ptr<SessionLayer> a = f32Layer(*session, "layers.0");
+  std::unique_ptr<SessionLayer> b = f32Layer(*session, "layers.1");
+  constexpr int kCalls = 40;
+  auto run = [&](SessionLayer &layer, DecodeStep &step) {
+    for (int i = 0; i < kCalls; ++i)
+      ASSERT_TRUE(layer.impl->forward(layer.config, step.q, step.k, step.v,
+                                      layer.kvCache, *step.md, step.out));
+  };
+  // One after the other: what each thread's last output must be.
+  DecodeStep one = decodeStep(*session, *a, 1), two = decodeStep(*session, *a, 2);
+  run(*a, one);
+  std::vector<float> wantOne = hostFloats(one.out);
+  for (SessionLayer *second : {a.get(), b.get()}) {
+    SCOPED_TRACE(second == a.get() ? "same layer" : "two layers");
+    DecodeStep x = decodeStep(*session, *a, 1);
+    DecodeStep y = decodeStep(*session, *second, 2);
+    std::thread t1([&] { run(*a, x); });
+    std::thread t2([&] { run(*second, y); });
+    t1.join();
+    t2.join();
+    ASSERT_TRUE(session->synchronize());
+    EXPECT_EQ(hostFloats(x.out), wantOne);
+    run(*second, two);
+    EXPECT_EQ(hostFloats(y.out), hostFloats(two.out));
+  }
+}
+
+// A layer keeps what it runs on: it works after its Session object is
+// gone, and frees the device last.
+TEST(SessionThreads, LayerOutlivesItsSession) {
+  std::unique_ptr<Session> session = cpuSession();
+  std::unique_ptr<SessionLayer> layer = f32Layer(*session, "layers.0");
+  DecodeStep step = decodeStep(*session, *layer, 3);
+  ASSERT_TRUE(layer->impl->forward(layer->config, step.q, step.k, step.v,
+                                   layer->kvCache, *step.md, step.out));
+  std::vector<float> want = hostFloats(step.out);
+  session.reset();
+  Status s = layer->impl->forward(layer->config, step.q, step.k, step.v,
+                                  layer->kvCache, *step.md, step.out);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(hostFloats(step.out), want);
 }
 
 } // namespace

@@ -74,6 +74,49 @@ uint32_t TiledCache::pageBytes() const {
   return uint32_t(kTileElements * byteWidth(dtype));
 }
 
+RowPages stickPages(int64_t rows, int64_t rowBytes) {
+  return {uint32_t(rowBytes), uint32_t(rowBytes), uint32_t(rows)};
+}
+
+RowPages blockTablePages(int64_t R, int64_t M) {
+  uint32_t row = uint32_t(M * 4);
+  return {row, (std::max<uint32_t>(row, 4) + 255) / 256 * 256, uint32_t(R)};
+}
+
+RowPages headPages(int64_t H) { return stickPages(1, H * 4); }
+
+namespace {
+
+/// The host rows `data` as the pages `pages` lays out.
+std::vector<uint8_t> padRows(const RowPages &pages, const void *data) {
+  std::vector<uint8_t> bytes(size_t(pages.pageBytes) * pages.rows, 0);
+  for (uint32_t r = 0; r < pages.rows; ++r)
+    std::memcpy(bytes.data() + size_t(r) * pages.pageBytes,
+                static_cast<const uint8_t *>(data) + size_t(r) * pages.rowBytes,
+                pages.rowBytes);
+  return bytes;
+}
+
+} // namespace
+
+Result<Buffer> uploadRows(TTDevice &device, const RowPages &pages,
+                          const void *data) {
+  if (pages.pageBytes == pages.rowBytes)
+    return device.upload(data, pages.pageBytes, pages.rows);
+  std::vector<uint8_t> bytes = padRows(pages, data);
+  return device.upload(bytes.data(), pages.pageBytes, pages.rows);
+}
+
+Status downloadRows(TTDevice &device, const Buffer &buffer,
+                    const RowPages &pages, void *data) {
+  std::vector<uint8_t> bytes(size_t(buffer.numPages) * buffer.pageSize);
+  ATTN_RETURN_IF_ERROR(device.read(buffer, bytes.data()));
+  for (uint32_t r = 0; r < pages.rows; ++r)
+    std::memcpy(static_cast<uint8_t *>(data) + size_t(r) * pages.rowBytes,
+                bytes.data() + size_t(r) * buffer.pageSize, pages.rowBytes);
+  return Status::ok();
+}
+
 namespace {
 
 /// Copies the host cache into (toDevice) or out of the tiled device pages.
@@ -163,36 +206,24 @@ Result<AttentionOutput> readOutputs(TTDevice &device, const Buffer &out,
                                     int64_t valueSize, DType dtype) {
   AttentionOutput result{Tensor(dtype, {T, H, valueSize}),
                          Tensor(DType::F32, {T, H})};
-  std::vector<uint8_t> bytes(size_t(out.numPages) * out.pageSize);
-  ATTN_RETURN_IF_ERROR(device.read(out, bytes.data()));
-  std::memcpy(result.out.data(), bytes.data(), result.out.numBytes());
-  bytes.assign(size_t(lse.numPages) * lse.pageSize, 0);
-  ATTN_RETURN_IF_ERROR(device.read(lse, bytes.data()));
-  std::memcpy(result.lse.data(), bytes.data(), result.lse.numBytes());
+  ATTN_RETURN_IF_ERROR(downloadRows(
+      device, out, stickPages(T * H, valueSize * byteWidth(dtype)),
+      result.out.data()));
+  ATTN_RETURN_IF_ERROR(
+      downloadRows(device, lse, stickPages(T, H * 4), result.lse.data()));
   return result;
 }
 
-/// Runs merge program `merge` over the `states` partial states in
-/// partialOut (pages (s * T + t) * H + h of Dv elements) and partialLse (pages
-/// s * T + t of H f32) on `device`, and reads the merged result back.
-Result<AttentionOutput> runMerge(ScopedBuffers &buffers, const Program &merge,
-                                 const Buffer &partialOut,
-                                 const Buffer &partialLse, int64_t T,
-                                 int64_t H, int64_t valueSize, DType dtype) {
-  TTDevice &device = buffers.device();
+/// Runs merge program `merge` over the partial states in partialOut (pages
+/// (s * T + t) * H + h of Dv elements) and partialLse (pages s * T + t of H
+/// f32) on `device`, into out and lse.
+Status runMerge(TTDevice &device, const Program &merge,
+                const Buffer &partialOut, const Buffer &partialLse,
+                const Buffer &out, const Buffer &lse, int64_t T, int64_t H) {
   const ProgramDescription &d = merge.description;
   if (d.op != "merge_states")
     return errorf("program '", d.name, "' computes ", d.op,
                   ", not merge_states");
-  uint32_t esz = uint32_t(byteWidth(dtype));
-  Result<Buffer> out = buffers.create(uint32_t(valueSize * esz),
-                                      uint32_t(std::max<int64_t>(T * H, 1)));
-  if (!out)
-    return out.status();
-  Result<Buffer> lse =
-      buffers.create(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
-  if (!lse)
-    return lse.status();
   std::vector<std::map<std::string, uint32_t>> units;
   for (int64_t r = 0; r < T * H; r += 32)
     units.push_back({{"row_begin", uint32_t(r)},
@@ -200,15 +231,14 @@ Result<AttentionOutput> runMerge(ScopedBuffers &buffers, const Program &merge,
   std::map<std::string, uint32_t> named = {
       {"partial_out_addr", partialOut.address},
       {"partial_lse_addr", partialLse.address},
-      {"out_addr", out->address},
-      {"lse_addr", lse->address},
+      {"out_addr", out.address},
+      {"lse_addr", lse.address},
       {"num_tokens", uint32_t(T)},
       {"num_dram_banks", device.numDramBanks()}};
   auto launches = layOutRuntimeArgs(merge, named, units);
   if (!launches)
     return launches.status();
-  ATTN_RETURN_IF_ERROR(device.run(merge, *launches));
-  return readOutputs(device, *out, *lse, T, H, valueSize, dtype);
+  return device.run(merge, *launches);
 }
 
 /// The host cache's shape and dtype against the program's.
@@ -252,30 +282,12 @@ Status checkAttentionInputs(const ProgramDescription &d, const ProgramShape &s,
   return Status::ok();
 }
 
-/// The block table, one page per row padded to the 256-byte chunks the
-/// reader reads.
-Result<Buffer> uploadBlockTable(ScopedBuffers &buffers,
-                                const Tensor &blockTable) {
-  uint32_t btCols = uint32_t(blockTable.dim(1));
-  uint32_t btPage = (std::max<uint32_t>(btCols, 1) * 4 + 255) / 256 * 256;
-  std::vector<uint8_t> btBytes(size_t(btPage) * blockTable.dim(0), 0);
-  for (int64_t r = 0; r < blockTable.dim(0); ++r)
-    std::memcpy(btBytes.data() + r * btPage,
-                blockTable.data() + r * btCols * 4, btCols * 4);
-  return buffers.upload(btBytes.data(), btPage, uint32_t(blockTable.dim(0)));
-}
-
-/// A per-head parameter (sinks, ALiBi slopes) as one page of H f32; zeros
-/// when the call has none.
-Result<Buffer> uploadHeadPage(ScopedBuffers &buffers, const Tensor *t,
+/// A per-head parameter (sinks, ALiBi slopes) as one page of H f32.
+Result<Buffer> uploadHeadPage(ScopedBuffers &buffers, const Tensor &t,
                               int64_t H, const char *what) {
-  std::vector<uint8_t> bytes(size_t(H) * 4, 0);
-  if (t) {
-    if (t->dtype() != DType::F32 || t->numElements() != H)
-      return errorf(what, " must be [", H, "] f32");
-    std::memcpy(bytes.data(), t->data(), bytes.size());
-  }
-  return buffers.upload(bytes.data(), uint32_t(H * 4), 1);
+  if (t.dtype() != DType::F32 || t.numElements() != H)
+    return errorf(what, " must be [", H, "] f32");
+  return buffers.upload(t.data(), uint32_t(H * 4), 1);
 }
 
 /// The keys [lo, hi] position `p` of a request of `seqLen` keys sees; empty
@@ -294,26 +306,44 @@ std::pair<int64_t, int64_t> visibleKeys(const ProgramShape &s, int64_t p,
 
 /// Writes the contract's result for every row that sees no key: out 0 and
 /// lse -inf (the sink with sinks). The kernel's additive mask cannot empty a
-/// row (a score of -1e30 still gets weight), so such rows are set here.
-void clearRowsWithoutKeys(AttentionOutput &result, const ProgramShape &s,
-                          const CommonAttentionMetadata &md,
-                          const Tensor *sinks) {
-  int64_t H = s.numHeads, Dv = result.out.dim(2);
+/// row (a score of -1e30 still gets weight), so such rows (windows,
+/// cross-attention) are set through the host: out and lse come back, and go
+/// down again, only when there are any.
+Status clearRowsWithoutKeys(TTDevice &device, const Buffer &out,
+                            const Buffer &lse, int64_t T,
+                            const ProgramShape &s,
+                            const CommonAttentionMetadata &md,
+                            const Tensor *sinks) {
+  std::vector<int64_t> tokens;
   for (int64_t r = 0; r < md.numReqs; ++r) {
     int64_t context = md.numComputedTokens[r];
     for (int64_t i = 0; i < md.queryLens[r]; ++i) {
       auto [lo, hi] = visibleKeys(s, context + i, md.seqLens[r]);
-      if (lo <= hi)
-        continue;
-      int64_t t = md.queryStartLoc[r] + i;
-      for (int64_t h = 0; h < H; ++h) {
-        for (int64_t d = 0; d < Dv; ++d)
-          result.out.setFloat(result.out.offset({t, h, d}), 0.0);
-        result.lse.setFloat(result.lse.offset({t, h}),
-                            sinks ? sinks->getFloat(h) : -INFINITY);
-      }
+      if (lo > hi)
+        tokens.push_back(md.queryStartLoc[r] + i);
     }
   }
+  if (tokens.empty())
+    return Status::ok();
+  int64_t H = s.numHeads, Dv = s.valueSize;
+  Result<AttentionOutput> result =
+      readOutputs(device, out, lse, T, H, Dv, s.dtype);
+  if (!result)
+    return result.status();
+  for (int64_t t : tokens)
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t d = 0; d < Dv; ++d)
+        result->out.setFloat(result->out.offset({t, h, d}), 0.0);
+      result->lse.setFloat(result->lse.offset({t, h}),
+                           sinks ? sinks->getFloat(h) : -INFINITY);
+    }
+  auto writeBack = [&](const Buffer &buffer, const Tensor &t) {
+    std::vector<uint8_t> bytes(size_t(buffer.numPages) * buffer.pageSize, 0);
+    std::memcpy(bytes.data(), t.data(), t.numBytes());
+    return device.write(buffer, bytes.data());
+  };
+  ATTN_RETURN_IF_ERROR(writeBack(out, result->out));
+  return writeBack(lse, result->lse);
 }
 
 /// Work units: the query rows of one request and kv head, 32 per unit; a
@@ -397,6 +427,62 @@ runAttentionProgram(TTDevice &device, const Program &program,
                     const Tensor *queryStartLoc, const Tensor *sinks,
                     const Tensor *alibiSlopes) {
   const ProgramDescription &d = program.description;
+  auto shapeOr = readProgramShape(d);
+  if (!shapeOr)
+    return shapeOr.status();
+  const ProgramShape &s = *shapeOr;
+  int64_t H = s.numHeads, T = query.dim(0);
+  ATTN_RETURN_IF_ERROR(checkAttentionInputs(d, s, query, sinks, alibiSlopes));
+  if (blockTable.rank() != 2)
+    return errorf("block_table is ", blockTable.describe(), ", not rank 2");
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  ScopedBuffers buffers(device);
+  AttentionBuffers in;
+  in.kvCache = kvCache;
+  Result<Buffer> q = buffers.upload(query.data(), uint32_t(s.headSize * esz),
+                                    uint32_t(T * H));
+  if (!q)
+    return q.status();
+  in.query = *q;
+  RowPages btPages = blockTablePages(blockTable.dim(0), blockTable.dim(1));
+  std::vector<uint8_t> btBytes = padRows(btPages, blockTable.data());
+  Result<Buffer> bt =
+      buffers.upload(btBytes.data(), btPages.pageBytes, btPages.rows);
+  if (!bt)
+    return bt.status();
+  in.blockTable = *bt;
+  if (sinks) {
+    Result<Buffer> b = uploadHeadPage(buffers, *sinks, H, "sinks");
+    if (!b)
+      return b.status();
+    in.sinks = *b;
+  }
+  if (alibiSlopes) {
+    Result<Buffer> b = uploadHeadPage(buffers, *alibiSlopes, H, "alibi slopes");
+    if (!b)
+      return b.status();
+    in.alibiSlopes = *b;
+  }
+  Result<Buffer> out = buffers.create(uint32_t(s.valueSize * esz),
+                                      uint32_t(std::max<int64_t>(T * H, 1)));
+  if (!out)
+    return out.status();
+  in.out = *out;
+  Result<Buffer> lse =
+      buffers.create(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+  if (!lse)
+    return lse.status();
+  in.lse = *lse;
+  ATTN_RETURN_IF_ERROR(runAttentionProgram(device, program, in, T, blockTable,
+                                           seqLens, queryStartLoc, sinks));
+  return readOutputs(device, *out, *lse, T, H, s.valueSize, s.dtype);
+}
+
+Status runAttentionProgram(TTDevice &device, const Program &program,
+                           const AttentionBuffers &in, int64_t T,
+                           const Tensor &blockTable, const Tensor &seqLens,
+                           const Tensor *queryStartLoc, const Tensor *sinks) {
+  const ProgramDescription &d = program.description;
   if (d.op != "paged_attention" && d.op != "mla_decode")
     return errorf("program '", d.name, "' computes ", d.op,
                   ", not attention");
@@ -405,14 +491,25 @@ runAttentionProgram(TTDevice &device, const Program &program,
     return shapeOr.status();
   const ProgramShape &s = *shapeOr;
   int64_t H = s.numHeads;
-  ATTN_RETURN_IF_ERROR(checkAttentionInputs(d, s, query, sinks, alibiSlopes));
-  ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, kvCache));
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  if (in.query.pageSize != uint32_t(s.headSize * esz) ||
+      in.query.numPages < uint64_t(T * H))
+    return errorf("program '", d.name, "' reads ", T * H, " query rows of ",
+                  s.headSize * esz, " bytes, its buffer has ",
+                  in.query.numPages, " of ", in.query.pageSize);
+  if (s.sinks != in.sinks.has_value())
+    return errorf("program '", d.name, "' was compiled ",
+                  s.sinks ? "with" : "without", " sinks");
+  if (s.alibi != in.alibiSlopes.has_value())
+    return errorf("program '", d.name, "' was compiled ",
+                  s.alibi ? "with" : "without", " ALiBi slopes");
+  ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, in.kvCache));
 
   // One query per request for MLA.
   Tensor mlaQsl;
   if (!queryStartLoc) {
-    mlaQsl = Tensor(DType::I32, {query.dim(0) + 1});
-    for (int64_t i = 0; i <= query.dim(0); ++i)
+    mlaQsl = Tensor(DType::I32, {T + 1});
+    for (int64_t i = 0; i <= T; ++i)
       mlaQsl.setInt(i, i);
     queryStartLoc = &mlaQsl;
   }
@@ -421,56 +518,55 @@ runAttentionProgram(TTDevice &device, const Program &program,
   if (!mdOr)
     return mdOr.status();
   const CommonAttentionMetadata &md = *mdOr;
-  ATTN_RETURN_IF_ERROR(checkNumTokens(md, query.dim(0)));
+  ATTN_RETURN_IF_ERROR(checkNumTokens(md, T));
   ATTN_RETURN_IF_ERROR(
-      checkCacheBounds(md, kvCache.layout.numBlocks, s.blockSize));
+      checkCacheBounds(md, in.kvCache.layout.numBlocks, s.blockSize));
 
-  int64_t T = query.dim(0);
-  uint32_t esz = uint32_t(byteWidth(s.dtype));
   ScopedBuffers buffers(device);
-  const Buffer *kv = &kvCache.buffer;
-  Result<Buffer> q = buffers.upload(query.data(), uint32_t(s.headSize * esz),
-                                uint32_t(T * H));
-  if (!q)
-    return q.status();
-  Result<Buffer> bt = uploadBlockTable(buffers, blockTable);
-  if (!bt)
-    return bt.status();
-  Result<Buffer> sinkBuf = uploadHeadPage(buffers, sinks, H, "sinks");
+  // Programs compiled without sinks or slopes still take an address: a
+  // page of zeros, created so (nothing moves).
+  auto headPage = [&](const std::optional<Buffer> &b) -> Result<Buffer> {
+    if (b)
+      return *b;
+    return buffers.create(uint32_t(H * 4), 1);
+  };
+  Result<Buffer> sinkBuf = headPage(in.sinks);
   if (!sinkBuf)
     return sinkBuf.status();
-  Result<Buffer> slopeBuf =
-      uploadHeadPage(buffers, alibiSlopes, H, "alibi slopes");
+  Result<Buffer> slopeBuf = headPage(in.alibiSlopes);
   if (!slopeBuf)
     return slopeBuf.status();
-  // Split-KV: every split writes its partial state to its slice of the
-  // outputs, which the merge program combines. A split without keys keeps
-  // out = 0 and lse = -inf.
+  // Split-KV: every split writes its partial state to its slice of scratch
+  // buffers, which the merge program combines into out and lse. A split
+  // without keys keeps out = 0 and lse = -inf.
   int64_t splits = s.numKvSplits;
   if (splits > 1 && !program.merge)
     return errorf("program '", d.name, "' splits its work ", splits,
                   " ways but has no merge program");
-  Result<Buffer> out =
-      buffers.create(uint32_t(s.valueSize * esz),
-                     uint32_t(std::max<int64_t>(splits * T * H, 1)));
-  if (!out)
-    return out.status();
-  Result<Buffer> lse = buffers.create(
-      uint32_t(H * 4), uint32_t(std::max<int64_t>(splits * T, 1)));
-  if (!lse)
-    return lse.status();
+  Buffer out = in.out, lse = in.lse;
   if (splits > 1) {
-    std::vector<float> noKeys(size_t(lse->numPages) * H, -INFINITY);
-    ATTN_RETURN_IF_ERROR(device.write(*lse, noKeys.data()));
+    Result<Buffer> partialOut =
+        buffers.create(uint32_t(s.valueSize * esz),
+                       uint32_t(std::max<int64_t>(splits * T * H, 1)));
+    if (!partialOut)
+      return partialOut.status();
+    Result<Buffer> partialLse = buffers.create(
+        uint32_t(H * 4), uint32_t(std::max<int64_t>(splits * T, 1)));
+    if (!partialLse)
+      return partialLse.status();
+    std::vector<float> noKeys(size_t(partialLse->numPages) * H, -INFINITY);
+    ATTN_RETURN_IF_ERROR(device.write(*partialLse, noKeys.data()));
+    out = *partialOut;
+    lse = *partialLse;
   }
 
   std::map<std::string, uint32_t> named = {
-      {"q_addr", q->address},
-      {"kv_addr", kv->address},
-      {"bt_addr", bt->address},
-      {"bt_page_stride", bt->alignedPageSize},
-      {"out_addr", out->address},
-      {"lse_addr", lse->address},
+      {"q_addr", in.query.address},
+      {"kv_addr", in.kvCache.buffer.address},
+      {"bt_addr", in.blockTable.address},
+      {"bt_page_stride", in.blockTable.alignedPageSize},
+      {"out_addr", out.address},
+      {"lse_addr", lse.address},
       {"sinks_addr", sinkBuf->address},
       {"alibi_addr", slopeBuf->address},
       {"num_dram_banks", device.numDramBanks()}};
@@ -479,21 +575,16 @@ runAttentionProgram(TTDevice &device, const Program &program,
   if (!launches)
     return launches.status();
   ATTN_RETURN_IF_ERROR(device.run(program, *launches));
-  Result<AttentionOutput> result =
-      splits > 1 ? runMerge(buffers, *program.merge, *out, *lse, T, H,
-                            s.valueSize, s.dtype)
-                 : readOutputs(device, *out, *lse, T, H, s.valueSize, s.dtype);
-  if (result)
-    clearRowsWithoutKeys(*result, s, md, sinks);
-  return result;
+  if (splits > 1)
+    ATTN_RETURN_IF_ERROR(
+        runMerge(device, *program.merge, out, lse, in.out, in.lse, T, H));
+  return clearRowsWithoutKeys(device, in.out, in.lse, T, s, md, sinks);
 }
 
-Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
-                                              const Program &program,
-                                              const Tensor &outA,
-                                              const Tensor &lseA,
-                                              const Tensor &outB,
-                                              const Tensor &lseB) {
+Status runMergeStatesProgram(TTDevice &device, const Program &program,
+                             const Tensor &outA, const Tensor &lseA,
+                             const Tensor &outB, const Tensor &lseB,
+                             const Buffer &out, const Buffer &lse) {
   const ProgramDescription &d = program.description;
   auto shapeOr = readProgramShape(d);
   if (!shapeOr)
@@ -525,8 +616,33 @@ Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
       buffers.upload(lses.data(), uint32_t(H * 4), uint32_t(2 * T));
   if (!partialLse)
     return partialLse.status();
-  return runMerge(buffers, program, *partialOut, *partialLse, T, H, Dv,
-                  s.dtype);
+  return runMerge(device, program, *partialOut, *partialLse, out, lse, T, H);
+}
+
+Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
+                                              const Program &program,
+                                              const Tensor &outA,
+                                              const Tensor &lseA,
+                                              const Tensor &outB,
+                                              const Tensor &lseB) {
+  auto shapeOr = readProgramShape(program.description);
+  if (!shapeOr)
+    return shapeOr.status();
+  const ProgramShape &s = *shapeOr;
+  int64_t T = outA.rank() == 3 ? outA.dim(0) : 0, H = s.numHeads;
+  ScopedBuffers buffers(device);
+  Result<Buffer> out =
+      buffers.create(uint32_t(s.valueSize * byteWidth(s.dtype)),
+                     uint32_t(std::max<int64_t>(T * H, 1)));
+  if (!out)
+    return out.status();
+  Result<Buffer> lse =
+      buffers.create(uint32_t(H * 4), uint32_t(std::max<int64_t>(T, 1)));
+  if (!lse)
+    return lse.status();
+  ATTN_RETURN_IF_ERROR(runMergeStatesProgram(device, program, outA, lseA, outB,
+                                             lseB, *out, *lse));
+  return readOutputs(device, *out, *lse, T, H, s.valueSize, s.dtype);
 }
 
 Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
@@ -575,7 +691,6 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
   ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, kvCache));
   ATTN_RETURN_IF_ERROR(
       checkSlotMapping(slotMapping, T, kvCache.layout.numBlocks, s.blockSize));
-
   uint32_t esz = uint32_t(byteWidth(s.dtype));
   ScopedBuffers buffers(device);
   Result<Buffer> k =
@@ -589,14 +704,43 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
   Result<Buffer> slots = buffers.upload(slotMapping.data(), 8, uint32_t(T));
   if (!slots)
     return slots.status();
+  return runReshapeAndCacheProgram(device, program, *k, *v, *slots, kvCache,
+                                   slotMapping);
+}
+
+Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
+                                 const Buffer &key, const Buffer &value,
+                                 const Buffer &slots,
+                                 const DeviceCache &kvCache,
+                                 const Tensor &slotMapping) {
+  const ProgramDescription &d = program.description;
+  if (d.op != "reshape_and_cache")
+    return errorf("program '", d.name, "' computes ", d.op,
+                  ", not reshape_and_cache");
+  auto shapeOr = readProgramShape(d);
+  if (!shapeOr)
+    return shapeOr.status();
+  const ProgramShape &s = *shapeOr;
+  int64_t T = slotMapping.numElements(), G = s.numKvHeads;
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, kvCache));
+  ATTN_RETURN_IF_ERROR(
+      checkSlotMapping(slotMapping, T, kvCache.layout.numBlocks, s.blockSize));
+  if (key.pageSize != uint32_t(s.keyWidth * esz) ||
+      value.pageSize != uint32_t(s.valueWidth * esz) ||
+      key.numPages < uint64_t(T * G) || value.numPages < uint64_t(T * G) ||
+      slots.pageSize != 8 || slots.numPages < uint64_t(T))
+    return errorf("program '", d.name,
+                  "': its key, value or slot buffers are not laid out for ", T,
+                  " tokens");
 
   std::vector<std::map<std::string, uint32_t>> units;
   for (int64_t t = 0; t < T; ++t)
     units.push_back({{"token", uint32_t(t)}});
   std::map<std::string, uint32_t> named = {
-      {"key_addr", k->address},
-      {"value_addr", v->address},
-      {"slot_addr", slots->address},
+      {"key_addr", key.address},
+      {"value_addr", value.address},
+      {"slot_addr", slots.address},
       {"kv_addr", kvCache.buffer.address},
       {"num_dram_banks", device.numDramBanks()}};
   auto launches = layOutRuntimeArgs(program, named, units);

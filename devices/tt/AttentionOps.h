@@ -43,6 +43,7 @@
 #include "devices/tt/TTDevice.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace attn::tt {
 
@@ -106,6 +107,29 @@ struct DeviceCache {
   TiledCache layout;
 };
 
+/// A row-major operand in DRAM: row r (rowBytes of the host copy) at page r
+/// of pageBytes >= rowBytes, the padding zeros.
+struct RowPages {
+  uint32_t rowBytes = 0, pageBytes = 0, rows = 0;
+  uint64_t hostBytes() const { return uint64_t(rowBytes) * rows; }
+  bool operator==(const RowPages &) const = default;
+};
+/// Sticks (queries, outputs, new keys and values, lse, slots): one page per
+/// row of `rowBytes`.
+RowPages stickPages(int64_t rows, int64_t rowBytes);
+/// The block table [R, M] i32: one page per request, padded to the 256-byte
+/// chunks the reader reads.
+RowPages blockTablePages(int64_t R, int64_t M);
+/// Sinks or ALiBi slopes: one page of H f32.
+RowPages headPages(int64_t H);
+/// A new buffer of `device` holding the host rows `data` as `pages`; the
+/// caller releases it.
+Result<Buffer> uploadRows(TTDevice &device, const RowPages &pages,
+                          const void *data);
+/// Reads the rows of `buffer` (laid out as `pages`) into `data`.
+Status downloadRows(TTDevice &device, const Buffer &buffer,
+                    const RowPages &pages, void *data);
+
 /// Tilizes host cache `cache` (in `layout`, the tiled layout `tc`) into a
 /// new buffer of `device`, which the caller releases.
 Result<Buffer> uploadCache(TTDevice &device, const TiledCache &tc,
@@ -143,6 +167,27 @@ runAttentionProgram(TTDevice &device, const Program &program,
                     const Tensor *queryStartLoc, const Tensor *sinks,
                     const Tensor *alibiSlopes);
 
+/// The operands of an attention program already in DRAM, in the layouts
+/// above, for T query tokens (R for MLA).
+struct AttentionBuffers {
+  Buffer query;
+  DeviceCache kvCache;
+  Buffer blockTable;
+  /// Absent when the program was compiled without them.
+  std::optional<Buffer> sinks, alibiSlopes;
+  /// What the program writes: T * H pages of valueSize elements, T pages of
+  /// H f32.
+  Buffer out, lse;
+};
+/// Runs an attention program on operands in DRAM and leaves its result in
+/// `buffers.out` and `buffers.lse`. The metadata (block table, seq_lens,
+/// query_start_loc, null for MLA) and sinks (for rows that see no key) are
+/// also needed on the host, which lays out the work from them.
+Status runAttentionProgram(TTDevice &device, const Program &program,
+                           const AttentionBuffers &buffers, int64_t numTokens,
+                           const Tensor &blockTable, const Tensor &seqLens,
+                           const Tensor *queryStartLoc, const Tensor *sinks);
+
 /// Runs a "merge_states" program on two states: out [T, H, Dv] in the
 /// program's dtype and lse [T, H] f32 each.
 Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
@@ -151,6 +196,14 @@ Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
                                               const Tensor &lseA,
                                               const Tensor &outB,
                                               const Tensor &lseB);
+
+/// The same, leaving the merged state in DRAM: out (T * H pages of
+/// valueSize elements) and lse (T pages of H f32). The states go down from
+/// the host, both in one buffer as the merge program reads them.
+Status runMergeStatesProgram(TTDevice &device, const Program &program,
+                             const Tensor &outA, const Tensor &lseA,
+                             const Tensor &outB, const Tensor &lseB,
+                             const Buffer &out, const Buffer &lse);
 
 /// Runs a "reshape_and_cache" program: writes key/value [T, G, D] into
 /// kvCache (in `layout`) at slotMapping [T] i64; for the MLA latent cache
@@ -164,6 +217,14 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
 /// new rows move.
 Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
                                  const Tensor &key, const Tensor &value,
+                                 const DeviceCache &kvCache,
+                                 const Tensor &slotMapping);
+/// The same with the new rows already in DRAM: key and value sticks of the
+/// program's key and value widths, T * G rows each, and the slot mapping
+/// (one i64 page per token), which the host also checks.
+Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
+                                 const Buffer &key, const Buffer &value,
+                                 const Buffer &slots,
                                  const DeviceCache &kvCache,
                                  const Tensor &slotMapping);
 

@@ -11,49 +11,6 @@ namespace attn::tt {
 
 namespace {
 
-/// The operands of one launch as tensors.
-class LaunchOperands {
-public:
-  LaunchOperands(const std::string &program,
-                 std::span<const runtime::BufferView> args)
-      : program_(program), args_(args) {}
-
-  Status expect(size_t count) const {
-    if (args_.size() == count)
-      return Status::ok();
-    return errorf("program '", program_, "' takes ", count,
-                  " buffers, the launch passes ", args_.size());
-  }
-  uint64_t bytes(size_t i) const { return args_[i].bytes; }
-
-  Result<Tensor> tensor(size_t i, DType dtype, std::vector<int64_t> shape,
-                        const char *what) const {
-    Result<Tensor> t = Tensor::create(dtype, std::move(shape));
-    if (!t)
-      return t;
-    if (t->numBytes() > args_[i].bytes)
-      return errorf("program '", program_, "': ", what, " ", t->describe(),
-                    " needs ", t->numBytes(), " bytes, its buffer has ",
-                    args_[i].bytes);
-    std::memcpy(t->data(), runtime::HostMemoryDevice::bytesOf(args_[i]),
-                t->numBytes());
-    return t;
-  }
-
-  Status store(size_t i, const Tensor &t, const char *what) const {
-    if (t.numBytes() > args_[i].bytes)
-      return errorf("program '", program_, "': ", what, " ", t.describe(),
-                    " does not fit its ", args_[i].bytes, "-byte buffer");
-    std::memcpy(runtime::HostMemoryDevice::bytesOf(args_[i]), t.data(),
-                t.numBytes());
-    return Status::ok();
-  }
-
-private:
-  const std::string &program_;
-  std::span<const runtime::BufferView> args_;
-};
-
 /// The cache's shape for `blocks` blocks.
 std::vector<int64_t> cacheShape(const ProgramShape &s, int64_t blocks) {
   if (s.kvParts == 1)
@@ -72,19 +29,20 @@ int64_t cacheBlocks(const ProgramShape &s, uint64_t bytes) {
   return int64_t(bytes) / row;
 }
 
-#define TRY_TENSOR(name, expr)                                                 \
-  Result<Tensor> name##Or = (expr);                                            \
+/// The operand count a program takes, against the launch's.
+Status expectOperands(const ProgramDescription &d,
+                      std::span<const runtime::BufferView> args, size_t count) {
+  if (args.size() == count)
+    return Status::ok();
+  return errorf("program '", d.name, "' takes ", count,
+                " buffers, the launch passes ", args.size());
+}
+
+#define TRY(name, expr)                                                        \
+  auto name##Or = (expr);                                                      \
   if (!name##Or)                                                               \
     return name##Or.status();                                                  \
-  Tensor &name = *name##Or;
-
-Status storeOutput(const LaunchOperands &in, size_t first,
-                   const Result<AttentionOutput> &out) {
-  if (!out)
-    return out.status();
-  ATTN_RETURN_IF_ERROR(in.store(first, out->out, "out"));
-  return in.store(first + 1, out->lse, "lse");
-}
+  auto &name = *name##Or;
 
 } // namespace
 
@@ -96,7 +54,8 @@ TTPlanDevice::TTPlanDevice(std::unique_ptr<TTDevice> device)
 
 TTPlanDevice::~TTPlanDevice() {
   for (auto &[buffer, r] : resident_)
-    dropCache(r);
+    for (const Image &image : r.images)
+      release(image);
 }
 
 Result<std::shared_ptr<runtime::DeviceBuffer>>
@@ -123,94 +82,161 @@ void TTPlanDevice::sweep() {
       ++it;
       continue;
     }
-    dropCache(it->second);
+    for (const Image &image : it->second.images)
+      release(image);
     it = resident_.erase(it);
   }
 }
 
-void TTPlanDevice::dropCache(Resident &r) {
-  if (r.cache)
-    device_.releaseBuffer(r.cache->buffer);
-  r.cache.reset();
-  r.deviceNewer = r.hostNewer = false;
+void TTPlanDevice::release(const Image &image) {
+  if (launching_)
+    retired_.push_back(image.buffer);
+  else
+    device_.releaseBuffer(image.buffer);
 }
 
-Status TTPlanDevice::syncHost(const runtime::DeviceBuffer *buffer) {
+uint64_t TTPlanDevice::Form::hostBytes() const {
+  if (!tiles)
+    return rows.hostBytes();
+  uint64_t n = byteWidth(tiles->dtype);
+  for (int64_t d : shape)
+    n *= uint64_t(d);
+  return n;
+}
+
+Status TTPlanDevice::syncHost(const runtime::DeviceBuffer *buffer,
+                              uint64_t offset, uint64_t bytes) {
   auto it = resident_.find(buffer);
-  if (it == resident_.end() || !it->second.cache || !it->second.deviceNewer)
+  if (it == resident_.end())
     return Status::ok();
-  Resident &r = it->second;
-  Result<Tensor> host = Tensor::create(r.dtype, r.shape);
-  if (!host)
-    return host.status();
-  ATTN_RETURN_IF_ERROR(downloadCache(device_, *r.cache, *host, r.layout));
-  runtime::BufferView view{const_cast<runtime::DeviceBuffer *>(buffer),
-                           r.offset, host->numBytes()};
-  std::memcpy(bytesOf(view), host->data(), host->numBytes());
-  r.deviceNewer = false;
+  for (Image &image : it->second.images) {
+    if (!image.deviceNewer || !image.overlaps(offset, bytes))
+      continue;
+    runtime::BufferView view{const_cast<runtime::DeviceBuffer *>(buffer),
+                             image.offset, image.form.hostBytes()};
+    if (image.form.tiles) {
+      Result<Tensor> host =
+          Tensor::create(image.form.tiles->dtype, image.form.shape);
+      if (!host)
+        return host.status();
+      ATTN_RETURN_IF_ERROR(downloadCache(
+          device_, DeviceCache{image.buffer, *image.form.tiles}, *host,
+          image.form.layout));
+      std::memcpy(bytesOf(view), host->data(), host->numBytes());
+    } else {
+      ATTN_RETURN_IF_ERROR(downloadRows(device_, image.buffer, image.form.rows,
+                                        bytesOf(view)));
+    }
+    image.deviceNewer = false;
+  }
   return Status::ok();
 }
 
-void TTPlanDevice::hostChanged(const runtime::DeviceBuffer *buffer) {
+void TTPlanDevice::hostChanged(const runtime::DeviceBuffer *buffer,
+                               uint64_t offset, uint64_t bytes) {
   auto it = resident_.find(buffer);
-  if (it != resident_.end() && it->second.cache)
-    it->second.hostNewer = true;
+  if (it == resident_.end())
+    return;
+  for (Image &image : it->second.images)
+    if (image.overlaps(offset, bytes))
+      image.hostNewer = true;
 }
 
-Result<const DeviceCache *>
-TTPlanDevice::cacheOnDevice(const runtime::BufferView &view,
-                            const ProgramShape &s) {
+Result<Buffer> TTPlanDevice::onDevice(const runtime::BufferView &view,
+                                      const Form &form, Use use) {
   auto it = resident_.find(view.buffer);
   if (it == resident_.end())
-    return errorf(name_, ": a launch's cache is in a buffer of another device");
-  Resident &r = it->second;
-  TiledCache tc = tiledCacheOf(s, cacheBlocks(s, view.bytes));
-  if (r.cache && r.cache->layout == tc && r.offset == view.offset &&
-      r.layout == s.layout && !r.hostNewer)
-    return &*r.cache;
-  // Tiles of another shape may hold the only copy of writes.
-  ATTN_RETURN_IF_ERROR(syncHost(view.buffer));
-  dropCache(r);
-  std::vector<int64_t> shape = cacheShape(s, tc.numBlocks);
-  Result<Tensor> host = Tensor::create(s.dtype, shape);
-  if (!host)
-    return host.status();
-  if (host->numBytes() > view.bytes)
-    return errorf(name_, ": a cache of ", host->describe(), " in ", view.bytes,
-                  " bytes");
-  std::memcpy(host->data(), bytesOf(view), host->numBytes());
-  Result<Buffer> tiles = uploadCache(device_, tc, *host, s.layout);
-  if (!tiles)
-    return tiles.status();
-  r.cache = DeviceCache{*tiles, tc};
-  r.offset = view.offset;
-  r.dtype = s.dtype;
-  r.shape = std::move(shape);
-  r.layout = s.layout;
-  return &*r.cache;
+    return errorf(name_, ": a launch's operand is in a buffer of another "
+                         "device");
+  std::vector<Image> &images = it->second.images;
+  uint64_t bytes = form.hostBytes();
+  if (bytes > view.bytes)
+    return errorf(name_, ": an operand of ", bytes, " bytes in a ", view.bytes,
+                  "-byte buffer");
+  for (Image &image : images) {
+    if (image.offset != view.offset || image.form != form ||
+        (image.hostNewer && use != Use::Write))
+      continue;
+    // A launch that writes the whole region makes the host copy stale.
+    if (use != Use::Read) {
+      image.deviceNewer = true;
+      image.hostNewer = false;
+    }
+    return image.buffer;
+  }
+  // The images this one displaces may hold the only copy of writes.
+  ATTN_RETURN_IF_ERROR(syncHost(view.buffer, view.offset, bytes));
+  for (auto i = images.begin(); i != images.end();) {
+    if (!i->overlaps(view.offset, bytes)) {
+      ++i;
+      continue;
+    }
+    release(*i);
+    i = images.erase(i);
+  }
+  Image image;
+  image.offset = view.offset;
+  image.form = form;
+  image.deviceNewer = use != Use::Read;
+  const uint8_t *host = bytesOf(view);
+  Result<Buffer> buffer = Buffer{};
+  if (form.tiles) {
+    Result<Tensor> t = Tensor::create(form.tiles->dtype, form.shape);
+    if (!t)
+      return t.status();
+    std::memcpy(t->data(), host, t->numBytes());
+    buffer = uploadCache(device_, *form.tiles, *t, form.layout);
+  } else if (use == Use::Write || form.rows.rows == 0) {
+    // Nothing to move: the launch writes it all (or there is nothing).
+    buffer = device_.createBuffer(form.rows.pageBytes,
+                                  std::max<uint32_t>(form.rows.rows, 1));
+  } else {
+    buffer = uploadRows(device_, form.rows, host);
+  }
+  if (!buffer)
+    return buffer.status();
+  image.buffer = *buffer;
+  images.push_back(image);
+  return *buffer;
+}
+
+Result<Tensor> TTPlanDevice::hostTensor(const runtime::BufferView &view,
+                                        DType dtype,
+                                        std::vector<int64_t> shape,
+                                        const char *what) {
+  Result<Tensor> t = Tensor::create(dtype, std::move(shape));
+  if (!t)
+    return t;
+  if (t->numBytes() > view.bytes)
+    return errorf(name_, ": ", what, " ", t->describe(), " needs ",
+                  t->numBytes(), " bytes, its buffer has ", view.bytes);
+  ATTN_RETURN_IF_ERROR(syncHost(view.buffer, view.offset, t->numBytes()));
+  std::memcpy(t->data(), bytesOf(view), t->numBytes());
+  return t;
 }
 
 Status TTPlanDevice::writeBytes(runtime::DeviceBuffer &buffer, uint64_t offset,
                                 const void *data, uint64_t bytes) {
-  ATTN_RETURN_IF_ERROR(syncHost(&buffer));
+  // A region the write covers only in part keeps the rest.
+  ATTN_RETURN_IF_ERROR(syncHost(&buffer, offset, bytes));
   ATTN_RETURN_IF_ERROR(
       HostMemoryDevice::writeBytes(buffer, offset, data, bytes));
-  hostChanged(&buffer);
+  hostChanged(&buffer, offset, bytes);
   return Status::ok();
 }
 
 Status TTPlanDevice::readBytes(const runtime::DeviceBuffer &buffer,
                                uint64_t offset, void *data, uint64_t bytes) {
-  ATTN_RETURN_IF_ERROR(syncHost(&buffer));
+  ATTN_RETURN_IF_ERROR(syncHost(&buffer, offset, bytes));
   return HostMemoryDevice::readBytes(buffer, offset, data, bytes);
 }
 
 Status TTPlanDevice::enqueueCopy(const runtime::BufferView &src,
                                  const runtime::BufferView &dst) {
-  ATTN_RETURN_IF_ERROR(syncHost(src.buffer));
-  ATTN_RETURN_IF_ERROR(syncHost(dst.buffer));
+  ATTN_RETURN_IF_ERROR(syncHost(src.buffer, src.offset, src.bytes));
+  ATTN_RETURN_IF_ERROR(syncHost(dst.buffer, dst.offset, dst.bytes));
   ATTN_RETURN_IF_ERROR(HostMemoryDevice::enqueueCopy(src, dst));
-  hostChanged(dst.buffer);
+  hostChanged(dst.buffer, dst.offset, dst.bytes);
   return Status::ok();
 }
 
@@ -282,105 +308,111 @@ Status TTPlanDevice::enqueueLaunch(std::string_view kernel,
   if (!shapeOr)
     return shapeOr.status();
   const ProgramShape &s = *shapeOr;
-  // The cache operand stays tiled in DRAM; every other operand is read from
-  // and written to the host copy, current before and marked after.
-  size_t cacheArg = d.op == "reshape_and_cache" ? 3
-                    : d.op == "paged_attention" || d.op == "mla_decode"
-                        ? 1
-                        : args.size();
-  for (size_t i = 0; i < args.size(); ++i)
-    if (i != cacheArg)
-      ATTN_RETURN_IF_ERROR(syncHost(args[i].buffer));
-  Status status = launchOp(program, s, grid, args, cacheArg);
-  for (size_t i = 0; i < args.size(); ++i)
-    if (i != cacheArg)
-      hostChanged(args[i].buffer);
+  launching_ = true;
+  Status status = launchOp(program, s, grid, args);
+  launching_ = false;
+  for (const Buffer &buffer : retired_)
+    device_.releaseBuffer(buffer);
+  retired_.clear();
   return status;
 }
 
 Status TTPlanDevice::launchOp(const Program &program, const ProgramShape &s,
                               const std::array<uint32_t, 3> &grid,
-                              std::span<const runtime::BufferView> args,
-                              size_t cacheArg) {
+                              std::span<const runtime::BufferView> args) {
   const ProgramDescription &d = program.description;
-  LaunchOperands in(d.name, args);
   int64_t H = s.numHeads, G = s.numKvHeads;
+  uint32_t esz = uint32_t(byteWidth(s.dtype));
+  auto rows = [](RowPages pages) {
+    Form form;
+    form.rows = pages;
+    return form;
+  };
   // Called once the operand count is checked.
-  auto cache = [&] { return cacheOnDevice(args[cacheArg], s); };
+  auto cache = [&](size_t i, Use use) -> Result<DeviceCache> {
+    Form form;
+    form.tiles = tiledCacheOf(s, cacheBlocks(s, args[i].bytes));
+    form.shape = cacheShape(s, form.tiles->numBlocks);
+    form.layout = s.layout;
+    Result<Buffer> buffer = onDevice(args[i], form, use);
+    if (!buffer)
+      return buffer.status();
+    return DeviceCache{*buffer, *form.tiles};
+  };
+  auto in = [&](size_t i, RowPages pages) {
+    return onDevice(args[i], rows(pages), Use::Read);
+  };
+  auto out = [&](size_t i, RowPages pages) {
+    return onDevice(args[i], rows(pages), Use::Write);
+  };
 
-  if (d.op == "paged_attention") {
-    // grid: T, R, M.
-    int64_t T = grid[0], R = grid[1], M = grid[2];
-    size_t n = 5 + (s.alibi ? 1 : 0) + (s.sinks ? 1 : 0);
-    ATTN_RETURN_IF_ERROR(in.expect(n + 2));
-    TRY_TENSOR(query, in.tensor(0, s.dtype, {T, H, s.headSize}, "query"));
-    Result<const DeviceCache *> kv = cache();
-    if (!kv)
-      return kv.status();
-    TRY_TENSOR(table, in.tensor(2, DType::I32, {R, M}, "block_table"));
-    TRY_TENSOR(lens, in.tensor(3, DType::I32, {R}, "seq_lens"));
-    TRY_TENSOR(starts, in.tensor(4, DType::I32, {R + 1}, "query_start_loc"));
+  if (d.op == "paged_attention" || d.op == "mla_decode") {
+    // grid: T, R, M for paged attention; R, M for MLA (a query per request).
+    bool mla = d.op == "mla_decode";
+    int64_t T = grid[0];
+    int64_t R = mla ? grid[0] : grid[1], M = mla ? grid[1] : grid[2];
+    size_t n = mla ? 4 : 5 + (s.alibi ? 1 : 0) + (s.sinks ? 1 : 0);
+    ATTN_RETURN_IF_ERROR(expectOperands(d, args, n + 2));
+    AttentionBuffers b;
+    TRY(query, in(0, stickPages(T * H, s.headSize * esz)));
+    b.query = query;
+    TRY(kv, cache(1, Use::Read));
+    b.kvCache = kv;
+    // The metadata lays out the work on the host and is read in DRAM.
+    TRY(table, hostTensor(args[2], DType::I32, {R, M}, "block_table"));
+    TRY(tableBuffer, in(2, blockTablePages(R, M)));
+    b.blockTable = tableBuffer;
+    TRY(lens, hostTensor(args[3], DType::I32, {R}, "seq_lens"));
+    std::optional<Tensor> starts, sinks;
+    if (!mla) {
+      TRY(t, hostTensor(args[4], DType::I32, {R + 1}, "query_start_loc"));
+      starts = std::move(t);
+    }
     size_t next = 5;
-    std::optional<Tensor> slopes, sinks;
     if (s.alibi) {
-      TRY_TENSOR(t, in.tensor(next++, DType::F32, {H}, "alibi_slopes"));
-      slopes = std::move(t);
+      TRY(slopes, in(next++, headPages(H)));
+      b.alibiSlopes = slopes;
     }
     if (s.sinks) {
-      TRY_TENSOR(t, in.tensor(next++, DType::F32, {H}, "sinks"));
+      TRY(t, hostTensor(args[next], DType::F32, {H}, "sinks"));
       sinks = std::move(t);
+      TRY(sinkBuffer, in(next++, headPages(H)));
+      b.sinks = sinkBuffer;
     }
-    return storeOutput(in, n,
-                       runAttentionProgram(device_, program, query, **kv, table,
-                                           lens, &starts,
-                                           sinks ? &*sinks : nullptr,
-                                           slopes ? &*slopes : nullptr));
-  }
-  if (d.op == "mla_decode") {
-    // grid: R, M.
-    int64_t R = grid[0], M = grid[1];
-    ATTN_RETURN_IF_ERROR(in.expect(6));
-    TRY_TENSOR(q, in.tensor(0, s.dtype, {R, H, s.headSize}, "q"));
-    Result<const DeviceCache *> kv = cache();
-    if (!kv)
-      return kv.status();
-    TRY_TENSOR(table, in.tensor(2, DType::I32, {R, M}, "block_table"));
-    TRY_TENSOR(lens, in.tensor(3, DType::I32, {R}, "seq_lens"));
-    return storeOutput(in, 4,
-                       runAttentionProgram(device_, program, q, **kv, table,
-                                           lens, nullptr, nullptr, nullptr));
+    TRY(o, out(n, stickPages(T * H, s.valueSize * esz)));
+    b.out = o;
+    TRY(l, out(n + 1, stickPages(T, H * 4)));
+    b.lse = l;
+    return runAttentionProgram(device_, program, b, T, table, lens,
+                               starts ? &*starts : nullptr,
+                               sinks ? &*sinks : nullptr);
   }
   if (d.op == "reshape_and_cache") {
     // grid: T.
     int64_t T = grid[0];
-    ATTN_RETURN_IF_ERROR(in.expect(4));
-    bool latent = s.kvParts == 1;
-    std::vector<int64_t> keyShape =
-        latent ? std::vector<int64_t>{T, s.keyWidth}
-               : std::vector<int64_t>{T, G, s.headSize};
-    std::vector<int64_t> valueShape =
-        latent ? std::vector<int64_t>{T, s.valueWidth}
-               : std::vector<int64_t>{T, G, s.headSize};
-    TRY_TENSOR(key, in.tensor(0, s.dtype, keyShape, "key"));
-    TRY_TENSOR(value, in.tensor(1, s.dtype, valueShape, "value"));
-    TRY_TENSOR(slots, in.tensor(2, DType::I64, {T}, "slot_mapping"));
-    Result<const DeviceCache *> kv = cache();
-    if (!kv)
-      return kv.status();
-    // The new rows go into the tiles; the host copy is now behind them.
-    resident_[args[3].buffer].deviceNewer = true;
-    return runReshapeAndCacheProgram(device_, program, key, value, **kv, slots);
+    ATTN_RETURN_IF_ERROR(expectOperands(d, args, 4));
+    TRY(slots, hostTensor(args[2], DType::I64, {T}, "slot_mapping"));
+    TRY(key, in(0, stickPages(T * G, s.keyWidth * esz)));
+    TRY(value, in(1, stickPages(T * G, s.valueWidth * esz)));
+    TRY(slotBuffer, in(2, stickPages(T, 8)));
+    // The new rows go into the tiles; the host copy is then behind them.
+    TRY(kv, cache(3, Use::Update));
+    return runReshapeAndCacheProgram(device_, program, key, value, slotBuffer,
+                                     kv, slots);
   }
   if (d.op == "merge_states") {
-    // grid: T.
+    // grid: T. The states go down from the host, in the one buffer each the
+    // merge program reads.
     int64_t T = grid[0];
-    ATTN_RETURN_IF_ERROR(in.expect(6));
-    TRY_TENSOR(outA, in.tensor(0, s.dtype, {T, H, s.valueSize}, "out_a"));
-    TRY_TENSOR(lseA, in.tensor(1, DType::F32, {T, H}, "lse_a"));
-    TRY_TENSOR(outB, in.tensor(2, s.dtype, {T, H, s.valueSize}, "out_b"));
-    TRY_TENSOR(lseB, in.tensor(3, DType::F32, {T, H}, "lse_b"));
-    return storeOutput(
-        in, 4, runMergeStatesProgram(device_, program, outA, lseA, outB, lseB));
+    ATTN_RETURN_IF_ERROR(expectOperands(d, args, 6));
+    TRY(outA, hostTensor(args[0], s.dtype, {T, H, s.valueSize}, "out_a"));
+    TRY(lseA, hostTensor(args[1], DType::F32, {T, H}, "lse_a"));
+    TRY(outB, hostTensor(args[2], s.dtype, {T, H, s.valueSize}, "out_b"));
+    TRY(lseB, hostTensor(args[3], DType::F32, {T, H}, "lse_b"));
+    TRY(o, out(4, stickPages(T * H, s.valueSize * esz)));
+    TRY(l, out(5, stickPages(T, H * 4)));
+    return runMergeStatesProgram(device_, program, outA, lseA, outB, lseB, o,
+                                 l);
   }
   return errorf("program '", d.name, "' computes ", d.op,
                 ", which TT plans do not launch");

@@ -11,17 +11,19 @@
 // Plan buffers are staged in host memory (runtime/device/HostMemory.h) in the
 // runtime's layouts (the vLLM cache layouts, row-major queries); a Launch
 // names a program and passes its dynamic sizes as its grid (see
-// TTPlanBuilder.h for each op's operands). A launch puts its small operands
-// (queries, new keys and values, metadata) in DRAM in the layouts the
-// kernels read (AttentionOps.h), runs the program and brings its outputs
-// back. The KV cache stays on the device: the first launch that reads a
-// cache buffer tilizes it into DRAM, where it stays between launches;
-// reshape_and_cache writes the new rows into those tiles; the host copy is
-// brought up to date (untilized once) only when the host reads the buffer,
-// writes part of it, or copies it, and a host write makes the next launch
-// tilize again. The memory is therefore not the host's to hand out
-// (memorySpace() is Opaque, as Vulkan's). device().transfers() counts what
-// crossed to and from DRAM.
+// TTPlanBuilder.h for each op's operands). Every operand a launch reads or
+// writes lives in DRAM, in the layout the kernels read (AttentionOps.h), as
+// an image of its region of the plan buffer that stays between launches:
+// the KV cache tilized, the rest in row pages. A launch reuses an image that
+// is current (a cache, a previous launch's output, a query two launches
+// read), uploads one the host has changed, and leaves what it writes
+// (outputs, lse, the cache rows reshape_and_cache adds) in DRAM. The host
+// copy of a region is brought up to date (untilized, for the cache) only
+// when the host reads it, writes part of it, copies it, or a launch needs
+// it on the host (metadata) or in another layout. So a serving step moves
+// the host's writes (new tokens, metadata) down and nothing back. The memory
+// is therefore not the host's to hand out (memorySpace() is Opaque, as
+// Vulkan's). device().transfers() counts what crossed to and from DRAM.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_EXECUTORS_TT_TTPLANDEVICE_H
@@ -91,36 +93,57 @@ protected:
                        std::span<const runtime::BufferView> args) override;
 
 private:
-  /// A plan buffer, and the cache it holds tiled in DRAM once a launch
-  /// has read it as one.
-  struct Resident {
-    std::weak_ptr<runtime::DeviceBuffer> owner;
-    std::optional<DeviceCache> cache;
-    /// Where the cache is in the buffer, and its host shape and layout.
-    uint64_t offset = 0;
-    DType dtype = DType::BF16;
+  /// How a region of a plan buffer is laid out in DRAM: row pages, or a KV
+  /// cache of `shape` in `layout`, tiled.
+  struct Form {
+    RowPages rows;
+    std::optional<TiledCache> tiles;
     std::vector<int64_t> shape;
     KvLayout layout = KvLayout::NHD;
-    /// The tiles hold writes the host copy lacks, or the reverse.
-    bool deviceNewer = false, hostNewer = false;
+    uint64_t hostBytes() const;
+    bool operator==(const Form &) const = default;
   };
-  /// Brings the host copy of `buffer` up to date with its tiles.
-  Status syncHost(const runtime::DeviceBuffer *buffer);
-  /// Marks the tiles of `buffer` (if any) older than its host copy.
-  void hostChanged(const runtime::DeviceBuffer *buffer);
-  /// Releases the tiles of `r`.
-  void dropCache(Resident &r);
-  /// The tiles of the cache `view` holds, for a program of shape `s`:
-  /// kept from an earlier launch, or tilized now from the host copy.
-  Result<const DeviceCache *> cacheOnDevice(const runtime::BufferView &view,
-                                            const ProgramShape &s);
-  /// Forgets the buffers the plan has dropped, releasing their tiles.
+  /// The region [offset, offset + form.hostBytes()) of a plan buffer in
+  /// DRAM.
+  struct Image {
+    Buffer buffer;
+    uint64_t offset = 0;
+    Form form;
+    /// DRAM holds writes the host copy lacks, or the reverse.
+    bool deviceNewer = false, hostNewer = false;
+    bool overlaps(uint64_t begin, uint64_t bytes) const {
+      return begin < offset + form.hostBytes() && offset < begin + bytes;
+    }
+  };
+  /// A plan buffer and its regions in DRAM (disjoint).
+  struct Resident {
+    std::weak_ptr<runtime::DeviceBuffer> owner;
+    std::vector<Image> images;
+  };
+  /// What a launch does with an operand.
+  enum class Use { Read, Write, Update };
+  /// The DRAM of `view` as `form` for a launch that `use`s it: the image
+  /// kept from earlier, or a new one (uploaded from the host copy unless
+  /// the launch writes all of it). Images it displaces are synced first.
+  Result<Buffer> onDevice(const runtime::BufferView &view, const Form &form,
+                          Use use);
+  /// Brings the host copy of [offset, offset + bytes) of `buffer` up to date.
+  Status syncHost(const runtime::DeviceBuffer *buffer, uint64_t offset,
+                  uint64_t bytes);
+  /// Marks the images over [offset, offset + bytes) older than the host.
+  void hostChanged(const runtime::DeviceBuffer *buffer, uint64_t offset,
+                   uint64_t bytes);
+  /// Gives the image's DRAM back (after the launch, during one).
+  void release(const Image &image);
+  /// The host copy of operand `view` as a tensor, brought up to date.
+  Result<Tensor> hostTensor(const runtime::BufferView &view, DType dtype,
+                            std::vector<int64_t> shape, const char *what);
+  /// Forgets the buffers the plan has dropped, releasing their images.
   void sweep();
-  /// Runs the op of `program` on the operands `args` (the cache at
-  /// `cacheArg`, or none when that is past them).
+  /// Runs the op of `program` on the operands `args`.
   Status launchOp(const Program &program, const ProgramShape &s,
                   const std::array<uint32_t, 3> &grid,
-                  std::span<const runtime::BufferView> args, size_t cacheArg);
+                  std::span<const runtime::BufferView> args);
   std::map<const runtime::DeviceBuffer *, Resident> resident_;
 
   std::unique_ptr<TTDevice> owned_;
@@ -130,6 +153,10 @@ private:
   /// Programs added to load at their first launch: symbol -> folder.
   std::map<std::string, std::string> pending_;
   runtime::KernelSymbols symbols_;
+  /// Released when the running launch ends: an operand's image that a
+  /// later operand displaced.
+  bool launching_ = false;
+  std::vector<Buffer> retired_;
 };
 
 } // namespace attn::tt

@@ -3,12 +3,15 @@
 // A serving loop's steps (reshape_and_cache, then paged_attention over the
 // updated cache) launched on a TTPlanDevice over the emulator, counting what
 // crosses between the host and the emulator's DRAM: the cache is tilized
-// once and stays in DRAM; a step moves the new tokens and the metadata in and
-// the attention outputs out; a host read of the cache untilizes it once,
-// bit for bit the reference's cache, and a host write makes the next launch
-// tilize it again.
+// once and stays in DRAM; a step moves the new tokens and the metadata in
+// and nothing out, its outputs staying in DRAM until the host reads them
+// (once, the bits the host-side program run gives); one launch's output
+// feeds the next launch without crossing; a host read of the cache
+// untilizes it once, bit for bit the reference's cache, and a host write
+// makes the next launch tilize it again.
 //
 //===----------------------------------------------------------------------===//
+#include "devices/tt/AttentionOps.h"
 #include "devices/tt/EmulatorDevice.h"
 #include "devices/tt/TTPlanDevice.h"
 #include "dialect/AttnDialect.h"
@@ -124,28 +127,54 @@ protected:
     ASSERT_TRUE(reshapeAndCache(k, v, hostCache, slotT, KvLayout::NHD).isOk());
 
     auto dev = [&](const Tensor &t) { return toDevice(device, t).value(); };
-    DeviceTensor dk = dev(k), dv = dev(v), dq = dev(q), ds = dev(slotT),
-                 dbt = dev(bt), dlens = dev(ints(DType::I32, lens)),
-                 dqsl = dev(ints(DType::I32, qsl));
-    DeviceTensor out =
-        allocateTensor(device, DType::BF16, {T, kHeads, kHeadSize}).value();
-    DeviceTensor lse = allocateTensor(device, DType::F32, {T, kHeads}).value();
+    DeviceTensor dk = dev(k), dv = dev(v), ds = dev(slotT);
+    query = q;
+    blockTable = bt;
+    seqLens = ints(DType::I32, lens);
+    starts = ints(DType::I32, qsl);
+    dq = dev(q);
+    dbt = dev(bt);
+    dlens = dev(seqLens);
+    dqsl = dev(starts);
+    out = allocateTensor(device, DType::BF16, {T, kHeads, kHeadSize}).value();
+    lse = allocateTensor(device, DType::F32, {T, kHeads}).value();
     BufferView write[] = {dk.view(), dv.view(), ds.view(), cache.view()};
     ASSERT_TRUE(
         device.launch("write", {uint32_t(T), 1, 1}, {1, 1, 1}, write).isOk());
-    BufferView attend[] = {dq.view(),   cache.view(), dbt.view(), dlens.view(),
-                           dqsl.view(), out.view(),   lse.view()};
-    Status s = device.launch("attend", {uint32_t(T), uint32_t(R), 4}, {1, 1, 1},
-                             attend);
-    ASSERT_TRUE(s.isOk()) << s.message();
+    attend(dq, out, lse);
     // What this step's launches upload besides the cache: the new keys and
-    // values and their slots, the queries, the block table (a 256-byte page
-    // per request) and the two per-head parameter pages (sinks and ALiBi
-    // slopes, zeros here); what they read back: out and lse.
-    newTokenBytes =
-        uint64_t(2 * T * kKvHeads * kHeadSize * kEsz + 8 * T +
-                 T * kHeads * kHeadSize * kEsz + 256 * R + 2 * kHeads * 4);
+    // values and their slots, the queries and the block table (a 256-byte
+    // page per request); seq_lens and query_start_loc stay on the host,
+    // which lays out the work from them. out and lse stay in DRAM.
+    newTokenBytes = uint64_t(2 * T * kKvHeads * kHeadSize * kEsz + 8 * T +
+                             T * kHeads * kHeadSize * kEsz + 256 * R);
     outputBytes = uint64_t(T * kHeads * kHeadSize * kEsz + T * kHeads * 4);
+  }
+
+  /// Launches the attention of the last step's metadata on `q`.
+  void attend(const DeviceTensor &q, const DeviceTensor &o,
+              const DeviceTensor &l) {
+    uint32_t T = uint32_t(q.shape[0]), R = uint32_t(blockTable.dim(0));
+    BufferView args[] = {q.view(),    cache.view(), dbt.view(), dlens.view(),
+                         dqsl.view(), o.view(),     l.view()};
+    Status s = device.launch("attend", {T, R, 4}, {1, 1, 1}, args);
+    ASSERT_TRUE(s.isOk()) << s.message();
+  }
+
+  /// The host-side run of the attention program on `q` over hostCache: out
+  /// and lse as a launch that reads its operands from and its results back
+  /// to the host gives them.
+  AttentionOutput hostAttend(const Tensor &q) {
+    Result<AttentionOutput> r = tt::runAttentionProgram(
+        emulator, device.programs().at("attend"), q, hostCache, blockTable,
+        seqLens, &starts, nullptr, nullptr, KvLayout::NHD);
+    EXPECT_TRUE(r.isOk()) << r.message();
+    return std::move(*r);
+  }
+
+  static bool sameBits(const Tensor &a, const Tensor &b) {
+    return a.numBytes() == b.numBytes() &&
+           std::memcmp(a.data(), b.data(), a.numBytes()) == 0;
   }
 
   const uint64_t tileBytes =
@@ -156,6 +185,10 @@ protected:
   tt::TTPlanDevice device{emulator};
   DeviceTensor cache;
   Tensor hostCache;
+  /// The last step's queries and metadata, on the host and the device, and
+  /// its outputs.
+  Tensor query, blockTable, seqLens, starts;
+  DeviceTensor dq, dbt, dlens, dqsl, out, lse;
   uint64_t newTokenBytes = 0, outputBytes = 0;
 };
 
@@ -163,14 +196,14 @@ TEST_F(TTServingStep, TheCacheStaysTiledInDram) {
   // The prefill tilizes the (zero) cache once.
   step({20, 7}, {20, 7}, 0.1);
   EXPECT_EQ(emulator.transfers().bytesToDevice, tileBytes + newTokenBytes);
-  EXPECT_EQ(emulator.transfers().bytesToHost, outputBytes);
+  EXPECT_EQ(emulator.transfers().bytesToHost, 0u);
 
-  // Decodes move the new tokens and metadata in, the outputs out.
+  // Decodes move the new tokens and metadata in, nothing out.
   for (int i = 0; i < 3; ++i) {
     emulator.resetTransfers();
     step({21 + i, 8 + i}, {1, 1}, 0.2 + i);
     EXPECT_EQ(emulator.transfers().bytesToDevice, newTokenBytes) << i;
-    EXPECT_EQ(emulator.transfers().bytesToHost, outputBytes) << i;
+    EXPECT_EQ(emulator.transfers().bytesToHost, 0u) << i;
   }
 
   // The host reads the cache: untilized once, the reference's bits.
@@ -189,10 +222,61 @@ TEST_F(TTServingStep, TheCacheStaysTiledInDram) {
   emulator.resetTransfers();
   step({24, 11}, {1, 1}, 0.9);
   EXPECT_EQ(emulator.transfers().bytesToDevice, tileBytes + newTokenBytes);
+  EXPECT_EQ(emulator.transfers().bytesToHost, 0u);
   back = toHost(cache);
   ASSERT_TRUE(back.isOk()) << back.message();
   EXPECT_EQ(std::memcmp(back->data(), hostCache.data(), hostCache.numBytes()),
             0);
+}
+
+TEST_F(TTServingStep, OutputsComeBackWhenTheHostReadsThem) {
+  step({20, 7}, {20, 7}, 0.1);
+  step({21, 8}, {1, 1}, 0.2);
+  emulator.resetTransfers();
+  Result<Tensor> o = toHost(out);
+  ASSERT_TRUE(o.isOk()) << o.message();
+  Result<Tensor> l = toHost(lse);
+  ASSERT_TRUE(l.isOk()) << l.message();
+  EXPECT_EQ(emulator.transfers().bytesToHost, outputBytes);
+  EXPECT_EQ(emulator.transfers().bytesToDevice, 0u);
+  // Once: the host copy is current now.
+  ASSERT_TRUE(toHost(out).isOk());
+  ASSERT_TRUE(toHost(lse).isOk());
+  EXPECT_EQ(emulator.transfers().bytesToHost, outputBytes);
+
+  AttentionOutput expected = hostAttend(query);
+  EXPECT_TRUE(sameBits(*o, expected.out));
+  EXPECT_TRUE(sameBits(*l, expected.lse));
+}
+
+TEST_F(TTServingStep, OneLaunchFeedsTheNextInDram) {
+  step({20, 7}, {20, 7}, 0.1);
+  step({21, 8}, {1, 1}, 0.2);
+  // The step's output (head size = value size) is the next launch's query;
+  // the block table it reads is the one already in DRAM.
+  DeviceTensor out2 = allocateTensor(device, DType::BF16, out.shape).value();
+  DeviceTensor lse2 = allocateTensor(device, DType::F32, lse.shape).value();
+  emulator.resetTransfers();
+  attend(out, out2, lse2);
+  EXPECT_EQ(emulator.transfers().bytesToDevice, 0u);
+  EXPECT_EQ(emulator.transfers().bytesToHost, 0u);
+
+  Result<Tensor> o2 = toHost(out2);
+  ASSERT_TRUE(o2.isOk()) << o2.message();
+  Result<Tensor> l2 = toHost(lse2);
+  ASSERT_TRUE(l2.isOk()) << l2.message();
+  EXPECT_EQ(emulator.transfers().bytesToHost, outputBytes);
+  EXPECT_EQ(emulator.transfers().bytesToDevice, 0u);
+
+  // The same chain through the host gives the same bits.
+  AttentionOutput first = hostAttend(query);
+  AttentionOutput second = hostAttend(first.out);
+  EXPECT_TRUE(sameBits(*o2, second.out));
+  EXPECT_TRUE(sameBits(*l2, second.lse));
+  // And the first output, read after it fed the second launch, is intact.
+  Result<Tensor> o = toHost(out);
+  ASSERT_TRUE(o.isOk()) << o.message();
+  EXPECT_TRUE(sameBits(*o, first.out));
 }
 
 } // namespace

@@ -51,9 +51,12 @@
 //    `*_paged_attention` with sinks always, never split.
 //  - reshape_and_cache: grid (T, G), one workgroup per token and kv head.
 //  - merge_states: grid (T, H).
-//  - mla_decode: `*_mla_decode_partial`, grid (R, H / heads_per_workgroup, S)
-//    then `*_mla_decode_reduce`, grid (R, H); with one split only the first,
-//    writing out and lse directly (grid (R, H / heads_per_workgroup, 1)).
+//  - mla_decode: `*_mla_decode_partial`, grid (R, ceil(H /
+//    heads_per_workgroup), S) then `*_mla_decode_reduce`, grid (R, H); with
+//    one split only the first, writing out and lse directly (grid (R,
+//    ceil(H / heads_per_workgroup), 1)). The GPU kernels' tile divides H;
+//    the cpu target's (row-vectors) need not, and its last tile's heads
+//    past H write nothing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_LOWERING_ATTNTOGPU_KERNELABI_H

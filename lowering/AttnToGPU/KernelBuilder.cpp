@@ -428,23 +428,35 @@ void KernelBuilder::storeF32(Value value, Value buffer, Value i) {
     // add 0x7fff plus the lowest kept bit, then keep the high half. NaN
     // keeps a quiet NaN (rounding could carry it into infinity).
     Type i32 = getI32Type();
-    Value bits = create<arith::BitcastOp>(i32, value);
-    Value c16 = create<arith::ConstantIntOp>(i32, 16);
-    Value lsb = create<arith::AndIOp>(create<arith::ShRUIOp>(bits, c16),
-                                      create<arith::ConstantIntOp>(i32, 1));
-    Value bias = create<arith::AddIOp>(
-        lsb, create<arith::ConstantIntOp>(i32, 0x7fff));
+    auto c = [&](int64_t n) {
+      return splatLike(value, create<arith::ConstantIntOp>(i32, n));
+    };
+    Value bits = create<arith::BitcastOp>(shapedLike(value, i32), value);
+    Value lsb =
+        create<arith::AndIOp>(create<arith::ShRUIOp>(bits, c(16)), c(1));
+    Value bias = create<arith::AddIOp>(lsb, c(0x7fff));
     Value rounded =
-        create<arith::ShRUIOp>(create<arith::AddIOp>(bits, bias), c16);
+        create<arith::ShRUIOp>(create<arith::AddIOp>(bits, bias), c(16));
     Value isNan =
         create<arith::CmpFOp>(arith::CmpFPredicate::UNO, value, value);
-    rounded = select(isNan, create<arith::ConstantIntOp>(i32, 0x7fc0),
-                     rounded);
-    v = create<arith::TruncIOp>(t, rounded);
-  } else if (t != value.getType()) {
-    v = create<arith::TruncFOp>(t, value);
+    rounded = select(isNan, c(0x7fc0), rounded);
+    v = create<arith::TruncIOp>(shapedLike(value, t), rounded);
+  } else if (t != getElementTypeOrSelf(value.getType())) {
+    v = create<arith::TruncFOp>(shapedLike(value, t), value);
   }
-  create<memref::StoreOp>(v, buffer, i);
+  if (isa<VectorType>(v.getType()))
+    create<vector::StoreOp>(v, buffer, i);
+  else
+    create<memref::StoreOp>(v, buffer, i);
+}
+
+void KernelBuilder::prefetchLines(Value buffer, Value start, int64_t count) {
+  int64_t bits = cast<MemRefType>(buffer.getType()).getElementTypeBitWidth();
+  int64_t perLine = std::max<int64_t>(1, kCacheLineBytes * 8 / bits);
+  for (int64_t first = 0; first < count; first += perLine)
+    create<memref::PrefetchOp>(buffer, ValueRange{addi(start, idx(first))},
+                               /*isWrite=*/false, /*localityHint=*/3,
+                               /*isDataCache=*/true);
 }
 
 Value KernelBuilder::laneElement(Value laneBase, const LaneLayout &layout,

@@ -250,6 +250,16 @@ struct LaneChunks {
 LaneChunks chooseLaneChunks(const LoweringOptions &options, Type element,
                             int64_t dim);
 
+/// Fast-math flags of the row-vectors kernels' dot products and sums: they
+/// may be reassociated (a tree instead of a chain) and contracted into FMAs.
+inline arith::FastMathFlags dotFlags() {
+  return arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+}
+
+/// The cache line of the CPUs the row-vectors kernels are for (x86-64 and
+/// AArch64 cores), in bytes: the stride of their prefetches.
+constexpr int64_t kCacheLineBytes = 64;
+
 /// An ImplicitLocOpBuilder with the arithmetic the kernels repeat. Index
 /// math is on `index`; values are computed in f32.
 class KernelBuilder : public ImplicitLocOpBuilder {
@@ -333,9 +343,12 @@ public:
   /// with one vector load aligned to its size, as 32-bit words
   /// (getWordsType). `i` must be a multiple of the elements it reads.
   Value loadWords(Value buffer, Value i, int64_t bytes);
-  /// Rounds `value` to the element type of `buffer` (to nearest even) and
-  /// stores it at `i`.
+  /// Rounds `value` (f32, or a vector of f32: then stored from `i` on) to
+  /// the element type of `buffer` (to nearest even) and stores it at `i`.
   void storeF32(Value value, Value buffer, Value i);
+  /// Asks the memory system for elements [start, start + count) of
+  /// `buffer`, one prefetch per cache line, ahead of their loads.
+  void prefetchLines(Value buffer, Value start, int64_t count);
 
   /// The lane's elements of the row of `layout.dim` values that starts at
   /// `rowBase` of `buffer`, in f32, scaled by `scale` when given. Slots past

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
@@ -159,34 +160,63 @@ SoftmaxState mlir::attn::emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
   return SoftmaxState::unflatten(blocks.getResults(), numHeads, perLane);
 }
 
-HeadResult mlir::attn::finalizeSoftmax(KernelBuilder &b, const SoftmaxState &state,
-                                 int64_t h, Value sinkLog2,
-                                 Value valueScale) {
-  Value m = state.m[h], l = state.l[h];
-  SmallVector<Value> acc(state.acc[h]);
+HeadNorm mlir::attn::normalizeHead(KernelBuilder &b, Value m, Value l,
+                                   Value sinkLog2, Value valueScale) {
+  HeadNorm norm;
   if (sinkLog2) {
     Value mF = b.maxnumf(m, sinkLog2);
     // A sink of -inf on an empty row leaves mF -inf: keep exp2 off
     // -inf - -inf.
     Value base = finiteOrZero(b, mF);
-    Value alpha = b.create<math::Exp2Op>(b.subf(m, base));
-    l = b.addf(b.mulf(l, alpha),
+    norm.alpha = b.create<math::Exp2Op>(b.subf(m, base));
+    l = b.addf(b.mulf(l, norm.alpha),
                b.create<math::Exp2Op>(b.subf(sinkLog2, base)));
-    for (Value &a : acc)
-      a = b.mulf(a, alpha);
     m = mF;
   }
   Value zero = b.f32(0.0);
   Value empty = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, l, zero);
-  Value inv = b.select(empty, zero,
-                       b.divf(valueScale ? valueScale : b.f32(1.0), l));
-  HeadResult r;
-  for (Value a : acc)
-    r.out.push_back(b.mulf(a, inv));
+  norm.inv =
+      b.select(empty, zero, b.divf(valueScale ? valueScale : b.f32(1.0), l));
   Value lse =
       b.addf(b.mulf(m, b.f32(kLn2)), b.create<math::LogOp>(l));
-  r.lse = b.select(empty, negInf(b), lse);
+  norm.lse = b.select(empty, negInf(b), lse);
+  return norm;
+}
+
+HeadResult mlir::attn::finalizeSoftmax(KernelBuilder &b,
+                                       const SoftmaxState &state, int64_t h,
+                                       Value sinkLog2, Value valueScale) {
+  HeadNorm norm =
+      normalizeHead(b, state.m[h], state.l[h], sinkLog2, valueScale);
+  HeadResult r;
+  for (Value a : state.acc[h]) {
+    if (norm.alpha)
+      a = b.mulf(a, norm.alpha);
+    r.out.push_back(b.mulf(a, norm.inv));
+  }
+  r.lse = norm.lse;
   return r;
+}
+
+BlockUpdate mlir::attn::updateBlockSoftmax(KernelBuilder &b, Value probs,
+                                           int64_t head, Value m, Value l) {
+  int64_t blockSize = cast<MemRefType>(probs.getType()).getDimSize(1);
+  auto scoresType = VectorType::get({blockSize}, b.getF32Type());
+  SmallVector<Value, 2> at{b.idx(head), b.idx(0)};
+  // As updateSoftmax: a NaN score stays out of the max, not out of l and
+  // the accumulator.
+  Value scores = vector::LoadOp::create(b, scoresType, probs, at);
+  BlockUpdate u;
+  u.m = b.maxnumf(m, b.maxnumReduce(scores));
+  Value base = finiteOrZero(b, u.m);
+  u.alpha = b.create<math::Exp2Op>(b.subf(m, base));
+  Value p = b.create<math::Exp2Op>(
+      b.subf(scores, b.create<vector::BroadcastOp>(scoresType, base)));
+  vector::StoreOp::create(b, p, probs, at);
+  Value sum =
+      vector::ReductionOp::create(b, vector::CombiningKind::ADD, p, dotFlags());
+  u.l = b.fma(l, u.alpha, sum);
+  return u;
 }
 
 void mlir::attn::emitIf(KernelBuilder &b, Value cond,

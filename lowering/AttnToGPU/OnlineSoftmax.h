@@ -52,6 +52,19 @@ SoftmaxState updateSoftmax(KernelBuilder &b, const SoftmaxState &state,
 SoftmaxState updateSoftmax(KernelBuilder &b, const SoftmaxState &state,
                            ArrayRef<Value> scores, ArrayRef<Value> values);
 
+/// One head's online-softmax update by a cache block of keys at once (the
+/// row-vectors kernels): `probs` is a stack buffer of heads x block-size
+/// f32 whose row `head` holds the block's scores (log2 units, -inf at keys
+/// not visible); they become the probabilities exp2(s - m) in place. The
+/// block's max is a tree of vector halves (KernelBuilder::maxnumReduce).
+/// Returns the head's new m and l (from `m`, `l`) and alpha, the factor of
+/// its accumulator.
+struct BlockUpdate {
+  Value m, l, alpha;
+};
+BlockUpdate updateBlockSoftmax(KernelBuilder &b, Value probs, int64_t head,
+                               Value m, Value l);
+
 /// The state of the union of the keys of `x` and `y` (same heads, same
 /// lane shares); either may be empty (m = -inf).
 SoftmaxState mergeSoftmax(KernelBuilder &b, const SoftmaxState &x,
@@ -83,6 +96,14 @@ struct HeadResult {
 HeadResult finalizeSoftmax(KernelBuilder &b, const SoftmaxState &state,
                            int64_t h, Value sinkLog2,
                            Value valueScale = Value());
+/// What finalizeSoftmax applies to a head of running max `m` and sum `l`:
+/// out = acc * alpha * inv (alpha only with a sink, else null), and the lse.
+/// For kernels that keep their accumulators as vectors.
+struct HeadNorm {
+  Value alpha, inv, lse;
+};
+HeadNorm normalizeHead(KernelBuilder &b, Value m, Value l, Value sinkLog2,
+                       Value valueScale = Value());
 
 /// The body of a merge kernel (merge_states, split-KV reduce): one
 /// workgroup per (row, head), invocations over the head dimension. Merges

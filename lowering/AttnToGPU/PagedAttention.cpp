@@ -360,8 +360,8 @@ SoftmaxState DecodeBuilder::walkKeys() {
           Value o = kb.addi(first, kb.idx(u * P));
           valid.push_back(kb.cmpi(arith::CmpIPredicate::slt, o, len));
           Value jc = kb.select(valid.back(), kb.addi(jlo, o), last);
-          Value block = lookupBlock(kb, c, blockTable, tableRow, lastColumn,
-                                    lastBlock, jc);
+          Value block = lookupBlock(kb, c.blockSize, blockTable, tableRow,
+                                    lastColumn, lastBlock, jc);
           Value offset = kb.remui(jc, kb.idx(c.blockSize));
           keys.push_back(jc);
           k.push_back(kb.loadLaneRow(
@@ -389,12 +389,6 @@ SoftmaxState DecodeBuilder::walkKeys() {
   return SoftmaxState::unflatten(loop.getResults(), group, perLane);
 }
 
-/// Fast-math flags of the vector dot products: their sums may be
-/// reassociated (a tree instead of a chain) and contracted into FMAs.
-static arith::FastMathFlags dotFlags() {
-  return arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
-}
-
 Value DecodeBuilder::loadCacheRow(KernelBuilder &kb, int64_t part, Value block,
                                   Value offset, int64_t first, int64_t width) {
   Type element = cast<MemRefType>(cache.getType()).getElementType();
@@ -404,10 +398,6 @@ Value DecodeBuilder::loadCacheRow(KernelBuilder &kb, int64_t part, Value block,
                                      cache, ValueRange{start});
   return kb.toF32(row, c.fp8Format);
 }
-
-/// The cache line of the CPUs the row-vectors kernel is for (x86-64 and
-/// AArch64 cores), in bytes: the stride of its prefetches.
-constexpr int64_t kCacheLineBytes = 64;
 
 /// Columns of an accumulator row that the values pass keeps in registers
 /// at once: `heads` x width <= 64 floats (four AVX-512 or eight AVX2
@@ -421,18 +411,9 @@ static int64_t valueChunk(int64_t headSize, int64_t heads) {
 }
 
 void DecodeBuilder::prefetchRows(KernelBuilder &kb, Value block, Value offset) {
-  auto type = cast<MemRefType>(cache.getType());
-  int64_t rowBytes = c.headSize * type.getElementTypeBitWidth() / 8;
-  int64_t perLine = std::max<int64_t>(1, c.headSize * kCacheLineBytes /
-                                             std::max<int64_t>(rowBytes, 1));
-  for (int64_t part = 0; part < 2; ++part) {
-    Value start = cacheRowStart(kb, c, part, block, offset, g);
-    for (int64_t first = 0; first < c.headSize; first += perLine)
-      memref::PrefetchOp::create(kb, cache,
-                                 ValueRange{kb.addi(start, kb.idx(first))},
-                                 /*isWrite=*/false, /*localityHint=*/3,
-                                 /*isDataCache=*/true);
-  }
+  for (int64_t part = 0; part < 2; ++part)
+    kb.prefetchLines(cache, cacheRowStart(kb, c, part, block, offset, g),
+                     c.headSize);
 }
 
 bool DecodeBuilder::bf16Dot() const {
@@ -527,7 +508,6 @@ void DecodeBuilder::addValues(KernelBuilder &b, ArrayRef<Value> alpha,
 SoftmaxState DecodeBuilder::walkKeyBlocks() {
   int64_t D = c.headSize;
   auto rowType = VectorType::get({D}, b.getF32Type());
-  auto scoresType = VectorType::get({c.blockSize}, b.getF32Type());
   SmallVector<Value> qRows = queryRowVectors();
   // The block's scores, then its probabilities, and the accumulator rows
   // live on the work item's stack: read back as vectors, or one element
@@ -556,32 +536,22 @@ SoftmaxState DecodeBuilder::walkKeyBlocks() {
       [&](OpBuilder &nested, Location loc, Value kbi, ValueRange carried) {
         KernelBuilder kb(loc, nested, b.options);
         Value start = kb.muli(kbi, bs);
-        Value block = lookupBlock(kb, c, blockTable, tableRow, lastColumn,
-                                  lastBlock, start);
+        Value block = lookupBlock(kb, c.blockSize, blockTable, tableRow,
+                                  lastColumn, lastBlock, start);
         // The block's visible keys; the loops read no other slot.
         Value uLo = kb.maxsi(kb.subi(jlo, start), kb.idx(0));
         Value uHi = kb.minsi(kb.subi(jhi, start), bs);
-        Value nextBlock = lookupBlock(kb, c, blockTable, tableRow, lastColumn,
-                                      lastBlock, kb.addi(start, bs));
+        Value nextBlock =
+            lookupBlock(kb, c.blockSize, blockTable, tableRow, lastColumn,
+                        lastBlock, kb.addi(start, bs));
         scoreBlock(kb, qRows, block, nextBlock, start, uLo, uHi);
         SmallVector<Value> m, l, alpha;
         for (int64_t i = 0; i < group; ++i) {
-          // As updateSoftmax: a NaN score stays out of the max, not out of
-          // l and the accumulator.
-          Value scores = vector::LoadOp::create(
-              kb, scoresType, probs, ValueRange{kb.idx(i), kb.idx(0)});
-          Value mOld = carried[i];
-          Value mNew = kb.maxnumf(mOld, kb.maxnumReduce(scores));
-          Value base = finiteOrZero(kb, mNew);
-          alpha.push_back(kb.create<math::Exp2Op>(kb.subf(mOld, base)));
-          Value p = kb.create<math::Exp2Op>(kb.subf(
-              scores, kb.create<vector::BroadcastOp>(scoresType, base)));
-          vector::StoreOp::create(kb, p, probs,
-                                  ValueRange{kb.idx(i), kb.idx(0)});
-          Value sum = vector::ReductionOp::create(
-              kb, vector::CombiningKind::ADD, p, dotFlags());
-          m.push_back(mNew);
-          l.push_back(kb.fma(carried[group + i], alpha.back(), sum));
+          BlockUpdate u =
+              updateBlockSoftmax(kb, probs, i, carried[i], carried[group + i]);
+          m.push_back(u.m);
+          l.push_back(u.l);
+          alpha.push_back(u.alpha);
         }
         addValues(kb, alpha, block, uLo, uHi);
         SmallVector<Value> next(m);

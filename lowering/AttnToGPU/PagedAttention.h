@@ -53,11 +53,12 @@ Value findRequest(KernelBuilder &b, Value qsl, Value t, Value numReqs);
 Value cacheRowStart(KernelBuilder &b, const PagedConfig &c, int64_t part,
                     Value block, Value offset, Value g);
 
-/// The cache block holding key `j` of the request whose block-table row
-/// starts at `tableRow`: the table column is clamped to the row and the
-/// entry to the cache (unsigned min also sends negative entries to the last
-/// block), so a bad entry cannot read outside the cache.
-Value lookupBlock(KernelBuilder &b, const PagedConfig &c, Value blockTable,
+/// The cache block (of `blockSize` keys) holding key `j` of the request
+/// whose block-table row starts at `tableRow`: the table column is clamped
+/// to the row and the entry to the cache (unsigned min also sends negative
+/// entries to the last block), so a bad entry cannot read outside the
+/// cache. paged_attention and mla_decode share it.
+Value lookupBlock(KernelBuilder &b, int64_t blockSize, Value blockTable,
                   Value tableRow, Value lastColumn, Value lastBlock, Value j);
 
 /// The keys [lo, hi) visible from absolute position `pos` in a sequence of

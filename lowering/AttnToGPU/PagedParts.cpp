@@ -56,13 +56,13 @@ Value mlir::attn::cacheRowStart(KernelBuilder &b, const PagedConfig &c,
   return b.muli(row, b.idx(c.headSize));
 }
 
-Value mlir::attn::lookupBlock(KernelBuilder &b, const PagedConfig &c,
+Value mlir::attn::lookupBlock(KernelBuilder &b, int64_t blockSize,
                               Value blockTable, Value tableRow,
                               Value lastColumn, Value lastBlock, Value j) {
   // seq_len beyond M * B is rejected before launch; the clamps keep every
   // read inside the table and the cache regardless.
   Value column =
-      b.create<arith::MinUIOp>(b.divui(j, b.idx(c.blockSize)), lastColumn);
+      b.create<arith::MinUIOp>(b.divui(j, b.idx(blockSize)), lastColumn);
   Value raw = b.loadIndex(blockTable, b.addi(tableRow, column));
   return b.create<arith::MinUIOp>(raw, lastBlock);
 }

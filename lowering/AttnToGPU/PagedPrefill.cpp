@@ -253,8 +253,8 @@ void PrefillBuilder::stageTile(KernelBuilder &kb, Value kt, Value last) {
         // Keys past the last one copy the last one: finite values that the
         // scores mask. kt + key may leave i32, last - kt does not.
         Value j = ib.addi(kt, ib.minsi(key, ib.subi(last, kt)));
-        Value block = lookupBlock(ib, c, blockTable, tableRow, lastColumn,
-                                  lastBlock, j);
+        Value block = lookupBlock(ib, c.blockSize, blockTable, tableRow,
+                                  lastColumn, lastBlock, j);
         Value offset = ib.remui(j, ib.idx(c.blockSize));
         // cacheRowStart(part) is linear in part: the value half is one
         // block-half further.

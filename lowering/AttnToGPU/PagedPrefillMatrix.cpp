@@ -361,7 +361,7 @@ void MatrixBuilder::stageKeys(KernelBuilder &kb, const TileWork &work,
         Value d = ib.remui(rem, ib.idx(D));
         // kt + key may leave i32 past 2^31 - Bc keys, last - kt does not.
         Value j = ib.addi(kt, ib.minsi(key, ib.subi(last, kt)));
-        Value block = lookupBlock(ib, c, blockTable, work.tableRow,
+        Value block = lookupBlock(ib, c.blockSize, blockTable, work.tableRow,
                                   work.lastColumn, work.lastBlock, j);
         Value offset = ib.remui(j, ib.idx(c.blockSize));
         Value keyAt = ib.addi(cacheRowStart(ib, c, 0, block, offset, g), d);

@@ -370,18 +370,9 @@ RowVectorsBuilder::walkBlocks() {
             lookupBlock(kb, c.blockSize, blockTable, tableRow, lastColumn,
                         lastBlock, kb.addi(start, bs));
         scoreBlock(kb, block, nextBlock, uLo, uHi);
-        SmallVector<Value> m, l, alpha;
-        for (int64_t i = 0; i < heads; ++i) {
-          BlockUpdate u =
-              updateBlockSoftmax(kb, probs, i, carried[i], carried[heads + i]);
-          m.push_back(u.m);
-          l.push_back(u.l);
-          alpha.push_back(u.alpha);
-        }
-        addValues(kb, alpha, block, uLo, uHi);
-        SmallVector<Value> next(m);
-        next.append(l);
-        kb.create<scf::YieldOp>(next);
+        BlockUpdates u = updateBlockSoftmaxes(kb, probs, carried, heads);
+        addValues(kb, u.alpha, block, uLo, uHi);
+        kb.create<scf::YieldOp>(u.carried);
       });
   SmallVector<Value> results(loop.getResults());
   return {SmallVector<Value>(ArrayRef<Value>(results).take_front(heads)),

@@ -219,6 +219,22 @@ BlockUpdate mlir::attn::updateBlockSoftmax(KernelBuilder &b, Value probs,
   return u;
 }
 
+BlockUpdates mlir::attn::updateBlockSoftmaxes(KernelBuilder &b, Value probs,
+                                              ValueRange carried,
+                                              int64_t heads) {
+  BlockUpdates u;
+  SmallVector<Value> l;
+  for (int64_t i = 0; i < heads; ++i) {
+    BlockUpdate head =
+        updateBlockSoftmax(b, probs, i, carried[i], carried[heads + i]);
+    u.carried.push_back(head.m);
+    l.push_back(head.l);
+    u.alpha.push_back(head.alpha);
+  }
+  u.carried.append(l);
+  return u;
+}
+
 void mlir::attn::emitIf(KernelBuilder &b, Value cond,
                   function_ref<void(KernelBuilder &)> then) {
   auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);

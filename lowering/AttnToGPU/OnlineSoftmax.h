@@ -64,6 +64,15 @@ struct BlockUpdate {
 };
 BlockUpdate updateBlockSoftmax(KernelBuilder &b, Value probs, int64_t head,
                                Value m, Value l);
+/// updateBlockSoftmax for heads 0 .. heads - 1, whose m and l are
+/// `carried` as the row-vectors kernels carry them through their block
+/// loop (every head's m, then every head's l): the new m and l in the same
+/// order, and each head's alpha.
+struct BlockUpdates {
+  SmallVector<Value> carried, alpha;
+};
+BlockUpdates updateBlockSoftmaxes(KernelBuilder &b, Value probs,
+                                  ValueRange carried, int64_t heads);
 
 /// The state of the union of the keys of `x` and `y` (same heads, same
 /// lane shares); either may be empty (m = -inf).

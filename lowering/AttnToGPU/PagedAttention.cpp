@@ -545,18 +545,9 @@ SoftmaxState DecodeBuilder::walkKeyBlocks() {
             lookupBlock(kb, c.blockSize, blockTable, tableRow, lastColumn,
                         lastBlock, kb.addi(start, bs));
         scoreBlock(kb, qRows, block, nextBlock, start, uLo, uHi);
-        SmallVector<Value> m, l, alpha;
-        for (int64_t i = 0; i < group; ++i) {
-          BlockUpdate u =
-              updateBlockSoftmax(kb, probs, i, carried[i], carried[group + i]);
-          m.push_back(u.m);
-          l.push_back(u.l);
-          alpha.push_back(u.alpha);
-        }
-        addValues(kb, alpha, block, uLo, uHi);
-        SmallVector<Value> next(m);
-        next.append(l);
-        kb.create<scf::YieldOp>(next);
+        BlockUpdates u = updateBlockSoftmaxes(kb, probs, carried, group);
+        addValues(kb, u.alpha, block, uLo, uHi);
+        kb.create<scf::YieldOp>(u.carried);
       });
   // Back to the lane form the rest of the kernel writes from.
   SoftmaxState state;

@@ -645,6 +645,14 @@ Result<AttentionOutput> runMergeStatesProgram(TTDevice &device,
   return readOutputs(device, *out, *lse, T, H, s.valueSize, s.dtype);
 }
 
+/// The shape of a reshape_and_cache program, or why `d` is not one.
+static Result<ProgramShape> cacheWriteShape(const ProgramDescription &d) {
+  if (d.op != "reshape_and_cache")
+    return errorf("program '", d.name, "' computes ", d.op,
+                  ", not reshape_and_cache");
+  return readProgramShape(d);
+}
+
 Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
                                  const Tensor &key, const Tensor &value,
                                  Tensor &kvCache, const Tensor &slotMapping,
@@ -671,10 +679,7 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
                                  const DeviceCache &kvCache,
                                  const Tensor &slotMapping) {
   const ProgramDescription &d = program.description;
-  if (d.op != "reshape_and_cache")
-    return errorf("program '", d.name, "' computes ", d.op,
-                  ", not reshape_and_cache");
-  auto shapeOr = readProgramShape(d);
+  Result<ProgramShape> shapeOr = cacheWriteShape(d);
   if (!shapeOr)
     return shapeOr.status();
   const ProgramShape &s = *shapeOr;
@@ -688,7 +693,8 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
     ATTN_RETURN_IF_ERROR(checkDims(key, "key", {-1, G, W}, s.dtype));
     ATTN_RETURN_IF_ERROR(checkDims(value, "value", {T, G, W}, s.dtype));
   }
-  ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, kvCache));
+  // The cache is checked by the buffer form below; the slots here, against
+  // the tokens of `key`, before anything is uploaded.
   ATTN_RETURN_IF_ERROR(
       checkSlotMapping(slotMapping, T, kvCache.layout.numBlocks, s.blockSize));
   uint32_t esz = uint32_t(byteWidth(s.dtype));
@@ -714,10 +720,7 @@ Status runReshapeAndCacheProgram(TTDevice &device, const Program &program,
                                  const DeviceCache &kvCache,
                                  const Tensor &slotMapping) {
   const ProgramDescription &d = program.description;
-  if (d.op != "reshape_and_cache")
-    return errorf("program '", d.name, "' computes ", d.op,
-                  ", not reshape_and_cache");
-  auto shapeOr = readProgramShape(d);
+  Result<ProgramShape> shapeOr = cacheWriteShape(d);
   if (!shapeOr)
     return shapeOr.status();
   const ProgramShape &s = *shapeOr;

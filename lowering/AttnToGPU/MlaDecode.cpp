@@ -331,14 +331,8 @@ void RowVectorsBuilder::addValues(KernelBuilder &b, ArrayRef<Value> alpha,
         [&](OpBuilder &nested, Location loc, Value u, ValueRange carried) {
           KernelBuilder ib(loc, nested, b.options);
           Value value = loadCacheChunk(ib, block, u, first);
-          SmallVector<Value> next;
-          for (int64_t i = 0; i < heads; ++i) {
-            Value pu =
-                memref::LoadOp::create(ib, probs, ValueRange{ib.idx(i), u});
-            Value weight = ib.create<vector::BroadcastOp>(chunkType, pu);
-            next.push_back(ib.fma(weight, value, carried[i]));
-          }
-          ib.create<scf::YieldOp>(next);
+          ib.create<scf::YieldOp>(
+              addWeightedValue(ib, probs, u, value, carried));
         });
     for (int64_t i = 0; i < heads; ++i)
       vector::StoreOp::create(kb, loop.getResult(i), accRows,

@@ -235,6 +235,19 @@ BlockUpdates mlir::attn::updateBlockSoftmaxes(KernelBuilder &b, Value probs,
   return u;
 }
 
+SmallVector<Value> mlir::attn::addWeightedValue(KernelBuilder &b, Value probs,
+                                                Value u, Value value,
+                                                ValueRange acc) {
+  auto chunkType = cast<VectorType>(value.getType());
+  SmallVector<Value> next;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    Value pu = memref::LoadOp::create(b, probs, ValueRange{b.idx(i), u});
+    Value weight = b.create<vector::BroadcastOp>(chunkType, pu);
+    next.push_back(b.fma(weight, value, acc[i]));
+  }
+  return next;
+}
+
 void mlir::attn::emitIf(KernelBuilder &b, Value cond,
                   function_ref<void(KernelBuilder &)> then) {
   auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);

@@ -73,6 +73,11 @@ struct BlockUpdates {
 };
 BlockUpdates updateBlockSoftmaxes(KernelBuilder &b, Value probs,
                                   ValueRange carried, int64_t heads);
+/// The accumulators `acc` (one vector per head, heads 0 .. acc.size() - 1)
+/// plus key `u`'s probability of each head (row i of `probs`, column u)
+/// times `value`, a chunk of the key's value row: one FMA per head.
+SmallVector<Value> addWeightedValue(KernelBuilder &b, Value probs, Value u,
+                                    Value value, ValueRange acc);
 
 /// The state of the union of the keys of `x` and `y` (same heads, same
 /// lane shares); either may be empty (m = -inf).

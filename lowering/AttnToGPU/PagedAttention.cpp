@@ -490,14 +490,8 @@ void DecodeBuilder::addValues(KernelBuilder &b, ArrayRef<Value> alpha,
         [&](OpBuilder &nested, Location loc, Value u, ValueRange carried) {
           KernelBuilder kb(loc, nested, b.options);
           Value value = loadCacheRow(kb, 1, block, u, first, width);
-          SmallVector<Value> next;
-          for (int64_t i = 0; i < group; ++i) {
-            Value pu =
-                memref::LoadOp::create(kb, probs, ValueRange{kb.idx(i), u});
-            Value weight = kb.create<vector::BroadcastOp>(chunkType, pu);
-            next.push_back(kb.fma(weight, value, carried[i]));
-          }
-          kb.create<scf::YieldOp>(next);
+          kb.create<scf::YieldOp>(
+              addWeightedValue(kb, probs, u, value, carried));
         });
     for (int64_t i = 0; i < group; ++i)
       vector::StoreOp::create(b, loop.getResult(i), accRows,

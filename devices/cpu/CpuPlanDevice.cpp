@@ -267,19 +267,14 @@ Status CpuPlanDevice::enqueueCopy(const runtime::BufferView &src,
   return Status::ok();
 }
 
-namespace {
-
 /// A recorded step's work on the CPU device: the scratch buffers to zero,
 /// then the launches and copies in order. The buffers are the step's own
 /// (the RecordedStep keeps them) or the caller's, which a replay matches
 /// before it runs anything.
-template <typename Command>
-struct CpuRecordedWork final : runtime::RecordedWork {
+struct CpuPlanDevice::Recording final : runtime::RecordedWork {
   std::vector<runtime::BufferView> zeroFirst;
   std::vector<Command> commands;
 };
-
-} // namespace
 
 Status CpuPlanDevice::beginRecording() {
   if (recording_)
@@ -292,7 +287,7 @@ Status CpuPlanDevice::beginRecording() {
 Result<std::unique_ptr<runtime::RecordedWork>>
 CpuPlanDevice::endRecording(std::vector<runtime::BufferView> zeroFirst) {
   recording_ = false;
-  auto work = std::make_unique<CpuRecordedWork<Command>>();
+  auto work = std::make_unique<Recording>();
   work->zeroFirst = std::move(zeroFirst);
   work->commands = std::move(recorded_);
   recorded_.clear();
@@ -300,7 +295,7 @@ CpuPlanDevice::endRecording(std::vector<runtime::BufferView> zeroFirst) {
 }
 
 Status CpuPlanDevice::replayRecording(const runtime::RecordedWork &work) {
-  const auto &recorded = static_cast<const CpuRecordedWork<Command> &>(work);
+  const auto &recorded = static_cast<const Recording &>(work);
   for (const runtime::BufferView &view : recorded.zeroFirst)
     std::memset(bytesOf(view), 0, view.bytes);
   for (const Command &c : recorded.commands) {

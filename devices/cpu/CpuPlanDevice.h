@@ -137,6 +137,8 @@ private:
     std::vector<runtime::BufferView> args;
   };
   std::vector<Command> recorded_;
+  /// What endRecording returns: the scratch to zero, then the commands.
+  struct Recording;
 
 protected:
   /// Runs the work items of `grid` (block must be 1, 1, 1) to completion;

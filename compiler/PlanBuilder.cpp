@@ -112,16 +112,16 @@ private:
     return plan.ops.back().result;
   }
 
+  /// A new slot holding `v`, for one use. Constants are not shared between
+  /// uses, so that two variants whose constants differ only in value (a head
+  /// count that happens to equal a block size in one of them) get plans of
+  /// the same shape, which a bundle's manifest writes once.
   int32_t constant(int64_t v) {
-    auto [it, inserted] = constants.try_emplace(v, -1);
-    if (inserted) {
-      PlanOp op;
-      op.kind = PlanOpKind::Const;
-      op.result = fresh();
-      op.imm = v;
-      it->second = add(op);
-    }
-    return it->second;
+    PlanOp op;
+    op.kind = PlanOpKind::Const;
+    op.result = fresh();
+    op.imm = v;
+    return add(op);
   }
 
   int32_t dimOf(int32_t buffer, int64_t index) {
@@ -142,6 +142,8 @@ private:
   }
 
   FailureOr<int32_t> slotOf(Operation *user, Value v) {
+    if (auto c = constantValues.find(v); c != constantValues.end())
+      return constant(c->second);
     auto it = slots.find(v);
     if (it == slots.end())
       return user->emitOpError() << "uses a value a plan cannot compute";
@@ -158,6 +160,10 @@ private:
   }
 
   LogicalResult alias(Value result, Value source, Operation *op) {
+    if (auto c = constantValues.find(source); c != constantValues.end()) {
+      constantValues[result] = c->second;
+      return success();
+    }
     FailureOr<int32_t> s = slotOf(op, source);
     if (failed(s))
       return failure();
@@ -234,7 +240,7 @@ private:
     auto attr = dyn_cast<IntegerAttr>(c.getValue());
     if (!attr)
       return c.emitOpError() << "only integer constants reach plans";
-    slots[c.getResult()] = constant(attr.getValue().getSExtValue());
+    constantValues[c.getResult()] = attr.getValue().getSExtValue();
     return success();
   }
 
@@ -405,7 +411,8 @@ private:
   Plan plan;
   int32_t nextSlot = 0;
   llvm::DenseMap<Value, int32_t> slots;
-  std::map<int64_t, int32_t> constants;
+  /// Integer constants of the host function; each use gets its own slot.
+  llvm::DenseMap<Value, int64_t> constantValues;
 };
 
 } // namespace

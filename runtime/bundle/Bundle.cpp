@@ -5,6 +5,7 @@
 #include "core/FileReader.h"
 #include "core/JsonRead.h"
 #include "runtime/bundle/PlanJson.h"
+#include "runtime/bundle/PlanTemplate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -104,14 +105,30 @@ std::string fullSymbol(const std::string &stored, const std::string &prefix) {
   return stored;
 }
 
-nlohmann::json kernelRecord(const BundleKernel &k) {
-  nlohmann::json launch =
-      nlohmann::json::parse(k.launchJson, nullptr, /*allow_exceptions=*/false);
-  return {{"target", k.target},
-          {"file", k.file},
-          {"entry", k.entryPoint},
-          {"hash", hashToHex(k.hash)},
-          {"launch", launch.is_discarded() ? nlohmann::json::object() : launch}};
+/// A kernel's file as a record writes it: its extension alone (".spv") when
+/// the name is the content-addressed "kernels/<entry point>.<hash><ext>"
+/// attn-compile gives, else the path.
+std::string recordFile(const BundleKernel &k) {
+  std::string stem = "kernels/" + k.entryPoint + "." + hashToHex(k.hash);
+  if (k.file.starts_with(stem)) {
+    std::string ext = k.file.substr(stem.size());
+    if (ext.starts_with(".") && ext.find('/') == std::string::npos)
+      return ext;
+  }
+  return k.file;
+}
+
+/// A relative symbol as a record writes it: "" for "./f::f" (a module of
+/// one kernel, named after it), "./m::" for "./m::f", where f is the entry
+/// point; else whole.
+std::string recordSymbol(const std::string &symbol,
+                         const std::string &entryPoint) {
+  if (symbol == "./" + entryPoint + "::" + entryPoint)
+    return "";
+  std::string tail = "::" + entryPoint;
+  if (symbol.ends_with(tail))
+    return symbol.substr(0, symbol.size() - entryPoint.size());
+  return symbol;
 }
 
 /// A table of distinct JSON values, each once, in order of first use.
@@ -146,35 +163,64 @@ std::vector<const BundleVariant *> canonicalOrder(const Bundle &bundle) {
   return order;
 }
 
-/// The manifest as a JSON value, without its hash.
+/// The shared tables a manifest's entries refer to by index.
+struct ManifestTables {
+  SharedTable launches, kernels, plans;
+
+  size_t kernel(const BundleKernel &k, const std::string &prefix) {
+    nlohmann::json launch = nlohmann::json::parse(k.launchJson, nullptr,
+                                                  /*allow_exceptions=*/false);
+    if (launch.is_discarded())
+      launch = nlohmann::json::object();
+    return kernels.add(nlohmann::json::array(
+        {k.target, k.entryPoint, hashToHex(k.hash), recordFile(k),
+         launches.add(std::move(launch)),
+         recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint)}));
+  }
+};
+
+/// One entry of a variant: [subgroup size, cache key, plan template or
+/// null, the plan's values, kernel record indices].
+nlohmann::json entryValue(const BundleVariant &v, ManifestTables &tables) {
+  std::string prefix = entrySymbolPrefix(v);
+  nlohmann::json plan = nullptr, values = nlohmann::json::array();
+  if (const Plan *p = v.plan()) {
+    Plan relative = *p;
+    for (PlanOp &op : relative.ops)
+      if (op.kind == PlanOpKind::Launch)
+        op.kernel = relativeSymbol(op.kernel, prefix);
+    SplitPlan split = splitPlanValues(planToJsonValue(relative));
+    plan = tables.plans.add(std::move(split.shape));
+    values = std::move(split.values);
+  }
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const BundleKernel &k : v.kernels)
+    kernels.push_back(tables.kernel(k, prefix));
+  return nlohmann::json::array(
+      {v.subgroupSize, v.cacheKey, plan, values, kernels});
+}
+
+/// The manifest as a JSON value, without its hash. Entries of one name and
+/// the same parameters (a variant's subgroup sizes) share one record.
 nlohmann::json manifestValue(const Bundle &bundle) {
-  SharedTable kernels, plans;
+  ManifestTables tables;
   nlohmann::json variants = nlohmann::json::array();
+  const BundleVariant *previous = nullptr;
   for (const BundleVariant *v : canonicalOrder(bundle)) {
-    std::string prefix = entrySymbolPrefix(*v);
-    nlohmann::json jv;
-    jv["name"] = v->name;
-    jv["subgroup_size"] = v->subgroupSize;
-    jv["cache_key"] = v->cacheKey;
-    jv["parameters"] = v->parameters;
-    if (const Plan *p = v->plan()) {
-      Plan relative = *p;
-      for (PlanOp &op : relative.ops)
-        if (op.kind == PlanOpKind::Launch)
-          op.kernel = relativeSymbol(op.kernel, prefix);
-      jv["plan"] = plans.add(planToJsonValue(relative));
-    }
-    jv["kernels"] = nlohmann::json::array();
-    for (const BundleKernel &k : v->kernels)
-      jv["kernels"].push_back(nlohmann::json::array(
-          {relativeSymbol(k.symbol, prefix), kernels.add(kernelRecord(k))}));
-    variants.push_back(std::move(jv));
+    if (!previous || previous->name != v->name ||
+        previous->parameters != v->parameters)
+      variants.push_back({{"name", v->name},
+                          {"parameters", v->parameters},
+                          {"entries", nlohmann::json::array()}});
+    variants.back()["entries"].push_back(entryValue(*v, tables));
+    previous = v;
   }
   nlohmann::json j;
   j["format_version"] = bundle.formatVersion;
   j["compiler"] = bundle.compiler;
-  j["kernels"] = kernels.take();
-  j["plans"] = plans.take();
+  j["launch"] = tables.launches.take();
+  j["kernels"] = tables.kernels.take();
+  j["plans"] = tables.plans.take();
   j["variants"] = std::move(variants);
   return j;
 }
@@ -196,6 +242,7 @@ std::string manifestToJson(const Bundle &bundle) {
                      ",\n\"compiler\": " + j["compiler"].dump() +
                      ",\n\"manifest_hash\": \"" +
                      hashToHex(contentHash(j.dump())) + "\"";
+  appendArray(text, "launch", j["launch"]);
   appendArray(text, "kernels", j["kernels"]);
   appendArray(text, "plans", j["plans"]);
   appendArray(text, "variants", j["variants"]);
@@ -239,63 +286,6 @@ Status checkManifestHeader(const nlohmann::json &j, const std::string &where) {
   return Status::ok();
 }
 
-/// One record of the kernel table: target, file inside the bundle, entry
-/// point, content hash and launch facts as written (no symbol yet).
-Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
-                                    const std::string &where) {
-  BundleKernel k;
-  for (auto [key, field] :
-       {std::pair<const char *, std::string *>{"target", &k.target},
-        {"file", &k.file},
-        {"entry", &k.entryPoint}}) {
-    Result<std::string> s = getString(jk, key, where);
-    if (!s)
-      return s.status();
-    *field = *s;
-  }
-  Result<std::string> hash = getString(jk, "hash", where);
-  if (!hash)
-    return hash.status();
-  char *end = nullptr;
-  k.hash = std::strtoull(hash->c_str(), &end, 16);
-  if (hash->size() != 16 || *end != '\0')
-    return errorf(where, ": bad hash \"", *hash, "\"");
-  if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
-    return errorf(where, ": file must be inside the bundle, got ", k.file);
-  if (jk.contains("launch"))
-    k.launchJson = jk["launch"].dump();
-  return k;
-}
-
-/// The shared tables every entry refers to by index.
-struct SharedTables {
-  std::vector<BundleKernel> kernels;
-  std::vector<Plan> plans;
-};
-
-Result<SharedTables> tablesFromJson(const nlohmann::json &j,
-                                    const std::string &where) {
-  const nlohmann::json *kernels = jsonMember(j, "kernels", JsonKind::Array);
-  const nlohmann::json *plans = jsonMember(j, "plans", JsonKind::Array);
-  if (!kernels || !plans)
-    return errorf(where, ": expected arrays \"kernels\" and \"plans\"");
-  SharedTables tables;
-  for (size_t i = 0; i < kernels->size(); ++i) {
-    Result<BundleKernel> k = kernelFromJson(
-        (*kernels)[i], where + ", kernels[" + std::to_string(i) + "]");
-    if (!k)
-      return k.status();
-    tables.kernels.push_back(std::move(*k));
-  }
-  for (size_t i = 0; i < plans->size(); ++i) {
-    Result<Plan> plan = planFromJsonValue((*plans)[i]);
-    if (!plan)
-      return errorf(where, ", plans[", i, "]: ", plan.message());
-    tables.plans.push_back(std::move(*plan));
-  }
-  return tables;
-}
-
 /// An index into a table of `size` records, or an error.
 Result<size_t> tableIndex(const nlohmann::json &value, size_t size,
                           const char *table, const std::string &where) {
@@ -303,6 +293,73 @@ Result<size_t> tableIndex(const nlohmann::json &value, size_t size,
     return errorf(where, ": ", value.dump(), " is not an index into \"",
                   table, "\" (", size, " records)");
   return static_cast<size_t>(value.get<uint64_t>());
+}
+
+/// The shared tables every entry refers to by index.
+struct SharedTables {
+  std::vector<BundleKernel> kernels;
+  /// Plan templates (runtime/bundle/PlanTemplate.h), filled per entry.
+  std::vector<nlohmann::json> plans;
+};
+
+/// One record of the kernel table: [target, entry point, hash, file (or
+/// its extension), index into "launch", symbol relative to the entry (a
+/// trailing "::" continues with the entry point, "" is "./<entry>::<entry>")].
+Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
+                                    const nlohmann::json &launches,
+                                    const std::string &where) {
+  if (!jk.is_array() || jk.size() != 6 || !jk[0].is_string() ||
+      !jk[1].is_string() || !jk[2].is_string() || !jk[3].is_string() ||
+      !jk[5].is_string())
+    return errorf(where, ": a kernel is [target, entry point, hash, file, "
+                         "launch, symbol], got ",
+                  jk.dump().substr(0, 200));
+  BundleKernel k;
+  k.target = jk[0].get<std::string>();
+  k.entryPoint = jk[1].get<std::string>();
+  std::string hash = jk[2].get<std::string>();
+  char *end = nullptr;
+  k.hash = std::strtoull(hash.c_str(), &end, 16);
+  if (hash.size() != 16 || *end != '\0')
+    return errorf(where, ": bad hash \"", hash, "\"");
+  k.file = jk[3].get<std::string>();
+  if (k.file.starts_with(".") && k.file.find('/') == std::string::npos)
+    k.file = "kernels/" + k.entryPoint + "." + hash + k.file;
+  if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
+    return errorf(where, ": file must be inside the bundle, got ", k.file);
+  Result<size_t> launch = tableIndex(jk[4], launches.size(), "launch", where);
+  if (!launch)
+    return launch.status();
+  k.launchJson = launches[*launch].dump();
+  k.symbol = jk[5].get<std::string>();
+  if (k.symbol.empty())
+    k.symbol = "./" + k.entryPoint + "::";
+  if (k.symbol.ends_with("::"))
+    k.symbol += k.entryPoint;
+  return k;
+}
+
+Result<SharedTables> tablesFromJson(const nlohmann::json &j,
+                                    const std::string &where) {
+  const nlohmann::json *launches = jsonMember(j, "launch", JsonKind::Array);
+  const nlohmann::json *kernels = jsonMember(j, "kernels", JsonKind::Array);
+  const nlohmann::json *plans = jsonMember(j, "plans", JsonKind::Array);
+  if (!launches || !kernels || !plans)
+    return errorf(where,
+                  ": expected arrays \"launch\", \"kernels\" and \"plans\"");
+  for (size_t i = 0; i < launches->size(); ++i)
+    if (!(*launches)[i].is_object())
+      return errorf(where, ", launch[", i, "]: expected an object");
+  SharedTables tables;
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    Result<BundleKernel> k = kernelFromJson(
+        (*kernels)[i], *launches, where + ", kernels[" + std::to_string(i) + "]");
+    if (!k)
+      return k.status();
+    tables.kernels.push_back(std::move(*k));
+  }
+  tables.plans.assign(plans->begin(), plans->end());
+  return tables;
 }
 
 /// Every kernel a plan of `v` launches must be in it (for some target).
@@ -320,61 +377,71 @@ Status checkLaunchedKernels(const BundleVariant &v, const std::string &vwhere) {
   return Status::ok();
 }
 
-/// The plan and the kernels of entry `v` from the shared tables.
-Status variantTablesFromJson(const nlohmann::json &jv,
-                             const SharedTables &tables, BundleVariant &v,
-                             const std::string &vwhere) {
+/// Entry `v`'s plan: its template filled with its values, parsed and
+/// verified, kernel symbols made whole.
+Status entryPlanFromJson(const nlohmann::json &template_,
+                         const nlohmann::json &values, BundleVariant &v,
+                         const std::string &vwhere) {
+  Result<nlohmann::json> filled = fillPlanValues(template_, values);
+  if (!filled)
+    return errorf(vwhere, ": ", filled.message());
+  Result<Plan> plan = planFromJsonValue(*filled);
+  if (!plan)
+    return errorf(vwhere, ": ", plan.message());
   std::string prefix = entrySymbolPrefix(v);
-  if (jv.contains("plan")) {
-    Result<size_t> i =
-        tableIndex(jv["plan"], tables.plans.size(), "plans", vwhere);
-    if (!i)
-      return i.status();
-    Plan plan = tables.plans[*i];
-    for (PlanOp &op : plan.ops)
-      if (op.kind == PlanOpKind::Launch)
-        op.kernel = fullSymbol(op.kernel, prefix);
-    v.plans.push_back(std::move(plan));
-  }
-  const nlohmann::json *kernels = jsonMember(jv, "kernels", JsonKind::Array);
-  if (!kernels)
-    return errorf(vwhere, ": expected an array \"kernels\"");
-  for (const nlohmann::json &ref : *kernels) {
-    if (!ref.is_array() || ref.size() != 2 || !ref[0].is_string())
-      return errorf(vwhere, ": a kernel is [symbol, index into \"kernels\"], "
-                            "got ", ref.dump());
-    Result<size_t> i =
-        tableIndex(ref[1], tables.kernels.size(), "kernels", vwhere);
+  for (PlanOp &op : plan->ops)
+    if (op.kind == PlanOpKind::Launch)
+      op.kernel = fullSymbol(op.kernel, prefix);
+  v.plans.push_back(std::move(*plan));
+  return Status::ok();
+}
+
+/// One entry [subgroup size, cache key, plan or null, plan values, kernel
+/// indices] of variant `name`.
+Result<BundleVariant> entryFromJson(const nlohmann::json &je,
+                                    const BundleVariant &variant,
+                                    const SharedTables &tables,
+                                    const std::string &where) {
+  std::string vwhere = where + ", variant " + variant.name;
+  if (!je.is_array() || je.size() != 5 || !je[0].is_number_unsigned() ||
+      je[0].get<uint64_t>() > 1024 || !je[1].is_string() ||
+      !je[4].is_array())
+    return errorf(vwhere, ": an entry is [subgroup size in [0, 1024], cache "
+                          "key, plan, plan values, kernels], got ",
+                  je.dump().substr(0, 200));
+  BundleVariant v = variant;
+  v.subgroupSize = je[0].get<int64_t>();
+  v.cacheKey = je[1].get<std::string>();
+  vwhere += " (subgroup size " + std::to_string(v.subgroupSize) + ")";
+  for (const nlohmann::json &ref : je[4]) {
+    Result<size_t> i = tableIndex(ref, tables.kernels.size(), "kernels", vwhere);
     if (!i)
       return i.status();
     BundleKernel k = tables.kernels[*i];
-    k.symbol = fullSymbol(ref[0].get<std::string>(), prefix);
+    k.symbol = fullSymbol(k.symbol, entrySymbolPrefix(v));
     v.kernels.push_back(std::move(k));
   }
-  return checkLaunchedKernels(v, vwhere);
+  if (!je[2].is_null()) {
+    Result<size_t> i = tableIndex(je[2], tables.plans.size(), "plans", vwhere);
+    if (!i)
+      return i.status();
+    ATTN_RETURN_IF_ERROR(entryPlanFromJson(tables.plans[*i], je[3], v, vwhere));
+  }
+  ATTN_RETURN_IF_ERROR(checkLaunchedKernels(v, vwhere));
+  return v;
 }
 
-/// One entry of "variants": name, subgroup size, cache key, parameters, at
-/// most one plan and its kernels.
-Result<BundleVariant> variantFromJson(const nlohmann::json &jv,
-                                      const SharedTables &tables,
-                                      const std::string &where) {
+/// One record of "variants": name, parameters and the entries (one per
+/// subgroup size) that share them.
+Status variantFromJson(const nlohmann::json &jv, const SharedTables &tables,
+                       const std::string &where,
+                       std::vector<BundleVariant> &out) {
   BundleVariant v;
   Result<std::string> name = getString(jv, "name", where + ", a variant");
   if (!name)
     return name.status();
   v.name = *name;
-  if (!jv.contains("subgroup_size") ||
-      !jv["subgroup_size"].is_number_unsigned() ||
-      jv["subgroup_size"].get<uint64_t>() > 1024)
-    return errorf(where, ", variant ", v.name,
-                  ": expected \"subgroup_size\", an integer in [0, 1024]");
-  v.subgroupSize = jv["subgroup_size"].get<int64_t>();
   std::string vwhere = where + ", variant " + v.name;
-  Result<std::string> key = getString(jv, "cache_key", vwhere);
-  if (!key)
-    return key.status();
-  v.cacheKey = *key;
   if (!jv.contains("parameters") || !jv["parameters"].is_object())
     return errorf(vwhere, ": expected an object \"parameters\"");
   for (const auto &[key, value] : jv["parameters"].items()) {
@@ -382,8 +449,16 @@ Result<BundleVariant> variantFromJson(const nlohmann::json &jv,
       return errorf(vwhere, ": parameter ", key, " must be a string");
     v.parameters[key] = value.get<std::string>();
   }
-  ATTN_RETURN_IF_ERROR(variantTablesFromJson(jv, tables, v, vwhere));
-  return v;
+  const nlohmann::json *entries = jsonMember(jv, "entries", JsonKind::Array);
+  if (!entries)
+    return errorf(vwhere, ": expected an array \"entries\"");
+  for (const nlohmann::json &je : *entries) {
+    Result<BundleVariant> entry = entryFromJson(je, v, tables, where);
+    if (!entry)
+      return entry.status();
+    out.push_back(std::move(*entry));
+  }
+  return Status::ok();
 }
 
 } // namespace
@@ -408,16 +483,13 @@ Result<Bundle> manifestFromJson(std::string_view text,
     return tables.status();
   if (!j.contains("variants") || !j["variants"].is_array())
     return errorf(where, ": expected an array \"variants\"");
+  for (const nlohmann::json &jv : j["variants"])
+    ATTN_RETURN_IF_ERROR(variantFromJson(jv, *tables, where, bundle.variants));
   std::set<std::pair<std::string, int64_t>> seen;
-  for (const nlohmann::json &jv : j["variants"]) {
-    Result<BundleVariant> v = variantFromJson(jv, *tables, where);
-    if (!v)
-      return v.status();
-    if (!seen.emplace(v->name, v->subgroupSize).second)
-      return errorf(where, ": two entries of variant ", v->name,
-                    " are for subgroup size ", v->subgroupSize);
-    bundle.variants.push_back(std::move(*v));
-  }
+  for (const BundleVariant &v : bundle.variants)
+    if (!seen.emplace(v.name, v.subgroupSize).second)
+      return errorf(where, ": two entries of variant ", v.name,
+                    " are for subgroup size ", v.subgroupSize);
   return bundle;
 }
 

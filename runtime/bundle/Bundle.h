@@ -3,40 +3,50 @@
 // A bundle is what attn-compile writes and a serving engine loads at start-up:
 // a directory with manifest.json and one file per kernel and target.
 //
-//   manifest.json (format 3; one record per line, so diffs read well)
+//   manifest.json (format 4; one record per line, so diffs read well)
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
 //     manifest_hash    FNV-1a 64 of the manifest without this field, as
 //                      nlohmann::json dumps it compactly: an edited or
 //                      damaged manifest is refused
-//     kernels[]        every distinct kernel record once: target ("spirv",
-//                      "ptx", "msl", "cpu", "tt"), file (relative), entry
-//                      point, hash (FNV-1a 64 of the file, hex) and the
-//                      target's launch facts (`launch`); entries that share
-//                      a kernel file and its facts share the record
-//     plans[]          every distinct host plan once (runtime/bundle/Plan.h),
-//                      its launched symbols relative to the entry
-//     variants[]       one entry per compiled variant and subgroup size, in
-//                      order of name, then subgroup size:
-//       name           the variant ("paged_attention.h32.g8..."); name and
-//                      subgroup size are unique together
-//       subgroup_size  what the GPU kernels were built for (8, 16, 32, 64,
-//                      ...; 0: the entry has no subgroup-dependent kernels,
-//                      as for target tt)
-//       cache_key      hash of what produced it (for incremental builds)
+//     launch[]         every distinct set of launch facts once (target
+//                      specific: workgroup size, subgroup size, ABI form,
+//                      argument element sizes, ...)
+//     kernels[]        every distinct kernel record once, as an array:
+//                      [target ("spirv", "ptx", "msl", "cpu", "tt"),
+//                       entry point, hash (FNV-1a 64 of the file, hex),
+//                       file (relative; or its extension alone, ".spv",
+//                       for attn-compile's "kernels/<entry>.<hash>.spv"),
+//                       index into launch[],
+//                       symbol relative to the entry (a trailing "::"
+//                       continues with the entry point; "" is
+//                       "./<entry point>::<entry point>")]
+//     plans[]          every distinct plan shape once: a host plan
+//                      (runtime/bundle/Plan.h) with its numbers and element
+//                      types left null (runtime/bundle/PlanTemplate.h)
+//     variants[]       one record per variant, in order of name:
+//       name           the variant ("paged_attention.h32.g8...")
 //       parameters     the variant's key/values (op, num_heads, dtype, ...),
 //                      what the runtime matches a call against
-//       plan           index into plans[]; absent for tt-only entries
-//       kernels[]      [symbol, index into kernels[]] pairs. A symbol is
-//                      what plans launch, unique to the entry's compile
-//                      ("<name>@<cache key>/<module>::<kernel>", so kernels
-//                      of several bundles can share a device); the manifest
-//                      writes that prefix as "./"
+//       entries[]      one per subgroup size, ascending, each an array
+//                      [subgroup size (what the GPU kernels were built for:
+//                        8, 16, 32, 64, ...; 0: no subgroup-dependent
+//                        kernels, as for target tt),
+//                       cache key (hash of what produced it, for
+//                        incremental builds),
+//                       index into plans[] (null for tt-only entries),
+//                       the plan's values in PlanTemplate.h's order,
+//                       indices into kernels[]]
+//                      A kernel's symbol is what plans launch, unique to the
+//                      entry's compile ("<name>@<cache key>/<module>::
+//                      <kernel>", so kernels of several bundles can share a
+//                      device); the manifest writes that prefix as "./".
 //
-// An entry costs its name, parameters and references, whatever the size of
-// its kernels and plan: identical kernels and plans across subgroup sizes
-// and variants are written once. In memory every entry holds its own copy
-// of its plan and kernel records, with full symbols.
+// An entry costs its cache key, its plan's numbers and its references,
+// whatever the size of its kernels and plan: identical kernels, launch facts
+// and plan shapes across subgroup sizes and variants are written once. In
+// memory every entry (a variant at one subgroup size) holds its own copy of
+// its parameters, plan and kernel records, with full symbols.
 //
 // Loading checks the format version, the manifest's own hash, the JSON's
 // structure, every plan, and every kernel file (a regular file) against its
@@ -60,8 +70,9 @@ namespace attn::runtime {
 
 /// 2: one entry per subgroup size, one plan per entry, symbols unique per
 /// compile. 3: kernel records and plans in shared tables, entries in a
-/// canonical order.
-inline constexpr int kBundleFormatVersion = 3;
+/// canonical order. 4: a variant's subgroup sizes share its record, plans
+/// shared as shapes with per-entry values, launch facts in their own table.
+inline constexpr int kBundleFormatVersion = 4;
 
 /// FNV-1a, 64 bits: the content hash of kernel files.
 uint64_t contentHash(std::string_view bytes);

@@ -28,4 +28,4 @@ for key in wanted:
         print(f"error: {key}: the grid has {sorted(wanted[key])}, the bundle "
               f"{sorted(seen[key])}")
         sys.exit(1)
-print(f"{len(manifest['variants'])} entries: every float knob is the grid's f32")
+print(f"{len(manifest['variants'])} variants: every float knob is the grid's f32")

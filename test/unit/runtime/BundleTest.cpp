@@ -138,36 +138,37 @@ TEST_F(BundleTest, BadJson) {
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
-  editManifest(dir, "\"format_version\": 3", "\"format_version\": 7");
+  editManifest(dir, "\"format_version\": 4", "\"format_version\": 7");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 7 is not supported "
-                "(this runtime reads format 3; recompile the bundle with this "
+                "(this runtime reads format 4; recompile the bundle with this "
                 "attn-compile)");
 }
 
-// A bundle of the previous format (one record per kernel and entry) is
+// A bundle of the previous format (one record per entry, whole plans) is
 // refused by its version before anything else is read of it.
 TEST_F(BundleTest, OldFormatIsRefusedByName) {
   writeFile(dir + "/manifest.json",
-            R"({"format_version": 2, "compiler": "attn-compile 0.3.0",
-                "variants": [], "manifest_hash": "0000000000000000"})");
+            R"({"format_version": 3, "compiler": "attn-compile 0.3.0",
+                "kernels": [], "plans": [], "variants": [],
+                "manifest_hash": "0000000000000000"})");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
-                ": manifest.json: bundle format version 2 is not supported "
-                "(this runtime reads format 3; recompile the bundle with this "
+                ": manifest.json: bundle format version 3 is not supported "
+                "(this runtime reads format 4; recompile the bundle with this "
                 "attn-compile)");
 }
 
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  editManifest(dir, "\"format_version\": 3",
-               "\"format_version\": 4294967299");
+  editManifest(dir, "\"format_version\": 4",
+               "\"format_version\": 4294967300");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
-                ": manifest.json: bundle format version 4294967299 is not "
-                "supported (this runtime reads format 3; recompile the bundle "
+                ": manifest.json: bundle format version 4294967300 is not "
+                "supported (this runtime reads format 4; recompile the bundle "
                 "with this attn-compile)");
 }
 
@@ -193,7 +194,8 @@ TEST_F(BundleTest, PlanLaunchesAnUnknownKernel) {
   Result<Bundle> r = loadBundle(dir);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.message(), "bundle " + dir +
-                             ": manifest.json, variant f_h8: plan f launches "
+                             ": manifest.json, variant f_h8 (subgroup size "
+                             "0): plan f launches "
                              "m::x, which the bundle does not contain");
 }
 
@@ -201,7 +203,8 @@ TEST_F(BundleTest, PlanLaunchesAnUnknownKernel) {
 // arguments) that does not restamp it is refused before anything is used.
 TEST_F(BundleTest, EditedManifestIsRefused) {
   std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find("\"imm\":1"), 7, "\"imm\":9");
+  // The plan's constant 1, among its values (PlanTemplate.h).
+  text.replace(text.find("\"f32\",-1,1"), 11, "\"f32\",-1,9");
   writeFile(dir + "/manifest.json", text);
   Result<Bundle> r = loadBundle(dir);
   ASSERT_FALSE(r);
@@ -367,13 +370,14 @@ TEST_F(BundleTest, EntriesShareKernelRecordsAndPlans) {
   Bundle many = entriesSharingOneKernel(bundle, 50);
   ASSERT_TRUE(writeManifest(many));
   nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
+  EXPECT_EQ(j["launch"].size(), 1u);
   EXPECT_EQ(j["kernels"].size(), 1u);
   EXPECT_EQ(j["plans"].size(), 1u);
-  EXPECT_EQ(j["variants"].size(), 100u);
-  EXPECT_EQ(j["variants"][3]["kernels"], nlohmann::json::parse(
-                                             R"([["./m::k", 0]])"));
+  // Each variant's two subgroup sizes share its record.
+  EXPECT_EQ(j["variants"].size(), 50u);
+  EXPECT_EQ(j["variants"][3]["entries"][1][4], nlohmann::json::parse("[0]"));
   size_t perEntry = manifestToJson(many).size() / many.variants.size();
-  EXPECT_LT(perEntry, 200u);
+  EXPECT_LT(perEntry, 100u);
   Result<Bundle> loaded = loadBundle(dir);
   ASSERT_TRUE(loaded) << loaded.message();
   // Read back in the manifest's order (v0, v1, v10, ...), each whole.
@@ -383,6 +387,47 @@ TEST_F(BundleTest, EntriesShareKernelRecordsAndPlans) {
                      std::tie(b.name, b.subgroupSize);
             });
   EXPECT_TRUE(loaded->variants == many.variants);
+}
+
+// Plans that differ only in numbers and element types (a workgroup size,
+// a constant, an argument's dtype and dims) share one shape; each entry
+// keeps its own values and reads back whole.
+TEST_F(BundleTest, PlansOfOneShapeShareTheirRecord) {
+  Bundle many = entriesSharingOneKernel(bundle, 2);
+  Plan &plan = many.variants[1].plans.front();
+  plan.ops[0].imm = 7;
+  plan.ops[1].block = {64, 2, 1};
+  plan.arguments[0] = {DType::BF16, {-1}};
+  ASSERT_TRUE(writeManifest(many));
+  nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
+  EXPECT_EQ(j["plans"].size(), 1u);
+  EXPECT_EQ(j["variants"][0]["entries"][1][3],
+            nlohmann::json::parse(R"(["bf16",-1,7,64,2,1])"));
+  Result<Bundle> loaded = loadBundle(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(loaded->variants[1].plans, many.variants[1].plans);
+}
+
+TEST_F(BundleTest, PlanValuesMustFitTheShape) {
+  editManifest(dir, "[\"f32\",-1,1,1,1,1]", "[\"f32\",-1,1,1,1]");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, variant f_h8 (subgroup size 0): the plan "
+                "takes 6 values, the entry gives 5");
+  writeManifest(bundle);
+  editManifest(dir, "\"imm\":null", "\"imm\":1");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, variant f_h8 (subgroup size 0): a plan "
+                "template holds a value where entries give theirs (it must "
+                "be null)");
+  writeManifest(bundle);
+  editManifest(dir, "[\"f32\",-1,1,1,1,1]", "[\"f32\",-1,1,1,1,\"x\"]");
+  Result<Bundle> r = loadBundle(dir);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("variant f_h8 (subgroup size 0): plan"),
+            std::string::npos)
+      << r.message();
 }
 
 // The manifest lists entries by name and subgroup size, whatever order they
@@ -395,11 +440,11 @@ TEST_F(BundleTest, ManifestOrderIsCanonical) {
 }
 
 TEST_F(BundleTest, ReferenceOutsideATableIsRefused) {
-  editManifest(dir, "[\"m::k\",0]", "[\"m::k\",1]");
+  editManifest(dir, "1,1,1,1],[0]", "1,1,1,1],[1]");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
-                ": manifest.json, variant f_h8: 1 is not an index into "
-                "\"kernels\" (1 records)");
+                ": manifest.json, variant f_h8 (subgroup size 0): 1 is not an "
+                "index into \"kernels\" (1 records)");
 }
 
 // Shards of one compile merge into the whole compile's manifest, byte for

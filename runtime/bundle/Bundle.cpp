@@ -4,6 +4,7 @@
 
 #include "core/FileReader.h"
 #include "core/JsonRead.h"
+#include "runtime/bundle/Compression.h"
 #include "runtime/bundle/PlanJson.h"
 #include "runtime/bundle/PlanTemplate.h"
 
@@ -60,6 +61,15 @@ const BundleVariant *Bundle::findEntry(std::string_view name,
 }
 
 Result<std::string> Bundle::readKernel(const BundleKernel &kernel) const {
+  Result<std::string> stored = readKernelFile(kernel);
+  if (!stored || !kernel.file.ends_with(kCompressedSuffix))
+    return stored;
+  return zstdDecompress(*stored, kMaxKernelFileBytes,
+                        "bundle " + directory + ": kernel file " +
+                            kernel.file);
+}
+
+Result<std::string> Bundle::readKernelFile(const BundleKernel &kernel) const {
   std::string path = directory + "/" + kernel.file;
   std::error_code ec;
   if (std::filesystem::exists(path, ec) &&
@@ -200,20 +210,40 @@ nlohmann::json entryValue(const BundleVariant &v, ManifestTables &tables) {
       {v.subgroupSize, v.cacheKey, plan, values, kernels});
 }
 
+/// `values` as an entry after the first of a variant writes them: an
+/// object of the positions where they differ from `previous` ({"31": 16}),
+/// when both have the same length.
+nlohmann::json valuesAfter(const nlohmann::json &previous,
+                           const nlohmann::json &values) {
+  if (previous.size() != values.size())
+    return values;
+  nlohmann::json changed = nlohmann::json::object();
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i] != previous[i])
+      changed[std::to_string(i)] = values[i];
+  return changed;
+}
+
 /// The manifest as a JSON value, without its hash. Entries of one name and
 /// the same parameters (a variant's subgroup sizes) share one record.
 nlohmann::json manifestValue(const Bundle &bundle) {
   ManifestTables tables;
   nlohmann::json variants = nlohmann::json::array();
   const BundleVariant *previous = nullptr;
+  nlohmann::json previousValues;
   for (const BundleVariant *v : canonicalOrder(bundle)) {
+    nlohmann::json entry = entryValue(*v, tables);
+    nlohmann::json values = entry[3];
     if (!previous || previous->name != v->name ||
         previous->parameters != v->parameters)
       variants.push_back({{"name", v->name},
                           {"parameters", v->parameters},
                           {"entries", nlohmann::json::array()}});
-    variants.back()["entries"].push_back(entryValue(*v, tables));
+    else
+      entry[3] = valuesAfter(previousValues, values);
+    variants.back()["entries"].push_back(std::move(entry));
     previous = v;
+    previousValues = std::move(values);
   }
   nlohmann::json j;
   j["format_version"] = bundle.formatVersion;
@@ -396,12 +426,36 @@ Status entryPlanFromJson(const nlohmann::json &template_,
   return Status::ok();
 }
 
+/// An entry's plan values: an array, or (after a variant's first entry)
+/// an object of positions where they differ from `previous`'s.
+Result<nlohmann::json> entryValues(const nlohmann::json &given,
+                                   const nlohmann::json &previous,
+                                   const std::string &vwhere) {
+  if (given.is_array())
+    return given;
+  if (!given.is_object() || !previous.is_array())
+    return errorf(vwhere, ": plan values are an array, or after a variant's "
+                          "first entry an object of changed positions");
+  nlohmann::json values = previous;
+  for (const auto &[key, value] : given.items()) {
+    char *end = nullptr;
+    unsigned long long i = std::strtoull(key.c_str(), &end, 10);
+    if (key.empty() || *end != '\0' || i >= values.size())
+      return errorf(vwhere, ": \"", key, "\" is not a position among the ",
+                    values.size(), " plan values before it");
+    values[i] = value;
+  }
+  return values;
+}
+
 /// One entry [subgroup size, cache key, plan or null, plan values, kernel
-/// indices] of variant `name`.
+/// indices] of variant `name`; `previousValues` are the plan values of the
+/// variant's entry before it (null for its first), and become this one's.
 Result<BundleVariant> entryFromJson(const nlohmann::json &je,
                                     const BundleVariant &variant,
                                     const SharedTables &tables,
-                                    const std::string &where) {
+                                    const std::string &where,
+                                    nlohmann::json &previousValues) {
   std::string vwhere = where + ", variant " + variant.name;
   if (!je.is_array() || je.size() != 5 || !je[0].is_number_unsigned() ||
       je[0].get<uint64_t>() > 1024 || !je[1].is_string() ||
@@ -421,11 +475,16 @@ Result<BundleVariant> entryFromJson(const nlohmann::json &je,
     k.symbol = fullSymbol(k.symbol, entrySymbolPrefix(v));
     v.kernels.push_back(std::move(k));
   }
+  Result<nlohmann::json> values = entryValues(je[3], previousValues, vwhere);
+  if (!values)
+    return values.status();
+  previousValues = *values;
   if (!je[2].is_null()) {
     Result<size_t> i = tableIndex(je[2], tables.plans.size(), "plans", vwhere);
     if (!i)
       return i.status();
-    ATTN_RETURN_IF_ERROR(entryPlanFromJson(tables.plans[*i], je[3], v, vwhere));
+    ATTN_RETURN_IF_ERROR(
+        entryPlanFromJson(tables.plans[*i], *values, v, vwhere));
   }
   ATTN_RETURN_IF_ERROR(checkLaunchedKernels(v, vwhere));
   return v;
@@ -452,8 +511,10 @@ Status variantFromJson(const nlohmann::json &jv, const SharedTables &tables,
   const nlohmann::json *entries = jsonMember(jv, "entries", JsonKind::Array);
   if (!entries)
     return errorf(vwhere, ": expected an array \"entries\"");
+  nlohmann::json previousValues;
   for (const nlohmann::json &je : *entries) {
-    Result<BundleVariant> entry = entryFromJson(je, v, tables, where);
+    Result<BundleVariant> entry =
+        entryFromJson(je, v, tables, where, previousValues);
     if (!entry)
       return entry.status();
     out.push_back(std::move(*entry));

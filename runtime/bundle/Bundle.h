@@ -35,7 +35,10 @@
 //                       cache key (hash of what produced it, for
 //                        incremental builds),
 //                       index into plans[] (null for tt-only entries),
-//                       the plan's values in PlanTemplate.h's order,
+//                       the plan's values in PlanTemplate.h's order
+//                        (after a variant's first entry, an object of the
+//                        positions that differ from the entry before:
+//                        {"31": 16}),
 //                       indices into kernels[]]
 //                      A kernel's symbol is what plans launch, unique to the
 //                      entry's compile ("<name>@<cache key>/<module>::
@@ -125,8 +128,11 @@ struct Bundle {
   const BundleVariant *findEntry(std::string_view name,
                                  int64_t subgroupSize) const;
 
-  /// Reads a kernel file and checks it against its hash.
+  /// Reads a kernel file, checks it against its hash and returns the
+  /// kernel (decompressed, for a ".zst" file: runtime/bundle/Compression.h).
   Result<std::string> readKernel(const BundleKernel &kernel) const;
+  /// The file as stored, checked against its hash.
+  Result<std::string> readKernelFile(const BundleKernel &kernel) const;
 };
 
 /// Loads and checks `directory`/manifest.json and the kernel files. An

@@ -58,7 +58,7 @@ Status writeMergedBundle(const MergedBundle &merged,
       for (const BundleKernel &k : out.variants[e].kernels) {
         if (!written.insert(k.file).second)
           continue;
-        Result<std::string> bytes = inputs[merged.source[e]].readKernel(k);
+        Result<std::string> bytes = inputs[merged.source[e]].readKernelFile(k);
         if (!bytes)
           return bytes.status();
         ATTN_RETURN_IF_ERROR(

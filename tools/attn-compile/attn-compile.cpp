@@ -22,6 +22,7 @@
 #include "lowering/GPUToPTX/GPUToPTX.h"
 #include "runtime/bundle/Bundle.h"
 #include "runtime/bundle/BundleWriter.h"
+#include "runtime/bundle/Compression.h"
 #include "tools/DeviceRun/DeviceRun.h"
 #include "tools/ToolCommandLine.h"
 
@@ -35,6 +36,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MathExtras.h"
@@ -198,6 +200,19 @@ llvm::cl::opt<std::string> spirvAbi(
         "(buffers up to the storage-buffer range, 128 MiB on lavapipe)"),
     llvm::cl::value_desc("both|addresses|bindings"), llvm::cl::init("both"),
     llvm::cl::cat(category));
+
+llvm::cl::opt<std::string> compress(
+    "compress",
+    llvm::cl::desc("How kernel files are stored: none (default), or zstd: "
+                   "each SPIR-V, PTX, MSL or shared-object file as a zstd "
+                   "frame, <entry>.<hash>.<ext>.zst (SPIR-V about 4x "
+                   "smaller); the runtime decompresses a kernel when it "
+                   "loads it. TT program folders stay as they are"),
+    llvm::cl::value_desc("none|zstd"), llvm::cl::init("none"),
+    llvm::cl::cat(category));
+
+/// --compress=zstd, checked in main.
+bool compressKernels = false;
 
 llvm::cl::opt<bool> validateSpirv(
     "validate-spirv",
@@ -460,25 +475,35 @@ FailureOr<OwningOpRef<ModuleOp>> buildJobModule(const Job &job,
   return module;
 }
 
-::attn::Status runSpirvVal(const std::string &path) {
+/// spirv-val on a kernel's bytes (as compiled, before any compression).
+::attn::Status runSpirvVal(llvm::StringRef bytes) {
   llvm::ErrorOr<std::string> tool = llvm::sys::findProgramByName("spirv-val");
   if (!tool)
     return ::attn::Status::error(
         "--validate-spirv: spirv-val not found on PATH (install spirv-tools)");
+  llvm::SmallString<128> path;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("kernel", "spv", fd, path))
+    return ::attn::Status::error("--validate-spirv: no temporary file");
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << bytes;
+  }
+  llvm::FileRemover removeKernel(path);
   std::string message;
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("spirv-val", "log", log);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
                                                 log.str()};
   int rc = llvm::sys::ExecuteAndWait(
-      *tool, {*tool, "--target-env", "vulkan1.1", path}, std::nullopt,
+      *tool, {*tool, "--target-env", "vulkan1.1", path.str()}, std::nullopt,
       redirects, 0, 0, &message);
   std::string output;
   if (auto text = llvm::MemoryBuffer::getFile(log))
     output = (*text)->getBuffer().str();
   llvm::sys::fs::remove(log);
   if (rc != 0)
-    return ::attn::errorf("spirv-val rejects ", path, ": ",
+    return ::attn::errorf("spirv-val rejects a kernel: ",
                           output.empty() ? message : output);
   return ::attn::Status::ok();
 }
@@ -665,19 +690,31 @@ private:
       if (!source)
         return ::attn::errorf("no compiled ", kernel.target,
                               " kernel has entry point ", kernel.entryPoint);
-      kernel.file =
-          inProgramFolders(kernel.target)
-              ? "kernels/" + kernel.symbol + "." +
-                    rt::hashToHex(rt::contentHash(program)) + "/" +
-                    kernel.entryPoint
-              : "kernels/" + rt::contentAddressedName(
-                                 kernel.entryPoint, source->bytes,
-                                 fileExtension(kernel.target));
-      ATTN_RETURN_IF_ERROR(
-          rt::writeFileAtomically(directory, kernel.file, source->bytes));
       if (validateSpirv &&
           ::attn::parseTarget(kernel.target) == ::attn::Target::SPIRV)
-        ATTN_RETURN_IF_ERROR(runSpirvVal(directory + "/" + kernel.file));
+        ATTN_RETURN_IF_ERROR(runSpirvVal(source->bytes));
+      if (inProgramFolders(kernel.target)) {
+        kernel.file = "kernels/" + kernel.symbol + "." +
+                      rt::hashToHex(rt::contentHash(program)) + "/" +
+                      kernel.entryPoint;
+        ATTN_RETURN_IF_ERROR(
+            rt::writeFileAtomically(directory, kernel.file, source->bytes));
+        continue;
+      }
+      std::string stored = source->bytes;
+      std::string extension = fileExtension(kernel.target);
+      if (compressKernels) {
+        ::attn::Result<std::string> frame = rt::zstdCompress(stored);
+        if (!frame)
+          return frame.status();
+        stored = std::move(*frame);
+        extension += rt::kCompressedSuffix;
+        kernel.hash = rt::contentHash(stored);
+      }
+      kernel.file = "kernels/" + rt::contentAddressedName(kernel.entryPoint,
+                                                          stored, extension);
+      ATTN_RETURN_IF_ERROR(
+          rt::writeFileAtomically(directory, kernel.file, stored));
     }
     return ::attn::Status::ok();
   }
@@ -690,6 +727,7 @@ private:
            std::to_string(options.splitKv) + ",matrix" + options.prefillMatrix +
            ",abi" + std::to_string(static_cast<int>(options.spirv.abi)) +
            (validateSpirv ? ",validated" : "") +
+           (compressKernels ? ",zstd" : "") +
            (llvm::is_contained(build.targets, ::attn::Target::PTX)
                 ? ",chip" + llvm::join(options.ptx.chips, "+")
                 : "") +
@@ -1018,6 +1056,12 @@ int main(int argc, char **argv) {
   if (!abi)
     return fail("--spirv-abi=" + spirvAbi +
                 ": expected both, addresses or bindings");
+  if (compress != "none" && compress != "zstd")
+    return fail("--compress=" + compress + ": expected none or zstd");
+  compressKernels = compress == "zstd";
+  if (compressKernels && !rt::haveZstd())
+    return fail("--compress=zstd: this attn-compile was built without zstd "
+                "(install libzstd-dev and build again)");
   if (outputPath == "-")
     return fail("a bundle needs an output directory: -o NAME.attnb");
   llvm::Expected<std::vector<Build>> builds = plannedBuilds(*targets);

@@ -10,21 +10,11 @@ Test tooling for attn-diff --bundle: a bundle whose kernels do not compute
 the variant its manifest names, which the runtime cannot tell by hashes.
 """
 import json
+import os
 import sys
 
-
-def fnv1a64(data):
-    h = 0xCBF29CE484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
-
-
-def digest(manifest):
-    rest = {k: v for k, v in manifest.items() if k != "manifest_hash"}
-    text = json.dumps(rest, separators=(",", ":"), sort_keys=True,
-                      ensure_ascii=False)
-    return fnv1a64(text.encode())
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from manifest_hash import digest  # noqa: E402
 
 
 def main():

@@ -401,11 +401,32 @@ TEST_F(BundleTest, PlansOfOneShapeShareTheirRecord) {
   ASSERT_TRUE(writeManifest(many));
   nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
   EXPECT_EQ(j["plans"].size(), 1u);
+  // The second entry of v0 gives the values that differ from the first's.
+  EXPECT_EQ(j["variants"][0]["entries"][0][3],
+            nlohmann::json::parse(R"(["f32",-1,1,1,1,1])"));
   EXPECT_EQ(j["variants"][0]["entries"][1][3],
-            nlohmann::json::parse(R"(["bf16",-1,7,64,2,1])"));
+            nlohmann::json::parse(R"({"0":"bf16","2":7,"3":64,"4":2})"));
   Result<Bundle> loaded = loadBundle(dir);
   ASSERT_TRUE(loaded) << loaded.message();
   EXPECT_EQ(loaded->variants[1].plans, many.variants[1].plans);
+}
+
+TEST_F(BundleTest, ChangedPlanValuesNameTheirPositions) {
+  Bundle many = entriesSharingOneKernel(bundle, 1);
+  many.variants[1].plans.front().ops[0].imm = 7;
+  ASSERT_TRUE(writeManifest(many));
+  editManifest(dir, "{\"2\":7}", "{\"6\":7}");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, variant v0 (subgroup size 16): \"6\" is not "
+                "a position among the 6 plan values before it");
+  ASSERT_TRUE(writeManifest(many));
+  editManifest(dir, "[\"f32\",-1,1,1,1,1]", "{\"2\":7}");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, variant v0 (subgroup size 8): plan values "
+                "are an array, or after a variant's first entry an object of "
+                "changed positions");
 }
 
 TEST_F(BundleTest, PlanValuesMustFitTheShape) {

@@ -1,0 +1,28 @@
+"""Replaces the first compressed SPIR-V kernel file of a bundle with bytes
+that are not a zstd frame, and names it by their hash as attn-compile would
+(file name and manifest record), the manifest's hash rewritten: only the
+frame itself is wrong."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "Tools", "Inputs"))
+from manifest_hash import digest, fnv1a64  # noqa: E402
+
+bundle = sys.argv[1]
+path = os.path.join(bundle, "manifest.json")
+with open(path) as f:
+    manifest = json.load(f)
+record = next(k for k in manifest["kernels"] if k[3] == ".spv.zst")
+junk = b"not a zstd frame"
+old = os.path.join(bundle, "kernels", "%s.%s%s" % (record[1], record[2],
+                                                   record[3]))
+record[2] = fnv1a64(junk)
+os.remove(old)
+with open(os.path.join(bundle, "kernels", "%s.%s%s" % (record[1], record[2],
+                                                       record[3])), "wb") as f:
+    f.write(junk)
+manifest["manifest_hash"] = digest(manifest)
+with open(path, "w") as f:
+    json.dump(manifest, f)

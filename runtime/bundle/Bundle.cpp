@@ -175,16 +175,17 @@ std::vector<const BundleVariant *> canonicalOrder(const Bundle &bundle) {
 
 /// The shared tables a manifest's entries refer to by index.
 struct ManifestTables {
-  SharedTable launches, kernels, plans;
+  SharedTable kinds, kernels, plans;
 
   size_t kernel(const BundleKernel &k, const std::string &prefix) {
     nlohmann::json launch = nlohmann::json::parse(k.launchJson, nullptr,
                                                   /*allow_exceptions=*/false);
     if (launch.is_discarded())
       launch = nlohmann::json::object();
+    size_t kind = kinds.add(
+        nlohmann::json::array({k.target, k.entryPoint, std::move(launch)}));
     return kernels.add(nlohmann::json::array(
-        {k.target, k.entryPoint, hashToHex(k.hash), recordFile(k),
-         launches.add(std::move(launch)),
+        {kind, hashToHex(k.hash), recordFile(k),
          recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint)}));
   }
 };
@@ -248,7 +249,7 @@ nlohmann::json manifestValue(const Bundle &bundle) {
   nlohmann::json j;
   j["format_version"] = bundle.formatVersion;
   j["compiler"] = bundle.compiler;
-  j["launch"] = tables.launches.take();
+  j["kinds"] = tables.kinds.take();
   j["kernels"] = tables.kernels.take();
   j["plans"] = tables.plans.take();
   j["variants"] = std::move(variants);
@@ -272,7 +273,7 @@ std::string manifestToJson(const Bundle &bundle) {
                      ",\n\"compiler\": " + j["compiler"].dump() +
                      ",\n\"manifest_hash\": \"" +
                      hashToHex(contentHash(j.dump())) + "\"";
-  appendArray(text, "launch", j["launch"]);
+  appendArray(text, "kinds", j["kinds"]);
   appendArray(text, "kernels", j["kernels"]);
   appendArray(text, "plans", j["plans"]);
   appendArray(text, "variants", j["variants"]);
@@ -332,36 +333,46 @@ struct SharedTables {
   std::vector<nlohmann::json> plans;
 };
 
-/// One record of the kernel table: [target, entry point, hash, file (or
-/// its extension), index into "launch", symbol relative to the entry (a
-/// trailing "::" continues with the entry point, "" is "./<entry>::<entry>")].
-Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
-                                    const nlohmann::json &launches,
-                                    const std::string &where) {
-  if (!jk.is_array() || jk.size() != 6 || !jk[0].is_string() ||
-      !jk[1].is_string() || !jk[2].is_string() || !jk[3].is_string() ||
-      !jk[5].is_string())
-    return errorf(where, ": a kernel is [target, entry point, hash, file, "
-                         "launch, symbol], got ",
+/// One record of the kinds table: [target, entry point, launch facts].
+Result<BundleKernel> kindFromJson(const nlohmann::json &jk,
+                                  const std::string &where) {
+  if (!jk.is_array() || jk.size() != 3 || !jk[0].is_string() ||
+      !jk[1].is_string() || !jk[2].is_object())
+    return errorf(where, ": a kernel kind is [target, entry point, launch "
+                         "facts], got ",
                   jk.dump().substr(0, 200));
   BundleKernel k;
   k.target = jk[0].get<std::string>();
   k.entryPoint = jk[1].get<std::string>();
-  std::string hash = jk[2].get<std::string>();
+  k.launchJson = jk[2].dump();
+  return k;
+}
+
+/// One record of the kernel table: [index into "kinds", hash, file (or its
+/// extension), symbol relative to the entry (a trailing "::" continues with
+/// the entry point, "" is "./<entry>::<entry>")].
+Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
+                                    const std::vector<BundleKernel> &kinds,
+                                    const std::string &where) {
+  if (!jk.is_array() || jk.size() != 4 || !jk[1].is_string() ||
+      !jk[2].is_string() || !jk[3].is_string())
+    return errorf(where, ": a kernel is [kind, hash, file, symbol], got ",
+                  jk.dump().substr(0, 200));
+  Result<size_t> kind = tableIndex(jk[0], kinds.size(), "kinds", where);
+  if (!kind)
+    return kind.status();
+  BundleKernel k = kinds[*kind];
+  std::string hash = jk[1].get<std::string>();
   char *end = nullptr;
   k.hash = std::strtoull(hash.c_str(), &end, 16);
   if (hash.size() != 16 || *end != '\0')
     return errorf(where, ": bad hash \"", hash, "\"");
-  k.file = jk[3].get<std::string>();
+  k.file = jk[2].get<std::string>();
   if (k.file.starts_with(".") && k.file.find('/') == std::string::npos)
     k.file = "kernels/" + k.entryPoint + "." + hash + k.file;
   if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
     return errorf(where, ": file must be inside the bundle, got ", k.file);
-  Result<size_t> launch = tableIndex(jk[4], launches.size(), "launch", where);
-  if (!launch)
-    return launch.status();
-  k.launchJson = launches[*launch].dump();
-  k.symbol = jk[5].get<std::string>();
+  k.symbol = jk[3].get<std::string>();
   if (k.symbol.empty())
     k.symbol = "./" + k.entryPoint + "::";
   if (k.symbol.ends_with("::"))
@@ -371,19 +382,25 @@ Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
 
 Result<SharedTables> tablesFromJson(const nlohmann::json &j,
                                     const std::string &where) {
-  const nlohmann::json *launches = jsonMember(j, "launch", JsonKind::Array);
+  const nlohmann::json *kinds = jsonMember(j, "kinds", JsonKind::Array);
   const nlohmann::json *kernels = jsonMember(j, "kernels", JsonKind::Array);
   const nlohmann::json *plans = jsonMember(j, "plans", JsonKind::Array);
-  if (!launches || !kernels || !plans)
+  if (!kinds || !kernels || !plans)
     return errorf(where,
-                  ": expected arrays \"launch\", \"kernels\" and \"plans\"");
-  for (size_t i = 0; i < launches->size(); ++i)
-    if (!(*launches)[i].is_object())
-      return errorf(where, ", launch[", i, "]: expected an object");
+                  ": expected arrays \"kinds\", \"kernels\" and \"plans\"");
+  std::vector<BundleKernel> kindRecords;
+  for (size_t i = 0; i < kinds->size(); ++i) {
+    Result<BundleKernel> k =
+        kindFromJson((*kinds)[i], where + ", kinds[" + std::to_string(i) + "]");
+    if (!k)
+      return k.status();
+    kindRecords.push_back(std::move(*k));
+  }
   SharedTables tables;
   for (size_t i = 0; i < kernels->size(); ++i) {
     Result<BundleKernel> k = kernelFromJson(
-        (*kernels)[i], *launches, where + ", kernels[" + std::to_string(i) + "]");
+        (*kernels)[i], kindRecords,
+        where + ", kernels[" + std::to_string(i) + "]");
     if (!k)
       return k.status();
     tables.kernels.push_back(std::move(*k));

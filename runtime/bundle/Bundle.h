@@ -9,15 +9,15 @@
 //     manifest_hash    FNV-1a 64 of the manifest without this field, as
 //                      nlohmann::json dumps it compactly: an edited or
 //                      damaged manifest is refused
-//     launch[]         every distinct set of launch facts once (target
-//                      specific: workgroup size, subgroup size, ABI form,
-//                      argument element sizes, ...)
-//     kernels[]        every distinct kernel record once, as an array:
-//                      [target ("spirv", "ptx", "msl", "cpu", "tt"),
-//                       entry point, hash (FNV-1a 64 of the file, hex),
+//     kinds[]          every distinct kind of kernel once: [target ("spirv",
+//                      "ptx", "msl", "cpu", "tt"), entry point, launch facts
+//                      (target specific: workgroup size, subgroup size, ABI
+//                      form, argument element sizes, ...)]
+//     kernels[]        every distinct kernel file's record once:
+//                      [index into kinds[],
+//                       hash (FNV-1a 64 of the file as stored, hex),
 //                       file (relative; or its extension alone, ".spv",
 //                       for attn-compile's "kernels/<entry>.<hash>.spv"),
-//                       index into launch[],
 //                       symbol relative to the entry (a trailing "::"
 //                       continues with the entry point; "" is
 //                       "./<entry point>::<entry point>")]

@@ -370,7 +370,7 @@ TEST_F(BundleTest, EntriesShareKernelRecordsAndPlans) {
   Bundle many = entriesSharingOneKernel(bundle, 50);
   ASSERT_TRUE(writeManifest(many));
   nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
-  EXPECT_EQ(j["launch"].size(), 1u);
+  EXPECT_EQ(j["kinds"].size(), 1u);
   EXPECT_EQ(j["kernels"].size(), 1u);
   EXPECT_EQ(j["plans"].size(), 1u);
   // Each variant's two subgroup sizes share its record.

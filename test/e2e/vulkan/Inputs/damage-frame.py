@@ -14,14 +14,14 @@ bundle = sys.argv[1]
 path = os.path.join(bundle, "manifest.json")
 with open(path) as f:
     manifest = json.load(f)
-record = next(k for k in manifest["kernels"] if k[3] == ".spv.zst")
+record = next(k for k in manifest["kernels"] if k[2] == ".spv.zst")
+entry = manifest["kinds"][record[0]][1]
 junk = b"not a zstd frame"
-old = os.path.join(bundle, "kernels", "%s.%s%s" % (record[1], record[2],
-                                                   record[3]))
-record[2] = fnv1a64(junk)
-os.remove(old)
-with open(os.path.join(bundle, "kernels", "%s.%s%s" % (record[1], record[2],
-                                                       record[3])), "wb") as f:
+os.remove(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1],
+                                                       record[2])))
+record[1] = fnv1a64(junk)
+with open(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1],
+                                                       record[2])), "wb") as f:
     f.write(junk)
 manifest["manifest_hash"] = digest(manifest)
 with open(path, "w") as f:

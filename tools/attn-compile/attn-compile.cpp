@@ -214,6 +214,13 @@ llvm::cl::opt<std::string> shard(
                    "for byte"),
     llvm::cl::value_desc("I/N"), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> signKey(
+    "sign-key",
+    llvm::cl::desc("Sign the bundle's manifest with this Ed25519 secret key "
+                   "(attn-bundle keygen -o NAME writes NAME.key); engines "
+                   "check it against the public keys they trust"),
+    llvm::cl::value_desc("NAME.key"), llvm::cl::cat(category));
+
 llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
                           llvm::cl::init(false), llvm::cl::cat(category));
 
@@ -236,7 +243,7 @@ const std::string &compilerBuild() {
     // Unreadable: the version alone, as before.
     if (!bytes)
       return std::string();
-    return rt::hashToHex(rt::contentHash((*bytes)->getBuffer()));
+    return rt::contentHash((*bytes)->getBuffer());
   }();
   return id;
 }
@@ -605,9 +612,9 @@ public:
     std::string text;
     llvm::raw_string_ostream textStream(text);
     (*module)->print(textStream);
-    std::string key = rt::hashToHex(
+    std::string key =
         rt::contentHash(text + "|" + optionsKey(build) + "|" +
-                        kCompilerVersion + "|" + compilerBuild()));
+                        kCompilerVersion + "|" + compilerBuild());
     for (PlannedEntry &p : *planned) {
       p.entry.subgroupSize = build.subgroupSize;
       p.entry.cacheKey = key;
@@ -668,7 +675,7 @@ private:
       kernel.file =
           inProgramFolders(kernel.target)
               ? "kernels/" + kernel.symbol + "." +
-                    rt::hashToHex(rt::contentHash(program)) + "/" +
+                    rt::contentHash(program) + "/" +
                     kernel.entryPoint
               : "kernels/" + rt::contentAddressedName(
                                  kernel.entryPoint, source->bytes,
@@ -1058,6 +1065,13 @@ int main(int argc, char **argv) {
       return fail("--cpu-isa: no ISA level '" + level + "' (expected " +
                   ::attn::cpuIsaLevelNames() + " or host)");
   }
+  std::optional<rt::SecretKey> secretKey;
+  if (!signKey.empty()) {
+    ::attn::Result<rt::SecretKey> key = rt::readSecretKey(signKey);
+    if (!key)
+      return fail("--sign-key: " + key.message());
+    secretKey = *key;
+  }
   // Every flag checked: only now the bundle directory. One writer at a
   // time; what the last one left is the bundle to build on.
   ::attn::Result<rt::BundleLock> lock =
@@ -1078,6 +1092,8 @@ int main(int argc, char **argv) {
   bundle.compiler = kCompilerVersion;
   bundle.directory = outputPath;
   Tally tally = collectEntries(jobList.size(), builds->size(), results, bundle);
+  if (secretKey)
+    rt::signBundle(bundle, *secretKey);
   // A run that failed keeps the bundle that was there: its kernel files are
   // content-addressed, so the new ones written so far harm nothing. A
   // directory this run created goes again: without a manifest nothing in it

@@ -1,30 +1,28 @@
 #!/usr/bin/env python3
 """Swaps the parameters of two variants of a bundle, so that each entry
 claims the other's variant while keeping its own kernels and plan, and
-rewrites the manifest's hash as attn-compile computes it (FNV-1a 64 of the
-manifest without the field, dumped compactly with sorted keys).
+rewrites the manifest's hash as attn-compile computes it (BLAKE2b-256 of
+the manifest without the fields manifest_hash and signature, dumped
+compactly with sorted keys). A signature stays as it was: it no longer
+holds, which the runtime finds.
 
 Usage: swap-entry-parameters.py BUNDLE NAME_A NAME_B
 
 Test tooling for attn-diff --bundle: a bundle whose kernels do not compute
-the variant its manifest names, which the runtime cannot tell by hashes.
+the variant its manifest names, which the runtime cannot tell by hashes
+(only by a signature); and an attacker's edit, re-stamped.
 """
+import hashlib
 import json
 import sys
 
 
-def fnv1a64(data):
-    h = 0xCBF29CE484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
-
-
 def digest(manifest):
-    rest = {k: v for k, v in manifest.items() if k != "manifest_hash"}
+    rest = {k: v for k, v in manifest.items()
+            if k not in ("manifest_hash", "signature")}
     text = json.dumps(rest, separators=(",", ":"), sort_keys=True,
                       ensure_ascii=False)
-    return fnv1a64(text.encode())
+    return hashlib.blake2b(text.encode(), digest_size=32).hexdigest()
 
 
 def main():

@@ -7,7 +7,6 @@
 #include "runtime/bundle/PlanJson.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>

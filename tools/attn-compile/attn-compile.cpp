@@ -761,11 +761,15 @@ int emitMlir() {
 /// The bundle in the output directory, if there is a readable one; one
 /// that is there but unreadable (another format, damaged) is said, and
 /// every variant compiles anew.
-std::optional<rt::Bundle> previousBundle() {
+/// The bundle at the output path, whose entries a build may reuse. A build
+/// that signs reuses only what its own key signed: anyone who can write the
+/// directory could have edited an entry (and re-stamped the manifest hash),
+/// and signing it would vouch for the edit.
+std::optional<rt::Bundle> previousBundle(const rt::BundleTrust &trust) {
   std::error_code ec;
   if (!std::filesystem::exists(outputPath + "/manifest.json", ec))
     return std::nullopt;
-  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath);
+  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath, trust);
   if (!old) {
     if (!quiet)
       llvm::errs() << "attn-compile: note: reusing nothing of the bundle "
@@ -798,7 +802,8 @@ std::string overview() {
          "      prints (one attn op, its arguments in that order). Variants "
          "whose input\n"
          "      and options did not change since the last run, compiled by "
-         "this same\n      attn-compile executable, are reused.\n"
+         "this same\n      attn-compile executable, are reused (with "
+         "--sign-key, only from a\n      bundle that key signed).\n"
          "      --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
          "Targets built in this version: spirv, tt, ptx, msl, cpu.\n"
          "ptx kernels are PTX text for each --chip (default sm_90), one "
@@ -1082,7 +1087,10 @@ int main(int argc, char **argv) {
       });
   if (!lock)
     return fail(lock.message());
-  std::optional<rt::Bundle> previous = previousBundle();
+  rt::BundleTrust reuseTrust;
+  if (secretKey)
+    reuseTrust = {{secretKey->publicKey()}, /*requireSignature=*/true};
+  std::optional<rt::Bundle> previous = previousBundle(reuseTrust);
 
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);

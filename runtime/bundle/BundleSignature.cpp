@@ -133,6 +133,10 @@ SecretKey secretKeyFromSeed(const std::array<uint8_t, 32> &seed) {
 }
 
 Status writeKeyPair(const SecretKey &key, const std::string &name) {
+  // Both files are new: a NAME.pub left from another key would not match.
+  if (::access((name + ".pub").c_str(), F_OK) == 0)
+    return errorf("cannot create ", name, ".pub: File exists (a key is never "
+                  "overwritten)");
   std::string secret = std::string(kSecretTag) +
                        toHex(key.bytes.data(), key.bytes.size()) + "\n";
   Status s = writeNewFile(name + ".key", secret, 0600);

@@ -62,7 +62,7 @@ SecretKey generateSecretKey();
 /// The key pair of a 32-byte seed (deterministic: for tests).
 SecretKey secretKeyFromSeed(const std::array<uint8_t, 32> &seed);
 
-/// Writes `name`.key (mode 0600, refused when it exists) and `name`.pub.
+/// Writes `name`.key (mode 0600) and `name`.pub; refused when either exists.
 Status writeKeyPair(const SecretKey &key, const std::string &name);
 
 /// Reads a key file written by writeKeyPair; errors name the file.

@@ -113,6 +113,12 @@ TEST(BundleKeys, KeyFilesRoundTripAndTheSecretIsPrivate) {
   ASSERT_FALSE(again);
   EXPECT_THAT(again.message(), HasSubstr("a key is never overwritten"));
   EXPECT_EQ(readSecretKey(name + ".key")->bytes, key.bytes);
+  // Nor is a public key that another secret would not match.
+  std::filesystem::remove(name + ".key");
+  Status pubThere = writeKeyPair(generateSecretKey(), name);
+  ASSERT_FALSE(pubThere);
+  EXPECT_THAT(pubThere.message(), HasSubstr(".pub: File exists"));
+  EXPECT_FALSE(std::filesystem::exists(name + ".key"));
 }
 
 TEST(BundleKeys, BadKeyFilesAreNamed) {

@@ -58,6 +58,9 @@ constexpr int64_t kHeads = 32, kKvHeads = 8, kHeadSize = 128, kBlock = 16;
 struct Options {
   std::string device = "vulkan";
   std::vector<std::string> bundles;
+  /// --trust-key files and --require-signature (Session::open's trust).
+  std::vector<std::string> trustKeys;
+  bool requireSignature = false;
   int64_t layers = 32, batch = 64, paddedBatch = 0, context = 256, steps = 3;
   bool check = false;
   bool skipHost = false;
@@ -67,10 +70,13 @@ int usage(const char *argv0, int status) {
   std::fprintf(status ? stderr : stdout,
                "usage: %s --bundle DIR [--device vulkan|cuda|cpu] [--layers N] "
                "[--batch R] [--padded-batch P] [--context L] [--steps S] "
-               "[--check] [--skip-host] | --version\n"
+               "[--check] [--skip-host] [--trust-key NAME.pub]... "
+               "[--require-signature] | --version\n"
                "One decode step of Llama-3-8B's attention, --layers forward "
                "calls, timed on host tensors, on device tensors and as a "
-               "recorded step replayed. See bench/README.md.\n",
+               "recorded step replayed. See bench/README.md.\n"
+               "--trust-key: a bundle signed by another key is refused; "
+               "--require-signature: an unsigned one too.\n",
                argv0);
   return status;
 }
@@ -156,13 +162,17 @@ int run(const Options &o) {
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
+  Result<BundleTrust> trust =
+      BundleTrust::fromKeyFiles(o.trustKeys, o.requireSignature);
+  if (!trust)
+    return fail("--trust-key", trust.status());
   Clock::time_point opening = Clock::now();
   Result<std::unique_ptr<PlanDevice>> opened = devices::openDevice(*type);
   if (!opened)
     return fail(o.device.c_str(), opened.status());
   Clock::time_point deviceOpen = Clock::now();
   Result<std::unique_ptr<Session>> session =
-      Session::open(*type, std::move(*opened), o.bundles);
+      Session::open(*type, std::move(*opened), o.bundles, *trust);
   if (!session)
     return fail(o.device.c_str(), session.status());
   Clock::time_point sessionOpen = Clock::now();
@@ -373,6 +383,10 @@ int main(int argc, char **argv) {
     bool ok = true;
     if (arg == "--bundle")
       o.bundles.push_back(value());
+    else if (arg == "--trust-key")
+      o.trustKeys.push_back(value());
+    else if (arg == "--require-signature")
+      o.requireSignature = true;
     else if (arg == "--device")
       o.device = value();
     else if (arg == "--layers")

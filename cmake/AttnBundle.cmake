@@ -2,7 +2,7 @@
 #
 #   attn_add_bundle(TARGET <name> GRID <grid.json> TARGETS <target>...
 #                   [OUTPUT <dir>] [OPTIONS <attn-compile flag>...]
-#                   [SHARDS <n>])
+#                   [SHARDS <n>] [SIGN_KEY <NAME.key>])
 #
 # Adds a custom target <name> (built by `all`) that runs
 #   attn-compile --grid <grid.json> --targets=<t1>,<t2> <options> -o <dir>
@@ -28,6 +28,12 @@
 # attn-bundle merge into the bundle one attn-compile would write, byte for
 # byte. The shards live beside the bundle, in <dir>.shards/.
 #
+# SIGN_KEY <NAME.key> signs the bundle's manifest with that Ed25519 secret
+# key (attn-bundle keygen -o NAME; attn-compile --sign-key, or attn-bundle
+# merge --sign-key for SHARDS, where the shards stay unsigned); the bundle
+# is rebuilt when the key file changes. Engines trust NAME.pub
+# (Session::open's BundleTrust, --trust-key).
+#
 # attn-compile is the `attn-compile` target inside the attn build, else
 # ATTN_COMPILE_EXECUTABLE (found next to the installed package or on PATH);
 # attn-bundle likewise (ATTN_BUNDLE_EXECUTABLE).
@@ -52,7 +58,7 @@ function(_attn_find_tool name cacheVar outVar depVar)
 endfunction()
 
 function(attn_add_bundle)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;GRID;OUTPUT;SHARDS"
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "TARGET;GRID;OUTPUT;SHARDS;SIGN_KEY"
     "TARGETS;OPTIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR
@@ -81,6 +87,13 @@ function(attn_add_bundle)
     set(out "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.attnb")
   endif()
   list(JOIN ARG_TARGETS "," targets)
+  set(sign)
+  set(signDep)
+  if(ARG_SIGN_KEY)
+    get_filename_component(signDep "${ARG_SIGN_KEY}" ABSOLUTE
+      BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(sign --sign-key "${signDep}")
+  endif()
 
   # attn-compile writes the manifest after the kernel files, so the manifest
   # stands for the whole bundle. A fresh directory keeps kernels of variants
@@ -90,8 +103,8 @@ function(attn_add_bundle)
       OUTPUT "${out}/manifest.json"
       COMMAND ${CMAKE_COMMAND} -E rm -rf "${out}"
       COMMAND ${compiler} --grid "${grid}" --targets=${targets} ${ARG_OPTIONS}
-              -o "${out}"
-      DEPENDS "${grid}" ${compilerDep}
+              ${sign} -o "${out}"
+      DEPENDS "${grid}" ${compilerDep} ${signDep}
       COMMENT "attn-compile ${ARG_TARGET}: ${ARG_GRID} for ${targets}"
       VERBATIM)
   else()
@@ -115,8 +128,8 @@ function(attn_add_bundle)
     add_custom_command(
       OUTPUT "${out}/manifest.json"
       COMMAND ${CMAKE_COMMAND} -E rm -rf "${out}"
-      COMMAND ${merger} merge -o "${out}" ${shardDirs}
-      DEPENDS ${shardManifests} ${mergerDep}
+      COMMAND ${merger} merge -o "${out}" ${sign} ${shardDirs}
+      DEPENDS ${shardManifests} ${mergerDep} ${signDep}
       COMMENT "attn-bundle merge ${ARG_TARGET}: ${ARG_SHARDS} shards"
       VERBATIM)
   endif()

@@ -7,6 +7,7 @@
 namespace attn::devices {
 
 using runtime::DeviceType;
+using runtime::BundleTrust;
 using runtime::PlanDevice;
 using runtime::Session;
 
@@ -29,11 +30,12 @@ Result<std::unique_ptr<PlanDevice>> openDevice(DeviceType type) {
 }
 
 Result<std::unique_ptr<Session>>
-openSession(DeviceType type, const std::vector<std::string> &bundleDirs) {
+openSession(DeviceType type, const std::vector<std::string> &bundleDirs,
+            const BundleTrust &trust) {
   Result<std::unique_ptr<PlanDevice>> device = openDevice(type);
   if (!device)
     return device.status();
-  return Session::open(type, std::move(*device), bundleDirs);
+  return Session::open(type, std::move(*device), bundleDirs, trust);
 }
 
 } // namespace attn::devices

@@ -32,7 +32,8 @@ openDevice(runtime::DeviceType type);
 /// Session::open on openDevice(type).
 Result<std::unique_ptr<runtime::Session>>
 openSession(runtime::DeviceType type,
-            const std::vector<std::string> &bundleDirs = {});
+            const std::vector<std::string> &bundleDirs = {},
+            const runtime::BundleTrust &trust = {});
 
 } // namespace attn::devices
 

@@ -273,7 +273,7 @@ Status TTPlanDevice::loadKernel(const runtime::Bundle &bundle,
         if (k.target == kernel.target && k.symbol == kernel.symbol) {
           if (Result<std::string> file = bundle.readKernel(k); !file)
             return file.status();
-          source += runtime::kernelSource(runtime::hashToHex(k.hash),
+          source += runtime::kernelSource(k.hash,
                                           k.entryPoint, k.launchJson);
         }
     Result<bool> loaded = symbols_.isLoaded(name_, kernel.symbol, source);

@@ -9,7 +9,6 @@
 #include "runtime/bundle/PlanTemplate.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -27,22 +26,6 @@ constexpr uint64_t kMaxManifestBytes = uint64_t{256} << 20;
 constexpr uint64_t kMaxKernelFileBytes = uint64_t{1} << 30;
 
 } // namespace
-
-uint64_t contentHash(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::string hashToHex(uint64_t hash) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx",
-                static_cast<unsigned long long>(hash));
-  return text;
-}
 
 const BundleKernel *BundleVariant::findKernel(std::string_view symbol,
                                               std::string_view target) const {
@@ -84,11 +67,11 @@ Result<std::string> Bundle::readKernelFile(const BundleKernel &kernel) const {
   if (!read)
     return errorf("bundle ", directory, ": ", read.message());
   std::string text = std::move(*read);
-  uint64_t hash = contentHash(text);
+  std::string hash = contentHash(text);
   if (hash != kernel.hash)
     return errorf("bundle ", directory, ": kernel file ", kernel.file,
-                  " does not match its hash (manifest ",
-                  hashToHex(kernel.hash), ", file ", hashToHex(hash),
+                  " does not match its hash (manifest ", kernel.hash,
+                  ", file ", hash,
                   "): the bundle is corrupt or was changed after attn-compile");
   return text;
 }
@@ -119,7 +102,7 @@ std::string fullSymbol(const std::string &stored, const std::string &prefix) {
 /// the name is the content-addressed "kernels/<entry point>.<hash><ext>"
 /// attn-compile gives, else the path.
 std::string recordFile(const BundleKernel &k) {
-  std::string stem = "kernels/" + k.entryPoint + "." + hashToHex(k.hash);
+  std::string stem = "kernels/" + k.entryPoint + "." + k.hash;
   if (k.file.starts_with(stem)) {
     std::string ext = k.file.substr(stem.size());
     if (ext.starts_with(".") && ext.find('/') == std::string::npos)
@@ -185,7 +168,7 @@ struct ManifestTables {
     size_t kind = kinds.add(
         nlohmann::json::array({k.target, k.entryPoint, std::move(launch)}));
     return kernels.add(nlohmann::json::array(
-        {kind, hashToHex(k.hash), recordFile(k),
+        {kind, k.hash, recordFile(k),
          recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint)}));
   }
 };
@@ -267,12 +250,25 @@ void appendArray(std::string &text, const char *key,
 
 } // namespace
 
+std::string manifestHash(const Bundle &bundle) {
+  return contentHash(manifestValue(bundle).dump());
+}
+
+void signBundle(Bundle &bundle, const SecretKey &key) {
+  bundle.signature = signManifestHash(manifestHash(bundle), key);
+}
+
 std::string manifestToJson(const Bundle &bundle) {
   nlohmann::json j = manifestValue(bundle);
   std::string text = "{\"format_version\": " + j["format_version"].dump() +
                      ",\n\"compiler\": " + j["compiler"].dump() +
-                     ",\n\"manifest_hash\": \"" +
-                     hashToHex(contentHash(j.dump())) + "\"";
+                     ",\n\"manifest_hash\": \"" + contentHash(j.dump()) +
+                     "\"";
+  if (const std::optional<ManifestSignature> &sig = bundle.signature)
+    text += ",\n\"signature\": " +
+            nlohmann::json{{"key", sig->key.hex()},
+                           {"ed25519", sig->valueHex()}}
+                .dump();
   appendArray(text, "kinds", j["kinds"]);
   appendArray(text, "kernels", j["kernels"]);
   appendArray(text, "plans", j["plans"]);
@@ -292,8 +288,10 @@ Result<std::string> getString(const nlohmann::json &j, const char *key,
 }
 
 /// The manifest's format version (compared as read, so that no larger
-/// number truncates to a good one) and its hash over the rest of it.
-Status checkManifestHeader(const nlohmann::json &j, const std::string &where) {
+/// number truncates to a good one) and its hash over the rest of it, which
+/// it returns.
+Result<std::string> checkManifestHeader(const nlohmann::json &j,
+                                        const std::string &where) {
   if (!j.is_object() || !j.contains("format_version") ||
       !j["format_version"].is_number_integer())
     return errorf(where, ": expected an object with \"format_version\"");
@@ -309,12 +307,31 @@ Status checkManifestHeader(const nlohmann::json &j, const std::string &where) {
     return recorded.status();
   nlohmann::json rest = j;
   rest.erase("manifest_hash");
-  std::string actual = hashToHex(contentHash(rest.dump()));
+  rest.erase("signature");
+  std::string actual = contentHash(rest.dump());
   if (*recorded != actual)
     return errorf(where, " does not match its manifest_hash (recorded ",
                   *recorded, ", contents ", actual,
                   "): it was edited or damaged after attn-compile wrote it");
-  return Status::ok();
+  return actual;
+}
+
+/// The manifest's "signature", when it has one.
+Result<std::optional<ManifestSignature>>
+signatureFromJson(const nlohmann::json &j, const std::string &where) {
+  if (!j.contains("signature"))
+    return std::optional<ManifestSignature>();
+  std::string swhere = where + ", signature";
+  Result<std::string> key = getString(j["signature"], "key", swhere);
+  if (!key)
+    return key.status();
+  Result<std::string> value = getString(j["signature"], "ed25519", swhere);
+  if (!value)
+    return value.status();
+  Result<ManifestSignature> signature = manifestSignatureFromHex(*key, *value);
+  if (!signature)
+    return errorf(swhere, ": ", signature.message());
+  return std::optional<ManifestSignature>(*signature);
 }
 
 /// An index into a table of `size` records, or an error.
@@ -363,10 +380,11 @@ Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
     return kind.status();
   BundleKernel k = kinds[*kind];
   std::string hash = jk[1].get<std::string>();
-  char *end = nullptr;
-  k.hash = std::strtoull(hash.c_str(), &end, 16);
-  if (hash.size() != 16 || *end != '\0')
-    return errorf(where, ": bad hash \"", hash, "\"");
+  if (hash.size() != 64 ||
+      hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return errorf(where, ": bad hash \"", hash,
+                  "\" (expected 64 lowercase hex digits)");
+  k.hash = hash;
   k.file = jk[2].get<std::string>();
   if (k.file.starts_with(".") && k.file.find('/') == std::string::npos)
     k.file = "kernels/" + k.entryPoint + "." + hash + k.file;
@@ -542,14 +560,24 @@ Status variantFromJson(const nlohmann::json &jv, const SharedTables &tables,
 } // namespace
 
 Result<Bundle> manifestFromJson(std::string_view text,
-                                const std::string &directory) {
+                                const std::string &directory,
+                                const BundleTrust &trust) {
   std::string where = "bundle " + directory + ": manifest.json";
   nlohmann::json j =
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     return errorf(where, " is not valid JSON");
-  ATTN_RETURN_IF_ERROR(checkManifestHeader(j, where));
+  Result<std::string> hash = checkManifestHeader(j, where);
+  if (!hash)
+    return hash.status();
+  Result<std::optional<ManifestSignature>> signature =
+      signatureFromJson(j, where);
+  if (!signature)
+    return signature.status();
+  ATTN_RETURN_IF_ERROR(checkManifestTrust(
+      where, *hash, *signature ? &**signature : nullptr, trust));
   Bundle bundle;
+  bundle.signature = *signature;
   bundle.directory = directory;
   bundle.formatVersion = kBundleFormatVersion;
   Result<std::string> compiler = getString(j, "compiler", where);
@@ -571,7 +599,8 @@ Result<Bundle> manifestFromJson(std::string_view text,
   return bundle;
 }
 
-Result<Bundle> loadManifest(const std::string &directory) {
+Result<Bundle> loadManifest(const std::string &directory,
+                            const BundleTrust &trust) {
   const std::string path = directory + "/manifest.json";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
@@ -581,7 +610,7 @@ Result<Bundle> loadManifest(const std::string &directory) {
       readFileBounded(path, kMaxManifestBytes, "manifest");
   if (!text)
     return errorf("bundle ", directory, ": ", text.message());
-  return manifestFromJson(*text, directory);
+  return manifestFromJson(*text, directory, trust);
 }
 
 bool manifestChanged(const Bundle &bundle) {
@@ -604,9 +633,10 @@ Status checkKernelFiles(const Bundle &bundle) {
 
 } // namespace
 
-Result<Bundle> loadBundle(const std::string &directory) {
+Result<Bundle> loadBundle(const std::string &directory,
+                          const BundleTrust &trust) {
   for (int attempt = 1;; ++attempt) {
-    Result<Bundle> bundle = loadManifest(directory);
+    Result<Bundle> bundle = loadManifest(directory, trust);
     if (!bundle)
       return bundle;
     Status kernels = checkKernelFiles(*bundle);

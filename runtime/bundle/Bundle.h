@@ -6,16 +6,23 @@
 //   manifest.json (format 4; one record per line, so diffs read well)
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
-//     manifest_hash    FNV-1a 64 of the manifest without this field, as
-//                      nlohmann::json dumps it compactly: an edited or
-//                      damaged manifest is refused
+//     manifest_hash    contentHash (BLAKE2b-256) of the manifest without
+//                      this field and "signature", as nlohmann::json dumps
+//                      it compactly: an edited or damaged manifest is
+//                      refused
+//     signature        when signed (attn-compile --sign-key): {"key": the
+//                      Ed25519 public key, "ed25519": its signature of the
+//                      manifest hash}, both hex (runtime/bundle/
+//                      BundleSignature.h). In the manifest itself, so that
+//                      the rename that replaces a manifest replaces its
+//                      signature with it
 //     kinds[]          every distinct kind of kernel once: [target ("spirv",
 //                      "ptx", "msl", "cpu", "tt"), entry point, launch facts
 //                      (target specific: workgroup size, subgroup size, ABI
 //                      form, argument element sizes, ...)]
 //     kernels[]        every distinct kernel file's record once:
 //                      [index into kinds[],
-//                       hash (FNV-1a 64 of the file as stored, hex),
+//                       hash (contentHash of the file as stored, hex),
 //                       file (relative; or its extension alone, ".spv",
 //                       for attn-compile's "kernels/<entry>.<hash>.spv"),
 //                       symbol relative to the entry (a trailing "::"
@@ -51,20 +58,26 @@
 // memory every entry (a variant at one subgroup size) holds its own copy of
 // its parameters, plan and kernel records, with full symbols.
 //
-// Loading checks the format version, the manifest's own hash, the JSON's
+// Loading checks the format version, the manifest's own hash, its
+// signature against the engine's BundleTrust (before anything else of the
+// manifest is parsed, and before any kernel file is read), the JSON's
 // structure, every plan, and every kernel file (a regular file) against its
 // hash, so a corrupt bundle is an error naming what is wrong, never a launch
-// of a bad kernel. runtime/bundle/BundleWriter.h writes bundles.
+// of a bad kernel. A kernel file is read once into memory, checked, and
+// those bytes are what a device loads. runtime/bundle/BundleWriter.h writes
+// bundles.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_BUNDLE_H
 #define ATTN_RUNTIME_BUNDLE_H
 
 #include "core/Status.h"
+#include "runtime/bundle/BundleSignature.h"
 #include "runtime/bundle/Plan.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,13 +86,11 @@ namespace attn::runtime {
 
 /// 2: one entry per subgroup size, one plan per entry, symbols unique per
 /// compile. 3: kernel records and plans in shared tables, entries in a
-/// canonical order. 4: a variant's subgroup sizes share its record, plans
-/// shared as shapes with per-entry values, launch facts in their own table.
+/// canonical order. 4: BLAKE2b-256 hashes, Ed25519 signatures; a variant's
+/// subgroup sizes share its record, plans shared as shapes with per-entry
+/// values, kernel kinds (target, entry point, launch facts) in their own
+/// table.
 inline constexpr int kBundleFormatVersion = 4;
-
-/// FNV-1a, 64 bits: the content hash of kernel files.
-uint64_t contentHash(std::string_view bytes);
-std::string hashToHex(uint64_t hash);
 
 struct BundleKernel {
   std::string symbol;
@@ -87,7 +98,8 @@ struct BundleKernel {
   /// Relative to the bundle directory.
   std::string file;
   std::string entryPoint;
-  uint64_t hash = 0;
+  /// contentHash of the file.
+  std::string hash;
   /// Target-specific launch facts, as JSON text ("{}" when none).
   std::string launchJson = "{}";
 
@@ -123,6 +135,8 @@ struct Bundle {
   /// Where the bundle was loaded from or is written to.
   std::string directory;
   std::vector<BundleVariant> variants;
+  /// The manifest's signature, when signed (checked when loaded).
+  std::optional<ManifestSignature> signature;
 
   /// The entry of variant `name` built for `subgroupSize`, or null.
   const BundleVariant *findEntry(std::string_view name,
@@ -141,7 +155,9 @@ struct Bundle {
 /// read while the manifest has changed is retried with the new manifest
 /// (up to kBundleLoadAttempts times), so a reader gets the old bundle or
 /// the new one.
-Result<Bundle> loadBundle(const std::string &directory);
+/// `trust` is checked first, before any kernel file is read.
+Result<Bundle> loadBundle(const std::string &directory,
+                          const BundleTrust &trust = {});
 
 /// How often a reader tries a bundle that keeps changing under it.
 inline constexpr int kBundleLoadAttempts = 8;
@@ -151,13 +167,25 @@ inline constexpr int kBundleLoadAttempts = 8;
 bool manifestChanged(const Bundle &bundle);
 
 /// Reads (no further than a bound: an endless file is refused) and parses
-/// `directory`/manifest.json, without reading the kernel files.
-Result<Bundle> loadManifest(const std::string &directory);
+/// `directory`/manifest.json, checked against `trust`, without reading the
+/// kernel files.
+Result<Bundle> loadManifest(const std::string &directory,
+                            const BundleTrust &trust = {});
 
-/// The manifest text of a bundle, and its parse (no file checks).
+/// The manifest text of a bundle, and its parse (no file checks; the
+/// signature checked against `trust` before the rest is parsed).
 std::string manifestToJson(const Bundle &bundle);
 Result<Bundle> manifestFromJson(std::string_view json,
-                                const std::string &directory);
+                                const std::string &directory,
+                                const BundleTrust &trust = {});
+
+/// The hash of the signed part of `bundle`'s manifest (all but
+/// manifest_hash and signature), as the manifest records it.
+std::string manifestHash(const Bundle &bundle);
+
+/// Signs `bundle`'s manifest with `key` (replacing any signature). Sign
+/// last: any change to the bundle after it voids the signature.
+void signBundle(Bundle &bundle, const SecretKey &key);
 
 
 } // namespace attn::runtime

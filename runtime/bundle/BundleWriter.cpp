@@ -81,7 +81,7 @@ Status BundleLock::removeCreatedDirectory() {
 std::string contentAddressedName(std::string_view entryPoint,
                                  std::string_view bytes,
                                  std::string_view extension) {
-  return std::string(entryPoint) + "." + hashToHex(contentHash(bytes)) + "." +
+  return std::string(entryPoint) + "." + contentHash(bytes) + "." +
          std::string(extension);
 }
 

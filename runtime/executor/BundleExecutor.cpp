@@ -221,8 +221,8 @@ Status BundleExecutor::load(const BundleVariant &variant,
       return Status::ok();
     return errorf("bundle ", bundle_.directory, ": variant ", variant.name,
                   " has another kernel under the symbol ", kernel.symbol,
-                  " than the one already loaded (hash ", hashToHex(kernel.hash),
-                  ", loaded ", hashToHex(it->second), ")");
+                  " than the one already loaded (hash ", kernel.hash,
+                  ", loaded ", it->second, ")");
   }
   Result<std::string> bytes = bundle_.readKernel(kernel);
   if (!bytes && manifestChanged(bundle_))

@@ -159,7 +159,7 @@ private:
   std::string name_;
   /// Kernels on the device by symbol, entry point and launch facts, with
   /// the hash of what was loaded under each.
-  std::map<std::string, uint64_t, std::less<>> loaded_;
+  std::map<std::string, std::string, std::less<>> loaded_;
   PlanRunStats lastStats_;
 };
 

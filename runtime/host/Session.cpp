@@ -28,11 +28,11 @@ namespace {
 /// An executor of the bundle at `dir` on `device`, its manifest read and
 /// checked against the device; no kernel file is read until a layer needs
 /// it (createLayer), so opening costs the manifest, whatever the bundle's
-/// size.
+/// size. The manifest's signature is checked against `trust` first.
 Result<std::unique_ptr<BundleExecutor>>
 openExecutor(const std::string &dir, std::string_view target,
-             PlanDevice &device) {
-  Result<Bundle> bundle = loadManifest(dir);
+             PlanDevice &device, const BundleTrust &trust) {
+  Result<Bundle> bundle = loadManifest(dir, trust);
   if (!bundle)
     return bundle.status();
   auto executor = std::make_unique<BundleExecutor>(
@@ -45,7 +45,8 @@ openExecutor(const std::string &dir, std::string_view target,
 
 Result<std::unique_ptr<Session>>
 Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
-              const std::vector<std::string> &bundleDirs) {
+              const std::vector<std::string> &bundleDirs,
+              const BundleTrust &trust) {
   if (!device)
     return Status::error("Session::open: no device");
   std::unique_ptr<Session> session(new Session());
@@ -67,7 +68,7 @@ Session::open(DeviceType type, std::unique_ptr<PlanDevice> device,
                   bundleTarget(type), ")");
   for (const std::string &dir : bundleDirs) {
     Result<std::unique_ptr<BundleExecutor>> executor =
-        openExecutor(dir, bundleTarget(type), session->device());
+        openExecutor(dir, bundleTarget(type), session->device(), trust);
     if (!executor)
       return executor.status();
     session->shared_->executors.push_back(std::move(*executor));

@@ -15,9 +15,10 @@
 // openDevice (devices/Devices.h) opens the device of a type for it. A
 // device runs the kernels of the session's bundles (for the device type's
 // target: cpu for the CPU, spirv for Vulkan, ptx for CUDA, msl for Metal, tt
-// for Tenstorrent). Opening reads each bundle's manifest and checks it
-// against the device; a layer's kernels are read, checked against their
-// hashes and created on the device when the layer is created, once per
+// for Tenstorrent). Opening reads each bundle's manifest, checks its
+// signature against the keys the engine trusts (BundleTrust, when given),
+// and checks it against the device; a layer's kernels are read, checked
+// against their hashes and created on the device when the layer is created, once per
 // device, so start-up costs what the engine's layers use, not the bundle's
 // size. A CPU session without bundles runs the reference ops instead. A
 // layer gets the first bundle that serves every call its impl makes; when
@@ -76,10 +77,14 @@ public:
   /// at `bundleDirs`. Each bundle's manifest is read and checked now (the
   /// device runs its target and subgroup size); kernels wait for the layers
   /// that use them. On the CPU, no bundles means the reference ops
-  /// (on any device with host memory); other devices need one.
+  /// (on any device with host memory); other devices need one. Each
+  /// manifest's signature is checked against `trust` before anything else
+  /// of the bundle is read: a bundle it refuses fails the open, and no
+  /// kernel of it is ever read or loaded.
   static Result<std::unique_ptr<Session>>
   open(DeviceType type, std::unique_ptr<PlanDevice> device,
-       const std::vector<std::string> &bundleDirs = {});
+       const std::vector<std::string> &bundleDirs = {},
+       const BundleTrust &trust = {});
 
   DeviceType deviceType() const { return type_; }
   PlanDevice &device() { return *shared_->device; }

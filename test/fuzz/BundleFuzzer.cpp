@@ -104,9 +104,9 @@ const fs::path &scratchDir() {
   return dir;
 }
 
-/// The manifest `text` with its "manifest_hash" recomputed (the FNV-1a of
-/// the manifest without it, as nlohmann::json dumps it compactly), or ""
-/// when it does not ask for that.
+/// The manifest `text` with its "manifest_hash" recomputed (the
+/// contentHash of the manifest without it and "signature", as
+/// nlohmann::json dumps it compactly), or "" when it does not ask for that.
 std::string restamp(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr,
                                            /*allow_exceptions=*/false);
@@ -114,7 +114,9 @@ std::string restamp(std::string_view text) {
       j["manifest_hash"] != "restamp")
     return "";
   j.erase("manifest_hash");
-  j["manifest_hash"] = hashToHex(contentHash(j.dump()));
+  nlohmann::json hashed = j;
+  hashed.erase("signature");
+  j["manifest_hash"] = contentHash(hashed.dump());
   return j.dump(1);
 }
 

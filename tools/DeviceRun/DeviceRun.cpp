@@ -152,7 +152,7 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
     if (stats)
       stats->kernels.emplace_back(
           k.entryPoint,
-          ::attn::runtime::hashToHex(::attn::runtime::contentHash(k.bytes)));
+          ::attn::runtime::contentHash(k.bytes));
   }
   return runPlanCounted(*plan, device, inputs, stats,
                         std::string(device.name()));
@@ -165,7 +165,8 @@ llvm::Expected<std::vector<::attn::Tensor>> compileAndRun(
 /// BundleExecutor, so a missing entry fails with the runtime's message
 /// (what the bundle has, the attn-compile --variant to add).
 llvm::Expected<std::vector<::attn::Tensor>>
-runFromBundle(ModuleOp module, StringRef entry, StringRef bundleDir,
+runFromBundle(ModuleOp module, StringRef entry,
+              const mlir::attn::BundleSource &bundleDir,
               std::string_view target, ::attn::runtime::PlanDevice &device,
               llvm::ArrayRef<::attn::Tensor> inputs,
               mlir::attn::DeviceRunStats *stats) {
@@ -182,7 +183,7 @@ runFromBundle(ModuleOp module, StringRef entry, StringRef bundleDir,
   ::attn::runtime::VariantQuery query = ::attn::runtime::variantQueryOf(
       mlir::attn::variantParameters(*variant));
   ::attn::Result<::attn::runtime::Bundle> bundle =
-      ::attn::runtime::loadManifest(bundleDir.str());
+      ::attn::runtime::loadManifest(bundleDir.str(), bundleDir.trust);
   if (!bundle)
     return toError(bundle.status());
   ::attn::runtime::BundleExecutor executor(std::move(*bundle),
@@ -202,8 +203,7 @@ runFromBundle(ModuleOp module, StringRef entry, StringRef bundleDir,
   if (stats)
     for (const ::attn::runtime::BundleKernel &k : (*chosen)->kernels)
       if (k.target == target && device.runsKernel(k))
-        stats->kernels.emplace_back(k.entryPoint,
-                                    ::attn::runtime::hashToHex(k.hash));
+        stats->kernels.emplace_back(k.entryPoint, k.hash);
   return runPlanCounted(*plan, device, inputs, stats,
                         std::string(device.name()) + " (bundle " +
                             bundleDir.str() + ", entry " + (*chosen)->name +
@@ -536,7 +536,8 @@ knobOptions(const mlir::attn::KernelKnobFlags &knobs,
 static llvm::Expected<std::vector<::attn::Tensor>> runOnCpu(
     ModuleOp module, StringRef entry, llvm::ArrayRef<::attn::Tensor> inputs,
     mlir::attn::DeviceRunStats *stats, const mlir::attn::KernelKnobFlags &knobs,
-    const mlir::attn::CpuEmulatorFlags &cpuEmulator, StringRef bundleDir) {
+    const mlir::attn::CpuEmulatorFlags &cpuEmulator,
+    const mlir::attn::BundleSource &bundleDir) {
   ::attn::Result<std::unique_ptr<::attn::cpu::CpuPlanDevice>> device =
       ::attn::cpu::CpuPlanDevice::create(cpuDeviceOptions(cpuEmulator));
   if (!device)
@@ -576,7 +577,7 @@ static llvm::Expected<std::vector<::attn::Tensor>>
 runOnBackend(ModuleOp module, StringRef entry, StringRef backend,
              llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
              const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator,
-             StringRef bundleDir);
+             const BundleSource &bundleDir);
 } // namespace mlir::attn
 
 namespace {
@@ -647,7 +648,7 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
                         llvm::ArrayRef<::attn::Tensor> inputs,
                         DeviceRunStats *stats, const KernelKnobFlags &knobs,
                         const CpuEmulatorFlags &cpuEmulator,
-                        StringRef bundleDir) {
+                        const BundleSource &bundleDir) {
   // The function's argument roles; a function the reference cannot
   // describe runs as given (the run reports what is wrong with it).
   auto fn = module.lookupSymbol<func::FuncOp>(entry);
@@ -687,7 +688,7 @@ llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
     ModuleOp module, StringRef entry, StringRef backend,
     llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
     const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator,
-    StringRef bundleDir) {
+    const BundleSource &bundleDir) {
   // A bundle's kernels run where a session would run them: the devices
   // below that load bundle kernels (the tt backend compiles its programs
   // into a folder of its own).

@@ -11,6 +11,7 @@
 #include "compiler/Compile.h"
 #include "core/Tensor.h"
 #include "reference/testing/Compare.h"
+#include "runtime/bundle/BundleSignature.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -99,6 +100,17 @@ struct CpuEmulatorFlags {
   llvm::cl::opt<std::string> launcher;
 };
 
+/// A compiled bundle to run from, and the keys its signature is checked
+/// against before any of its kernels is read (--trust-key,
+/// --require-signature).
+struct BundleSource {
+  std::string dir;
+  ::attn::runtime::BundleTrust trust;
+
+  bool empty() const { return dir.empty(); }
+  const std::string &str() const { return dir; }
+};
+
 /// Compiles `module` for `backend` (with the device's options and `knobs`
 /// applied), runs function `entry` on `inputs` and returns its results,
 /// with launch counts in `stats` when given. Backend cpu runs the kernels
@@ -110,7 +122,7 @@ llvm::Expected<std::vector<::attn::Tensor>>
 runOnDevice(ModuleOp module, llvm::StringRef entry, llvm::StringRef backend,
             llvm::ArrayRef<::attn::Tensor> inputs, DeviceRunStats *stats,
             const KernelKnobFlags &knobs, const CpuEmulatorFlags &cpuEmulator,
-            llvm::StringRef bundleDir = {});
+            const BundleSource &bundleDir = {});
 
 } // namespace attn
 } // namespace mlir

@@ -68,7 +68,7 @@ std::string expandedManifest(const runtime::Bundle &bundle) {
                          {"target", k.target},
                          {"file", k.file},
                          {"entry", k.entryPoint},
-                         {"hash", runtime::hashToHex(k.hash)},
+                         {"hash", k.hash},
                          {"launch", launch.is_discarded()
                                         ? nlohmann::json::object()
                                         : launch}});

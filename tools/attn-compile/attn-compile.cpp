@@ -229,6 +229,13 @@ llvm::cl::opt<std::string> shard(
                    "for byte"),
     llvm::cl::value_desc("I/N"), llvm::cl::cat(category));
 
+llvm::cl::opt<std::string> signKey(
+    "sign-key",
+    llvm::cl::desc("Sign the bundle's manifest with this Ed25519 secret key "
+                   "(attn-bundle keygen -o NAME writes NAME.key); engines "
+                   "check it against the public keys they trust"),
+    llvm::cl::value_desc("NAME.key"), llvm::cl::cat(category));
+
 llvm::cl::opt<bool> quiet("q", llvm::cl::desc("Print only errors"),
                           llvm::cl::init(false), llvm::cl::cat(category));
 
@@ -251,7 +258,7 @@ const std::string &compilerBuild() {
     // Unreadable: the version alone, as before.
     if (!bytes)
       return std::string();
-    return rt::hashToHex(rt::contentHash((*bytes)->getBuffer()));
+    return rt::contentHash((*bytes)->getBuffer());
   }();
   return id;
 }
@@ -630,9 +637,13 @@ public:
     std::string text;
     llvm::raw_string_ostream textStream(text);
     (*module)->print(textStream);
-    std::string key = rt::hashToHex(
+    // 16 hex digits: the key names a compile within a bundle (reuse,
+    // symbols), so it need not resist forgery; kernel files and the
+    // manifest carry the whole hash. It is in every symbol and entry.
+    std::string key =
         rt::contentHash(text + "|" + optionsKey(build) + "|" +
-                        kCompilerVersion + "|" + compilerBuild()));
+                        kCompilerVersion + "|" + compilerBuild())
+            .substr(0, 16);
     for (PlannedEntry &p : *planned) {
       p.entry.subgroupSize = build.subgroupSize;
       p.entry.cacheKey = key;
@@ -695,7 +706,7 @@ private:
         ATTN_RETURN_IF_ERROR(runSpirvVal(source->bytes));
       if (inProgramFolders(kernel.target)) {
         kernel.file = "kernels/" + kernel.symbol + "." +
-                      rt::hashToHex(rt::contentHash(program)) + "/" +
+                      rt::contentHash(program) + "/" +
                       kernel.entryPoint;
         ATTN_RETURN_IF_ERROR(
             rt::writeFileAtomically(directory, kernel.file, source->bytes));
@@ -792,11 +803,15 @@ int emitMlir() {
 /// The bundle in the output directory, if there is a readable one; one
 /// that is there but unreadable (another format, damaged) is said, and
 /// every variant compiles anew.
-std::optional<rt::Bundle> previousBundle() {
+/// The bundle at the output path, whose entries a build may reuse. A build
+/// that signs reuses only what its own key signed: anyone who can write the
+/// directory could have edited an entry (and re-stamped the manifest hash),
+/// and signing it would vouch for the edit.
+std::optional<rt::Bundle> previousBundle(const rt::BundleTrust &trust) {
   std::error_code ec;
   if (!std::filesystem::exists(outputPath + "/manifest.json", ec))
     return std::nullopt;
-  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath);
+  ::attn::Result<rt::Bundle> old = rt::loadManifest(outputPath, trust);
   if (!old) {
     if (!quiet)
       llvm::errs() << "attn-compile: note: reusing nothing of the bundle "
@@ -829,7 +844,8 @@ std::string overview() {
          "      prints (one attn op, its arguments in that order). Variants "
          "whose input\n"
          "      and options did not change since the last run, compiled by "
-         "this same\n      attn-compile executable, are reused.\n"
+         "this same\n      attn-compile executable, are reused (with "
+         "--sign-key, only from a\n      bundle that key signed).\n"
          "      --emit=spirv|ptx|msl|tt is --targets with one target.\n\n"
          "Targets built in this version: spirv, tt, ptx, msl, cpu.\n"
          "ptx kernels are PTX text for each --chip (default sm_90), one "
@@ -1102,6 +1118,13 @@ int main(int argc, char **argv) {
       return fail("--cpu-isa: no ISA level '" + level + "' (expected " +
                   ::attn::cpuIsaLevelNames() + " or host)");
   }
+  std::optional<rt::SecretKey> secretKey;
+  if (!signKey.empty()) {
+    ::attn::Result<rt::SecretKey> key = rt::readSecretKey(signKey);
+    if (!key)
+      return fail("--sign-key: " + key.message());
+    secretKey = *key;
+  }
   // Every flag checked: only now the bundle directory. One writer at a
   // time; what the last one left is the bundle to build on.
   ::attn::Result<rt::BundleLock> lock =
@@ -1112,7 +1135,10 @@ int main(int argc, char **argv) {
       });
   if (!lock)
     return fail(lock.message());
-  std::optional<rt::Bundle> previous = previousBundle();
+  rt::BundleTrust reuseTrust;
+  if (secretKey)
+    reuseTrust = {{secretKey->publicKey()}, /*requireSignature=*/true};
+  std::optional<rt::Bundle> previous = previousBundle(reuseTrust);
 
   BundleCompiler compiler(outputPath, options,
                           previous ? &*previous : nullptr);
@@ -1122,6 +1148,8 @@ int main(int argc, char **argv) {
   bundle.compiler = kCompilerVersion;
   bundle.directory = outputPath;
   Tally tally = collectEntries(jobList.size(), builds->size(), results, bundle);
+  if (secretKey)
+    rt::signBundle(bundle, *secretKey);
   // A run that failed keeps the bundle that was there: its kernel files are
   // content-addressed, so the new ones written so far harm nothing. A
   // directory this run created goes again: without a manifest nothing in it

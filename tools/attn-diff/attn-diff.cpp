@@ -69,6 +69,19 @@ llvm::cl::opt<std::string> bundleDir(
                    "level (backends vulkan, cpu, cuda)"),
     llvm::cl::value_desc("B"), llvm::cl::cat(category));
 
+llvm::cl::list<std::string> trustKeys(
+    "trust-key",
+    llvm::cl::desc("With --bundle: a public key (NAME.pub of attn-bundle "
+                   "keygen) whose signatures are trusted; a bundle signed "
+                   "by another key is refused (repeatable)"),
+    llvm::cl::value_desc("NAME.pub"), llvm::cl::cat(category));
+
+llvm::cl::opt<bool> requireSignature(
+    "require-signature",
+    llvm::cl::desc("With --bundle and --trust-key: refuse an unsigned "
+                   "bundle"),
+    llvm::cl::init(false), llvm::cl::cat(category));
+
 llvm::cl::opt<std::string> reportFile(
     "report",
     llvm::cl::desc("Also write FILE.html, a self-contained page (no script, "
@@ -290,6 +303,10 @@ llvm::Error checkFlags() {
   if (!bundleDir.empty() && backend.empty())
     return llvm::createStringError(
         "--bundle runs a bundle's kernels on --backend NAME");
+  if (bundleDir.empty() && (!trustKeys.empty() || requireSignature))
+    return llvm::createStringError(
+        "--trust-key and --require-signature check the signature of "
+        "--bundle B");
   // The knobs shape the kernels attn-diff compiles; a bundle's were shaped
   // when attn-compile built it.
   const mlir::attn::KernelKnobFlags &knobs = runFlags.knobs;
@@ -349,9 +366,17 @@ getDeviceResults(mlir::ModuleOp module, mlir::func::FuncOp fn,
                  const std::vector<Tensor> &want) {
   DeviceResults device;
   if (!backend.empty()) {
+    mlir::attn::BundleSource bundle{bundleDir, {}};
+    if (!bundleDir.empty()) {
+      Result<runtime::BundleTrust> trust =
+          runtime::BundleTrust::fromKeyFiles(trustKeys, requireSignature);
+      if (!trust)
+        return llvm::createStringError(trust.message());
+      bundle.trust = std::move(*trust);
+    }
     llvm::Expected<std::vector<Tensor>> results = mlir::attn::runOnDevice(
         module, fn.getSymName(), backend, inputs, &device.stats, runFlags.knobs,
-        runFlags.cpuEmulator, bundleDir);
+        runFlags.cpuEmulator, bundle);
     if (!results)
       return results.takeError();
     device.results = std::move(*results);

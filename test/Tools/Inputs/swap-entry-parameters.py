@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Swaps the parameters of two variants of a bundle, so that each entry
 claims the other's variant while keeping its own kernels and plan, and
-rewrites the manifest's hash as attn-compile computes it (FNV-1a 64 of the
-manifest without the field, dumped compactly with sorted keys).
+rewrites the manifest's hash as attn-compile computes it (BLAKE2b-256 of
+the manifest without the fields manifest_hash and signature, dumped
+compactly with sorted keys). A signature stays as it was: it no longer
+holds, which the runtime finds.
 
 Usage: swap-entry-parameters.py BUNDLE NAME_A NAME_B
 
 Test tooling for attn-diff --bundle: a bundle whose kernels do not compute
-the variant its manifest names, which the runtime cannot tell by hashes.
+the variant its manifest names, which the runtime cannot tell by hashes
+(only by a signature); and an attacker's edit, re-stamped.
 """
 import json
 import os

@@ -115,14 +115,27 @@ int main() {
     return fail("cpu", expected.status());
   std::printf("cpu decode step: ok\n");
 #ifdef BUNDLE_DIR
+  // Only bundles signed by the build's key run.
+  Result<PublicKey> key = readPublicKey(BUNDLE_KEY);
+  if (!key)
+    return fail("key", key.status());
+  BundleTrust trust{{*key}, /*requireSignature=*/true};
+  // Another key is refused before a kernel is read.
+  cpuDevice = cpu::CpuPlanDevice::create();
+  if (!cpuDevice)
+    return fail("cpu", cpuDevice.status());
+  if (Session::open(DeviceType::CPU, std::move(*cpuDevice), {BUNDLE_DIR},
+                    BundleTrust{{generateSecretKey().publicKey()}, true}))
+    return fail("cpu", Status::error("a bundle signed by an untrusted key "
+                                     "was opened"));
   // The bundle's cpu kernels on a CPU device of their own.
   cpuDevice = cpu::CpuPlanDevice::create();
   if (!cpuDevice)
     return fail("cpu", cpuDevice.status());
-  if (int rc = check(
-          "cpu",
-          Session::open(DeviceType::CPU, std::move(*cpuDevice), {BUNDLE_DIR}),
-          *expected))
+  if (int rc = check("cpu",
+                     Session::open(DeviceType::CPU, std::move(*cpuDevice),
+                                   {BUNDLE_DIR}, trust),
+                     *expected))
     return rc;
 #endif
 #ifdef WITH_VULKAN
@@ -132,7 +145,8 @@ int main() {
     return fail("vulkan", device.status());
   if (int rc = check(
           "vulkan",
-          Session::open(DeviceType::VULKAN, std::move(*device), {BUNDLE_DIR}),
+          Session::open(DeviceType::VULKAN, std::move(*device), {BUNDLE_DIR},
+                        trust),
           *expected))
     return rc;
 #endif

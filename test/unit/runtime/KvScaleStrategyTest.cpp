@@ -121,7 +121,7 @@ Bundle bundleFor(const AttentionLayer &layer) {
     for (const VariantParameter &p : q.parameters)
       if (!(p.key == "kv_scale_strategy" && p.value == "tensor"))
         v.parameters[p.key] = p.value;
-    v.kernels = {{v.name + "::main", "spirv", "k.spv", "main", 0, "{}"}};
+    v.kernels = {{v.name + "::main", "spirv", "k.spv", "main", "", "{}"}};
     bundle.variants.push_back(std::move(v));
   }
   return bundle;

@@ -8,7 +8,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "Tools", "Inputs"))
-from manifest_hash import digest, fnv1a64  # noqa: E402
+from manifest_hash import content_hash, digest  # noqa: E402
 
 bundle = sys.argv[1]
 path = os.path.join(bundle, "manifest.json")
@@ -19,7 +19,7 @@ entry = manifest["kinds"][record[0]][1]
 junk = b"not a zstd frame"
 os.remove(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1],
                                                        record[2])))
-record[1] = fnv1a64(junk)
+record[1] = content_hash(junk)
 with open(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1],
                                                        record[2])), "wb") as f:
     f.write(junk)

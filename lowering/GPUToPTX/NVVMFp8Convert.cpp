@@ -174,6 +174,10 @@ void useHardware(func::FuncOp fn, Type format) {
 LogicalResult inlineCalls(gpu::GPUModuleOp kernels, func::FuncOp fn) {
   std::optional<SymbolTable::UseRange> uses =
       SymbolTable::getSymbolUses(fn, kernels);
+  if (!uses)
+    return kernels.emitError()
+           << "attn-nvvm-fp8-convert cannot find the uses of @"
+           << fn.getName();
   Block &body = fn.getBody().front();
   for (const SymbolTable::SymbolUse &use : *uses) {
     auto call = dyn_cast<func::CallOp>(use.getUser());

@@ -36,8 +36,8 @@ func.func @write(%k: memref<?x2x64xbf16>, %v: memref<?x2x64xbf16>,
 
 // -----
 
-// Reads: one function per shape the kernel converts (a byte, a row of
-// bytes), each defined once in its gpu.module.
+// Reads: one function per format and shape converted (here bytes one at a
+// time), defined once in each gpu.module that calls it.
 // CHECK-LABEL: gpu.module @read_paged_attention
 // CHECK-DAG: func.func private @__attn_fp8_e5m2_to_f32(%{{.*}}: i8) -> f32 attributes {attn.fp8_to_f32 = f8E5M2}
 // CHECK: gpu.func @read_paged_attention

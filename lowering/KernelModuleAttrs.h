@@ -4,7 +4,8 @@
 // its kernels were built for (lane layouts, shuffles and the workgroup size
 // depend on it). The target pipelines lower subgroup operations for that
 // size: they read it from the module, so the knob is given once, and a size
-// given to them as well must agree. Header-only: the target libraries do
+// given to them as well must agree. It also names the fp8 codec functions
+// a target pass may replace. Header-only: the target libraries do
 // not link AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
@@ -28,6 +29,16 @@ inline constexpr llvm::StringLiteral kBuiltSubgroupSizeAttr =
 /// The unit attribute of a function convert-gpu-kernels-to-cpu made from a
 /// kernel, which attn-cpu-entry-points gives its C entry point.
 inline constexpr llvm::StringLiteral kCpuKernelAttr = "attn.cpu_kernel";
+
+/// The TypeAttr (f8E4M3FN or f8E5M2) that marks a private function of a
+/// gpu.module as the fp8 codec convert-attn-to-gpu makes with fp8-calls:
+/// fp8 bytes (i8, or a vector of them) to f32 element-wise, or one f32 to
+/// its fp8 byte (rounded to nearest even, saturated to the largest finite
+/// value, NaN as the sign and 0x7F). Its body is the integer codec; a
+/// target pass may give it the device's conversion, and inlines it
+/// (attn-nvvm-fp8-convert).
+inline constexpr llvm::StringLiteral kFp8ToF32Attr = "attn.fp8_to_f32";
+inline constexpr llvm::StringLiteral kF32ToFp8Attr = "attn.f32_to_fp8";
 
 /// The subgroup size convert-attn-to-gpu built for when a pass's
 /// subgroup-size option is 0 and no gpu.module says (hand-written kernels).

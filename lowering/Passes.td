@@ -51,6 +51,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
@@ -124,6 +125,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "f16 to f32 conversion: one instruction on CPUs, F16C or "
            "AArch64's fcvtl) instead of integer operations only; exact where "
            "that conversion keeps f16 subnormals, which GPUs may flush">,
+    Option<"fp8Calls", "fp8-calls", "bool", /*default=*/"false",
+           "The fp8 codec as calls of private functions of each gpu.module "
+           "(`__attn_fp8_e4m3_to_f32`, `__attn_f32_to_fp8_e5m2`, ...) whose "
+           "bodies are the integer codec, for a target pass to give them the "
+           "device's conversions (attn-nvvm-fp8-convert on PTX) and inline "
+           "them">,
     Option<"decodeThreshold", "decode-threshold", "int64_t",
            /*default=*/"-1",
            "paged_attention with tiled-prefill: requests with at most this "
@@ -279,6 +286,31 @@ def AttnNVVMRegisterBudget : Pass<"attn-nvvm-register-budget",
     196 registers and none with the budget). Kernels of larger or unknown
     workgroups are left alone.
   }];
+}
+
+def AttnNVVMFp8Convert : Pass<"attn-nvvm-fp8-convert", "::mlir::ModuleOp"> {
+  let summary = "Gives the fp8 codec of attn's kernels the hardware "
+                "conversions of sm_89 and later, and inlines it";
+  let description = [{
+    Works on the fp8 codec functions that convert-attn-to-gpu makes with
+    `fp8-calls` (private `func.func`s marked `attn.fp8_to_f32` or
+    `attn.f32_to_fp8`, whose bodies are the integer codec). In a gpu.module
+    whose `#nvvm.target` chips are all sm_89 or later, each gets the PTX
+    conversions as its body: bytes to f32 by pairs through
+    `nvvm.convert.f8x2.to.f16x2` (`cvt.rn.f16x2.e4m3x2` / `.e5m2x2`) and an
+    f16 to f32 extension, both exact; an f32 to its byte through
+    `nvvm.convert.f32x2.to.f8x2` with rn and satfinite
+    (`cvt.rn.satfinite.e4m3x2.f32` / `.e5m2x2.f32`), NaN selected apart as
+    the sign and 0x7F, the reference's byte (core/DType.h). On older chips
+    the integer codec stays. Then every call is inlined and the functions
+    are erased, so nothing of them reaches LLVM. A gpu.module with codec
+    functions must have an `#nvvm.target` (nvvm-attach-target first).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect",
+  ];
 }
 
 def ConvertGPUKernelsToCPU : Pass<"convert-gpu-kernels-to-cpu",

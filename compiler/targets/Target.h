@@ -68,6 +68,9 @@ struct LoweringFamily {
   /// for has matrix units), "none" elsewhere.
   StringLiteral prefillMatrix;
   int64_t matrixWorkgroupMemory;
+  /// The fp8 codec as calls that the target's pipeline resolves per chip
+  /// (fp8-calls: PTX uses cvt from sm_89 on).
+  bool fp8Calls;
 };
 
 /// The lowering of spirv and msl, of ptx, and of cpu.

@@ -17,16 +17,20 @@ const mlir::attn::LoweringFamily mlir::attn::kSPIRVLowering = {
     CompileOptions::laneRegistersFor(/*cpuDevice=*/false),
     CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false),
     "none",
-    /*matrixWorkgroupMemory=*/0};
+    /*matrixWorkgroupMemory=*/0,
+    /*fp8Calls=*/false};
 // Every chip target ptx builds for (sm_80 on) has tensor cores, and a
-// block 48 KiB of static shared memory.
+// block 48 KiB of static shared memory. The kernels of all chips come from
+// one lowering: the fp8 codec stays calls until the PTX pipeline knows the
+// chip (attn-nvvm-fp8-convert).
 const mlir::attn::LoweringFamily mlir::attn::kPTXLowering = {
     /*bf16AsI16=*/false,
     /*singleInvocation=*/false,
     CompileOptions::laneRegistersFor(/*cpuDevice=*/false),
     CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/false),
     "auto",
-    /*matrixWorkgroupMemory=*/48 * 1024};
+    /*matrixWorkgroupMemory=*/48 * 1024,
+    /*fp8Calls=*/true};
 // The kernels a bundle ships and those attn-diff checks are the same: both
 // take these.
 const mlir::attn::LoweringFamily mlir::attn::kCPULowering = {
@@ -35,7 +39,8 @@ const mlir::attn::LoweringFamily mlir::attn::kCPULowering = {
     CompileOptions::laneRegistersFor(/*cpuDevice=*/true),
     CompileOptions::vectorLoadBytesFor(/*cpuDevice=*/true),
     "none",
-    /*matrixWorkgroupMemory=*/0};
+    /*matrixWorkgroupMemory=*/0,
+    /*fp8Calls=*/false};
 
 namespace {
 
@@ -115,6 +120,7 @@ mlir::attn::loweringOptions(const LoweringFamily &family,
   if (options.maxWorkgroupMemory > 0)
     lowering.maxWorkgroupMemory = options.maxWorkgroupMemory;
   lowering.matrixWorkgroupMemory = family.matrixWorkgroupMemory;
+  lowering.fp8Calls = family.fp8Calls;
   lowering.workgroupSize = options.workgroupSize;
   if (family.singleInvocation) {
     // A work item is one invocation: no subgroups of lanes to spread a

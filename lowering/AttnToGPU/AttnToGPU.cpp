@@ -145,6 +145,7 @@ struct ConvertAttnToGPUPass
     ctx.options.decodeThreshold = decodeThreshold;
     ctx.options.rowVectors = rowVectors;
     ctx.options.fp8ViaF16 = fp8ViaF16;
+    ctx.options.fp8Calls = fp8Calls;
     std::optional<PrefillMatrix> matrix =
         llvm::StringSwitch<std::optional<PrefillMatrix>>(prefillMatrix)
             .Case("none", PrefillMatrix::None)
@@ -186,6 +187,8 @@ struct ConvertAttnToGPUPass
       if (md->use_empty())
         md->erase();
     });
+    if (ctx.options.fp8Calls)
+      defineFp8Codecs(module, ctx.options);
 
     // The builders emit index arithmetic naively (a constant per use, one
     // expression per lane element); fold and share it so that the kernels

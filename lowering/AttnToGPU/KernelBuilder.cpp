@@ -1,7 +1,9 @@
 //===- KernelBuilder.cpp - Shared pieces of attn's GPU kernels ------------===//
 
 #include "lowering/AttnToGPU/KernelBuilder.h"
+#include "lowering/KernelModuleAttrs.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -319,7 +321,58 @@ Value KernelBuilder::fp8ViaF16ToF32(Value byte, Type format) {
   return e4m3 ? mulf(wide, splatLike(byte, f32(256.0))) : wide;
 }
 
+Value KernelBuilder::callFp8Codec(StringRef marker, Type format, Value arg,
+                                  Type resultType) {
+  bool toF32 = marker == kFp8ToF32Attr;
+  std::string name = toF32 ? "__attn_fp8_" : "__attn_f32_to_fp8_";
+  name += isa<Float8E4M3FNType>(format) ? "e4m3" : "e5m2";
+  if (toF32) {
+    name += "_to_f32";
+    if (auto vector = dyn_cast<VectorType>(arg.getType()))
+      name += "_v" + std::to_string(vector.getNumElements());
+  }
+  auto call = create<func::CallOp>(name, TypeRange{resultType},
+                                   ValueRange{arg});
+  call->setAttr(marker, TypeAttr::get(format));
+  return call.getResult(0);
+}
+
+void mlir::attn::defineFp8Codecs(ModuleOp module,
+                                 const LoweringOptions &options) {
+  LoweringOptions inlineCodec = options;
+  inlineCodec.fp8Calls = false;
+  for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
+    SmallVector<func::CallOp> calls;
+    kernels.walk([&](func::CallOp call) { calls.push_back(call); });
+    for (func::CallOp call : calls) {
+      for (StringRef marker : {kFp8ToF32Attr, kF32ToFp8Attr}) {
+        auto format = call->getAttrOfType<TypeAttr>(marker);
+        if (!format)
+          continue;
+        call->removeAttr(marker);
+        if (kernels.lookupSymbol(call.getCalleeAttr()))
+          continue;
+        OpBuilder atTop = OpBuilder::atBlockBegin(kernels.getBody());
+        auto fn = func::FuncOp::create(atTop, call.getLoc(), call.getCallee(),
+                                       call.getCalleeType());
+        fn.setPrivate();
+        fn->setAttr(marker, format);
+        Block *entry = fn.addEntryBlock();
+        OpBuilder inBody = OpBuilder::atBlockEnd(entry);
+        KernelBuilder body(call.getLoc(), inBody, inlineCodec);
+        Value in = entry->getArgument(0);
+        body.create<func::ReturnOp>(
+            marker == kFp8ToF32Attr ? body.fp8ToF32(in, format.getValue())
+                                    : body.f32ToFp8(in, format.getValue()));
+      }
+    }
+  }
+}
+
 Value KernelBuilder::fp8ToF32(Value byte, Type format) {
+  if (options.fp8Calls)
+    return callFp8Codec(kFp8ToF32Attr, format, byte,
+                        shapedLike(byte, getF32Type()));
   if (options.fp8ViaF16)
     return fp8ViaF16ToF32(byte, format);
   Fp8Fields f = fp8Fields(format);
@@ -377,15 +430,20 @@ Value KernelBuilder::splatLike(Value like, Value scalar) {
 }
 
 Value KernelBuilder::quantizeFp8(Value x, Value scale, Type format) {
+  // vLLM's write (quant_utils.cuh): the f32 quotient, an IEEE division
+  // (no reciprocal), then rounded to fp8; its ties are ties.
+  return f32ToFp8(divf(x, scale), format);
+}
+
+Value KernelBuilder::f32ToFp8(Value q, Type format) {
+  if (options.fp8Calls)
+    return callFp8Codec(kF32ToFp8Attr, format, q, getI8Type());
   Fp8Fields f = fp8Fields(format);
   Type i32 = getI32Type();
   auto c = [&](int64_t v) { return create<arith::ConstantIntOp>(i32, v); };
   auto lt = [&](Value a, Value b) {
     return cmpi(arith::CmpIPredicate::ult, a, b);
   };
-  // vLLM's write (quant_utils.cuh): the f32 quotient, an IEEE division
-  // (no reciprocal), then rounded to fp8; its ties are ties.
-  Value q = divf(x, scale);
   Value bits = create<arith::BitcastOp>(i32, q);
   Value sign = create<arith::AndIOp>(create<arith::ShRUIOp>(bits, c(24)),
                                      c(0x80));

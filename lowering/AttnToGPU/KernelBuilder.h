@@ -65,6 +65,9 @@ struct LoweringOptions {
   /// fp8 cache bytes widen through f16 (fp8ToF32): for devices whose f16 to
   /// f32 conversion is one instruction that keeps subnormals (CPUs).
   bool fp8ViaF16 = false;
+  /// The fp8 codec as calls of private functions a target pass replaces
+  /// (fp8-calls; lowering/KernelModuleAttrs.h).
+  bool fp8Calls = false;
 
   /// Invocations per workgroup of the element-wise kernels.
   int64_t elementwiseWorkgroupSize() const {
@@ -195,6 +198,12 @@ gpu::GPUFuncOp createKernel(ModuleOp module, Location loc,
                             int64_t blockSize, ArrayRef<std::string> params,
                             StringRef opName);
 
+/// With fp8-calls: defines, in each gpu.module of `module`, the fp8 codec
+/// functions its kernels call (KernelBuilder::callFp8Codec), private and
+/// marked as lowering/KernelModuleAttrs.h says, with the codec of `options`
+/// without fp8Calls as their bodies.
+void defineFp8Codecs(ModuleOp module, const LoweringOptions &options);
+
 /// Adds a workgroup-memory buffer of `numElements` elements of `element`
 /// (f32 unless given) to `kernel` (a workgroup attribution) and returns it.
 Value addWorkgroupBuffer(gpu::GPUFuncOp kernel, int64_t numElements,
@@ -324,7 +333,8 @@ public:
   /// element-wise) of `format`, exactly: NaN stays NaN and e5m2's
   /// infinities stay infinite. With integer operations only (subnormals
   /// included, which a device may flush in float arithmetic), or with
-  /// options.fp8ViaF16 through fp8ViaF16ToF32.
+  /// options.fp8ViaF16 through fp8ViaF16ToF32; with options.fp8Calls, a
+  /// call of that codec (callFp8Codec).
   Value fp8ToF32(Value byte, Type format);
   /// `element`, or a vector of it shaped as `like` when that is a vector.
   Type shapedLike(Value like, Type element);
@@ -335,6 +345,9 @@ public:
   /// saturated to the largest finite value (infinities too); NaN stays NaN.
   /// vLLM's cache write and the reference's (core/DType.h) bit for bit.
   Value quantizeFp8(Value x, Value scale, Type format);
+  /// The fp8 byte (i8) of `format` nearest `q` (f32), as quantizeFp8 rounds
+  /// its quotient; with options.fp8Calls, a call of that codec.
+  Value f32ToFp8(Value q, Type format);
   /// The f32 values of the elements of type `element` packed in `words` (as
   /// getWordsType makes them), lowest address first. `element` is the host
   /// type: f32, f16, bf16 (or i16 words of bf16) or fp8.
@@ -395,6 +408,13 @@ private:
   /// an f16's high byte; e4m3's exponent is rebiased by a factor 2^8 after
   /// the conversion), then one f16 to f32 conversion.
   Value fp8ViaF16ToF32(Value byte, Type format);
+  /// `arg` through a call of the fp8 codec function that `marker`
+  /// (kFp8ToF32Attr or kF32ToFp8Attr), `format` and the type of `arg`
+  /// name; the call carries `marker` = `format` until defineFp8Codecs
+  /// defines its callee (a kernel body may be built before it is in its
+  /// gpu.module).
+  Value callFp8Codec(StringRef marker, Type format, Value arg,
+                     Type resultType);
 };
 
 } // namespace attn

@@ -153,6 +153,7 @@ void attn::buildGPUToPTXPipeline(OpPassManager &pm,
   target.chip = options.chip;
   target.features = options.features;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createAttnNVVMFp8Convert());
   pm.addPass(createAttnNVVMRegisterBudget());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
@@ -171,7 +172,12 @@ void attn::buildGPUToPTXPipeline(OpPassManager &pm,
 std::string attn::ptxFeaturesForChip(StringRef chip) {
   unsigned sm = 0;
   if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, sm) || sm < 100)
+      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+    return "+ptx80";
+  // sm_89's fp8 conversions (attn-nvvm-fp8-convert) need PTX ISA 8.1.
+  if (sm == 89)
+    return "+ptx81";
+  if (sm < 100)
     return "+ptx80";
   if (sm <= 101)
     return "+ptx86";

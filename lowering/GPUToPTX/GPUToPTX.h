@@ -32,9 +32,10 @@ namespace attn {
 /// the kernels' shuffles and reductions are built for a known subgroup size.
 inline constexpr int64_t kNVIDIAWarpSize = 32;
 
-/// The oldest PTX ISA that LLVM accepts for `chip`, as NVPTX features:
-/// "+ptx80" up to sm_90, "+ptx86" for sm_100/sm_101, "+ptx87" for sm_120,
-/// "+ptx88" beyond.
+/// The oldest PTX ISA that LLVM accepts for `chip` and attn's kernels, as
+/// NVPTX features: "+ptx80" for sm_80 and sm_90, "+ptx81" for sm_89 (its
+/// fp8 cvt), "+ptx86" for sm_100/sm_101, "+ptx87" for sm_120, "+ptx88"
+/// beyond.
 std::string ptxFeaturesForChip(StringRef chip);
 
 /// A CUDA toolkit with libdevice (nvvm/libdevice/libdevice.10.bc): $CUDA_HOME,
@@ -56,9 +57,10 @@ struct GPUToPTXPipelineOptions {
 };
 
 /// Adds attn-lower-subgroup-reduce (32 lanes), upstream nvvm-attach-target
-/// (chip, features), attn-nvvm-register-budget, convert-scf-to-cf and convert-gpu-to-nvvm in every
-/// gpu.module, reconcile-unrealized-casts and, with `emitBinary`,
-/// gpu-module-to-binary{format=isa}.
+/// (chip, features), attn-nvvm-fp8-convert (the fp8 codec: cvt from sm_89
+/// on), attn-nvvm-register-budget, convert-scf-to-cf and
+/// convert-gpu-to-nvvm in every gpu.module, reconcile-unrealized-casts and,
+/// with `emitBinary`, gpu-module-to-binary{format=isa}.
 void buildGPUToPTXPipeline(OpPassManager &pm,
                            const GPUToPTXPipelineOptions &options);
 

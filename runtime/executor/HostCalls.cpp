@@ -92,23 +92,24 @@ Status writeCache(KernelExecutor &executor, const Tensor &a, const Tensor &b,
 
 Status reshapeAndCache(KernelExecutor &executor, const Tensor &key,
                        const Tensor &value, const Tensor &slotMapping,
-                       KvCacheLayout layout, Tensor &kvCache) {
+                       KvCacheLayout layout, Tensor &kvCache,
+                       const KvCacheScales &kvScales) {
   return writeCache(executor, key, value, kvCache,
                     [&](const DeviceTensor &k, const DeviceTensor &v,
                         const DeviceTensor &cache) {
                       return executor.reshapeAndCache(k, v, slotMapping, layout,
-                                                      cache, {});
+                                                      cache, kvScales);
                     });
 }
 
 Status concatAndCacheMla(KernelExecutor &executor, const Tensor &kvC,
                          const Tensor &kPe, const Tensor &slotMapping,
-                         Tensor &kvCache) {
+                         Tensor &kvCache, const Tensor *kvScale) {
   return writeCache(executor, kvC, kPe, kvCache,
                     [&](const DeviceTensor &c, const DeviceTensor &pe,
                         const DeviceTensor &cache) {
                       return executor.concatAndCacheMla(c, pe, slotMapping,
-                                                        cache, nullptr);
+                                                        cache, kvScale);
                     });
 }
 

@@ -16,14 +16,17 @@
 
 namespace attn::runtime::host {
 
-/// KernelExecutor::reshapeAndCache; `kvCache` is updated in place.
+/// KernelExecutor::reshapeAndCache; `kvCache` is updated in place (an fp8
+/// cache with its `kvScales`).
 Status reshapeAndCache(KernelExecutor &executor, const Tensor &key,
                        const Tensor &value, const Tensor &slotMapping,
-                       KvCacheLayout layout, Tensor &kvCache);
-/// KernelExecutor::concatAndCacheMla; `kvCache` is updated in place.
+                       KvCacheLayout layout, Tensor &kvCache,
+                       const KvCacheScales &kvScales = {});
+/// KernelExecutor::concatAndCacheMla; `kvCache` is updated in place (an fp8
+/// cache with its `kvScale`).
 Status concatAndCacheMla(KernelExecutor &executor, const Tensor &kvC,
                          const Tensor &kPe, const Tensor &slotMapping,
-                         Tensor &kvCache);
+                         Tensor &kvCache, const Tensor *kvScale = nullptr);
 /// KernelExecutor::pagedAttention into `out` (and `lse` when not null),
 /// which keep their shapes: rows the call does not write keep their values.
 Status pagedAttention(KernelExecutor &executor, const Tensor &query,

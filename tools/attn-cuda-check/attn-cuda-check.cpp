@@ -8,7 +8,8 @@
 // (reference/testing/Random.h) go through the host API's call for the variant's
 // op twice, on the bundle's PTX kernels (BundleExecutor on a CudaPlanDevice)
 // and on the CPU reference (CpuExecutor); every output is compared with
-// reference/testing/Compare.h at the output dtype's default tolerance.
+// reference/testing/Compare.h at the output dtype's default tolerance, an
+// fp8 cache (written with per-layer scales) bit for bit.
 //
 // Bench (--bench): paged decode at Llama-3-8B's shape (H 32, G 8, D 128,
 // block 16, bf16) over batch x context, MLA decode at DeepSeek-V3's shape
@@ -34,6 +35,7 @@
 #include "runtime/executor/BundleExecutor.h"
 #include "runtime/executor/CpuExecutor.h"
 #include "runtime/executor/HostCalls.h"
+#include "runtime/host/Backend.h"
 
 #include <cmath>
 #include <cstdio>
@@ -183,10 +185,10 @@ struct Row {
 };
 
 void compare(const std::string &variant, const std::string &name,
-             const Tensor &got, const Tensor &want, std::vector<Row> &rows) {
+             const Tensor &got, const Tensor &want, std::vector<Row> &rows,
+             Tolerance tolerance) {
   Row row{variant, name, {}, {}};
-  Result<TensorDiff> diff =
-      compareTensors(got, want, defaultTolerance(want.dtype()));
+  Result<TensorDiff> diff = compareTensors(got, want, tolerance);
   if (diff)
     row.diff = *diff;
   else
@@ -210,9 +212,12 @@ struct CheckContext {
   uint64_t seed;
   std::vector<Row> &rows;
 
+  /// At the output dtype's default tolerance; an fp8 cache bit for bit
+  /// (PTX divides by the scale in f32 correctly rounded, as the reference).
   void compareOutput(const std::string &name, const Tensor &got,
                      const Tensor &want) const {
-    compare(variant.name, name, got, want, rows);
+    compare(variant.name, name, got, want, rows,
+            isFp8(want.dtype()) ? Tolerance{} : defaultTolerance(want.dtype()));
   }
   KernelExecutor *executor(int i) const {
     return i == 0 ? &device : &reference;
@@ -249,25 +254,58 @@ ProblemOptions problemOptions(uint64_t seed) {
   return options;
 }
 
+/// An fp8 variant's per-layer scales (kv_cache_dtype fp8, fp8_e4m3 or
+/// fp8_e5m2; within attn-run's [0.01, 0.03)); none for "auto".
+struct CacheScales {
+  bool fp8 = false;
+  Tensor k{DType::F32, {1}}, v{DType::F32, {1}};
+  KvCacheScales paged() const {
+    return fp8 ? KvCacheScales{&k, &v} : KvCacheScales{};
+  }
+  const Tensor *latent() const { return fp8 ? &k : nullptr; }
+};
+
+/// Makes `problem`'s cache the variant's: for an fp8 kv_cache_dtype, its
+/// values quantized with `scales`, which it sets.
+Status useCacheDType(const Params &p, const ProblemShape &shape,
+                     Problem &problem, CacheScales &scales) {
+  Result<DType> type =
+      kvCacheElementType(p.text("kv_cache_dtype", "auto"), shape.dtype);
+  if (!type)
+    return type.status();
+  if (!isFp8(*type))
+    return Status::ok();
+  scales.fp8 = true;
+  scales.k.setFloat(0, 0.02);
+  scales.v.setFloat(0, 0.025);
+  problem.kvCache = quantizeCache(problem.kvCache, *type, scales.k.getFloat(0),
+                                  scales.v.getFloat(0));
+  return Status::ok();
+}
+
 /// reshape_and_cache, either form: the cache each executor writes.
 Status checkCacheWrite(const CheckContext &c, const Params &p,
-                       const Problem &problem, KvCacheLayout layout) {
+                       const Problem &problem, KvCacheLayout layout,
+                       const CacheScales &scales) {
   Tensor caches[2] = {problem.kvCache, problem.kvCache};
   bool mla = p.integer("kv_lora_rank", 0) > 0;
   for (int i = 0; i < 2; ++i)
     ATTN_RETURN_IF_ERROR(
         mla ? host::concatAndCacheMla(*c.executor(i), problem.key,
                                       problem.value, problem.slotMapping,
-                                      caches[i])
+                                      caches[i], scales.latent())
             : host::reshapeAndCache(*c.executor(i), problem.key, problem.value,
-                                    problem.slotMapping, layout, caches[i]));
+                                    problem.slotMapping, layout, caches[i],
+                                    scales.paged()));
   c.compareOutput("kv_cache", caches[0], caches[1]);
   return Status::ok();
 }
 
 Status checkPagedAttention(const CheckContext &c, const Params &p,
-                           const Problem &problem, KvCacheLayout layout) {
+                           const Problem &problem, KvCacheLayout layout,
+                           const CacheScales &scales) {
   runtime::PagedAttentionParams params;
+  params.kvScales = scales.paged();
   params.scale = p.real("scale", problem.scale);
   params.causal = p.boolean("causal", true);
   params.windowLeft = p.integer("window_left", -1);
@@ -291,8 +329,10 @@ Status checkPagedAttention(const CheckContext &c, const Params &p,
 }
 
 Status checkMlaDecode(const CheckContext &c, const Params &p,
-                      const ProblemShape &shape, const Problem &problem) {
+                      const ProblemShape &shape, const Problem &problem,
+                      const CacheScales &scales) {
   runtime::MlaDecodeParams params;
+  params.kvScale = scales.latent();
   params.scale = p.real("scale", problem.scale);
   params.kvLoraRank = shape.kvLoraRank;
   params.numKvSplits = p.integer("num_kv_splits", 1);
@@ -361,12 +401,14 @@ Status checkVariant(const BundleVariant &v, KernelExecutor &device,
   Result<Problem> problem = generateProblem(*shape, problemOptions(seed));
   if (!problem)
     return problem.status();
+  CacheScales scales;
+  ATTN_RETURN_IF_ERROR(useCacheDType(p, *shape, *problem, scales));
   KvCacheLayout layout = shape->layout;
   if (op == "reshape_and_cache")
-    return checkCacheWrite(c, p, *problem, layout);
+    return checkCacheWrite(c, p, *problem, layout, scales);
   if (op == "paged_attention")
-    return checkPagedAttention(c, p, *problem, layout);
-  return checkMlaDecode(c, p, *shape, *problem);
+    return checkPagedAttention(c, p, *problem, layout, scales);
+  return checkMlaDecode(c, p, *shape, *problem, scales);
 }
 
 int runChecks(const Bundle &bundle, KernelExecutor &device,
@@ -739,6 +781,25 @@ int runBench(const Bundle &bundle, CudaPlanDevice *cuda,
   return printBenchRows(b);
 }
 
+/// What --dry-run says of a variant's cache: "" for a cache in the model
+/// dtype, "would check (fp8 cache ...)" for an fp8 one, a FAIL line when
+/// its kv_cache_dtype is not one the checker can make.
+std::string cacheNote(const Params &p) {
+  Result<ProblemShape> shape = problemShape(p);
+  if (!shape)
+    return "FAIL: " + shape.message();
+  Result<DType> type =
+      kvCacheElementType(p.text("kv_cache_dtype", "auto"), shape->dtype);
+  if (!type)
+    return "FAIL: " + type.message();
+  if (!isFp8(*type))
+    return "";
+  return "would check (" + std::string(toString(*type)) +
+         " cache, per-layer scales" +
+         (p.text("op", "") == "reshape_and_cache" ? ", written bit for bit)"
+                                                  : ")");
+}
+
 /// --dry-run: what a run would check, up to the first driver call: every
 /// variant's op is one the checker runs and has PTX (the chips it has are
 /// listed), and every benchmark finds its variant.
@@ -753,15 +814,20 @@ int dryRun(const Bundle &bundle, const Options &options) {
       }
     if (chips.empty())
       continue;
-    std::string op = Params{v.parameters}.text("op", "");
-    bool ok = isCheckedOp(op);
+    Params p{v.parameters};
+    std::string op = p.text("op", ""), verdict = "would check";
+    if (!isCheckedOp(op))
+      verdict = "FAIL: no check for op " + op;
+    else if (std::string cache = cacheNote(p); !cache.empty())
+      verdict = cache;
+    bool ok = verdict.rfind("would check", 0) == 0;
     failures += !ok;
     ++checked;
     std::string list;
     for (const std::string &chip : chips)
       list += (list.empty() ? "" : ",") + chip;
     std::printf("%-56s %s %s\n", v.name.c_str(), list.c_str(),
-                ok ? "would check" : ("FAIL: no check for op " + op).c_str());
+                verdict.c_str());
   }
   std::printf("check (dry run): %d variants with PTX, %d the checker cannot "
               "run\n",

@@ -40,9 +40,9 @@ constexpr const char *kAttnPasses[] = {
     "convert-gpu-kernels-to-cpu",   "convert-attn-math-to-spirv",
     "attn-lower-subgroup-reduce",   "attn-spirv-attach-target",
     "attn-spirv-buffer-addresses",  "attn-spirv-vector-loads",
-    "attn-spirv-workgroup-memory",  "attn-nvvm-register-budget",
-    "attn-cpu-polynomial-exp2",     "attn-cpu-bf16-dot",
-    "attn-cpu-entry-points"};
+    "attn-spirv-workgroup-memory",  "attn-nvvm-fp8-convert",
+    "attn-nvvm-register-budget",    "attn-cpu-polynomial-exp2",
+    "attn-cpu-bf16-dot",            "attn-cpu-entry-points"};
 
 /// One "  --name  description" line per pass or pipeline `names` names, as
 /// registered.

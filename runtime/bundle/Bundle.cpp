@@ -98,17 +98,17 @@ std::string fullSymbol(const std::string &stored, const std::string &prefix) {
   return stored;
 }
 
-/// A kernel's file as a record writes it: its extension alone (".spv") when
-/// the name is the content-addressed "kernels/<entry point>.<hash><ext>"
-/// attn-compile gives, else the path.
-std::string recordFile(const BundleKernel &k) {
+/// The extension of a kernel's content-addressed file name
+/// ("kernels/<entry point>.<hash><ext>", as attn-compile names files:
+/// ".spv", ".spv.zst"), or "" for a file named otherwise (a TT program's).
+std::string contentAddressedExtension(const BundleKernel &k) {
   std::string stem = "kernels/" + k.entryPoint + "." + k.hash;
   if (k.file.starts_with(stem)) {
     std::string ext = k.file.substr(stem.size());
     if (ext.starts_with(".") && ext.find('/') == std::string::npos)
       return ext;
   }
-  return k.file;
+  return "";
 }
 
 /// A relative symbol as a record writes it: "" for "./f::f" (a module of
@@ -160,16 +160,24 @@ std::vector<const BundleVariant *> canonicalOrder(const Bundle &bundle) {
 struct ManifestTables {
   SharedTable kinds, kernels, plans;
 
+  /// A kernel as [kind, hash], then its symbol where it is not "" and its
+  /// file where the kind's extension does not name it.
   size_t kernel(const BundleKernel &k, const std::string &prefix) {
     nlohmann::json launch = nlohmann::json::parse(k.launchJson, nullptr,
                                                   /*allow_exceptions=*/false);
     if (launch.is_discarded())
       launch = nlohmann::json::object();
-    size_t kind = kinds.add(
-        nlohmann::json::array({k.target, k.entryPoint, std::move(launch)}));
-    return kernels.add(nlohmann::json::array(
-        {kind, k.hash, recordFile(k),
-         recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint)}));
+    std::string ext = contentAddressedExtension(k);
+    size_t kind = kinds.add(nlohmann::json::array(
+        {k.target, k.entryPoint, std::move(launch), ext}));
+    nlohmann::json record = nlohmann::json::array({kind, k.hash});
+    std::string symbol =
+        recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint);
+    if (!symbol.empty() || ext.empty())
+      record.push_back(symbol);
+    if (ext.empty())
+      record.push_back(k.file);
+    return kernels.add(std::move(record));
   }
 };
 
@@ -350,30 +358,38 @@ struct SharedTables {
   std::vector<nlohmann::json> plans;
 };
 
-/// One record of the kinds table: [target, entry point, launch facts].
+/// One record of the kinds table: [target, entry point, launch facts, the
+/// extension of its files' content-addressed names or ""]. The extension
+/// is kept in `file` until the kernel's hash completes the name.
 Result<BundleKernel> kindFromJson(const nlohmann::json &jk,
                                   const std::string &where) {
-  if (!jk.is_array() || jk.size() != 3 || !jk[0].is_string() ||
-      !jk[1].is_string() || !jk[2].is_object())
+  if (!jk.is_array() || jk.size() != 4 || !jk[0].is_string() ||
+      !jk[1].is_string() || !jk[2].is_object() || !jk[3].is_string())
     return errorf(where, ": a kernel kind is [target, entry point, launch "
-                         "facts], got ",
+                         "facts, file extension], got ",
                   jk.dump().substr(0, 200));
   BundleKernel k;
   k.target = jk[0].get<std::string>();
   k.entryPoint = jk[1].get<std::string>();
   k.launchJson = jk[2].dump();
+  k.file = jk[3].get<std::string>();
+  if (!k.file.empty() &&
+      (!k.file.starts_with(".") || k.file.find('/') != std::string::npos))
+    return errorf(where, ": \"", k.file, "\" is not a file extension");
   return k;
 }
 
-/// One record of the kernel table: [index into "kinds", hash, file (or its
-/// extension), symbol relative to the entry (a trailing "::" continues with
-/// the entry point, "" is "./<entry>::<entry>")].
+/// One record of the kernel table: [index into "kinds", hash, symbol
+/// relative to the entry (a trailing "::" continues with the entry point;
+/// "", or no symbol, is "./<entry>::<entry>"), file (only where the kind
+/// has no extension)].
 Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
                                     const std::vector<BundleKernel> &kinds,
                                     const std::string &where) {
-  if (!jk.is_array() || jk.size() != 4 || !jk[1].is_string() ||
-      !jk[2].is_string() || !jk[3].is_string())
-    return errorf(where, ": a kernel is [kind, hash, file, symbol], got ",
+  if (!jk.is_array() || jk.size() < 2 || jk.size() > 4 ||
+      !jk[1].is_string() || (jk.size() > 2 && !jk[2].is_string()) ||
+      (jk.size() > 3 && !jk[3].is_string()))
+    return errorf(where, ": a kernel is [kind, hash, symbol, file], got ",
                   jk.dump().substr(0, 200));
   Result<size_t> kind = tableIndex(jk[0], kinds.size(), "kinds", where);
   if (!kind)
@@ -385,12 +401,17 @@ Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
     return errorf(where, ": bad hash \"", hash,
                   "\" (expected 64 lowercase hex digits)");
   k.hash = hash;
-  k.file = jk[2].get<std::string>();
-  if (k.file.starts_with(".") && k.file.find('/') == std::string::npos)
-    k.file = "kernels/" + k.entryPoint + "." + hash + k.file;
+  bool named = !k.file.empty();
+  if (named == (jk.size() == 4))
+    return errorf(where, named ? ": its kind names the file, the record "
+                                 "must not"
+                               : ": a kernel of a kind without a file "
+                                 "extension gives its file");
+  k.file = named ? "kernels/" + k.entryPoint + "." + hash + k.file
+                 : jk[3].get<std::string>();
   if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
     return errorf(where, ": file must be inside the bundle, got ", k.file);
-  k.symbol = jk[3].get<std::string>();
+  k.symbol = jk.size() > 2 ? jk[2].get<std::string>() : "";
   if (k.symbol.empty())
     k.symbol = "./" + k.entryPoint + "::";
   if (k.symbol.ends_with("::"))

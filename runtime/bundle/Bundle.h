@@ -19,15 +19,17 @@
 //     kinds[]          every distinct kind of kernel once: [target ("spirv",
 //                      "ptx", "msl", "cpu", "tt"), entry point, launch facts
 //                      (target specific: workgroup size, subgroup size, ABI
-//                      form, argument element sizes, ...)]
+//                      form, argument element sizes, ...), the extension of
+//                      its files' names (".spv", ".spv.zst"; "" where files
+//                      are not named "kernels/<entry point>.<hash><ext>",
+//                      as TT programs' are not)]
 //     kernels[]        every distinct kernel file's record once:
 //                      [index into kinds[],
 //                       hash (contentHash of the file as stored, hex),
-//                       file (relative; or its extension alone, ".spv",
-//                       for attn-compile's "kernels/<entry>.<hash>.spv"),
 //                       symbol relative to the entry (a trailing "::"
-//                       continues with the entry point; "" is
-//                       "./<entry point>::<entry point>")]
+//                       continues with the entry point; "" or absent is
+//                       "./<entry point>::<entry point>"),
+//                       file (relative; only for a kind without extension)]
 //     plans[]          every distinct plan shape once: a host plan
 //                      (runtime/bundle/Plan.h) with its numbers and element
 //                      types left null (runtime/bundle/PlanTemplate.h)

@@ -6,8 +6,8 @@
   [
    0,
    "61b08010c7db75b199734e5526f6b478087a92e58b436ce6214f1e7278835b2d",
-   "kernels/k.spv",
-   "./m::k"
+   "./m::k",
+   "kernels/k.spv"
   ]
  ],
  "kinds": [
@@ -16,13 +16,14 @@
    "main",
    {
     "subgroup_size": 8
-   }
+   },
+   ""
   ]
  ],
  "manifest_hash": "restamp",
  "plans": [],
  "signature": {
-  "ed25519": "26ee06988894023e997d9e1752e23264ea6da3fc7ecf14eed2fd48f49afed1b65390d75ceaf49d5c738ffae98152b57fd9c3707737e4c6a4765a6a93f9c2ff03",
+  "ed25519": "4d7fa900a0368dc9e6cf582941ee1b3c0f1b1688b2f91041eab23ecf78c2411fcceb15d235139ec59ec0681fcf80c91e150ba1519d8aedb0a21321bd714c9404",
   "key": "8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c"
  },
  "variants": [

@@ -6,8 +6,8 @@ signer require
   [
    0,
    "61b08010c7db75b199734e5526f6b478087a92e58b436ce6214f1e7278835b2d",
-   "kernels/k.spv",
-   "./m::k"
+   "./m::k",
+   "kernels/k.spv"
   ]
  ],
  "kinds": [
@@ -16,7 +16,8 @@ signer require
    "main",
    {
     "subgroup_size": 8
-   }
+   },
+   ""
   ]
  ],
  "manifest_hash": "restamp",

@@ -14,14 +14,14 @@ bundle = sys.argv[1]
 path = os.path.join(bundle, "manifest.json")
 with open(path) as f:
     manifest = json.load(f)
-record = next(k for k in manifest["kernels"] if k[2] == ".spv.zst")
-entry = manifest["kinds"][record[0]][1]
+kind = next(i for i, k in enumerate(manifest["kinds"]) if k[3] == ".spv.zst")
+record = next(r for r in manifest["kernels"] if r[0] == kind)
+entry, ext = manifest["kinds"][kind][1], manifest["kinds"][kind][3]
 junk = b"not a zstd frame"
-os.remove(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1],
-                                                       record[2])))
+os.remove(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1], ext)))
 record[1] = content_hash(junk)
-with open(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1],
-                                                       record[2])), "wb") as f:
+with open(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1], ext)),
+          "wb") as f:
     f.write(junk)
 manifest["manifest_hash"] = digest(manifest)
 with open(path, "w") as f:

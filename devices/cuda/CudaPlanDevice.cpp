@@ -327,7 +327,7 @@ bool CudaPlanDevice::runsKernel(const runtime::BundleKernel &kernel) const {
                    impl_->info.computeMajor * 10 + impl_->info.computeMinor);
 }
 
-Status CudaPlanDevice::loadKernel(const runtime::Bundle &bundle,
+Status CudaPlanDevice::loadKernelCode(const runtime::Bundle &bundle,
                                   const runtime::BundleKernel &kernel,
                                   std::string_view bytes) {
   if (parseTarget(kernel.target) != Target::PTX)

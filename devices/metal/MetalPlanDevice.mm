@@ -141,7 +141,7 @@ Status MetalPlanDevice::addKernel(const std::string &symbol,
   return Status::ok();
 }
 
-Status MetalPlanDevice::loadKernel(const runtime::Bundle &,
+Status MetalPlanDevice::loadKernelCode(const runtime::Bundle &,
                                    const runtime::BundleKernel &kernel,
                                    std::string_view bytes) {
   if (parseTarget(kernel.target) != Target::MSL)

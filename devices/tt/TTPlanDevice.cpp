@@ -255,7 +255,7 @@ Status TTPlanDevice::addProgram(const std::string &symbol,
   return Status::ok();
 }
 
-Status TTPlanDevice::loadKernel(const runtime::Bundle &bundle,
+Status TTPlanDevice::loadKernelCode(const runtime::Bundle &bundle,
                                 const runtime::BundleKernel &kernel,
                                 std::string_view) {
   if (parseTarget(kernel.target) != Target::TT)

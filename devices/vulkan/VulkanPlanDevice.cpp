@@ -111,7 +111,7 @@ runtime::SubgroupSizes VulkanPlanDevice::subgroupSizes() const {
   return sizes;
 }
 
-Status VulkanPlanDevice::loadKernel(const runtime::Bundle &,
+Status VulkanPlanDevice::loadKernelCode(const runtime::Bundle &,
                                     const runtime::BundleKernel &kernel,
                                     std::string_view bytes) {
   if (parseTarget(kernel.target) != Target::SPIRV)

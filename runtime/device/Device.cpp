@@ -2,6 +2,7 @@
 
 #include "runtime/device/Device.h"
 
+#include "runtime/bundle/Bundle.h"
 #include "runtime/device/StepLog.h"
 
 #include <algorithm>
@@ -200,6 +201,31 @@ Status PlanDevice::launch(std::string_view kernel,
       return Status::ok();
   }
   return enqueueLaunch(kernel, grid, block, args);
+}
+
+Status PlanDevice::loadKernel(const Bundle &bundle, const BundleKernel &kernel,
+                              std::string_view bytes) {
+  KernelContract contract{kernel.target, std::nullopt};
+  if (kernel.target != "tt") {
+    Result<std::optional<LaunchBounds>> bounds =
+        readLaunchBoundsMember(kernel.launchJson);
+    if (!bounds)
+      return errorf(name(), ": kernel ", kernel.symbol, ": ", bounds.message());
+    contract.bounds = std::move(*bounds);
+  }
+  auto known = contracts_.find(kernel.symbol);
+  if (known != contracts_.end() && (known->second.target != contract.target ||
+                                    known->second.bounds != contract.bounds))
+    return errorf(name(), " already has a kernel under the symbol ",
+                  kernel.symbol, " with other launch bounds");
+  ATTN_RETURN_IF_ERROR(loadKernelCode(bundle, kernel, bytes));
+  contracts_.insert_or_assign(kernel.symbol, std::move(contract));
+  return Status::ok();
+}
+
+const KernelContract *PlanDevice::kernelContract(std::string_view symbol) const {
+  auto it = contracts_.find(symbol);
+  return it == contracts_.end() ? nullptr : &it->second;
 }
 
 Status PlanDevice::synchronize() {

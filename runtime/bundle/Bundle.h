@@ -3,7 +3,7 @@
 // A bundle is what attn-compile writes and a serving engine loads at start-up:
 // a directory with manifest.json and one file per kernel and target.
 //
-//   manifest.json (format 3; one record per line, so diffs read well)
+//   manifest.json (format 4; one record per line, so diffs read well)
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
 //     manifest_hash    FNV-1a 64 of the manifest without this field, as
@@ -12,7 +12,8 @@
 //     kernels[]        every distinct kernel record once: target ("spirv",
 //                      "ptx", "msl", "cpu", "tt"), file (relative), entry
 //                      point, hash (FNV-1a 64 of the file, hex) and the
-//                      target's launch facts (`launch`); entries that share
+//                      target's launch facts (`launch`, with the bounds
+//                      its launches must keep); entries that share
 //                      a kernel file and its facts share the record
 //     plans[]          every distinct host plan once (runtime/bundle/Plan.h),
 //                      its launched symbols relative to the entry
@@ -60,8 +61,9 @@ namespace attn::runtime {
 
 /// 2: one entry per subgroup size, one plan per entry, symbols unique per
 /// compile. 3: kernel records and plans in shared tables, entries in a
-/// canonical order.
-inline constexpr int kBundleFormatVersion = 3;
+/// canonical order. 4: a kernel's launch facts hold its launch bounds
+/// (core/LaunchBounds.h), without which no plan launches it.
+inline constexpr int kBundleFormatVersion = 4;
 
 /// FNV-1a, 64 bits: the content hash of kernel files.
 uint64_t contentHash(std::string_view bytes);

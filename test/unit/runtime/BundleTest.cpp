@@ -132,17 +132,17 @@ TEST_F(BundleTest, MissingManifest) {
 }
 
 TEST_F(BundleTest, BadJson) {
-  writeFile(dir + "/manifest.json", "{\"format_version\": 3,");
+  writeFile(dir + "/manifest.json", "{\"format_version\": 4,");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir + ": manifest.json is not valid JSON");
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
-  editManifest(dir, "\"format_version\": 3", "\"format_version\": 7");
+  editManifest(dir, "\"format_version\": 4", "\"format_version\": 7");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 7 is not supported "
-                "(this runtime reads format 3; recompile the bundle with this "
+                "(this runtime reads format 4; recompile the bundle with this "
                 "attn-compile)");
 }
 
@@ -155,19 +155,19 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 2 is not supported "
-                "(this runtime reads format 3; recompile the bundle with this "
+                "(this runtime reads format 4; recompile the bundle with this "
                 "attn-compile)");
 }
 
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  editManifest(dir, "\"format_version\": 3",
-               "\"format_version\": 4294967299");
+  editManifest(dir, "\"format_version\": 4",
+               "\"format_version\": 4294967300");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
-                ": manifest.json: bundle format version 4294967299 is not "
-                "supported (this runtime reads format 3; recompile the bundle "
+                ": manifest.json: bundle format version 4294967300 is not "
+                "supported (this runtime reads format 4; recompile the bundle "
                 "with this attn-compile)");
 }
 

@@ -247,6 +247,7 @@ Status CudaPlanDevice::addKernel(const std::string &symbol,
                                  std::string_view ptx,
                                  const std::string &entryPoint,
                                  const std::string &launchJson) {
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "ptx", launchJson));
   std::string source = runtime::kernelSource(ptx, entryPoint, launchJson);
   Result<bool> loaded = impl_->symbols.isLoaded(impl_->name, symbol, source);
   if (!loaded)

@@ -77,6 +77,7 @@ Result<std::unique_ptr<MetalPlanDevice>> MetalPlanDevice::create() {
 Status MetalPlanDevice::addKernel(const std::string &symbol,
                                   std::string_view source,
                                   const LaunchFacts &facts) {
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "msl", facts.bounds));
   std::string factsText = std::to_string(facts.mslMajor) + "." +
                           std::to_string(facts.mslMinor) + ";" +
                           std::to_string(facts.subgroupSize) + ";";

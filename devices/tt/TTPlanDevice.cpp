@@ -244,6 +244,7 @@ Status TTPlanDevice::addProgram(const std::string &symbol,
                                 const std::string &dir, bool loadNow) {
   if (programs_.count(symbol) || pending_.count(symbol))
     return errorf(name_, " already has a program under the symbol ", symbol);
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "tt", std::nullopt));
   if (!loadNow) {
     pending_.emplace(symbol, dir);
     return Status::ok();

@@ -132,6 +132,7 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   Result<LaunchFacts> facts = readLaunchFacts(launchJson, Target::SPIRV);
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "spirv", facts->bounds));
   return addKernelForm(symbol, std::move(words), entryPoint,
                        std::move(*facts));
 }

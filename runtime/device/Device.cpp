@@ -203,24 +203,39 @@ Status PlanDevice::launch(std::string_view kernel,
   return enqueueLaunch(kernel, grid, block, args);
 }
 
+Status PlanDevice::keepLaunchBounds(std::string_view symbol,
+                                    std::string_view target,
+                                    std::string_view launchJson) {
+  if (target == "tt")
+    return keepLaunchBounds(symbol, target, std::nullopt);
+  Result<std::optional<LaunchBounds>> bounds =
+      readLaunchBoundsMember(launchJson);
+  if (!bounds)
+    return errorf(name(), ": kernel ", symbol, ": ", bounds.message());
+  return keepLaunchBounds(symbol, target, std::move(*bounds));
+}
+
+Status PlanDevice::keepLaunchBounds(std::string_view symbol,
+                                    std::string_view target,
+                                    std::optional<LaunchBounds> bounds) {
+  KernelContract contract{std::string(target), std::move(bounds)};
+  auto known = contracts_.find(symbol);
+  if (known == contracts_.end()) {
+    contracts_.emplace(std::string(symbol), std::move(contract));
+    return Status::ok();
+  }
+  if (known->second.target != contract.target ||
+      known->second.bounds != contract.bounds)
+    return errorf(name(), " already has a kernel under the symbol ", symbol,
+                  " with other launch bounds");
+  return Status::ok();
+}
+
 Status PlanDevice::loadKernel(const Bundle &bundle, const BundleKernel &kernel,
                               std::string_view bytes) {
-  KernelContract contract{kernel.target, std::nullopt};
-  if (kernel.target != "tt") {
-    Result<std::optional<LaunchBounds>> bounds =
-        readLaunchBoundsMember(kernel.launchJson);
-    if (!bounds)
-      return errorf(name(), ": kernel ", kernel.symbol, ": ", bounds.message());
-    contract.bounds = std::move(*bounds);
-  }
-  auto known = contracts_.find(kernel.symbol);
-  if (known != contracts_.end() && (known->second.target != contract.target ||
-                                    known->second.bounds != contract.bounds))
-    return errorf(name(), " already has a kernel under the symbol ",
-                  kernel.symbol, " with other launch bounds");
-  ATTN_RETURN_IF_ERROR(loadKernelCode(bundle, kernel, bytes));
-  contracts_.insert_or_assign(kernel.symbol, std::move(contract));
-  return Status::ok();
+  ATTN_RETURN_IF_ERROR(
+      keepLaunchBounds(kernel.symbol, kernel.target, kernel.launchJson));
+  return loadKernelCode(bundle, kernel, bytes);
 }
 
 const KernelContract *PlanDevice::kernelContract(std::string_view symbol) const {

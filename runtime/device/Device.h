@@ -219,6 +219,17 @@ public:
   void resetTransfers() { transfers_ = {}; }
 
 protected:
+  /// Keeps the bounds (core/LaunchBounds.h) of `launchJson`, the launch
+  /// facts of a kernel of `target` made launchable under `symbol`: what
+  /// loadKernel does, and what a device's own way to add a kernel does
+  /// (Vulkan's, CUDA's, Metal's addKernel, TT's addProgram), so that every
+  /// launch the runner checks has them. An error for malformed bounds, or
+  /// other bounds than the symbol has.
+  Status keepLaunchBounds(std::string_view symbol, std::string_view target,
+                          std::string_view launchJson);
+  /// The same with bounds already read.
+  Status keepLaunchBounds(std::string_view symbol, std::string_view target,
+                          std::optional<LaunchBounds> bounds);
   /// What loadKernel does for the device's kind of kernel.
   virtual Status loadKernelCode(const Bundle &bundle,
                                 const BundleKernel &kernel,

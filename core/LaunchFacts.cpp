@@ -162,6 +162,8 @@ std::string writeLaunchFacts(const LaunchFacts &facts, Target target) {
   }
   j["workgroup_size"] = facts.workgroup;
   j["subgroup_size"] = facts.subgroupSize;
+  if (facts.bounds)
+    j["bounds"] = json::parse(writeLaunchBounds(*facts.bounds));
   if (target == Target::SPIRV && facts.addressedBuffers) {
     j["abi"] = "buffer_address";
     j["num_buffers"] = *facts.addressedBuffers;
@@ -213,6 +215,14 @@ Result<LaunchFacts> readLaunchFacts(std::string_view text, Target target) {
     ATTN_RETURN_IF_ERROR(readCpu(reader, facts));
     break;
   }
+  if (target == Target::TT)
+    return facts;
+  // Required at launch (PlanRunner), not here: a device's own tests load
+  // kernels without plans.
+  Result<std::optional<LaunchBounds>> bounds = readLaunchBoundsMember(text);
+  if (!bounds)
+    return errorf(name, " launch facts: ", bounds.message());
+  facts.bounds = std::move(*bounds);
   return facts;
 }
 

@@ -22,11 +22,17 @@
 //   cpu    workgroup_size (1, 1, 1), subgroup_size 0, abi "attn_cpu"
 //          (core/CpuKernel.h's entry convention), cpu_isa (a level of
 //          cpuIsaLevels()), arg_element_bytes
+// and every target but tt: bounds, the relations between the kernel's
+// params, grid and argument sizes that a launch must keep
+// (core/LaunchBounds.h). A TT program takes no params buffer; its device
+// derives every size from the launch's grid and checks each buffer
+// against it (devices/tt/TTPlanDevice.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CORE_LAUNCHFACTS_H
 #define ATTN_CORE_LAUNCHFACTS_H
 
+#include "core/LaunchBounds.h"
 #include "core/Status.h"
 #include "core/Target.h"
 
@@ -64,6 +70,9 @@ struct LaunchFacts {
   uint32_t mslMajor = 0;
   uint32_t mslMinor = 0;
   std::vector<uint32_t> bufferIndices;
+
+  /// Every target but tt: what a launch must keep (core/LaunchBounds.h).
+  std::optional<LaunchBounds> bounds;
 
   /// tt: the program and its description file.
   std::string program;

@@ -25,6 +25,7 @@ compileLevel(const mlir::attn::LoweredModule &lowered, const std::string &isa,
     launch.workgroup = lowered.entries.workgroup.lookup(k.entryPoint);
     launch.cpuIsa = isa;
     launch.argElementBytes = lowered.entries.elementBytes.lookup(k.entryPoint);
+    launch.bounds = lowered.entries.bounds.lookup(k.entryPoint);
     kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::CPU);
     out.push_back(std::move(*kernel));
   }

@@ -56,7 +56,9 @@ LogicalResult mlir::attn::compileMSLKernels(const LoweredModule &lowered,
                << block[0] << "x" << block[1] << "x" << block[2];
     kernel->entryPoint = msl->entryPoint;
     kernel->bytes = std::move(msl->source);
-    kernel->launchJson = mslLaunchFacts(*msl, options.subgroupSize);
+    kernel->launchJson =
+        mslLaunchFacts(*msl, options.subgroupSize,
+                       lowered.entries.bounds.lookup(k.entryPoint));
     out.push_back(std::move(*kernel));
   }
   return success();

@@ -83,6 +83,7 @@ LogicalResult mlir::attn::compilePTXKernels(const LoweredModule &lowered,
       launch.subgroupSize = kNVIDIAWarpSize;
       launch.chip = chip;
       launch.argElementBytes = entries->elementBytes.lookup(k.entryPoint);
+      launch.bounds = entries->bounds.lookup(k.entryPoint);
       kernel->launchJson =
           ::attn::writeLaunchFacts(launch, ::attn::Target::PTX);
       out.push_back(std::move(*kernel));

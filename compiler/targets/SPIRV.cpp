@@ -45,6 +45,7 @@ appendSPIRVForm(ModuleOp input, SmallVector<mlir::attn::SPIRVKernel> &kernels,
     // attn-spirv-buffer-addresses: argument i is a u64 device address at
     // push-constant offset 8 i; without it, binding i.
     launch.argElementBytes = entries.elementBytes.lookup(k.entryPoint);
+    launch.bounds = entries.bounds.lookup(k.entryPoint);
     if (bufferAddresses)
       launch.addressedBuffers = launch.argElementBytes.size();
     kernel->launchJson = ::attn::writeLaunchFacts(launch, ::attn::Target::SPIRV);

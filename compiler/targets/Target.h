@@ -19,6 +19,7 @@
 #define ATTN_COMPILER_TARGETS_TARGET_H
 
 #include "compiler/Compile.h"
+#include "core/LaunchBounds.h"
 #include "core/Target.h"
 #include "lowering/Passes.h"
 
@@ -32,12 +33,14 @@
 namespace mlir::attn {
 
 /// What the bundle records of each kernel of convert-attn-to-gpu, by entry
-/// point: its symbol (module::func, what plans name), workgroup size and
-/// argument element sizes.
+/// point: its symbol (module::func, what plans name), workgroup size,
+/// argument element sizes and launch bounds.
 struct KernelEntries {
   llvm::StringMap<std::string> symbol;
   llvm::StringMap<std::array<int64_t, 3>> workgroup;
   llvm::StringMap<std::vector<int64_t>> elementBytes;
+  /// What its launches must keep (its `attn.bounds`, core/LaunchBounds.h).
+  llvm::StringMap<::attn::LaunchBounds> bounds;
 
   /// A kernel of `target` for the kernel `entryPoint` of the lowered module
   /// (its symbol, target and entry point set; bytes and launch facts are

@@ -182,6 +182,16 @@ mlir::attn::collectEntries(ModuleOp module) {
       if (failed(bytes))
         return failure();
       entries.elementBytes[kernel.getName()] = std::move(*bytes);
+      // Every kernel of convert-attn-to-gpu declares its launch bounds.
+      auto text = kernel->getAttrOfType<StringAttr>("attn.bounds");
+      if (!text)
+        return kernel.emitError() << "has no attn.bounds (the launch bounds "
+                                     "convert-attn-to-gpu declares)";
+      ::attn::Result<::attn::LaunchBounds> bounds =
+          ::attn::parseLaunchBounds(text.getValue().str());
+      if (!bounds)
+        return kernel.emitError() << "attn.bounds: " << bounds.message();
+      entries.bounds[kernel.getName()] = std::move(*bounds);
     }
   return entries;
 }

@@ -144,7 +144,7 @@ bool CpuPlanDevice::runsKernel(const runtime::BundleKernel &kernel) const {
   return hostRunsCpuIsa(level) || emulates(level);
 }
 
-Status CpuPlanDevice::loadKernel(const runtime::Bundle &,
+Status CpuPlanDevice::loadKernelCode(const runtime::Bundle &,
                                  const runtime::BundleKernel &kernel,
                                  std::string_view bytes) {
   std::string what = "kernel " + kernel.symbol + " (" + kernel.file + ")";

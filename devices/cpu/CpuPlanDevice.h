@@ -67,7 +67,7 @@ public:
   /// natively, else the emulated one. Loading the kernel a symbol already
   /// has at its level is a no-op; another one there is an error
   /// (KernelSymbols.h).
-  Status loadKernel(const runtime::Bundle &bundle,
+  Status loadKernelCode(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
   bool hasKernel(std::string_view symbol) const {

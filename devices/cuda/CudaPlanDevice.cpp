@@ -247,6 +247,7 @@ Status CudaPlanDevice::addKernel(const std::string &symbol,
                                  std::string_view ptx,
                                  const std::string &entryPoint,
                                  const std::string &launchJson) {
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "ptx", launchJson));
   std::string source = runtime::kernelSource(ptx, entryPoint, launchJson);
   Result<bool> loaded = impl_->symbols.isLoaded(impl_->name, symbol, source);
   if (!loaded)
@@ -327,7 +328,7 @@ bool CudaPlanDevice::runsKernel(const runtime::BundleKernel &kernel) const {
                    impl_->info.computeMajor * 10 + impl_->info.computeMinor);
 }
 
-Status CudaPlanDevice::loadKernel(const runtime::Bundle &bundle,
+Status CudaPlanDevice::loadKernelCode(const runtime::Bundle &bundle,
                                   const runtime::BundleKernel &kernel,
                                   std::string_view bytes) {
   if (parseTarget(kernel.target) != Target::PTX)

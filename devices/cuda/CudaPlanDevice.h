@@ -84,7 +84,7 @@ public:
   /// PTX kernels of a bundle. A symbol may have PTX for several chips: the
   /// device loads only the newest it runs (bestPtxChip) and takes the
   /// others as loaded, so the driver compiles one PTX per symbol.
-  Status loadKernel(const runtime::Bundle &bundle,
+  Status loadKernelCode(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
   /// Buffers are CUDA device pointers of the device's primary context.

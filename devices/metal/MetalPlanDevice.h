@@ -37,7 +37,7 @@ public:
                    const LaunchFacts &facts);
 
   /// A bundle's MSL kernels, with the launch facts the bundle records.
-  Status loadKernel(const runtime::Bundle &bundle,
+  Status loadKernelCode(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
 

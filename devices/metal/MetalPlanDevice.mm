@@ -77,6 +77,7 @@ Result<std::unique_ptr<MetalPlanDevice>> MetalPlanDevice::create() {
 Status MetalPlanDevice::addKernel(const std::string &symbol,
                                   std::string_view source,
                                   const LaunchFacts &facts) {
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "msl", facts.bounds));
   std::string factsText = std::to_string(facts.mslMajor) + "." +
                           std::to_string(facts.mslMinor) + ";" +
                           std::to_string(facts.subgroupSize) + ";";
@@ -141,7 +142,7 @@ Status MetalPlanDevice::addKernel(const std::string &symbol,
   return Status::ok();
 }
 
-Status MetalPlanDevice::loadKernel(const runtime::Bundle &,
+Status MetalPlanDevice::loadKernelCode(const runtime::Bundle &,
                                    const runtime::BundleKernel &kernel,
                                    std::string_view bytes) {
   if (parseTarget(kernel.target) != Target::MSL)

@@ -244,6 +244,7 @@ Status TTPlanDevice::addProgram(const std::string &symbol,
                                 const std::string &dir, bool loadNow) {
   if (programs_.count(symbol) || pending_.count(symbol))
     return errorf(name_, " already has a program under the symbol ", symbol);
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "tt", std::nullopt));
   if (!loadNow) {
     pending_.emplace(symbol, dir);
     return Status::ok();
@@ -255,7 +256,7 @@ Status TTPlanDevice::addProgram(const std::string &symbol,
   return Status::ok();
 }
 
-Status TTPlanDevice::loadKernel(const runtime::Bundle &bundle,
+Status TTPlanDevice::loadKernelCode(const runtime::Bundle &bundle,
                                 const runtime::BundleKernel &kernel,
                                 std::string_view) {
   if (parseTarget(kernel.target) != Target::TT)

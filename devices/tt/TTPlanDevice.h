@@ -63,7 +63,7 @@ public:
   /// with it. Executors of several bundles may share the device: loading the
   /// same program under a symbol again is a no-op, another one an error
   /// (runtime/device/KernelSymbols.h).
-  Status loadKernel(const runtime::Bundle &bundle,
+  Status loadKernelCode(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
   /// The programs loaded so far, by symbol.

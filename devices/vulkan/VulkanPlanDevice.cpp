@@ -111,7 +111,7 @@ runtime::SubgroupSizes VulkanPlanDevice::subgroupSizes() const {
   return sizes;
 }
 
-Status VulkanPlanDevice::loadKernel(const runtime::Bundle &,
+Status VulkanPlanDevice::loadKernelCode(const runtime::Bundle &,
                                     const runtime::BundleKernel &kernel,
                                     std::string_view bytes) {
   if (parseTarget(kernel.target) != Target::SPIRV)
@@ -132,6 +132,7 @@ Status VulkanPlanDevice::addKernel(const std::string &symbol,
   Result<LaunchFacts> facts = readLaunchFacts(launchJson, Target::SPIRV);
   if (!facts)
     return errorf("kernel ", symbol, ": ", facts.message());
+  ATTN_RETURN_IF_ERROR(keepLaunchBounds(symbol, "spirv", facts->bounds));
   return addKernelForm(symbol, std::move(words), entryPoint,
                        std::move(*facts));
 }

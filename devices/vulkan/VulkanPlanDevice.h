@@ -63,7 +63,7 @@ public:
   std::string_view name() const override { return name_; }
   runtime::SubgroupSizes subgroupSizes() const override;
   /// SPIR-V kernels, through addKernel with the kernel's launch facts.
-  Status loadKernel(const runtime::Bundle &bundle,
+  Status loadKernelCode(const runtime::Bundle &bundle,
                     const runtime::BundleKernel &kernel,
                     std::string_view bytes) override;
   /// Steps record into a command buffer of their own.

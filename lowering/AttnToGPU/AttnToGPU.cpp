@@ -64,7 +64,7 @@ LogicalResult checkOperands(Operation *op) {
 }
 
 struct ConvertAttnToGPUPass
-    : public attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+    : public mlir::attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
   using Base::Base;
 
   /// Checks each option on its own, naming it and its value. Reported at the

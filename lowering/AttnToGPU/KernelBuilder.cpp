@@ -38,10 +38,129 @@ Value HostLaunch::dim(Value memref, int64_t i) {
   return builder.createOrFold<memref::DimOp>(loc, memref, i);
 }
 
+StringRef mlir::attn::argName(Arg role) {
+  switch (role) {
+  case Arg::Query: return "query";
+  case Arg::Cache: return "kv_cache";
+  case Arg::QueryStartLoc: return "query_start_loc";
+  case Arg::SeqLens: return "seq_lens";
+  case Arg::BlockTable: return "block_table";
+  case Arg::AlibiSlopes: return "alibi_slopes";
+  case Arg::Sinks: return "sinks";
+  case Arg::KScale: return "k_scale";
+  case Arg::VScale: return "v_scale";
+  case Arg::NewKey: return "key";
+  case Arg::NewValue: return "value";
+  case Arg::SlotMapping: return "slot_mapping";
+  case Arg::OutA: return "out_a";
+  case Arg::LseA: return "lse_a";
+  case Arg::OutB: return "out_b";
+  case Arg::LseB: return "lse_b";
+  case Arg::PartialOut: return "partial_out";
+  case Arg::PartialLse: return "partial_lse";
+  case Arg::Out: return "out";
+  case Arg::Lse: return "lse";
+  case Arg::Params: return "params";
+  case Arg::Count: break;
+  }
+  return "?";
+}
+
 void HostLaunch::push(Arg role, Value buffer) {
   assert(!args.has(role) && "a kernel argument role passed twice");
   buffers.push_back(buffer);
+  roles.push_back(role);
   args.set(role, buffers.size() - 1);
+}
+
+int64_t HostLaunch::indexOf(Arg role) const {
+  for (auto [i, r] : llvm::enumerate(roles))
+    if (r == role)
+      return i;
+  llvm_unreachable("a bound on an argument the launch does not pass");
+}
+
+int64_t HostLaunch::elementBytes(unsigned i) const {
+  return cast<MemRefType>(buffers[i].getType()).getElementTypeBitWidth() / 8;
+}
+
+void HostLaunch::bound(Arg role, ArrayRef<::attn::LaunchQuantity> of,
+                       int64_t perProduct, int64_t plus, int64_t minProduct) {
+  int64_t j = indexOf(role), bytes = elementBytes(j);
+  ::attn::LaunchRelation r;
+  r.of.assign(of.begin(), of.end());
+  r.times = perProduct * bytes;
+  r.plus = plus * bytes;
+  r.min = minProduct * r.times + r.plus;
+  r.max = ::attn::LaunchQuantity::bytes(j);
+  bounds.checks.push_back(std::move(r));
+}
+
+void HostLaunch::boundRows(Arg role, ArrayRef<::attn::LaunchQuantity> of,
+                           int64_t plusRows, int64_t minProduct) {
+  MemRefType type = operandTypes[indexOf(role)];
+  int64_t perRow = 1;
+  for (int64_t d : type.getShape().drop_front()) {
+    assert(!ShapedType::isDynamic(d) && "rows of a static width");
+    perRow *= d;
+  }
+  bound(role, of, perRow, plusRows * perRow, minProduct);
+}
+
+void HostLaunch::boundBy(::attn::LaunchQuantity lhs,
+                         ::attn::LaunchQuantity max) {
+  ::attn::LaunchRelation r;
+  r.of = {lhs};
+  r.max = max;
+  bounds.checks.push_back(std::move(r));
+}
+
+void HostLaunch::completeBounds(std::array<Value, 3> grid) {
+  using ::attn::LaunchQuantity;
+  bounds.params.assign(paramNames.begin(), paramNames.end());
+  for (Arg role : roles)
+    bounds.arguments.push_back(argName(role).str());
+  bounds.arguments.push_back("params");
+  // A kernel builder that forgets a bound is a bug of this pass, not of
+  // its input: stop rather than write a kernel whose launches go unchecked.
+  auto require = [&](bool ok, const Twine &what) {
+    if (!ok)
+      llvm::report_fatal_error("convert-attn-to-gpu: " + what +
+                               " without a launch bound");
+  };
+  auto inSomeOf = [&](LaunchQuantity q) {
+    return llvm::any_of(bounds.checks, [&](const ::attn::LaunchRelation &r) {
+      return llvm::is_contained(r.of, q);
+    });
+  };
+  for (size_t k = 0; k < paramNames.size(); ++k)
+    require(inSomeOf(LaunchQuantity::param(k)), "param " + paramNames[k]);
+  for (int d = 0; d < 3; ++d) {
+    if (std::optional<int64_t> c = getConstantIntValue(grid[d])) {
+      boundBy(LaunchQuantity::grid(d), LaunchQuantity::number(*c));
+      continue;
+    }
+    require(checkedGrid[d] || inSomeOf(LaunchQuantity::grid(d)),
+            "grid dimension " + Twine(d));
+  }
+  for (auto [j, type] : llvm::enumerate(operandTypes)) {
+    auto boundsIt = [&](const ::attn::LaunchRelation &r) {
+      return r.max == LaunchQuantity::bytes(j);
+    };
+    if (type.hasStaticShape()) {
+      bound(roles[j], {}, 0, type.getNumElements());
+      continue;
+    }
+    require(llvm::any_of(bounds.checks, boundsIt),
+            "argument " + argName(roles[j]));
+  }
+  if (!paramNames.empty()) {
+    ::attn::LaunchRelation r;
+    r.plus = 4 * static_cast<int64_t>(paramNames.size());
+    r.times = 0;
+    r.max = LaunchQuantity::bytes(buffers.size());
+    bounds.checks.push_back(std::move(r));
+  }
 }
 
 KernelArgs HostLaunch::arguments() const {
@@ -55,6 +174,7 @@ void HostLaunch::addBuffer(Arg role, Value memref) {
   Value flat = memref;
   // Row-major operands with an identity layout are contiguous: one
   // collapse_shape views them as 1-D.
+  operandTypes.push_back(type);
   if (type.getRank() != 1) {
     SmallVector<ReassociationIndices> all(1);
     for (int64_t i = 0; i < type.getRank(); ++i)
@@ -76,6 +196,7 @@ void HostLaunch::addBuffer(Arg role, Value memref) {
 Value HostLaunch::addScratch(Arg role, Value numElements) {
   auto type = MemRefType::get({ShapedType::kDynamic}, builder.getF32Type());
   Value alloc = memref::AllocOp::create(builder, loc, type, numElements);
+  operandTypes.push_back(type);
   scratch.push_back(alloc);
   push(role, alloc);
   return alloc;
@@ -138,6 +259,9 @@ void HostLaunch::launch(gpu::GPUFuncOp kernel, std::array<Value, 3> grid,
   operands.push_back(dynParams);
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
   Value block = arith::ConstantIndexOp::create(builder, loc, blockSize);
+  completeBounds(grid);
+  kernel->setAttr("attn.bounds",
+                  builder.getStringAttr(::attn::writeLaunchBounds(bounds)));
   gpu::LaunchFuncOp::create(builder, loc, kernel,
                             gpu::KernelDim3{grid[0], grid[1], grid[2]},
                             gpu::KernelDim3{block, one, one},

@@ -11,6 +11,7 @@
 #ifndef ATTN_LOWERING_ATTNTOGPU_KERNELBUILDER_H
 #define ATTN_LOWERING_ATTNTOGPU_KERNELBUILDER_H
 
+#include "core/LaunchBounds.h"
 #include "lowering/WordsType.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -112,6 +113,17 @@ enum class Arg {
   Count,
 };
 
+/// Param `k` (a KernelABI.h enum) and grid dimension `d` in launch bounds.
+inline ::attn::LaunchQuantity paramOf(int k) {
+  return ::attn::LaunchQuantity::param(k);
+}
+inline ::attn::LaunchQuantity gridOf(int d) {
+  return ::attn::LaunchQuantity::grid(d);
+}
+
+/// The name of `role` in messages and launch bounds ("query", "kv_cache").
+StringRef argName(Arg role);
+
 /// The kernel argument index of each role one launch passes.
 class KernelArgs {
 public:
@@ -168,7 +180,31 @@ public:
   SmallVector<Type> getKernelArgTypes() const;
   ArrayRef<std::string> getParamNames() const { return paramNames; }
 
-  /// Emits the params buffer and `gpu.launch_func` of `kernel`.
+  /// Bounds (core/LaunchBounds.h): what the kernel's accesses to the
+  /// argument of `role` assume of its params and grid, said where the
+  /// kernel is built. The argument holds `perProduct` elements times the
+  /// product of `of` (params, ::attn::LaunchQuantity::param(k), and grid
+  /// dimensions), plus `plus` elements; the product is at least
+  /// `minProduct`.
+  void bound(Arg role, ArrayRef<::attn::LaunchQuantity> of, int64_t perProduct,
+             int64_t plus = 0, int64_t minProduct = 0);
+  /// bound() in rows of the argument's operand (its dimension 0; the
+  /// others static).
+  void boundRows(Arg role, ArrayRef<::attn::LaunchQuantity> of,
+                 int64_t plusRows = 0, int64_t minProduct = 0);
+  /// `lhs` <= `max`, between params and grid dimensions.
+  void boundBy(::attn::LaunchQuantity lhs, ::attn::LaunchQuantity max);
+  /// Grid dimension `d` needs no bound: the kernel clamps what it derives
+  /// from it.
+  void gridChecked(int d) { checkedGrid[d] = true; }
+
+  /// Emits the params buffer and `gpu.launch_func` of `kernel`, and sets
+  /// its `attn.bounds` (the JSON of its launch bounds): the relations
+  /// declared, plus those launch() derives itself (the params buffer holds
+  /// every param, a constant grid dimension is at most its value, an
+  /// argument of static shape holds it). Every param, every dynamic grid
+  /// dimension (unless gridChecked) and every argument of dynamic shape
+  /// must be in a declared relation.
   void launch(gpu::GPUFuncOp kernel, std::array<Value, 3> grid,
               int64_t blockSize);
   /// Deallocates the scratch buffers once the last launch is emitted.
@@ -181,7 +217,18 @@ public:
 private:
   void push(Arg role, Value buffer);
 
+  /// The bytes of one element of argument `i`, and its operand's type.
+  int64_t elementBytes(unsigned i) const;
+  int64_t indexOf(Arg role) const;
+  /// The relations launch() adds and the check that every size is bound.
+  void completeBounds(std::array<Value, 3> grid);
+
   SmallVector<Value> buffers;
+  /// Each buffer's operand type (before flattening) and role.
+  SmallVector<MemRefType> operandTypes;
+  SmallVector<Arg> roles;
+  ::attn::LaunchBounds bounds;
+  std::array<bool, 3> checkedGrid = {false, false, false};
   KernelArgs args;
   SmallVector<Value> scratch;
   SmallVector<std::string> paramNames;

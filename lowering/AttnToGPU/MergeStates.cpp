@@ -59,6 +59,12 @@ LogicalResult mlir::attn::lowerMergeStates(MergeStatesOp op, LoweringContext &ct
   KernelArgs args = launch.arguments();
   Value numTokens = launch.dim(op.getOutA(), 0);
   launch.addParam(::attn::abi::kMergeNumTokens, "num_tokens", numTokens);
+  // Row grid.x of every state; num_tokens is their row count too.
+  for (Arg role : {Arg::OutA, Arg::LseA, Arg::OutB, Arg::LseB, Arg::Out,
+                   Arg::Lse}) {
+    launch.boundRows(role, {gridOf(0)});
+    launch.boundRows(role, {paramOf(::attn::abi::kMergeNumTokens)});
+  }
   gpu::GPUFuncOp fn = createKernel(ctx.module, loc,
                                    kernelName(op, "merge_states"),
                                    launch.getKernelArgTypes(), wgSize,
@@ -112,6 +118,19 @@ void mlir::attn::launchSplitReduce(LoweringContext &ctx, OpBuilder &builder,
   if (decodeRows)
     launch.addParam(::attn::abi::kMergeNumReqs, "num_reqs",
                     decodeRows->numReqs);
+  // Row t = grid.x of out and lse; partial s * num_rows + t of split s;
+  // with decode rows, request r < num_reqs (at least one) reads
+  // query_start_loc[r + 1].
+  launch.boundRows(Arg::Out, {gridOf(0)});
+  launch.boundRows(Arg::Lse, {gridOf(0)});
+  launch.boundBy(gridOf(0), paramOf(::attn::abi::kMergeNumTokens));
+  launch.bound(Arg::PartialOut, {paramOf(::attn::abi::kMergeNumTokens)},
+               numSplits * numHeads * headDim);
+  launch.bound(Arg::PartialLse, {paramOf(::attn::abi::kMergeNumTokens)},
+               numSplits * numHeads);
+  if (decodeRows)
+    launch.boundRows(Arg::QueryStartLoc, {paramOf(::attn::abi::kMergeNumReqs)},
+                     1, 1);
   gpu::GPUFuncOp fn =
       createKernel(ctx.module, loc, name, launch.getKernelArgTypes(), wgSize,
                    launch.getParamNames(), "split_kv_reduce");

@@ -75,6 +75,30 @@ struct MlaWork {
   Value qScale;
 };
 
+/// The launch bounds of the mla_decode kernel: request r = grid.x reads
+/// its query row, seq_lens[r] and block table row r * M + column (the
+/// column clamped to M - 1, a block to num_blocks - 1), and writes its out
+/// and lse rows, or row split * num_reqs + r of the partials.
+void boundMlaLaunch(HostLaunch &launch, const MlaConfig &c) {
+  using namespace ::attn::abi;
+  launch.boundRows(Arg::Query, {gridOf(0)});
+  launch.boundRows(Arg::Query, {paramOf(kMlaNumReqs)});
+  launch.boundRows(Arg::SeqLens, {gridOf(0)});
+  launch.bound(Arg::BlockTable, {gridOf(0), paramOf(kMlaMaxBlocksPerReq)}, 1,
+               0, 1);
+  launch.boundRows(Arg::Cache, {paramOf(kMlaNumBlocks)}, 0, 1);
+  if (c.numSplits == 1) {
+    launch.boundRows(Arg::Out, {gridOf(0)});
+    launch.boundRows(Arg::Lse, {gridOf(0)});
+    return;
+  }
+  launch.boundBy(gridOf(0), paramOf(kMlaNumReqs));
+  launch.bound(Arg::PartialOut, {paramOf(kMlaNumReqs)},
+               c.numSplits * c.numHeads * c.rank);
+  launch.bound(Arg::PartialLse, {paramOf(kMlaNumReqs)},
+               c.numSplits * c.numHeads);
+}
+
 MlaWork locateWork(KernelBuilder &b, gpu::GPUFuncOp fn, const KernelArgs &args,
                    const MlaConfig &c) {
   MlaWork w;
@@ -145,7 +169,8 @@ void buildKernelBody(KernelBuilder &b, gpu::GPUFuncOp fn,
       SoftmaxState::init(b, c.headsPerGroup, latentLayout.perLane());
   SoftmaxState final =
       emitKeyLoop(b, w.jlo, w.jhi, c.blockSize, blockTable,
-                  b.muli(w.r, w.maxBlocks), w.numBlocks, init, body);
+                  b.muli(w.r, w.maxBlocks), w.maxBlocks, w.numBlocks, init,
+                  body);
 
   Value isLane0 = b.cmpi(arith::CmpIPredicate::eq, lane, b.idx(0));
   for (int64_t i = 0; i < c.headsPerGroup; ++i) {
@@ -476,6 +501,7 @@ LogicalResult mlir::attn::lowerMlaDecode(MlaDecodeOp op, LoweringContext &ctx) {
                   launch.dim(op.getBlockTable(), 1));
   launch.addParam(::attn::abi::kMlaNumBlocks, "num_blocks",
                   launch.dim(op.getKvCache(), 0));
+  boundMlaLaunch(launch, c);
   gpu::GPUFuncOp fn = createKernel(
       ctx.module, loc,
       kernelName(op, c.numSplits == 1 ? "mla_decode" : "mla_decode_partial"),

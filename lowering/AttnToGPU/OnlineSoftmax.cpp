@@ -126,7 +126,8 @@ SoftmaxState mlir::attn::mergeSoftmax(KernelBuilder &b, const SoftmaxState &x,
 
 SoftmaxState mlir::attn::emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
                                int64_t blockSize, Value blockTable,
-                               Value tableRow, Value numBlocks,
+                               Value tableRow, Value maxBlocks,
+                               Value numBlocks,
                                const SoftmaxState &init, KeyBody body) {
   int64_t numHeads = init.m.size();
   int64_t perLane = init.acc.front().size();
@@ -134,11 +135,13 @@ SoftmaxState mlir::attn::emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
   Value kbLo = b.divui(jlo, bs);
   Value kbHi = b.ceilDiv(jhi, bs);
   Value lastBlock = b.subi(numBlocks, b.idx(1));
+  Value lastColumn = b.subi(maxBlocks, b.idx(1));
   auto blocks = b.create<scf::ForOp>(
       kbLo, kbHi, b.idx(1), init.flatten(),
       [&](OpBuilder &nested, Location loc, Value kb, ValueRange carried) {
         KernelBuilder kb_(loc, nested, b.options);
-        Value raw = kb_.loadIndex(blockTable, kb_.addi(tableRow, kb));
+        Value column = kb_.create<arith::MinUIOp>(kb, lastColumn);
+        Value raw = kb_.loadIndex(blockTable, kb_.addi(tableRow, column));
         // Unsigned min also sends negative entries to the last block.
         Value block = kb_.create<arith::MinUIOp>(raw, lastBlock);
         Value start = kb_.muli(kb, bs);

@@ -90,13 +90,14 @@ using KeyBody = function_ref<SoftmaxState(KernelBuilder &b, Value j,
                                           const SoftmaxState &state)>;
 
 /// Walks the keys [jlo, jhi) of a request: a loop over its blocks, each
-/// read from `blockTable` at `tableRow` + block index (clamped below
-/// `numBlocks`, so a bad entry cannot read outside the cache), and inside it
-/// a loop over the block's offsets.
+/// read from `blockTable` at `tableRow` + block index (the index clamped
+/// to `maxBlocks` - 1 and the entry below `numBlocks`, so neither a
+/// seq_len past the table's row nor a bad entry reads outside the table or
+/// the cache), and inside it a loop over the block's offsets.
 SoftmaxState emitKeyLoop(KernelBuilder &b, Value jlo, Value jhi,
                          int64_t blockSize, Value blockTable, Value tableRow,
-                         Value numBlocks, const SoftmaxState &init,
-                         KeyBody body);
+                         Value maxBlocks, Value numBlocks,
+                         const SoftmaxState &init, KeyBody body);
 
 /// The normalized output and natural-log lse of head `h`. With `sinkLog2`
 /// (the sink logit in log2 units) the sink joins the denominator. No

@@ -740,6 +740,20 @@ LogicalResult mlir::attn::lowerPagedAttention(PagedAttentionOp op,
                   launch.dim(metadata.getBlockTable(), 1));
   launch.addParam(::attn::abi::kPagedNumBlocks, "num_blocks",
                   launch.dim(op.getKvCache(), 0));
+  boundPagedInputs(launch);
+  // Token t = grid.x reads its query row and writes its out and lse rows,
+  // or with split-KV row s * num_tokens + t of the partials.
+  launch.boundRows(Arg::Query, {gridOf(0)});
+  if (c.numSplits == 1) {
+    launch.boundRows(Arg::Out, {gridOf(0)});
+    launch.boundRows(Arg::Lse, {gridOf(0)});
+  } else {
+    launch.boundBy(gridOf(0), paramOf(::attn::abi::kPagedNumTokens));
+    launch.bound(Arg::PartialOut, {paramOf(::attn::abi::kPagedNumTokens)},
+                 c.numSplits * c.numHeads * c.headSize);
+    launch.bound(Arg::PartialLse, {paramOf(::attn::abi::kPagedNumTokens)},
+                 c.numSplits * c.numHeads);
+  }
 
   Tiling tiling = chooseTiling(c, ctx.options, cacheElement);
   int64_t workgroupSize = tiling.subgroups * ctx.options.subgroupSize;

@@ -163,6 +163,12 @@ void buildMatrixPrefillKernel(KernelBuilder &b, gpu::GPUFuncOp fn,
                               const KernelArgs &args, const PagedConfig &c,
                               const MatrixPlan &plan);
 
+/// The launch bounds (HostLaunch::bound) of what both paged_attention
+/// kernels read by their params: query_start_loc, seq_lens, the block
+/// table and the cache by num_reqs, max_blocks_per_req and num_blocks, the
+/// query by num_tokens. Each kernel adds those of its grid and outputs.
+void boundPagedInputs(HostLaunch &launch);
+
 /// Adds the inputs both paged_attention kernels take, in the kernel ABI's
 /// order (KernelABI.h), each under its role: query, cache, query_start_loc,
 /// seq_lens, block table, then ALiBi slopes when the op has them, sinks

@@ -129,6 +129,21 @@ Value ScoreMath::score(KernelBuilder &b, Value dot, Value slope,
   return s;
 }
 
+void mlir::attn::boundPagedInputs(HostLaunch &launch) {
+  using namespace ::attn::abi;
+  // A request r < num_reqs (at least one: a token's search starts at
+  // request 0) reads query_start_loc[r + 1], seq_lens[r] and its block
+  // table row r * M + column, the column clamped to M - 1; a block
+  // entry is clamped to num_blocks - 1, so both must be at least 1.
+  launch.boundRows(Arg::QueryStartLoc, {paramOf(kPagedNumReqs)}, 1, 1);
+  launch.boundRows(Arg::SeqLens, {paramOf(kPagedNumReqs)}, 0, 1);
+  launch.bound(Arg::BlockTable,
+               {paramOf(kPagedNumReqs), paramOf(kPagedMaxBlocksPerReq)}, 1, 0,
+               1);
+  launch.boundRows(Arg::Cache, {paramOf(kPagedNumBlocks)}, 0, 1);
+  launch.boundRows(Arg::Query, {paramOf(kPagedNumTokens)});
+}
+
 void mlir::attn::addPagedInputs(HostLaunch &launch, PagedAttentionOp op,
                                 MetadataOp metadata, bool withSinks) {
   launch.addBuffer(Arg::Query, op.getQuery());

@@ -486,8 +486,12 @@ TileWork mlir::attn::beginTileWork(KernelBuilder &b, const PagedConfig &c,
         ib.create<scf::YieldOp>(findRequest(ib, qsl, chunkStart, numReqs));
       },
       [&](OpBuilder &nested, Location loc) {
+        // A grid wider than chunks + num_reqs (a crafted plan) repeats the
+        // last request's piece rather than read past the metadata.
         KernelBuilder ib(loc, nested, b.options);
-        ib.create<scf::YieldOp>(ib.subi(x, numChunks));
+        Value last = ib.subi(numReqs, ib.idx(1));
+        ib.create<scf::YieldOp>(ValueRange{
+            ib.create<arith::MinUIOp>(ib.subi(x, numChunks), last)});
       });
   TileWork w;
   w.c = &c;
@@ -496,10 +500,14 @@ TileWork mlir::attn::beginTileWork(KernelBuilder &b, const PagedConfig &c,
   Value qEnd = b.loadIndex(qsl, b.addi(w.request, b.idx(1)));
   w.seqLen = b.loadIndex(seqLens, w.request);
   Value qLen = b.subi(qEnd, w.qStart);
-  w.tStart = b.select(isChunk, chunkStart, w.qStart);
+  // Clamped like tEnd, for query_start_loc no host checked (attn-run).
+  w.tStart = b.select(isChunk, chunkStart, b.maxsi(w.qStart, b.idx(0)));
+  // Rows past num_tokens are none of the launch's (the host checks
+  // query_start_loc against the query; the params bound the buffers).
   Value tEnd = b.minsi(
-      qEnd, b.select(isChunk, b.addi(chunkStart, b.idx(Bq)),
-                     b.muli(b.ceilDiv(w.qStart, b.idx(Bq)), b.idx(Bq))));
+      b.minsi(qEnd, numTokens),
+      b.select(isChunk, b.addi(chunkStart, b.idx(Bq)),
+               b.muli(b.ceilDiv(w.qStart, b.idx(Bq)), b.idx(Bq))));
   Value mine = b.create<arith::AndIOp>(
       b.cmpi(arith::CmpIPredicate::slt, w.tStart, tEnd),
       b.cmpi(arith::CmpIPredicate::sgt, qLen,
@@ -579,6 +587,13 @@ LogicalResult mlir::attn::launchTiledPrefill(PagedAttentionOp op,
                   launch.dim(metadata.getBlockTable(), 1));
   launch.addParam(::attn::abi::kPagedNumBlocks, "num_blocks",
                   launch.dim(op.getKvCache(), 0));
+  boundPagedInputs(launch);
+  // Rows are tokens below num_tokens (beginTileWork clamps what
+  // query_start_loc says); workgroups past the chunks take request
+  // grid.x - chunks, clamped to the last.
+  launch.boundRows(Arg::Out, {paramOf(::attn::abi::kPagedNumTokens)});
+  launch.boundRows(Arg::Lse, {paramOf(::attn::abi::kPagedNumTokens)});
+  launch.gridChecked(0);
 
   // On matrix units when the target has them and the cache suits them,
   // with the SIMT tile's rows, so both kernels of any target share a grid

@@ -84,6 +84,13 @@ LogicalResult emitCacheWrite(
   launch.addParam(::attn::abi::kCacheNumTokens, "num_tokens", numTokens);
   launch.addParam(::attn::abi::kCacheNumBlocks, "num_blocks",
                   launch.dim(op.getKvCache(), 0));
+  // Token t = grid.x reads its key, value and slot rows (num_tokens of
+  // each) and writes a slot below num_blocks * B, which it compares.
+  for (Arg role : {Arg::NewKey, Arg::NewValue, Arg::SlotMapping}) {
+    launch.boundRows(role, {gridOf(0)});
+    launch.boundRows(role, {paramOf(::attn::abi::kCacheNumTokens)});
+  }
+  launch.boundRows(Arg::Cache, {paramOf(::attn::abi::kCacheNumBlocks)});
   gpu::GPUFuncOp fn =
       createKernel(ctx.module, loc, kernelName(op, "reshape_and_cache"),
                    launch.getKernelArgTypes(), wgSize, launch.getParamNames(),

@@ -272,8 +272,10 @@ mlir::attn::translateSPIRVToMSL(ArrayRef<uint32_t> words, StringRef entryPoint,
 }
 
 std::string mlir::attn::mslLaunchFacts(const MSLKernel &kernel,
-                                       uint32_t subgroupSize) {
+                                       uint32_t subgroupSize,
+                                       ::attn::LaunchBounds bounds) {
   ::attn::LaunchFacts launch;
+  launch.bounds = std::move(bounds);
   launch.entryPoint = kernel.entryPoint;
   launch.mslMajor = mslMajorVersion(kernel.version);
   launch.mslMinor = mslMinorVersion(kernel.version);

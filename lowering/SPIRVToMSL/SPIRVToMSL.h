@@ -29,6 +29,7 @@
 #ifndef ATTN_LOWERING_SPIRVTOMSL_SPIRVTOMSL_H
 #define ATTN_LOWERING_SPIRVTOMSL_SPIRVTOMSL_H
 
+#include "core/LaunchBounds.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
@@ -75,9 +76,10 @@ llvm::Expected<MSLKernel> translateSPIRVToMSL(ArrayRef<uint32_t> words,
                                               const MSLOptions &options = {});
 
 /// The launch facts of `kernel` for a bundle (core/LaunchFacts.h): entry
-/// point, MSL version, threadgroup size, buffer indices, and the subgroup
-/// width its reductions assume.
-std::string mslLaunchFacts(const MSLKernel &kernel, uint32_t subgroupSize);
+/// point, MSL version, threadgroup size, buffer indices, the subgroup
+/// width its reductions assume, and the bounds its launches must keep.
+std::string mslLaunchFacts(const MSLKernel &kernel, uint32_t subgroupSize,
+                           ::attn::LaunchBounds bounds);
 
 /// "2.1" for makeMSLVersion(2, 1).
 std::string formatMSLVersion(uint32_t version);

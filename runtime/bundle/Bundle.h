@@ -19,7 +19,8 @@
 //     kinds[]          every distinct kind of kernel once: [target ("spirv",
 //                      "ptx", "msl", "cpu", "tt"), entry point, launch facts
 //                      (target specific: workgroup size, subgroup size, ABI
-//                      form, argument element sizes, ...), the extension of
+//                      form, argument element sizes, the launch bounds
+//                      every launch must keep, ...), the extension of
 //                      its files' names (".spv", ".spv.zst"; "" where files
 //                      are not named "kernels/<entry point>.<hash><ext>",
 //                      as TT programs' are not)]
@@ -91,7 +92,8 @@ namespace attn::runtime {
 /// canonical order. 4: BLAKE2b-256 hashes, Ed25519 signatures; a variant's
 /// subgroup sizes share its record, plans shared as shapes with per-entry
 /// values, kernel kinds (target, entry point, launch facts) in their own
-/// table.
+/// table; a kernel's launch facts hold its launch bounds
+/// (core/LaunchBounds.h), without which no plan launches it.
 inline constexpr int kBundleFormatVersion = 4;
 
 struct BundleKernel {

@@ -2,6 +2,7 @@
 
 #include "runtime/device/Device.h"
 
+#include "runtime/bundle/Bundle.h"
 #include "runtime/device/StepLog.h"
 
 #include <algorithm>
@@ -200,6 +201,46 @@ Status PlanDevice::launch(std::string_view kernel,
       return Status::ok();
   }
   return enqueueLaunch(kernel, grid, block, args);
+}
+
+Status PlanDevice::keepLaunchBounds(std::string_view symbol,
+                                    std::string_view target,
+                                    std::string_view launchJson) {
+  if (target == "tt")
+    return keepLaunchBounds(symbol, target, std::nullopt);
+  Result<std::optional<LaunchBounds>> bounds =
+      readLaunchBoundsMember(launchJson);
+  if (!bounds)
+    return errorf(name(), ": kernel ", symbol, ": ", bounds.message());
+  return keepLaunchBounds(symbol, target, std::move(*bounds));
+}
+
+Status PlanDevice::keepLaunchBounds(std::string_view symbol,
+                                    std::string_view target,
+                                    std::optional<LaunchBounds> bounds) {
+  KernelContract contract{std::string(target), std::move(bounds)};
+  auto known = contracts_.find(symbol);
+  if (known == contracts_.end()) {
+    contracts_.emplace(std::string(symbol), std::move(contract));
+    return Status::ok();
+  }
+  if (known->second.target != contract.target ||
+      known->second.bounds != contract.bounds)
+    return errorf(name(), " already has a kernel under the symbol ", symbol,
+                  " with other launch bounds");
+  return Status::ok();
+}
+
+Status PlanDevice::loadKernel(const Bundle &bundle, const BundleKernel &kernel,
+                              std::string_view bytes) {
+  ATTN_RETURN_IF_ERROR(
+      keepLaunchBounds(kernel.symbol, kernel.target, kernel.launchJson));
+  return loadKernelCode(bundle, kernel, bytes);
+}
+
+const KernelContract *PlanDevice::kernelContract(std::string_view symbol) const {
+  auto it = contracts_.find(symbol);
+  return it == contracts_.end() ? nullptr : &it->second;
 }
 
 Status PlanDevice::synchronize() {

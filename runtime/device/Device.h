@@ -23,11 +23,14 @@
 #define ATTN_RUNTIME_DEVICE_H
 
 #include "core/DType.h"
+#include "core/LaunchBounds.h"
 #include "core/Status.h"
 #include "core/Tensor.h"
 
 #include <array>
 #include <functional>
+#include <map>
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -42,6 +45,14 @@ struct Bundle;
 struct BundleKernel;
 class PlanDevice;
 struct StepWork;
+
+/// What the plan runner checks a launch of a loaded kernel against.
+struct KernelContract {
+  /// The bundle target of the kernel ("spirv", "tt", ...).
+  std::string target;
+  /// The relations of its launch facts; absent when they declare none.
+  std::optional<LaunchBounds> bounds;
+};
 
 /// A device allocation. Devices subclass it; everything else passes it on.
 class DeviceBuffer {
@@ -156,10 +167,16 @@ public:
   /// and the device launches the best of them. Default: every kernel.
   virtual bool runsKernel(const BundleKernel &kernel) const { return true; }
   /// Makes `kernel` of `bundle` (its file's `bytes`, already checked against
-  /// its hash) launchable under kernel.symbol. Loading the kernel a symbol
-  /// already has is a no-op; another one is an error (KernelSymbols.h).
-  virtual Status loadKernel(const Bundle &bundle, const BundleKernel &kernel,
-                            std::string_view bytes) = 0;
+  /// its hash) launchable under kernel.symbol, and keeps the bounds of its
+  /// launch facts (core/LaunchBounds.h) for the plan runner. Loading the
+  /// kernel a symbol already has is a no-op; another one is an error
+  /// (KernelSymbols.h).
+  Status loadKernel(const Bundle &bundle, const BundleKernel &kernel,
+                    std::string_view bytes);
+  /// What a launch of the kernel under `symbol` must keep: its target and
+  /// the bounds its launch facts declare; null when no kernel was loaded
+  /// under it.
+  const KernelContract *kernelContract(std::string_view symbol) const;
 
   /// What address() returns: host pointers (host-memory devices), CUDA
   /// device pointers, or nothing a framework could use (Opaque: Vulkan,
@@ -202,6 +219,21 @@ public:
   void resetTransfers() { transfers_ = {}; }
 
 protected:
+  /// Keeps the bounds (core/LaunchBounds.h) of `launchJson`, the launch
+  /// facts of a kernel of `target` made launchable under `symbol`: what
+  /// loadKernel does, and what a device's own way to add a kernel does
+  /// (Vulkan's, CUDA's, Metal's addKernel, TT's addProgram), so that every
+  /// launch the runner checks has them. An error for malformed bounds, or
+  /// other bounds than the symbol has.
+  Status keepLaunchBounds(std::string_view symbol, std::string_view target,
+                          std::string_view launchJson);
+  /// The same with bounds already read.
+  Status keepLaunchBounds(std::string_view symbol, std::string_view target,
+                          std::optional<LaunchBounds> bounds);
+  /// What loadKernel does for the device's kind of kernel.
+  virtual Status loadKernelCode(const Bundle &bundle,
+                                const BundleKernel &kernel,
+                                std::string_view bytes) = 0;
   /// What the public methods do once they have checked their arguments,
   /// counted transfers and, while a step is recorded or replayed, kept or
   /// matched its allocations and work (RecordedStep).
@@ -239,6 +271,8 @@ private:
   mutable std::recursive_mutex mutex_;
   /// Set while a RecordedStep records or replays a step on this device.
   StepLog *step_ = nullptr;
+  /// By symbol: what loadKernel kept of each kernel's launch facts.
+  std::map<std::string, KernelContract, std::less<>> contracts_;
 };
 
 /// A zero-filled tensor of `shape` on `device`.

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace attn::runtime {
 
@@ -207,11 +208,18 @@ private:
   Status view(const PlanOp &op);
   Status store(const PlanOp &op);
   Status launch(const PlanOp &op);
+  /// The params a launch passes: its last argument as the run stored it.
+  Result<std::vector<int32_t>> paramsOf(const PlanOp &op) const;
+  /// The launch against the bounds its kernel's launch facts declare.
+  Status checkBounds(const PlanOp &op, const std::array<uint32_t, 3> &grid,
+                     std::span<const BufferView> args) const;
 
   const Plan &plan;
   PlanDevice &device;
   std::vector<Slot> slots;
   PendingWrites pending;
+  /// Buffers bound to a launch other than as its params.
+  std::set<const DeviceBuffer *> written;
   PlanRunStats local;
   std::optional<std::chrono::steady_clock::time_point> firstLaunch;
   size_t current = 0;
@@ -301,6 +309,11 @@ Status PlanRun::launch(const PlanOp &op) {
     ATTN_RETURN_IF_ERROR(pending.flush(device, b.buffer.get()));
     launchArgs.push_back(b.view());
   }
+  ATTN_RETURN_IF_ERROR(checkBounds(op, grid, launchArgs));
+  // Kernels may write any argument but their params: such a buffer no
+  // longer holds what the run knows of it.
+  for (size_t i = 3; i + 1 < op.operands.size(); ++i)
+    written.insert(slots[op.operands[i]].buffer->buffer.get());
   if (!firstLaunch)
     firstLaunch = std::chrono::steady_clock::now();
   Status launched = device.launch(op.kernel, grid, op.block, launchArgs);
@@ -308,6 +321,60 @@ Status PlanRun::launch(const PlanOp &op) {
     return fail(launched.message());
   ++local.launches;
   return Status::ok();
+}
+
+Result<std::vector<int32_t>> PlanRun::paramsOf(const PlanOp &op) const {
+  const BufferValue &b = *slots[op.operands.back()].buffer;
+  // The runner knows the contents of the buffers it allocated and stored
+  // into, and only while no kernel may have written them.
+  if (b.argument >= 0 || b.offset != 0 || b.dtype != DType::I32 ||
+      written.count(b.buffer.get()))
+    return fail("the last argument of ", op.kernel,
+                " must be an i32 params buffer that the plan allocates and "
+                "stores into, not ",
+                b.argument >= 0 ? "argument #" + std::to_string(b.argument)
+                : b.dtype != DType::I32
+                    ? "a buffer of " + std::string(toString(b.dtype))
+                    : "a buffer a kernel writes");
+  std::vector<int32_t> params(*b.numBytes() / sizeof(int32_t), 0);
+  auto it = pending.contents.find(b.buffer.get());
+  if (it != pending.contents.end())
+    std::memcpy(params.data(), it->second.data(),
+                params.size() * sizeof(int32_t));
+  return params;
+}
+
+Status PlanRun::checkBounds(const PlanOp &op,
+                            const std::array<uint32_t, 3> &grid,
+                            std::span<const BufferView> args) const {
+  const KernelContract *contract = device.kernelContract(op.kernel);
+  if (!contract)
+    return fail("no kernel is loaded under the symbol ", op.kernel, " on ",
+                device.name());
+  if (!contract->bounds) {
+    // A TT program takes no params; its device checks every buffer
+    // against the grid's sizes.
+    if (contract->target == "tt")
+      return Status::ok();
+    return fail("the launch facts of ", op.kernel,
+                " declare no bounds, so no launch of it can be checked; "
+                "recompile the bundle");
+  }
+  std::vector<int32_t> params;
+  if (!contract->bounds->params.empty()) {
+    if (args.empty())
+      return fail(op.kernel, " is launched without its params buffer");
+    Result<std::vector<int32_t>> stored = paramsOf(op);
+    if (!stored)
+      return stored.status();
+    params = std::move(*stored);
+  }
+  std::vector<uint64_t> bytes;
+  for (const BufferView &a : args)
+    bytes.push_back(a.bytes);
+  Status s = checkLaunchBounds(*contract->bounds, op.kernel,
+                               {grid, bytes, params});
+  return s ? s : fail(s.message());
 }
 
 Status PlanRun::step(size_t n) {

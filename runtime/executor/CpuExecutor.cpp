@@ -18,7 +18,7 @@ Status CpuDevice::enqueueLaunch(std::string_view kernel,
                 "): the cpu executor calls the reference ops");
 }
 
-Status CpuDevice::loadKernel(const Bundle &, const BundleKernel &kernel,
+Status CpuDevice::loadKernelCode(const Bundle &, const BundleKernel &kernel,
                              std::string_view) {
   return errorf("the reference's cpu device runs no ", kernel.target,
                 " kernels: cpu bundles run on the cpu device of devices/cpu "

@@ -28,7 +28,7 @@ namespace attn::runtime {
 class CpuDevice final : public HostMemoryDevice {
 public:
   std::string_view name() const override { return "cpu"; }
-  Status loadKernel(const Bundle &, const BundleKernel &kernel,
+  Status loadKernelCode(const Bundle &, const BundleKernel &kernel,
                     std::string_view) override;
 
 protected:

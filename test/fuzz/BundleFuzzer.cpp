@@ -25,8 +25,7 @@
 #include "runtime/device/HostMemory.h"
 #include "runtime/device/PlanRunner.h"
 #include "test/fuzz/FuzzInput.h"
-
-#include <nlohmann/json.hpp>
+#include "test/fuzz/Restamp.h"
 
 #include <algorithm>
 #include <cctype>
@@ -41,6 +40,7 @@
 using namespace attn;
 using namespace attn::runtime;
 using attn::fuzz::FuzzInput;
+using attn::fuzz::restamp;
 namespace fs = std::filesystem;
 
 namespace {
@@ -55,7 +55,7 @@ constexpr uint64_t kMaxDeviceBytes = uint64_t{1} << 26;
 class FuzzDevice : public HostMemoryDevice {
 public:
   std::string_view name() const override { return "fuzz"; }
-  Status loadKernel(const Bundle &, const BundleKernel &,
+  Status loadKernelCode(const Bundle &, const BundleKernel &,
                     std::string_view) override {
     return Status::ok();
   }
@@ -102,22 +102,6 @@ const fs::path &scratchDir() {
     return fs::path(templ);
   }();
   return dir;
-}
-
-/// The manifest `text` with its "manifest_hash" recomputed (the
-/// contentHash of the manifest without it and "signature", as
-/// nlohmann::json dumps it compactly), or "" when it does not ask for that.
-std::string restamp(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr,
-                                           /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("manifest_hash") ||
-      j["manifest_hash"] != "restamp")
-    return "";
-  j.erase("manifest_hash");
-  nlohmann::json hashed = j;
-  hashed.erase("signature");
-  j["manifest_hash"] = contentHash(hashed.dump());
-  return j.dump(1);
 }
 
 /// Where the next section header ("\n#file ", "\n#dir ", "\n#inputs")
@@ -202,12 +186,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                inputBytes.size());
   FuzzDevice device;
   for (const BundleVariant &v : bundle->variants) {
-    for (const BundleKernel &k : v.kernels)
-      if (!bundle->readKernel(k)) {
+    Status onDevice = Status::ok();
+    for (const BundleKernel &k : v.kernels) {
+      Result<std::string> bytes = bundle->readKernel(k);
+      if (!bytes) {
         std::fprintf(stderr, "bundle: loaded, but kernel %s does not read\n",
                      k.file.c_str());
         std::abort();
       }
+      // As an executor does: the device keeps each kernel's launch bounds.
+      if (onDevice)
+        onDevice = device.loadKernel(*bundle, k, *bytes);
+    }
+    if (!onDevice)
+      continue;
     const Plan *plan = v.plan();
     if (!plan)
       continue;

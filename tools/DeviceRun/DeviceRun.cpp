@@ -94,6 +94,18 @@ llvm::Error toError(const ::attn::Status &status) {
   return llvm::createStringError(status.message());
 }
 
+/// Loads a kernel compiled in process as a bundle's kernel is loaded
+/// (PlanDevice::loadKernel), so that the device keeps its launch bounds.
+::attn::Status loadCompiled(::attn::runtime::PlanDevice &device,
+                            const mlir::attn::CompiledKernel &k) {
+  ::attn::runtime::BundleKernel kernel;
+  kernel.symbol = k.symbol;
+  kernel.target = k.target;
+  kernel.entryPoint = k.entryPoint;
+  kernel.launchJson = k.launchJson;
+  return device.loadKernel(::attn::runtime::Bundle{}, kernel, k.bytes);
+}
+
 /// Runs `plan` on `device` and, with `stats`, records the run's kernel time
 /// and launches under the device name `deviceName`.
 llvm::Expected<std::vector<::attn::Tensor>>
@@ -554,14 +566,8 @@ static llvm::Expected<std::vector<::attn::Tensor>> runOnCpu(
   if (!options)
     return options.takeError();
   options->targets = {::attn::Target::CPU};
-  ::attn::runtime::Bundle none;
   auto addKernel = [&](const mlir::attn::CompiledKernel &k) {
-    ::attn::runtime::BundleKernel kernel;
-    kernel.symbol = k.symbol;
-    kernel.target = k.target;
-    kernel.entryPoint = k.entryPoint;
-    kernel.launchJson = k.launchJson;
-    return (*device)->loadKernel(none, kernel, k.bytes);
+    return loadCompiled(**device, k);
   };
   llvm::Expected<std::vector<::attn::Tensor>> results = compileAndRun(
       module, entry, *options, **device, addKernel, inputs, stats);
@@ -717,8 +723,7 @@ llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
       return options.takeError();
     options->targets = {::attn::Target::SPIRV};
     auto addKernel = [&](const CompiledKernel &k) {
-      return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
-                                  k.launchJson);
+      return loadCompiled(**device, k);
     };
     llvm::Expected<std::vector<::attn::Tensor>> results =
         bundleDir.empty()
@@ -781,8 +786,7 @@ llvm::Expected<std::vector<::attn::Tensor>> mlir::attn::runOnBackend(
                                      ::attn::ptxChipNames() + ")");
     options->ptx.chips = {chips[*best]};
     auto addKernel = [&](const CompiledKernel &k) {
-      return (*device)->addKernel(k.symbol, k.bytes, k.entryPoint,
-                                  k.launchJson);
+      return loadCompiled(**device, k);
     };
     return compileAndRun(module, entry, *options, **device, addKernel,
                          inputs, stats);

@@ -2,7 +2,7 @@
 
 // Split-KV latent attention: a partial kernel with SIMD-group reductions,
 // then a reduce kernel without.
-// CHECK-LABEL: // kernel bf16_mla_decode_partial launch {"buffer_indices":[0,1,2,3,4,5,6],"entry_point":"bf16_mla_decode_partial","msl_version":"2.1","subgroup_size":32,"workgroup_size":[32,1,1]}
+// CHECK-LABEL: // kernel bf16_mla_decode_partial launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5,6],"entry_point":"bf16_mla_decode_partial","msl_version":"2.1","subgroup_size":32,"workgroup_size":[32,1,1]}
 // CHECK: kernel void bf16_mla_decode_partial(
 // CHECK: simd_sum(
 // CHECK-LABEL: // kernel bf16_mla_decode_reduce launch
@@ -10,7 +10,7 @@
 // CHECK: kernel void bf16_mla_decode_reduce(
 
 // One split: one kernel writes out and lse directly.
-// CHECK-LABEL: // kernel f32_mla_decode launch {"buffer_indices":[0,1,2,3,4,5,6],"entry_point":"f32_mla_decode","msl_version":"2.1"
+// CHECK-LABEL: // kernel f32_mla_decode launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5,6],"entry_point":"f32_mla_decode","msl_version":"2.1"
 // CHECK: kernel void f32_mla_decode(
 
 func.func @bf16(%q: tensor<?x16x576xbf16>, %c: tensor<?x64x576xbf16>,

@@ -10,28 +10,28 @@
 // (MSL 2.0), and the SIMD-groups merge their results in threadgroup memory
 // after a barrier. The tiled prefill kernel stages key and value tiles in
 // threadgroup memory between barriers.
-// CHECK-LABEL: // kernel f32_paged_attention launch {"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
+// CHECK-LABEL: // kernel f32_paged_attention launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
 // CHECK: #include <metal_stdlib>
 // CHECK: kernel void f32_paged_attention(device [[F32:.*]]& {{.*}} {{\[\[}}buffer(0)]], device [[F32]]& {{.*}} {{\[\[}}buffer(1)]], device [[I32:.*]]& {{.*}} {{\[\[}}buffer(2)]], device [[I32]]& {{.*}} {{\[\[}}buffer(3)]], device [[I32]]& {{.*}} {{\[\[}}buffer(4)]], device [[F32]]& {{.*}} {{\[\[}}buffer(5)]], device [[F32]]& {{.*}} {{\[\[}}buffer(6)]], device [[I32]]& {{.*}} {{\[\[}}buffer(7)]], uint3 {{.*}} {{\[\[}}thread_position_in_threadgroup]], uint {{.*}} {{\[\[}}simdgroup_index_in_threadgroup]], uint {{.*}} {{\[\[}}thread_index_in_simdgroup]], uint3 {{.*}} {{\[\[}}threadgroup_position_in_grid]])
 // CHECK: threadgroup _{{[0-9]+}} _workgroup_mem_0;
 // CHECK: spvSubgroupShuffleXor({{.*}}, 4u)
 // CHECK: exp2(
 // CHECK: threadgroup_barrier(mem_flags::mem_threadgroup);
-// CHECK-LABEL: // kernel f32_paged_attention_prefill launch {"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention_prefill",
+// CHECK-LABEL: // kernel f32_paged_attention_prefill launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention_prefill",
 // CHECK: threadgroup _{{[0-9]+}} _workgroup_mem_0;
 // CHECK: threadgroup_barrier(mem_flags::mem_threadgroup);
 // CHECK: _workgroup_mem_0._m0[
 // CHECK: threadgroup_barrier(mem_flags::mem_threadgroup);
 
 // f16 buffers are `half`; the math stays f32.
-// CHECK-LABEL: // kernel f16_hnd_paged_attention launch {"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f16_hnd_paged_attention","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
+// CHECK-LABEL: // kernel f16_hnd_paged_attention launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f16_hnd_paged_attention","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
 // CHECK: half _m0[1];
 // CHECK: kernel void f16_hnd_paged_attention(
 // CHECK: spvSubgroupShuffleXor(
 
 // bf16 buffers are 16-bit words widened with a shift: no bfloat type.
 // Every knob: ALiBi slopes and sinks are two more f32 buffers.
-// CHECK-LABEL: // kernel bf16_knobs_paged_attention launch {"buffer_indices":[0,1,2,3,4,5,6,7,8,9],"entry_point":"bf16_knobs_paged_attention","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
+// CHECK-LABEL: // kernel bf16_knobs_paged_attention launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5,6,7,8,9],"entry_point":"bf16_knobs_paged_attention","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
 // CHECK: ushort _m0[1];
 // CHECK: kernel void bf16_knobs_paged_attention(
 // CHECK-SAME: {{\[\[}}buffer(9)]]
@@ -42,9 +42,9 @@
 
 // Split-KV: the partial kernel writes f32 partials, the reduce kernel
 // merges the decodes' rows (so it also reads query_start_loc, buffer 5).
-// SPLIT-LABEL: // kernel f32_paged_attention_partial launch {"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention_partial","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
+// SPLIT-LABEL: // kernel f32_paged_attention_partial launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5,6,7],"entry_point":"f32_paged_attention_partial","msl_version":"2.0","subgroup_size":32,"workgroup_size":[128,1,1]}
 // SPLIT: kernel void f32_paged_attention_partial(
-// SPLIT-LABEL: // kernel f32_paged_attention_reduce launch {"buffer_indices":[0,1,2,3,4,5],"entry_point":"f32_paged_attention_reduce"
+// SPLIT-LABEL: // kernel f32_paged_attention_reduce launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4,5],"entry_point":"f32_paged_attention_reduce"
 // SPLIT: kernel void f32_paged_attention_reduce(
 // SPLIT: // kernel f16_hnd_paged_attention_partial
 // SPLIT: // kernel f16_hnd_paged_attention_reduce

@@ -2,7 +2,7 @@
 
 // slot_mapping is i64: `ulong` in a buffer, which SPIRV-Cross emits from
 // MSL 2.3 on.
-// CHECK-LABEL: // kernel f16_reshape_and_cache launch {"buffer_indices":[0,1,2,3,4],"entry_point":"f16_reshape_and_cache","msl_version":"2.3","subgroup_size":32,"workgroup_size":[32,1,1]}
+// CHECK-LABEL: // kernel f16_reshape_and_cache launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4],"entry_point":"f16_reshape_and_cache","msl_version":"2.3","subgroup_size":32,"workgroup_size":[32,1,1]}
 // CHECK: ulong _m0[1];
 // CHECK: kernel void f16_reshape_and_cache(device {{.*}} {{\[\[}}buffer(0)]], device {{.*}} {{\[\[}}buffer(1)]], device {{.*}} {{\[\[}}buffer(2)]], device {{.*}} {{\[\[}}buffer(3)]], device {{.*}} {{\[\[}}buffer(4)]],
 // The slot stays a ulong until it is compared with the cache's slot count,
@@ -11,7 +11,7 @@
 // CHECK: if ([[SLOT]] < ulong(
 // CHECK-NOT: simd_
 
-// CHECK-LABEL: // kernel bf16_hnd_reshape_and_cache launch {"buffer_indices":[0,1,2,3,4],"entry_point":"bf16_hnd_reshape_and_cache","msl_version":"2.3"
+// CHECK-LABEL: // kernel bf16_hnd_reshape_and_cache launch {"bounds":{{.*}},"buffer_indices":[0,1,2,3,4],"entry_point":"bf16_hnd_reshape_and_cache","msl_version":"2.3"
 // CHECK: kernel void bf16_hnd_reshape_and_cache(
 
 func.func @f16(%k: tensor<?x4x64xf16>, %v: tensor<?x4x64xf16>,

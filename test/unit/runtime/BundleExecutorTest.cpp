@@ -200,7 +200,8 @@ protected:
   BundleKernel kernelFile(const std::string &symbol, const std::string &body) {
     std::string file = symbol.substr(0, symbol.find(':')) + ".spv";
     writeFile(bundle.directory + "/" + file, body);
-    return {symbol, "spirv", file, "main", contentHash(body), "{}"};
+    return {symbol, "spirv", file, "main", contentHash(body),
+            HostDevice::kNoBoundsFacts};
   }
 
   void addPagedVariant(const std::string &name, const std::string &scale,

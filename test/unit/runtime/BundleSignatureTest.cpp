@@ -227,10 +227,10 @@ TEST_F(BundleSignatureTest, SignatureFieldsAreChecked) {
 class CountingDevice : public test::HostDevice {
 public:
   explicit CountingDevice(int &loads) : loads_(loads) {}
-  Status loadKernel(const Bundle &bundle, const BundleKernel &kernel,
-                    std::string_view bytes) override {
+  Status loadKernelCode(const Bundle &bundle, const BundleKernel &kernel,
+                        std::string_view bytes) override {
     ++loads_;
-    return HostDevice::loadKernel(bundle, kernel, bytes);
+    return HostDevice::loadKernelCode(bundle, kernel, bytes);
   }
 
 private:

@@ -51,7 +51,7 @@ public:
   std::string_view name() const override { return "other"; }
   MemorySpace memorySpace() const override { return space_; }
   int ordinal() const override { return ordinal_; }
-  Status loadKernel(const Bundle &, const BundleKernel &,
+  Status loadKernelCode(const Bundle &, const BundleKernel &,
                     std::string_view) override {
     return Status::ok();
   }

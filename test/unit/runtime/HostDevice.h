@@ -33,7 +33,7 @@ public:
   std::string_view name() const override { return "host"; }
   /// A test's kernel files hold the name of a `library` kernel: loading
   /// one makes that kernel launchable under the file's symbol.
-  Status loadKernel(const Bundle &, const BundleKernel &kernel,
+  Status loadKernelCode(const Bundle &, const BundleKernel &kernel,
                     std::string_view bytes) override {
     auto it = library.find(std::string(bytes));
     if (it == library.end())
@@ -43,6 +43,19 @@ public:
     return Status::ok();
   }
   bool canRecord() const override { return recordable; }
+
+  /// Makes `kernel` launchable under `symbol` as a bundle's kernel of
+  /// target spirv with `launchJson` as its launch facts would be.
+  Status addKernel(const std::string &symbol, HostKernel kernel,
+                   std::string launchJson = kNoBoundsFacts) {
+    library[symbol] = std::move(kernel);
+    BundleKernel k{symbol, "spirv", "", "", 0, std::move(launchJson)};
+    return loadKernel(Bundle{}, k, symbol);
+  }
+  /// Launch facts that declare no relation: a test kernel that reads only
+  /// what its test gives it.
+  static constexpr const char *kNoBoundsFacts =
+      R"({"bounds":{"params":[],"arguments":[],"checks":[]}})";
 
   /// What the kernel files of a test bundle "contain", by file bytes.
   std::map<std::string, HostKernel> library;

@@ -56,14 +56,29 @@ Plan doublePlan() {
   return p;
 }
 
-void addDoubleKernel(HostDevice &d) {
-  d.kernels["k::double"] = [](const std::array<uint32_t, 3> &grid,
-                              std::span<const BufferView> args) {
-    int32_t n = hostData<int32_t>(args[2])[0];
-    ASSERT_EQ(static_cast<int64_t>(grid[0]), n);
-    for (int32_t i = 0; i < n; ++i)
-      hostData<float>(args[1])[i] = hostData<float>(args[0])[i] * 2;
-  };
+/// The double kernel's relations: it reads x[i] and writes y[i] for i <
+/// params[0] (n); its grid is n.
+const char *kDoubleFacts =
+    R"({"bounds":{"params":["n"],"arguments":["x","y","params"],"checks":[)"
+    R"({"of":["p0"],"times":4,"plus":0,"min":0,"max":"bytes0"},)"
+    R"({"of":["p0"],"times":4,"plus":0,"min":0,"max":"bytes1"},)"
+    R"({"of":["g0"],"times":1,"plus":0,"min":0,"max":"p0"},)"
+    R"({"of":[],"times":0,"plus":4,"min":0,"max":"bytes2"}]}})";
+
+void addDoubleKernel(HostDevice &d, std::string facts = kDoubleFacts) {
+  Status s = d.addKernel(
+      "k::double",
+      [](const std::array<uint32_t, 3> &grid,
+         std::span<const BufferView> args) {
+        int32_t n = hostData<int32_t>(args[2])[0];
+        ASSERT_LE(static_cast<int64_t>(grid[0]), n);
+        ASSERT_LE(uint64_t(n) * 4, args[0].bytes);
+        ASSERT_LE(uint64_t(n) * 4, args[1].bytes);
+        for (int32_t i = 0; i < n; ++i)
+          hostData<float>(args[1])[i] = hostData<float>(args[0])[i] * 2;
+      },
+      std::move(facts));
+  ASSERT_TRUE(s) << s.message();
 }
 
 } // namespace
@@ -162,7 +177,87 @@ TEST(Plan, ReportsAMissingKernel) {
   Result<std::vector<Tensor>> r =
       runPlan(doublePlan(), device, std::span<const Tensor>(&x, 1));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.message(), "@double op #9 (launch): no kernel k::double");
+  EXPECT_EQ(r.message(), "@double op #9 (launch): no kernel is loaded under "
+                         "the symbol k::double on host");
+}
+
+/// doublePlan with `n` stored as params[0] instead of rows * 4.
+Plan storingParam(int64_t n) {
+  Plan p = doublePlan();
+  p.numSlots = 10;
+  p.ops.insert(p.ops.begin() + 7, makeOp(PlanOpKind::Const, 9, {}, n));
+  p.ops[8].operands = {6, 7, 9};
+  return p;
+}
+
+// A crafted plan that passes the kernel a count past its buffers is
+// refused before the device sees the launch, naming the kernel, the
+// parameter and the argument (issue 34, item 3).
+TEST(Plan, RefusesParamsPastTheBoundBuffers) {
+  HostDevice device;
+  addDoubleKernel(device);
+  Tensor x(DType::F32, {2, 4});
+  Result<std::vector<Tensor>> r =
+      runPlan(storingParam(1 << 20), device, {&x, 1});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.message(),
+            "@double op #10 (launch): kernel k::double: parameter p0 (n) = "
+            "1048576 reaches past the bytes of argument #0 (x): 0 + 4 * p0 = "
+            "4194304 exceeds 32");
+  EXPECT_TRUE(device.launched.empty());
+}
+
+TEST(Plan, RefusesAGridPastItsParams) {
+  HostDevice device;
+  addDoubleKernel(device);
+  Tensor x(DType::F32, {2, 4});
+  Plan p = doublePlan();
+  // grid.x = rows * 4 + 1 from a new slot.
+  p.numSlots = 11;
+  p.ops.insert(p.ops.begin() + 3, makeOp(PlanOpKind::Const, 9, {}, 1));
+  p.ops.insert(p.ops.begin() + 4, makeOp(PlanOpKind::Add, 10, {3, 9}));
+  p.ops[11].operands[0] = 10;
+  ASSERT_EQ(p.ops[11].kind, PlanOpKind::Launch);
+  Result<std::vector<Tensor>> r = runPlan(p, device, {&x, 1});
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.message(),
+              HasSubstr("kernel k::double: grid.x = 9 reaches past parameter "
+                        "p0 (n): 0 + 1 * g0 = 9 exceeds 8"));
+  EXPECT_TRUE(device.launched.empty());
+}
+
+TEST(Plan, RefusesParamsItCannotRead) {
+  Tensor x(DType::F32, {2, 4});
+  {
+    // The params buffer is the caller's argument: its values are unknown.
+    HostDevice device;
+    addDoubleKernel(device);
+    Plan p = doublePlan();
+    p.ops[9].operands.back() = 0;
+    Result<std::vector<Tensor>> r = runPlan(p, device, {&x, 1});
+    ASSERT_FALSE(r);
+    EXPECT_THAT(r.message(), HasSubstr("must be an i32 params buffer that the "
+                                       "plan allocates and stores into, not "
+                                       "argument #0"));
+  }
+  {
+    // A negative count is refused, not read as a huge unsigned one.
+    HostDevice device;
+    addDoubleKernel(device);
+    Result<std::vector<Tensor>> r = runPlan(storingParam(-5), device, {&x, 1});
+    ASSERT_FALSE(r);
+    EXPECT_THAT(r.message(),
+                HasSubstr("kernel k::double: parameter p0 (n) = -5 is "
+                          "negative"));
+  }
+  {
+    // Facts without bounds: no launch of the kernel can be checked.
+    HostDevice device;
+    addDoubleKernel(device, "{}");
+    Result<std::vector<Tensor>> r = runPlan(doublePlan(), device, {&x, 1});
+    ASSERT_FALSE(r);
+    EXPECT_THAT(r.message(), HasSubstr("declare no bounds"));
+  }
 }
 
 TEST(Plan, VerifyRejectsMalformedPlans) {

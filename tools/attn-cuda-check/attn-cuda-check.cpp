@@ -20,7 +20,8 @@
 //
 // Dry run (--dry-run): everything up to the first driver call, on any
 // machine: the bundle loads, each variant is one the checker runs, each
-// benchmark finds its variant (scripts/gpu-check --dry-run).
+// benchmark finds its variant and a small batch of its inputs passes the
+// variant's plan's type check (scripts/gpu-check --dry-run).
 //
 // Exit status: 0 when every check passed (and the bench ran), 1 otherwise.
 //
@@ -95,7 +96,8 @@ the CPU reference, and with --bench measures decode and prefill.
                     needed: checks the inputs of every variant can be made)
   --dry-run         stop before the first driver call: load the bundle,
                     list the variants to check (and their chips) and the
-                    benchmarks' variants (with --bench); exit 1 when one
+                    benchmarks' variants (with --bench: each checked
+                    against a small batch of its inputs); exit 1 when one
                     is missing or cannot be checked
   --version         print attn's version
 )";
@@ -598,8 +600,8 @@ Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
 }
 
 /// What the benchmarks run on: the bundle, the device (null in a dry run,
-/// which finds each benchmark's variant and runs nothing), the shapes, and
-/// the rows they fill.
+/// which finds each benchmark's variant, checks a one-block batch against
+/// its plan and runs nothing), the shapes, and the rows they fill.
 struct BenchContext {
   const Bundle &bundle;
   CudaPlanDevice *cuda;
@@ -621,12 +623,18 @@ struct BenchContext {
   }
 
   /// Times `variant`'s plan on `inputs` into `row` (its rate from
-  /// `amount`), or, in a dry run, names the variant it would time.
+  /// `amount`), or, in a dry run, checks `inputs` (a small batch of the
+  /// same signature) against the plan and names the variant it would time.
   void time(BenchRow &row, const BundleVariant &variant,
             std::string_view function, std::vector<Tensor> inputs,
             double amount, int repeats) {
     if (!cuda) {
-      row.error = "dry run: would time " + variant.name;
+      const Plan *plan = variant.plan();
+      Status fits = plan ? checkPlanInputs(*plan, inputs)
+                         : errorf("variant ", variant.name, " has no plan");
+      row.error = fits ? "dry run: would time " + variant.name
+                       : "inputs do not fit " + variant.name + ": " +
+                             fits.message();
     } else {
       fillRow(row,
               timePlan(bundle, variant, function, *cuda, std::move(inputs),
@@ -679,7 +687,7 @@ void benchLlamaDecode(BenchContext &b, DType cacheType) {
       }
       std::vector<Tensor> inputs =
           b.cuda ? llamaBatch(reqs, 1, ctx, block, cacheType, b.random)
-                 : std::vector<Tensor>();
+                 : llamaBatch(1, 1, block, block, cacheType, b.random);
       b.time(row, **variant, "paged_attention", std::move(inputs),
              2.0 * reqs * ctx * kLlamaKvHeads * kLlamaHeadSize *
                  byteWidth(cacheType),
@@ -748,8 +756,8 @@ void benchMlaDecode(BenchContext &b) {
         continue;
       }
       row.name += " s" + Params{variant->parameters}.text("num_kv_splits", "1");
-      std::vector<Tensor> inputs =
-          b.cuda ? mlaBatch(reqs, ctx, b.random) : std::vector<Tensor>();
+      std::vector<Tensor> inputs = b.cuda ? mlaBatch(reqs, ctx, b.random)
+                                          : mlaBatch(1, kMlaBlock, b.random);
       b.time(row, *variant, "mla_decode", std::move(inputs),
              1.0 * reqs * ctx * (kMlaLora + kMlaRope) * 2, b.options.repeats);
     }
@@ -772,7 +780,7 @@ void benchPrefill(BenchContext &b) {
   }
   std::vector<Tensor> inputs =
       b.cuda ? llamaBatch(reqs, len, len, block, DType::BF16, b.random)
-             : std::vector<Tensor>();
+             : llamaBatch(1, block, block, block, DType::BF16, b.random);
   // QK^T and PV over the visible (causal) keys: 4 * H * D per pair.
   double pairs = reqs * (len * (len + 1) / 2.0);
   b.time(row, **variant, "paged_attention", std::move(inputs),

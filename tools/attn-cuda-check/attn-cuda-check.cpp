@@ -751,7 +751,7 @@ void benchMlaDecode(BenchContext &b) {
       row.unit = "GB/s";
       if (!variant) {
         row.error = "no mla_decode variant with H 128, L 512, P 64, block 64, "
-                    "bf16, a bf16 cache in the bundle";
+                    "bf16 query and cache in the bundle";
         b.rows.push_back(row);
         continue;
       }

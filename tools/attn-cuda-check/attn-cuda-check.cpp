@@ -12,14 +12,16 @@
 // fp8 cache (written with per-layer scales) bit for bit.
 //
 // Bench (--bench): paged decode at Llama-3-8B's shape (H 32, G 8, D 128,
-// block 16, bf16) over batch x context, MLA decode at DeepSeek-V3's shape
-// (H 128, L 512, P 64, block 64, bf16), and a causal prefill; kernel time
-// from CUDA events (launches repeated, inputs uploaded once), reported as
-// GB/s of KV cache read against the device's peak, and TFLOP/s for prefill.
+// block 16, bf16 query) over batch x context with a bf16 cache and with an
+// e4m3 one (per-layer scales), MLA decode at DeepSeek-V3's shape (H 128,
+// L 512, P 64, block 64, bf16), and a causal prefill; kernel time from CUDA
+// events (launches repeated, inputs uploaded once), reported as GB/s of KV
+// cache bytes read against the device's peak, and TFLOP/s for prefill.
 //
 // Dry run (--dry-run): everything up to the first driver call, on any
 // machine: the bundle loads, each variant is one the checker runs, each
-// benchmark finds its variant (scripts/gpu-check --dry-run).
+// benchmark finds its variant and a small batch of its inputs passes the
+// variant's plan's type check (scripts/gpu-check --dry-run).
 //
 // Exit status: 0 when every check passed (and the bench ran), 1 otherwise.
 //
@@ -94,7 +96,8 @@ the CPU reference, and with --bench measures decode and prefill.
                     needed: checks the inputs of every variant can be made)
   --dry-run         stop before the first driver call: load the bundle,
                     list the variants to check (and their chips) and the
-                    benchmarks' variants (with --bench); exit 1 when one
+                    benchmarks' variants (with --bench: each checked
+                    against a small batch of its inputs); exit 1 when one
                     is missing or cannot be checked
   --version         print attn's version
 )";
@@ -263,6 +266,14 @@ struct CacheScales {
     return fp8 ? KvCacheScales{&k, &v} : KvCacheScales{};
   }
   const Tensor *latent() const { return fp8 ? &k : nullptr; }
+  /// `cache` (in the model dtype) as an fp8 cache of `type`, quantized
+  /// with these scales, which it sets.
+  Tensor quantize(const Tensor &cache, DType type) {
+    fp8 = true;
+    k.setFloat(0, 0.02);
+    v.setFloat(0, 0.025);
+    return quantizeCache(cache, type, k.getFloat(0), v.getFloat(0));
+  }
 };
 
 /// Makes `problem`'s cache the variant's: for an fp8 kv_cache_dtype, its
@@ -275,11 +286,7 @@ Status useCacheDType(const Params &p, const ProblemShape &shape,
     return type.status();
   if (!isFp8(*type))
     return Status::ok();
-  scales.fp8 = true;
-  scales.k.setFloat(0, 0.02);
-  scales.v.setFloat(0, 0.025);
-  problem.kvCache = quantizeCache(problem.kvCache, *type, scales.k.getFloat(0),
-                                  scales.v.getFloat(0));
+  problem.kvCache = scales.quantize(problem.kvCache, *type);
   return Status::ok();
 }
 
@@ -454,16 +461,21 @@ int runChecks(const Bundle &bundle, KernelExecutor &device,
 // Benchmark
 //===----------------------------------------------------------------------===//
 
+/// Fills `t` with copies of `pattern`'s bytes, back to back.
+void tileBytes(Tensor &t, const Tensor &pattern) {
+  size_t chunk = pattern.numBytes();
+  for (size_t at = 0; at < t.numBytes(); at += chunk)
+    std::memcpy(t.data() + at, pattern.data(),
+                std::min(chunk, t.numBytes() - at));
+}
+
 /// Fills a tensor quickly with valid values: a random 1 MiB pattern, tiled.
 /// Kernel time does not depend on the values.
 void tileRandom(Tensor &t, Random &random) {
   size_t patternElems = std::min<int64_t>(t.numElements(), 1 << 19);
   Tensor pattern(t.dtype(), {static_cast<int64_t>(patternElems)});
   random.fill(pattern, -1, 1);
-  size_t chunk = pattern.numBytes();
-  for (size_t at = 0; at < t.numBytes(); at += chunk)
-    std::memcpy(t.data() + at, pattern.data(),
-                std::min(chunk, t.numBytes() - at));
+  tileBytes(t, pattern);
 }
 
 /// Block table [R, M] over a shuffled pool of R * M blocks.
@@ -506,17 +518,39 @@ void fillRow(BenchRow &row, const Result<double> &ms, double amount,
 /// Llama-3-8B's attention: query heads, kv heads and head size.
 constexpr int64_t kLlamaHeads = 32, kLlamaKvHeads = 8, kLlamaHeadSize = 128;
 
+/// Where an fp8 cache's k_scale and v_scale sit among llamaBatch's inputs.
+constexpr size_t kLlamaKScaleInput = 5, kLlamaVScaleInput = 6;
+
+/// A Llama-3-8B NHD cache of `blocks` blocks of `block` tokens in `type`:
+/// random bf16 values, or for an fp8 type those of up to 32 blocks quantized
+/// with `scales` as the checks' caches are (which sets them), tiled whole
+/// blocks at a time so that keys and values keep their scales.
+Tensor llamaCache(int64_t blocks, int64_t block, DType type,
+                  CacheScales &scales, Random &random) {
+  const int64_t g = kLlamaKvHeads, d = kLlamaHeadSize;
+  Tensor cache(type, {blocks, 2, block, g, d});
+  if (!isFp8(type)) {
+    tileRandom(cache, random);
+    return cache;
+  }
+  Tensor pattern(DType::BF16, {std::min<int64_t>(blocks, 32), 2, block, g, d});
+  random.fill(pattern, -1, 1);
+  tileBytes(cache, scales.quantize(pattern, type));
+  return cache;
+}
+
 /// Llama-3-8B's paged attention inputs, in the plan's order (query, cache,
-/// block table, seq_lens, query_start_loc): `reqs` requests of `seqLen`
-/// tokens, the last `queryLen` of them new, in bf16 blocks of `block`.
+/// block table, seq_lens, query_start_loc, and for an fp8 cache its k_scale
+/// and v_scale): `reqs` requests of `seqLen` tokens, the last `queryLen` of
+/// them new, a bf16 query, the cache in `cacheType` blocks of `block`.
 std::vector<Tensor> llamaBatch(int64_t reqs, int64_t queryLen, int64_t seqLen,
-                               int64_t block, Random &random) {
-  const int64_t h = kLlamaHeads, g = kLlamaKvHeads, d = kLlamaHeadSize;
+                               int64_t block, DType cacheType, Random &random) {
+  const int64_t h = kLlamaHeads, d = kLlamaHeadSize;
   int64_t m = (seqLen + block - 1) / block;
   Tensor query(DType::BF16, {reqs * queryLen, h, d});
   random.fill(query, -1, 1);
-  Tensor cache(DType::BF16, {reqs * m, 2, block, g, d});
-  tileRandom(cache, random);
+  CacheScales scales;
+  Tensor cache = llamaCache(reqs * m, block, cacheType, scales, random);
   Tensor table = shuffledBlockTable(reqs, m, random);
   Tensor lens(DType::I32, {reqs}), qsl(DType::I32, {reqs + 1});
   for (int64_t r = 0; r < reqs; ++r) {
@@ -529,6 +563,10 @@ std::vector<Tensor> llamaBatch(int64_t reqs, int64_t queryLen, int64_t seqLen,
   inputs.push_back(std::move(table));
   inputs.push_back(std::move(lens));
   inputs.push_back(std::move(qsl));
+  if (scales.fp8) {
+    inputs.push_back(scales.k);
+    inputs.push_back(scales.v);
+  }
   return inputs;
 }
 
@@ -562,8 +600,8 @@ Result<double> timePlan(const Bundle &bundle, const BundleVariant &variant,
 }
 
 /// What the benchmarks run on: the bundle, the device (null in a dry run,
-/// which finds each benchmark's variant and runs nothing), the shapes, and
-/// the rows they fill.
+/// which finds each benchmark's variant, checks a one-block batch against
+/// its plan and runs nothing), the shapes, and the rows they fill.
 struct BenchContext {
   const Bundle &bundle;
   CudaPlanDevice *cuda;
@@ -585,12 +623,18 @@ struct BenchContext {
   }
 
   /// Times `variant`'s plan on `inputs` into `row` (its rate from
-  /// `amount`), or, in a dry run, names the variant it would time.
+  /// `amount`), or, in a dry run, checks `inputs` (a small batch of the
+  /// same signature) against the plan and names the variant it would time.
   void time(BenchRow &row, const BundleVariant &variant,
             std::string_view function, std::vector<Tensor> inputs,
             double amount, int repeats) {
     if (!cuda) {
-      row.error = "dry run: would time " + variant.name;
+      const Plan *plan = variant.plan();
+      Status fits = plan ? checkPlanInputs(*plan, inputs)
+                         : errorf("variant ", variant.name, " has no plan");
+      row.error = fits ? "dry run: would time " + variant.name
+                       : "inputs do not fit " + variant.name + ": " +
+                             fits.message();
     } else {
       fillRow(row,
               timePlan(bundle, variant, function, *cuda, std::move(inputs),
@@ -608,26 +652,33 @@ runtime::PagedAttentionParams llamaParams() {
   return llama;
 }
 
-/// The bundle's paged_attention variant for Llama-3-8B in bf16 blocks of
-/// `block` (found from a small batch of the same signature).
-Result<const BundleVariant *> findLlamaVariant(const Bundle &bundle,
-                                               int64_t block) {
+/// The bundle's paged_attention variant for Llama-3-8B with a cache of
+/// `cacheType` blocks of `block` (found from a small batch of the same
+/// signature; an fp8 cache with per-layer scales).
+Result<const BundleVariant *>
+findLlamaVariant(const Bundle &bundle, int64_t block, DType cacheType) {
   Random random(1);
-  std::vector<Tensor> probe = llamaBatch(1, 1, block, block, random);
-  return findVariant(bundle,
-                     pagedAttentionQuery(probe[0], probe[1], llamaParams()),
+  std::vector<Tensor> probe = llamaBatch(1, 1, block, block, cacheType, random);
+  runtime::PagedAttentionParams params = llamaParams();
+  if (probe.size() > kLlamaVScaleInput)
+    params.kvScales = {&probe[kLlamaKScaleInput], &probe[kLlamaVScaleInput]};
+  return findVariant(bundle, pagedAttentionQuery(probe[0], probe[1], params),
                      kPtx, SubgroupSizes{32, 32, 32});
 }
 
-/// Paged decode at Llama-3-8B's shape over batch x context: GB/s of KV.
-void benchLlamaDecode(BenchContext &b) {
+/// Paged decode at Llama-3-8B's shape over batch x context, the cache in
+/// `cacheType` (bf16, or fp8 with per-layer scales): GB/s of the KV bytes
+/// read (an fp8 cache reads one byte per element, bf16 two).
+void benchLlamaDecode(BenchContext &b, DType cacheType) {
   const int64_t block = 16;
-  Result<const BundleVariant *> variant = findLlamaVariant(b.bundle, block);
+  Result<const BundleVariant *> variant =
+      findLlamaVariant(b.bundle, block, cacheType);
+  std::string cacheTag = isFp8(cacheType) ? " fp8" : "";
   for (int64_t reqs : b.batches)
     for (int64_t ctx : b.contexts) {
       BenchRow row;
-      row.name = "llama3-8b decode b" + std::to_string(reqs) + " ctx" +
-                 std::to_string(ctx);
+      row.name = "llama3-8b decode" + cacheTag + " b" + std::to_string(reqs) +
+                 " ctx" + std::to_string(ctx);
       row.unit = "GB/s";
       if (!variant) {
         row.error = "no variant: " + variant.message();
@@ -635,10 +686,11 @@ void benchLlamaDecode(BenchContext &b) {
         continue;
       }
       std::vector<Tensor> inputs =
-          b.cuda ? llamaBatch(reqs, 1, ctx, block, b.random)
-                 : std::vector<Tensor>();
+          b.cuda ? llamaBatch(reqs, 1, ctx, block, cacheType, b.random)
+                 : llamaBatch(1, 1, block, block, cacheType, b.random);
       b.time(row, **variant, "paged_attention", std::move(inputs),
-             2.0 * reqs * ctx * kLlamaKvHeads * kLlamaHeadSize * 2 /*bf16*/,
+             2.0 * reqs * ctx * kLlamaKvHeads * kLlamaHeadSize *
+                 byteWidth(cacheType),
              b.options.repeats);
     }
 }
@@ -647,8 +699,9 @@ void benchLlamaDecode(BenchContext &b) {
 constexpr int64_t kMlaHeads = 128, kMlaLora = 512, kMlaRope = 64,
                   kMlaBlock = 64;
 
-/// The bundle's mla_decode variant at DeepSeek-V3's shape in bf16 with the
-/// most KV splits (the most parallel decode), or null.
+/// The bundle's mla_decode variant at DeepSeek-V3's shape with a bf16
+/// cache (not an fp8 one, whose plan takes a scale mlaBatch does not give)
+/// and the most KV splits (the most parallel decode), or null.
 const BundleVariant *findMlaVariant(const Bundle &bundle) {
   const BundleVariant *found = nullptr;
   for (const BundleVariant &v : bundle.variants) {
@@ -659,6 +712,7 @@ const BundleVariant *findMlaVariant(const Bundle &bundle) {
         p.integer("rope_dim", 0) == kMlaRope &&
         p.integer("block_size", 0) == kMlaBlock &&
         p.text("dtype", "") == "bf16" &&
+        p.text("kv_cache_dtype", "auto") == "auto" &&
         (!found || p.integer("num_kv_splits", 1) >
                        Params{found->parameters}.integer("num_kv_splits", 1)))
       found = &v;
@@ -697,13 +751,13 @@ void benchMlaDecode(BenchContext &b) {
       row.unit = "GB/s";
       if (!variant) {
         row.error = "no mla_decode variant with H 128, L 512, P 64, block 64, "
-                    "bf16 in the bundle";
+                    "bf16 query and cache in the bundle";
         b.rows.push_back(row);
         continue;
       }
       row.name += " s" + Params{variant->parameters}.text("num_kv_splits", "1");
-      std::vector<Tensor> inputs =
-          b.cuda ? mlaBatch(reqs, ctx, b.random) : std::vector<Tensor>();
+      std::vector<Tensor> inputs = b.cuda ? mlaBatch(reqs, ctx, b.random)
+                                          : mlaBatch(1, kMlaBlock, b.random);
       b.time(row, *variant, "mla_decode", std::move(inputs),
              1.0 * reqs * ctx * (kMlaLora + kMlaRope) * 2, b.options.repeats);
     }
@@ -717,15 +771,16 @@ void benchPrefill(BenchContext &b) {
   row.name = "llama3-8b prefill b" + std::to_string(reqs) + " len" +
              std::to_string(len);
   row.unit = "TFLOP/s";
-  Result<const BundleVariant *> variant = findLlamaVariant(b.bundle, block);
+  Result<const BundleVariant *> variant =
+      findLlamaVariant(b.bundle, block, DType::BF16);
   if (!variant) {
     row.error = "no variant: " + variant.message();
     b.rows.push_back(row);
     return;
   }
-  std::vector<Tensor> inputs = b.cuda
-                                   ? llamaBatch(reqs, len, len, block, b.random)
-                                   : std::vector<Tensor>();
+  std::vector<Tensor> inputs =
+      b.cuda ? llamaBatch(reqs, len, len, block, DType::BF16, b.random)
+             : llamaBatch(1, block, block, block, DType::BF16, b.random);
   // QK^T and PV over the visible (causal) keys: 4 * H * D per pair.
   double pairs = reqs * (len * (len + 1) / 2.0);
   b.time(row, **variant, "paged_attention", std::move(inputs),
@@ -768,7 +823,8 @@ int printBenchRows(const BenchContext &b) {
 int runBench(const Bundle &bundle, CudaPlanDevice *cuda,
              const Options &options) {
   BenchContext b(bundle, cuda, options);
-  benchLlamaDecode(b);
+  benchLlamaDecode(b, DType::BF16);
+  benchLlamaDecode(b, DType::F8E4M3FN);
   benchMlaDecode(b);
   benchPrefill(b);
   if (cuda)

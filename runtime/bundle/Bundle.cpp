@@ -158,19 +158,28 @@ std::vector<const BundleVariant *> canonicalOrder(const Bundle &bundle) {
 
 /// The shared tables a manifest's entries refer to by index.
 struct ManifestTables {
-  SharedTable kinds, kernels, plans;
+  SharedTable kinds, bounds, kernels, plans;
 
-  /// A kernel as [kind, hash], then its symbol where it is not "" and its
-  /// file where the kind's extension does not name it.
+  /// A kernel as [kind, bounds (index into bounds[], or null)], then its
+  /// symbol where it is not "" and its file where the kind's extension does
+  /// not name it. The launch bounds (core/LaunchBounds.h) have a table of
+  /// their own: they differ with a variant's sizes where the rest of a
+  /// kind's launch facts do not.
   size_t kernel(const BundleKernel &k, const std::string &prefix) {
     nlohmann::json launch = nlohmann::json::parse(k.launchJson, nullptr,
                                                   /*allow_exceptions=*/false);
-    if (launch.is_discarded())
+    if (launch.is_discarded() || !launch.is_object())
       launch = nlohmann::json::object();
+    nlohmann::json boundsIndex = nullptr;
+    if (auto b = launch.find("bounds"); b != launch.end()) {
+      boundsIndex = bounds.add(std::move(*b));
+      launch.erase("bounds");
+    }
     std::string ext = contentAddressedExtension(k);
     size_t kind = kinds.add(nlohmann::json::array(
         {k.target, k.entryPoint, std::move(launch), ext}));
-    nlohmann::json record = nlohmann::json::array({kind, k.hash});
+    nlohmann::json record =
+        nlohmann::json::array({kind, k.hash, std::move(boundsIndex)});
     std::string symbol =
         recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint);
     if (!symbol.empty() || ext.empty())
@@ -241,6 +250,7 @@ nlohmann::json manifestValue(const Bundle &bundle) {
   j["format_version"] = bundle.formatVersion;
   j["compiler"] = bundle.compiler;
   j["kinds"] = tables.kinds.take();
+  j["bounds"] = tables.bounds.take();
   j["kernels"] = tables.kernels.take();
   j["plans"] = tables.plans.take();
   j["variants"] = std::move(variants);
@@ -278,6 +288,7 @@ std::string manifestToJson(const Bundle &bundle) {
                            {"ed25519", sig->valueHex()}}
                 .dump();
   appendArray(text, "kinds", j["kinds"]);
+  appendArray(text, "bounds", j["bounds"]);
   appendArray(text, "kernels", j["kernels"]);
   appendArray(text, "plans", j["plans"]);
   appendArray(text, "variants", j["variants"]);
@@ -379,17 +390,19 @@ Result<BundleKernel> kindFromJson(const nlohmann::json &jk,
   return k;
 }
 
-/// One record of the kernel table: [index into "kinds", hash, symbol
-/// relative to the entry (a trailing "::" continues with the entry point;
-/// "", or no symbol, is "./<entry>::<entry>"), file (only where the kind
-/// has no extension)].
+/// One record of the kernel table: [index into "kinds", hash, index into
+/// "bounds" or null, symbol relative to the entry (a trailing "::"
+/// continues with the entry point; "", or no symbol, is
+/// "./<entry>::<entry>"), file (only where the kind has no extension)].
 Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
                                     const std::vector<BundleKernel> &kinds,
+                                    const nlohmann::json &bounds,
                                     const std::string &where) {
-  if (!jk.is_array() || jk.size() < 2 || jk.size() > 4 ||
-      !jk[1].is_string() || (jk.size() > 2 && !jk[2].is_string()) ||
-      (jk.size() > 3 && !jk[3].is_string()))
-    return errorf(where, ": a kernel is [kind, hash, symbol, file], got ",
+  if (!jk.is_array() || jk.size() < 3 || jk.size() > 5 ||
+      !jk[1].is_string() || (jk.size() > 3 && !jk[3].is_string()) ||
+      (jk.size() > 4 && !jk[4].is_string()))
+    return errorf(where,
+                  ": a kernel is [kind, hash, bounds, symbol, file], got ",
                   jk.dump().substr(0, 200));
   Result<size_t> kind = tableIndex(jk[0], kinds.size(), "kinds", where);
   if (!kind)
@@ -401,17 +414,26 @@ Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
     return errorf(where, ": bad hash \"", hash,
                   "\" (expected 64 lowercase hex digits)");
   k.hash = hash;
+  if (!jk[2].is_null()) {
+    Result<size_t> b = tableIndex(jk[2], bounds.size(), "bounds", where);
+    if (!b)
+      return b.status();
+    nlohmann::json launch = nlohmann::json::parse(k.launchJson, nullptr,
+                                                  /*allow_exceptions=*/false);
+    launch["bounds"] = bounds[*b];
+    k.launchJson = launch.dump();
+  }
   bool named = !k.file.empty();
-  if (named == (jk.size() == 4))
+  if (named == (jk.size() == 5))
     return errorf(where, named ? ": its kind names the file, the record "
                                  "must not"
                                : ": a kernel of a kind without a file "
                                  "extension gives its file");
   k.file = named ? "kernels/" + k.entryPoint + "." + hash + k.file
-                 : jk[3].get<std::string>();
+                 : jk[4].get<std::string>();
   if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
     return errorf(where, ": file must be inside the bundle, got ", k.file);
-  k.symbol = jk.size() > 2 ? jk[2].get<std::string>() : "";
+  k.symbol = jk.size() > 3 ? jk[3].get<std::string>() : "";
   if (k.symbol.empty())
     k.symbol = "./" + k.entryPoint + "::";
   if (k.symbol.ends_with("::"))
@@ -422,11 +444,12 @@ Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
 Result<SharedTables> tablesFromJson(const nlohmann::json &j,
                                     const std::string &where) {
   const nlohmann::json *kinds = jsonMember(j, "kinds", JsonKind::Array);
+  const nlohmann::json *bounds = jsonMember(j, "bounds", JsonKind::Array);
   const nlohmann::json *kernels = jsonMember(j, "kernels", JsonKind::Array);
   const nlohmann::json *plans = jsonMember(j, "plans", JsonKind::Array);
-  if (!kinds || !kernels || !plans)
-    return errorf(where,
-                  ": expected arrays \"kinds\", \"kernels\" and \"plans\"");
+  if (!kinds || !bounds || !kernels || !plans)
+    return errorf(where, ": expected arrays \"kinds\", \"bounds\", "
+                         "\"kernels\" and \"plans\"");
   std::vector<BundleKernel> kindRecords;
   for (size_t i = 0; i < kinds->size(); ++i) {
     Result<BundleKernel> k =
@@ -438,7 +461,7 @@ Result<SharedTables> tablesFromJson(const nlohmann::json &j,
   SharedTables tables;
   for (size_t i = 0; i < kernels->size(); ++i) {
     Result<BundleKernel> k = kernelFromJson(
-        (*kernels)[i], kindRecords,
+        (*kernels)[i], kindRecords, *bounds,
         where + ", kernels[" + std::to_string(i) + "]");
     if (!k)
       return k.status();

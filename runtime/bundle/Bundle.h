@@ -19,14 +19,19 @@
 //     kinds[]          every distinct kind of kernel once: [target ("spirv",
 //                      "ptx", "msl", "cpu", "tt"), entry point, launch facts
 //                      (target specific: workgroup size, subgroup size, ABI
-//                      form, argument element sizes, the launch bounds
-//                      every launch must keep, ...), the extension of
+//                      form, argument element sizes, ...; the launch
+//                      bounds are the record's), the extension of
 //                      its files' names (".spv", ".spv.zst"; "" where files
 //                      are not named "kernels/<entry point>.<hash><ext>",
 //                      as TT programs' are not)]
+//     bounds[]         every distinct set of launch bounds once (the
+//                      launch facts' "bounds", core/LaunchBounds.h: they
+//                      differ with a variant's sizes where the rest of a
+//                      kind's facts do not)
 //     kernels[]        every distinct kernel file's record once:
 //                      [index into kinds[],
 //                       hash (contentHash of the file as stored, hex),
+//                       index into bounds[] (null: none),
 //                       symbol relative to the entry (a trailing "::"
 //                       continues with the entry point; "" or absent is
 //                       "./<entry point>::<entry point>"),

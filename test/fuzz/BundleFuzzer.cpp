@@ -25,6 +25,7 @@
 #include "runtime/device/HostMemory.h"
 #include "runtime/device/PlanRunner.h"
 #include "test/fuzz/FuzzInput.h"
+#include "test/fuzz/PlanInputs.h"
 #include "test/fuzz/Restamp.h"
 
 #include <algorithm>
@@ -150,23 +151,6 @@ std::string_view writeBundle(std::string_view text, const fs::path &dir) {
   }
 }
 
-/// Arguments of `plan`'s types, dynamic sizes and contents from `in`.
-std::vector<Tensor> drawInputs(const Plan &plan, FuzzInput &in) {
-  std::vector<Tensor> inputs;
-  for (const PlanTensorType &type : plan.arguments) {
-    std::vector<int64_t> shape;
-    for (int64_t d : type.shape)
-      shape.push_back(d >= 0 ? d : in.range(0, 5));
-    Result<Tensor> t = Tensor::create(type.dtype, shape);
-    if (!t || t->numBytes() > kMaxDeviceBytes)
-      return {};
-    for (size_t i = 0; i < t->numBytes(); ++i)
-      t->data()[i] = in.take<uint8_t>();
-    inputs.push_back(std::move(*t));
-  }
-  return inputs;
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -203,7 +187,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const Plan *plan = v.plan();
     if (!plan)
       continue;
-    std::vector<Tensor> inputs = drawInputs(*plan, in);
+    std::vector<Tensor> inputs =
+        attn::fuzz::drawPlanInputs(*plan, in, kMaxDeviceBytes);
     if (inputs.size() != plan->arguments.size())
       continue;
     Result<std::vector<Tensor>> results = runPlan(*plan, device, inputs);

@@ -29,6 +29,7 @@
 #include "runtime/device/HostMemory.h"
 #include "runtime/device/PlanRunner.h"
 #include "test/fuzz/FuzzInput.h"
+#include "test/fuzz/PlanInputs.h"
 #include "test/fuzz/Restamp.h"
 
 #include <cstdio>
@@ -203,23 +204,6 @@ void edit(Plan &plan, FuzzInput &in) {
   }
 }
 
-/// Arguments of `plan`'s types, dynamic sizes and contents from `in`.
-std::vector<Tensor> drawInputs(const Plan &plan, FuzzInput &in) {
-  std::vector<Tensor> inputs;
-  for (const PlanTensorType &type : plan.arguments) {
-    std::vector<int64_t> shape;
-    for (int64_t d : type.shape)
-      shape.push_back(d >= 0 ? d : in.range(0, 5));
-    Result<Tensor> t = Tensor::create(type.dtype, shape);
-    if (!t || t->numBytes() > kMaxDeviceBytes)
-      return {};
-    for (size_t i = 0; i < t->numBytes(); ++i)
-      t->data()[i] = in.take<uint8_t>();
-    inputs.push_back(std::move(*t));
-  }
-  return inputs;
-}
-
 /// The text between `header` and the next section (or the end).
 std::string_view section(std::string_view text, std::string_view header) {
   size_t at = text.find(header);
@@ -263,7 +247,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Plan &plan = v.plans.front();
     for (int i = 0; i < 4 && edits.remaining(); ++i)
       edit(plan, edits);
-    std::vector<Tensor> inputs = drawInputs(plan, in);
+    std::vector<Tensor> inputs =
+        attn::fuzz::drawPlanInputs(plan, in, kMaxDeviceBytes);
     if (inputs.size() != plan.arguments.size())
       continue;
     Result<std::vector<Tensor>> results = runPlan(plan, device, inputs);

@@ -1,11 +1,13 @@
 signer require
 {
+ "bounds": [],
  "compiler": "attn-compile fuzz",
  "format_version": 4,
  "kernels": [
   [
    0,
    "61b08010c7db75b199734e5526f6b478087a92e58b436ce6214f1e7278835b2d",
+   null,
    "./m::k",
    "kernels/k.spv"
   ]

@@ -49,7 +49,7 @@ public:
   Status addKernel(const std::string &symbol, HostKernel kernel,
                    std::string launchJson = kNoBoundsFacts) {
     library[symbol] = std::move(kernel);
-    BundleKernel k{symbol, "spirv", "", "", 0, std::move(launchJson)};
+    BundleKernel k{symbol, "spirv", "", "", "", std::move(launchJson)};
     return loadKernel(Bundle{}, k, symbol);
   }
   /// Launch facts that declare no relation: a test kernel that reads only

@@ -83,9 +83,9 @@ Result<std::vector<std::string>> readNames(const json &j, const char *key) {
 
 Result<int64_t> readCount(const json &c, const char *key) {
   const json *v = jsonMember(c, key, JsonKind::Integer);
-  if (!v || v->get<int64_t>() < 0 || v->is_number_unsigned() &&
-                                         v->get<uint64_t>() > uint64_t(
-                                             std::numeric_limits<int64_t>::max()))
+  if (!v || v->get<int64_t>() < 0 ||
+      (v->is_number_unsigned() &&
+       v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())))
     return errorf("bounds: a check's '", key,
                   "' must be a non-negative integer");
   return v->get<int64_t>();

@@ -441,14 +441,14 @@ TEST_F(BundleTest, PlanValuesMustFitTheShape) {
             "bundle " + dir +
                 ": manifest.json, variant f_h8 (subgroup size 0): the plan "
                 "takes 6 values, the entry gives 5");
-  writeManifest(bundle);
+  ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "\"imm\":null", "\"imm\":1");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json, variant f_h8 (subgroup size 0): a plan "
                 "template holds a value where entries give theirs (it must "
                 "be null)");
-  writeManifest(bundle);
+  ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "[\"f32\",-1,1,1,1,1]", "[\"f32\",-1,1,1,1,\"x\"]");
   Result<Bundle> r = loadBundle(dir);
   ASSERT_FALSE(r);

@@ -394,9 +394,14 @@ Result<BundleKernel> kindFromJson(const nlohmann::json &jk,
 /// "bounds" or null, symbol relative to the entry (a trailing "::"
 /// continues with the entry point; "", or no symbol, is
 /// "./<entry>::<entry>"), file (only where the kind has no extension)].
+/// Launch facts of a kind with a set of bounds, as JSON text, by (kind,
+/// bounds): each pair is merged once, however many kernels share it.
+using MergedLaunches = std::map<std::pair<size_t, size_t>, std::string>;
+
 Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
                                     const std::vector<BundleKernel> &kinds,
                                     const nlohmann::json &bounds,
+                                    MergedLaunches &merged,
                                     const std::string &where) {
   if (!jk.is_array() || jk.size() < 3 || jk.size() > 5 ||
       !jk[1].is_string() || (jk.size() > 3 && !jk[3].is_string()) ||
@@ -418,10 +423,14 @@ Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
     Result<size_t> b = tableIndex(jk[2], bounds.size(), "bounds", where);
     if (!b)
       return b.status();
-    nlohmann::json launch = nlohmann::json::parse(k.launchJson, nullptr,
-                                                  /*allow_exceptions=*/false);
-    launch["bounds"] = bounds[*b];
-    k.launchJson = launch.dump();
+    auto [it, fresh] = merged.try_emplace({*kind, *b});
+    if (fresh) {
+      nlohmann::json launch = nlohmann::json::parse(
+          k.launchJson, nullptr, /*allow_exceptions=*/false);
+      launch["bounds"] = bounds[*b];
+      it->second = launch.dump();
+    }
+    k.launchJson = it->second;
   }
   bool named = !k.file.empty();
   if (named == (jk.size() == 5))
@@ -459,9 +468,10 @@ Result<SharedTables> tablesFromJson(const nlohmann::json &j,
     kindRecords.push_back(std::move(*k));
   }
   SharedTables tables;
+  MergedLaunches merged;
   for (size_t i = 0; i < kernels->size(); ++i) {
     Result<BundleKernel> k = kernelFromJson(
-        (*kernels)[i], kindRecords, *bounds,
+        (*kernels)[i], kindRecords, *bounds, merged,
         where + ", kernels[" + std::to_string(i) + "]");
     if (!k)
       return k.status();

@@ -98,11 +98,19 @@ std::string fullSymbol(const std::string &stored, const std::string &prefix) {
   return stored;
 }
 
+/// "kernels/<entry point>.<hash><ext>": where attn-compile puts a kernel
+/// file (BundleWriter.h's contentAddressedName, under kernels/).
+std::string contentAddressedPath(const std::string &entryPoint,
+                                 const std::string &hash,
+                                 const std::string &ext) {
+  return "kernels/" + entryPoint + "." + hash + ext;
+}
+
 /// The extension of a kernel's content-addressed file name
 /// ("kernels/<entry point>.<hash><ext>", as attn-compile names files:
 /// ".spv", ".spv.zst"), or "" for a file named otherwise (a TT program's).
 std::string contentAddressedExtension(const BundleKernel &k) {
-  std::string stem = "kernels/" + k.entryPoint + "." + k.hash;
+  std::string stem = contentAddressedPath(k.entryPoint, k.hash, "");
   if (k.file.starts_with(stem)) {
     std::string ext = k.file.substr(stem.size());
     if (ext.starts_with(".") && ext.find('/') == std::string::npos)
@@ -438,7 +446,7 @@ Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
                                  "must not"
                                : ": a kernel of a kind without a file "
                                  "extension gives its file");
-  k.file = named ? "kernels/" + k.entryPoint + "." + hash + k.file
+  k.file = named ? contentAddressedPath(k.entryPoint, hash, k.file)
                  : jk[4].get<std::string>();
   if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
     return errorf(where, ": file must be inside the bundle, got ", k.file);

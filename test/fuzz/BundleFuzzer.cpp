@@ -57,7 +57,7 @@ class FuzzDevice : public HostMemoryDevice {
 public:
   std::string_view name() const override { return "fuzz"; }
   Status loadKernelCode(const Bundle &, const BundleKernel &,
-                    std::string_view) override {
+                        std::string_view) override {
     return Status::ok();
   }
 

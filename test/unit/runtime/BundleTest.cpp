@@ -39,12 +39,7 @@ void editManifest(const std::string &dir, const std::string &from,
                   const std::string &to) {
   std::string text = fileText(dir + "/manifest.json");
   text.replace(text.find(from), from.size(), to);
-  nlohmann::json j = nlohmann::json::parse(text);
-  j.erase("manifest_hash");
-  nlohmann::json hashed = j;
-  hashed.erase("signature");
-  j["manifest_hash"] = contentHash(hashed.dump());
-  writeFile(dir + "/manifest.json", j.dump(1));
+  writeFile(dir + "/manifest.json", restampManifest(text));
 }
 
 /// A bundle with one variant, one plan launching one kernel, in a fresh
@@ -134,25 +129,26 @@ TEST_F(BundleTest, MissingManifest) {
 }
 
 TEST_F(BundleTest, BadJson) {
-  writeFile(dir + "/manifest.json", "{\"format_version\": 4,");
+  writeFile(dir + "/manifest.json", "{\"format_version\": 5,");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir + ": manifest.json is not valid JSON");
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
-  editManifest(dir, "\"format_version\": 4", "\"format_version\": 7");
+  editManifest(dir, "\"format_version\": 5", "\"format_version\": 7");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 7 is not supported "
-                "(this runtime reads format 4; recompile the bundle with this "
+                "(this runtime reads format 5; recompile the bundle with this "
                 "attn-compile)");
 }
 
-// A bundle of an older format (3: FNV-1a hashes, no signatures, whole
-// plans; 2: one record per kernel and entry) is refused by its version before anything
-// else is read of it.
+// A bundle of an older format (4: hex hashes, whole launch bounds, a hash
+// over the parsed manifest; 3: FNV-1a hashes, no signatures, whole plans;
+// 2: one record per kernel and entry) is refused by its version before
+// anything else is read of it.
 TEST_F(BundleTest, OldFormatIsRefusedByName) {
-  for (int version : {2, 3}) {
+  for (int version : {2, 3, 4}) {
     writeFile(dir + "/manifest.json",
               "{\"format_version\": " + std::to_string(version) +
                   R"(, "compiler": "attn-compile 0.3.0", "kernels": [],
@@ -161,7 +157,7 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
     EXPECT_EQ(loadBundle(dir).message(),
               "bundle " + dir + ": manifest.json: bundle format version " +
                   std::to_string(version) +
-                  " is not supported (this runtime reads format 4; recompile "
+                  " is not supported (this runtime reads format 5; recompile "
                   "the bundle with this attn-compile)");
   }
 }
@@ -169,12 +165,12 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  editManifest(dir, "\"format_version\": 4",
+  editManifest(dir, "\"format_version\": 5",
                "\"format_version\": 4294967300");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 4294967300 is not "
-                "supported (this runtime reads format 4; recompile the bundle "
+                "supported (this runtime reads format 5; recompile the bundle "
                 "with this attn-compile)");
 }
 
@@ -224,7 +220,8 @@ TEST_F(BundleTest, EditedManifestIsRefused) {
 TEST_F(BundleTest, KernelFileThatIsADirectory) {
   std::filesystem::create_directories(dir + "/kernels/empty");
   editManifest(dir, "kernels/k.spv", "kernels/empty");
-  editManifest(dir, contentHash(kernelBytes), contentHash(""));
+  editManifest(dir, hashToBase64(contentHash(kernelBytes)),
+               hashToBase64(contentHash("")));
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": kernel file kernels/empty is not a regular file");
@@ -440,14 +437,14 @@ TEST_F(BundleTest, PlanValuesMustFitTheShape) {
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json, variant f_h8 (subgroup size 0): the plan "
-                "takes 6 values, the entry gives 5");
+                "template takes 6 values, the entry gives 5");
   ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "\"imm\":null", "\"imm\":1");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json, variant f_h8 (subgroup size 0): a plan "
-                "template holds a value where entries give theirs (it must "
-                "be null)");
+                "template holds a value where each entry gives its own (it "
+                "must be null)");
   ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "[\"f32\",-1,1,1,1,1]", "[\"f32\",-1,1,1,1,\"x\"]");
   Result<Bundle> r = loadBundle(dir);

@@ -3,13 +3,14 @@
 // A bundle is what attn-compile writes and a serving engine loads at start-up:
 // a directory with manifest.json and one file per kernel and target.
 //
-//   manifest.json (format 4; one record per line, so diffs read well)
+//   manifest.json (format 5; one record per line, so diffs read well, and
+//   readers rely on that layout: the hash covers the text)
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
-//     manifest_hash    contentHash (BLAKE2b-256) of the manifest without
-//                      this field and "signature", as nlohmann::json dumps
-//                      it compactly: an edited or damaged manifest is
-//                      refused
+//     manifest_hash    (the third line) contentHash (BLAKE2b-256) of the
+//                      manifest's text without this line and the
+//                      signature's (the fourth, when signed): an edited
+//                      or damaged manifest is refused
 //     signature        when signed (attn-compile --sign-key): {"key": the
 //                      Ed25519 public key, "ed25519": its signature of the
 //                      manifest hash}, both hex (runtime/bundle/
@@ -24,13 +25,18 @@
 //                      its files' names (".spv", ".spv.zst"; "" where files
 //                      are not named "kernels/<entry point>.<hash><ext>",
 //                      as TT programs' are not)]
-//     bounds[]         every distinct set of launch bounds once (the
-//                      launch facts' "bounds", core/LaunchBounds.h: they
+//     bound_shapes[]   every distinct shape of launch bounds once (the
+//                      launch facts' "bounds", core/LaunchBounds.h, with
+//                      every number null: PlanTemplate.h's splitNumbers)
+//     bounds[]         every distinct set of launch bounds once: [index
+//                      into bound_shapes[], its numbers in order] (they
 //                      differ with a variant's sizes where the rest of a
 //                      kind's facts do not)
 //     kernels[]        every distinct kernel file's record once:
 //                      [index into kinds[],
-//                       hash (contentHash of the file as stored, hex),
+//                       hash (contentHash of the file as stored, in
+//                        URL-safe base64: hashToBase64; file names keep
+//                        the hex),
 //                       index into bounds[] (null: none),
 //                       symbol relative to the entry (a trailing "::"
 //                       continues with the entry point; "" or absent is
@@ -100,6 +106,8 @@ namespace attn::runtime {
 /// values, kernel kinds (target, entry point, launch facts) in their own
 /// table; a kernel's launch facts hold its launch bounds
 /// (core/LaunchBounds.h), without which no plan launches it.
+/// 5: the manifest hash over its text, kernel hashes in base64, launch
+/// bounds as shapes with numbers; entries read when used (openManifest).
 inline constexpr int kBundleFormatVersion = 5;
 
 struct BundleKernel {

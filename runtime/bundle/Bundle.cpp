@@ -704,6 +704,14 @@ Result<const BundleVariant *> Bundle::entry(size_t i) const {
   return unread->read(i, variants[i]);
 }
 
+size_t Bundle::entriesRead() const {
+  if (!unread)
+    return 0;
+  std::lock_guard<std::mutex> lock(unread->mutex);
+  return std::count_if(unread->whole.begin(), unread->whole.end(),
+                       [](const auto &v) { return v != nullptr; });
+}
+
 Result<const BundleVariant *>
 Bundle::entry(const BundleVariant &inVariants) const {
   assert(&inVariants >= variants.data() &&

@@ -192,6 +192,10 @@ struct Bundle {
   /// missing), symbol, file and hash empty.
   std::vector<BundleKernel> kernelKinds() const;
 
+  /// How many of the entries openManifest left unread entry() has read
+  /// whole since (0 where every entry was whole from the start).
+  size_t entriesRead() const;
+
   /// Reads a kernel file, checks it against its hash and returns the
   /// kernel (decompressed, for a ".zst" file: runtime/bundle/Compression.h).
   Result<std::string> readKernel(const BundleKernel &kernel) const;

@@ -311,11 +311,12 @@ std::string ptxChipOf(const runtime::BundleKernel &kernel) {
 bool hasNewerPtx(const runtime::Bundle &bundle,
                  const runtime::BundleKernel &kernel, int deviceSm) {
   std::vector<std::string> chips = {ptxChipOf(kernel)};
-  for (const runtime::BundleVariant &variant : bundle.variants)
-    for (const runtime::BundleKernel &k : variant.kernels)
-      if (k.symbol == kernel.symbol && k.target == kernel.target &&
-          k.entryPoint == kernel.entryPoint)
-        chips.push_back(ptxChipOf(k));
+  Result<std::vector<const runtime::BundleKernel *>> same =
+      bundle.kernelsOfSymbol(kernel.symbol);
+  if (same)
+    for (const runtime::BundleKernel *k : *same)
+      if (k->target == kernel.target && k->entryPoint == kernel.entryPoint)
+        chips.push_back(ptxChipOf(*k));
   std::optional<size_t> best = bestPtxChip(chips, deviceSm);
   return best && chips[*best] != chips.front();
 }

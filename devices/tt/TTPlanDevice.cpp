@@ -269,14 +269,16 @@ Status TTPlanDevice::loadKernelCode(const runtime::Bundle &bundle,
       return Status::ok();
     // The program's identity: its files and their hashes, each checked.
     std::string source;
-    for (const runtime::BundleVariant &v : bundle.variants)
-      for (const runtime::BundleKernel &k : v.kernels)
-        if (k.target == kernel.target && k.symbol == kernel.symbol) {
-          if (Result<std::string> file = bundle.readKernel(k); !file)
-            return file.status();
-          source += runtime::kernelSource(k.hash,
-                                          k.entryPoint, k.launchJson);
-        }
+    Result<std::vector<const runtime::BundleKernel *>> same =
+        bundle.kernelsOfSymbol(kernel.symbol);
+    if (!same)
+      return same.status();
+    for (const runtime::BundleKernel *k : *same)
+      if (k->target == kernel.target) {
+        if (Result<std::string> file = bundle.readKernel(*k); !file)
+          return file.status();
+        source += runtime::kernelSource(k->hash, k->entryPoint, k->launchJson);
+      }
     Result<bool> loaded = symbols_.isLoaded(name_, kernel.symbol, source);
     if (!loaded || *loaded)
       return loaded.status();

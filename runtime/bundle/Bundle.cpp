@@ -9,8 +9,10 @@
 #include "runtime/bundle/PlanTemplate.h"
 
 #include <algorithm>
+#include <cassert>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -166,7 +168,7 @@ std::vector<const BundleVariant *> canonicalOrder(const Bundle &bundle) {
 
 /// The shared tables a manifest's entries refer to by index.
 struct ManifestTables {
-  SharedTable kinds, bounds, kernels, plans;
+  SharedTable kinds, boundShapes, bounds, kernels, plans;
 
   /// A kernel as [kind, bounds (index into bounds[], or null)], then its
   /// symbol where it is not "" and its file where the kind's extension does
@@ -180,14 +182,16 @@ struct ManifestTables {
       launch = nlohmann::json::object();
     nlohmann::json boundsIndex = nullptr;
     if (auto b = launch.find("bounds"); b != launch.end()) {
-      boundsIndex = bounds.add(std::move(*b));
+      SplitJson split = splitNumbers(std::move(*b));
+      boundsIndex = bounds.add(nlohmann::json::array(
+          {boundShapes.add(std::move(split.shape)), std::move(split.values)}));
       launch.erase("bounds");
     }
     std::string ext = contentAddressedExtension(k);
     size_t kind = kinds.add(nlohmann::json::array(
         {k.target, k.entryPoint, std::move(launch), ext}));
     nlohmann::json record =
-        nlohmann::json::array({kind, k.hash, std::move(boundsIndex)});
+        nlohmann::json::array({kind, hashToBase64(k.hash), std::move(boundsIndex)});
     std::string symbol =
         recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint);
     if (!symbol.empty() || ext.empty())
@@ -208,7 +212,7 @@ nlohmann::json entryValue(const BundleVariant &v, ManifestTables &tables) {
     for (PlanOp &op : relative.ops)
       if (op.kind == PlanOpKind::Launch)
         op.kernel = relativeSymbol(op.kernel, prefix);
-    SplitPlan split = splitPlanValues(planToJsonValue(relative));
+    SplitJson split = splitPlanValues(planToJsonValue(relative));
     plan = tables.plans.add(std::move(split.shape));
     values = std::move(split.values);
   }
@@ -258,6 +262,7 @@ nlohmann::json manifestValue(const Bundle &bundle) {
   j["format_version"] = bundle.formatVersion;
   j["compiler"] = bundle.compiler;
   j["kinds"] = tables.kinds.take();
+  j["bound_shapes"] = tables.boundShapes.take();
   j["bounds"] = tables.bounds.take();
   j["kernels"] = tables.kernels.take();
   j["plans"] = tables.plans.take();
@@ -265,42 +270,90 @@ nlohmann::json manifestValue(const Bundle &bundle) {
   return j;
 }
 
-/// `"key": [` then one element per line.
+/// `"key": [` then one element per line (a value that is not an array,
+/// as a manifest edited on purpose may have, on the key's line).
 void appendArray(std::string &text, const char *key,
                  const nlohmann::json &array) {
-  text += std::string(",\n\"") + key + "\": [";
+  text += std::string(",\n\"") + key + "\": ";
+  if (!array.is_array()) {
+    text += array.dump();
+    return;
+  }
+  text += "[";
   for (size_t i = 0; i < array.size(); ++i)
     text += (i ? ",\n " : "\n ") + array[i].dump();
   text += "]";
 }
 
+/// The tables in the order the manifest writes them.
+constexpr const char *kManifestTables[] = {"kinds", "bound_shapes", "bounds",
+                                           "kernels", "plans", "variants"};
+
+/// The text of manifest `j` that its manifest_hash covers: all of the
+/// manifest but the manifest_hash and signature lines, which come after
+/// the second line.
+std::string signedText(const nlohmann::json &j) {
+  std::string text = "{\"format_version\": " + j["format_version"].dump() +
+                     ",\n\"compiler\": " + j["compiler"].dump();
+  for (const char *table : kManifestTables)
+    if (j.contains(table))
+      appendArray(text, table, j[table]);
+  return text + "}\n";
+}
+
+/// Where the lines that manifest_hash does not cover start: after the
+/// second line.
+size_t unsignedLinesStart(std::string_view text) {
+  size_t first = text.find('\n');
+  size_t second =
+      first == std::string_view::npos ? first : text.find('\n', first + 1);
+  return second == std::string_view::npos ? text.size() : second + 1;
+}
+
 } // namespace
 
 std::string manifestHash(const Bundle &bundle) {
-  return contentHash(manifestValue(bundle).dump());
+  if (bundle.unread)
+    return bundle.readHash;
+  return contentHash(signedText(manifestValue(bundle)));
 }
 
 void signBundle(Bundle &bundle, const SecretKey &key) {
   bundle.signature = signManifestHash(manifestHash(bundle), key);
 }
 
+namespace {
+
+/// `text` (signedText) with its manifest_hash and, unless null, its
+/// signature.
+std::string withHashLines(std::string text, const nlohmann::json &signature) {
+  std::string lines = "\"manifest_hash\": \"" + contentHash(text) + "\",\n";
+  if (!signature.is_null())
+    lines += "\"signature\": " + signature.dump() + ",\n";
+  return text.insert(unsignedLinesStart(text), lines);
+}
+
+} // namespace
+
 std::string manifestToJson(const Bundle &bundle) {
-  nlohmann::json j = manifestValue(bundle);
-  std::string text = "{\"format_version\": " + j["format_version"].dump() +
-                     ",\n\"compiler\": " + j["compiler"].dump() +
-                     ",\n\"manifest_hash\": \"" + contentHash(j.dump()) +
-                     "\"";
+  assert(!bundle.unread && "manifestToJson needs whole entries");
+  nlohmann::json signature;
   if (const std::optional<ManifestSignature> &sig = bundle.signature)
-    text += ",\n\"signature\": " +
-            nlohmann::json{{"key", sig->key.hex()},
-                           {"ed25519", sig->valueHex()}}
-                .dump();
-  appendArray(text, "kinds", j["kinds"]);
-  appendArray(text, "bounds", j["bounds"]);
-  appendArray(text, "kernels", j["kernels"]);
-  appendArray(text, "plans", j["plans"]);
-  appendArray(text, "variants", j["variants"]);
-  return text + "}";
+    signature = {{"key", sig->key.hex()}, {"ed25519", sig->valueHex()}};
+  return withHashLines(signedText(manifestValue(bundle)), signature);
+}
+
+std::string restampManifest(std::string_view json) {
+  nlohmann::json j =
+      nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())
+    return "";
+  nlohmann::json signature;
+  if (auto it = j.find("signature"); it != j.end())
+    signature = *it;
+  j.erase("signature");
+  j.erase("manifest_hash");
+  return withHashLines(signedText(j), signature);
 }
 
 namespace {
@@ -314,10 +367,31 @@ Result<std::string> getString(const nlohmann::json &j, const char *key,
   return member->get<std::string>();
 }
 
+/// `text` without the lines manifest_hash does not cover: the third line,
+/// which must be the manifest_hash, and the fourth when it is the
+/// signature.
+Result<std::string> signedPart(std::string_view text,
+                               const std::string &where) {
+  size_t start = unsignedLinesStart(text);
+  size_t end = start;
+  for (std::string_view key : {"\"manifest_hash\": ", "\"signature\": "}) {
+    if (text.substr(end).starts_with(key)) {
+      size_t newline = text.find('\n', end);
+      end = newline == std::string_view::npos ? text.size() : newline + 1;
+    } else if (end == start) {
+      return errorf(where, ": its third line is not its manifest_hash (a "
+                           "manifest is one record per line, as "
+                           "attn-compile writes it)");
+    }
+  }
+  return std::string(text.substr(0, start)) + std::string(text.substr(end));
+}
+
 /// The manifest's format version (compared as read, so that no larger
-/// number truncates to a good one) and its hash over the rest of it, which
-/// it returns.
+/// number truncates to a good one) and its hash over its signed part
+/// (signedPart of `text`), which it returns.
 Result<std::string> checkManifestHeader(const nlohmann::json &j,
+                                        std::string_view text,
                                         const std::string &where) {
   if (!j.is_object() || !j.contains("format_version") ||
       !j["format_version"].is_number_integer())
@@ -332,10 +406,10 @@ Result<std::string> checkManifestHeader(const nlohmann::json &j,
   Result<std::string> recorded = getString(j, "manifest_hash", where);
   if (!recorded)
     return recorded.status();
-  nlohmann::json rest = j;
-  rest.erase("manifest_hash");
-  rest.erase("signature");
-  std::string actual = contentHash(rest.dump());
+  Result<std::string> signed_ = signedPart(text, where);
+  if (!signed_)
+    return signed_.status();
+  std::string actual = contentHash(*signed_);
   if (*recorded != actual)
     return errorf(where, " does not match its manifest_hash (recorded ",
                   *recorded, ", contents ", actual,
@@ -370,13 +444,6 @@ Result<size_t> tableIndex(const nlohmann::json &value, size_t size,
   return static_cast<size_t>(value.get<uint64_t>());
 }
 
-/// The shared tables every entry refers to by index.
-struct SharedTables {
-  std::vector<BundleKernel> kernels;
-  /// Plan templates (runtime/bundle/PlanTemplate.h), filled per entry.
-  std::vector<nlohmann::json> plans;
-};
-
 /// One record of the kinds table: [target, entry point, launch facts, the
 /// extension of its files' content-addressed names or ""]. The extension
 /// is kept in `file` until the kernel's hash completes the name.
@@ -398,96 +465,51 @@ Result<BundleKernel> kindFromJson(const nlohmann::json &jk,
   return k;
 }
 
-/// One record of the kernel table: [index into "kinds", hash, index into
-/// "bounds" or null, symbol relative to the entry (a trailing "::"
-/// continues with the entry point; "", or no symbol, is
-/// "./<entry>::<entry>"), file (only where the kind has no extension)].
-/// Launch facts of a kind with a set of bounds, as JSON text, by (kind,
-/// bounds): each pair is merged once, however many kernels share it.
-using MergedLaunches = std::map<std::pair<size_t, size_t>, std::string>;
+/// The manifest's record of an entry: its variant record and its place
+/// among that record's entries.
+struct EntryPlace {
+  size_t variant = 0;
+  size_t entry = 0;
+};
 
-Result<BundleKernel> kernelFromJson(const nlohmann::json &jk,
-                                    const std::vector<BundleKernel> &kinds,
-                                    const nlohmann::json &bounds,
-                                    MergedLaunches &merged,
-                                    const std::string &where) {
-  if (!jk.is_array() || jk.size() < 3 || jk.size() > 5 ||
-      !jk[1].is_string() || (jk.size() > 3 && !jk[3].is_string()) ||
-      (jk.size() > 4 && !jk[4].is_string()))
-    return errorf(where,
-                  ": a kernel is [kind, hash, bounds, symbol, file], got ",
-                  jk.dump().substr(0, 200));
-  Result<size_t> kind = tableIndex(jk[0], kinds.size(), "kinds", where);
-  if (!kind)
-    return kind.status();
-  BundleKernel k = kinds[*kind];
-  std::string hash = jk[1].get<std::string>();
-  if (hash.size() != 64 ||
-      hash.find_first_not_of("0123456789abcdef") != std::string::npos)
-    return errorf(where, ": bad hash \"", hash,
-                  "\" (expected 64 lowercase hex digits)");
-  k.hash = hash;
-  if (!jk[2].is_null()) {
-    Result<size_t> b = tableIndex(jk[2], bounds.size(), "bounds", where);
-    if (!b)
-      return b.status();
-    auto [it, fresh] = merged.try_emplace({*kind, *b});
-    if (fresh) {
-      nlohmann::json launch = nlohmann::json::parse(
-          k.launchJson, nullptr, /*allow_exceptions=*/false);
-      launch["bounds"] = bounds[*b];
-      it->second = launch.dump();
-    }
-    k.launchJson = it->second;
-  }
-  bool named = !k.file.empty();
-  if (named == (jk.size() == 5))
-    return errorf(where, named ? ": its kind names the file, the record "
-                                 "must not"
-                               : ": a kernel of a kind without a file "
-                                 "extension gives its file");
-  k.file = named ? contentAddressedPath(k.entryPoint, hash, k.file)
-                 : jk[4].get<std::string>();
-  if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
-    return errorf(where, ": file must be inside the bundle, got ", k.file);
-  k.symbol = jk.size() > 3 ? jk[3].get<std::string>() : "";
-  if (k.symbol.empty())
-    k.symbol = "./" + k.entryPoint + "::";
-  if (k.symbol.ends_with("::"))
-    k.symbol += k.entryPoint;
-  return k;
-}
+} // namespace
 
-Result<SharedTables> tablesFromJson(const nlohmann::json &j,
-                                    const std::string &where) {
-  const nlohmann::json *kinds = jsonMember(j, "kinds", JsonKind::Array);
-  const nlohmann::json *bounds = jsonMember(j, "bounds", JsonKind::Array);
-  const nlohmann::json *kernels = jsonMember(j, "kernels", JsonKind::Array);
-  const nlohmann::json *plans = jsonMember(j, "plans", JsonKind::Array);
-  if (!kinds || !bounds || !kernels || !plans)
-    return errorf(where, ": expected arrays \"kinds\", \"bounds\", "
-                         "\"kernels\" and \"plans\"");
-  std::vector<BundleKernel> kindRecords;
-  for (size_t i = 0; i < kinds->size(); ++i) {
-    Result<BundleKernel> k =
-        kindFromJson((*kinds)[i], where + ", kinds[" + std::to_string(i) + "]");
-    if (!k)
-      return k.status();
-    kindRecords.push_back(std::move(*k));
-  }
-  SharedTables tables;
-  MergedLaunches merged;
-  for (size_t i = 0; i < kernels->size(); ++i) {
-    Result<BundleKernel> k = kernelFromJson(
-        (*kernels)[i], kindRecords, *bounds, merged,
-        where + ", kernels[" + std::to_string(i) + "]");
-    if (!k)
-      return k.status();
-    tables.kernels.push_back(std::move(*k));
-  }
-  tables.plans.assign(plans->begin(), plans->end());
-  return tables;
-}
+namespace detail {
+
+/// The parsed manifest of a bundle from openManifest, and its entries read
+/// whole since: Bundle::entry reads one the first time it is asked for.
+struct UnreadEntries {
+  std::string where;
+  nlohmann::json manifest;
+  /// The "kinds" table, read when the manifest was opened.
+  std::vector<BundleKernel> kinds;
+  /// Where each entry of Bundle::variants is in manifest["variants"].
+  std::vector<EntryPlace> places;
+
+  std::mutex mutex;
+  std::vector<std::unique_ptr<const BundleVariant>> whole;
+  /// Kernel table records read so far (symbols relative to the entry).
+  std::map<size_t, BundleKernel> kernels;
+  /// A kind's launch facts with a set of bounds, as JSON text, by (kind,
+  /// bounds): each pair merged once, however many kernels share it.
+  std::map<std::pair<size_t, size_t>, std::string> launches;
+
+  Result<const BundleVariant *> read(size_t i, const BundleVariant &header);
+
+private:
+  Result<BundleVariant> readEntry(const EntryPlace &place,
+                                  const BundleVariant &header);
+  Result<const BundleKernel *> kernel(size_t index);
+  Result<std::string> launchWithBounds(size_t kind, size_t bounds);
+  Status readPlan(size_t index, const nlohmann::json &values,
+                  BundleVariant &v, const std::string &vwhere);
+};
+
+} // namespace detail
+
+using detail::UnreadEntries;
+
+namespace {
 
 /// Every kernel a plan of `v` launches must be in it (for some target).
 Status checkLaunchedKernels(const BundleVariant &v, const std::string &vwhere) {
@@ -501,25 +523,6 @@ Status checkLaunchedKernels(const BundleVariant &v, const std::string &vwhere) {
           return errorf(vwhere, ": plan ", p.function, " launches ",
                         op.kernel, ", which the bundle does not contain");
       }
-  return Status::ok();
-}
-
-/// Entry `v`'s plan: its template filled with its values, parsed and
-/// verified, kernel symbols made whole.
-Status entryPlanFromJson(const nlohmann::json &template_,
-                         const nlohmann::json &values, BundleVariant &v,
-                         const std::string &vwhere) {
-  Result<nlohmann::json> filled = fillPlanValues(template_, values);
-  if (!filled)
-    return errorf(vwhere, ": ", filled.message());
-  Result<Plan> plan = planFromJsonValue(*filled);
-  if (!plan)
-    return errorf(vwhere, ": ", plan.message());
-  std::string prefix = entrySymbolPrefix(v);
-  for (PlanOp &op : plan->ops)
-    if (op.kind == PlanOpKind::Launch)
-      op.kernel = fullSymbol(op.kernel, prefix);
-  v.plans.push_back(std::move(*plan));
   return Status::ok();
 }
 
@@ -545,59 +548,248 @@ Result<nlohmann::json> entryValues(const nlohmann::json &given,
   return values;
 }
 
-/// One entry [subgroup size, cache key, plan or null, plan values, kernel
-/// indices] of variant `name`; `previousValues` are the plan values of the
-/// variant's entry before it (null for its first), and become this one's.
-Result<BundleVariant> entryFromJson(const nlohmann::json &je,
-                                    const BundleVariant &variant,
-                                    const SharedTables &tables,
-                                    const std::string &where,
-                                    nlohmann::json &previousValues) {
-  std::string vwhere = where + ", variant " + variant.name;
-  if (!je.is_array() || je.size() != 5 || !je[0].is_number_unsigned() ||
-      je[0].get<uint64_t>() > 1024 || !je[1].is_string() ||
-      !je[4].is_array())
-    return errorf(vwhere, ": an entry is [subgroup size in [0, 1024], cache "
-                          "key, plan, plan values, kernels], got ",
-                  je.dump().substr(0, 200));
-  BundleVariant v = variant;
-  v.subgroupSize = je[0].get<int64_t>();
-  v.cacheKey = je[1].get<std::string>();
-  vwhere += " (subgroup size " + std::to_string(v.subgroupSize) + ")";
-  for (const nlohmann::json &ref : je[4]) {
-    Result<size_t> i = tableIndex(ref, tables.kernels.size(), "kernels", vwhere);
-    if (!i)
-      return i.status();
-    BundleKernel k = tables.kernels[*i];
-    k.symbol = fullSymbol(k.symbol, entrySymbolPrefix(v));
-    v.kernels.push_back(std::move(k));
+} // namespace
+
+/// Kind `kind`'s launch facts with bounds record `b`: [index into
+/// "bound_shapes", the numbers of the shape in order].
+Result<std::string> UnreadEntries::launchWithBounds(size_t kind, size_t b) {
+  if (auto it = launches.find({kind, b}); it != launches.end())
+    return it->second;
+  const nlohmann::json &shapes = manifest["bound_shapes"];
+  const nlohmann::json &record = manifest["bounds"][b];
+  std::string bwhere = this->where + ", bounds[" + std::to_string(b) + "]";
+  if (!record.is_array() || record.size() != 2)
+    return errorf(bwhere, ": launch bounds are [shape, values], got ",
+                  record.dump().substr(0, 200));
+  Result<size_t> shape =
+      tableIndex(record[0], shapes.size(), "bound_shapes", bwhere);
+  if (!shape)
+    return shape.status();
+  Result<nlohmann::json> filled = fillNumbers(shapes[*shape], record[1]);
+  if (!filled)
+    return errorf(bwhere, ": ", filled.message());
+  nlohmann::json launch = nlohmann::json::parse(kinds[kind].launchJson);
+  launch["bounds"] = std::move(*filled);
+  return launches.emplace(std::pair{kind, b}, launch.dump()).first->second;
+}
+
+/// One record of the kernel table: [index into "kinds", hash (URL-safe
+/// base64), index into "bounds" or null, symbol relative to the entry (a
+/// trailing "::" continues with the entry point; "", or no symbol, is
+/// "./<entry>::<entry>"), file (only where the kind has no extension)].
+Result<const BundleKernel *> UnreadEntries::kernel(size_t index) {
+  if (auto it = kernels.find(index); it != kernels.end())
+    return &it->second;
+  const nlohmann::json &jk = manifest["kernels"][index];
+  std::string kwhere = where + ", kernels[" + std::to_string(index) + "]";
+  if (!jk.is_array() || jk.size() < 3 || jk.size() > 5 ||
+      !jk[1].is_string() || (jk.size() > 3 && !jk[3].is_string()) ||
+      (jk.size() > 4 && !jk[4].is_string()))
+    return errorf(kwhere,
+                  ": a kernel is [kind, hash, bounds, symbol, file], got ",
+                  jk.dump().substr(0, 200));
+  Result<size_t> kind = tableIndex(jk[0], kinds.size(), "kinds", kwhere);
+  if (!kind)
+    return kind.status();
+  BundleKernel k = kinds[*kind];
+  Result<std::string> hash = hashFromBase64(jk[1].get<std::string>());
+  if (!hash)
+    return errorf(kwhere, ": ", hash.message());
+  k.hash = *hash;
+  if (!jk[2].is_null()) {
+    Result<size_t> b =
+        tableIndex(jk[2], manifest["bounds"].size(), "bounds", kwhere);
+    if (!b)
+      return b.status();
+    Result<std::string> launch = launchWithBounds(*kind, *b);
+    if (!launch)
+      return launch.status();
+    k.launchJson = *launch;
   }
-  Result<nlohmann::json> values = entryValues(je[3], previousValues, vwhere);
-  if (!values)
-    return values.status();
-  previousValues = *values;
-  if (!je[2].is_null()) {
-    Result<size_t> i = tableIndex(je[2], tables.plans.size(), "plans", vwhere);
+  bool named = !k.file.empty();
+  if (named == (jk.size() == 5))
+    return errorf(kwhere, named ? ": its kind names the file, the record "
+                                  "must not"
+                                : ": a kernel of a kind without a file "
+                                  "extension gives its file");
+  k.file = named ? contentAddressedPath(k.entryPoint, k.hash, k.file)
+                 : jk[4].get<std::string>();
+  if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
+    return errorf(kwhere, ": file must be inside the bundle, got ", k.file);
+  k.symbol = jk.size() > 3 ? jk[3].get<std::string>() : "";
+  if (k.symbol.empty())
+    k.symbol = "./" + k.entryPoint + "::";
+  if (k.symbol.ends_with("::"))
+    k.symbol += k.entryPoint;
+  return &kernels.emplace(index, std::move(k)).first->second;
+}
+
+/// Entry `v`'s plan: template `index` filled with its values, parsed and
+/// verified, kernel symbols made whole.
+Status UnreadEntries::readPlan(size_t index, const nlohmann::json &values,
+                               BundleVariant &v, const std::string &vwhere) {
+  Result<nlohmann::json> filled =
+      fillPlanValues(manifest["plans"][index], values);
+  if (!filled)
+    return errorf(vwhere, ": ", filled.message());
+  Result<Plan> plan = planFromJsonValue(*filled);
+  if (!plan)
+    return errorf(vwhere, ": ", plan.message());
+  std::string prefix = entrySymbolPrefix(v);
+  for (PlanOp &op : plan->ops)
+    if (op.kind == PlanOpKind::Launch)
+      op.kernel = fullSymbol(op.kernel, prefix);
+  v.plans.push_back(std::move(*plan));
+  return Status::ok();
+}
+
+/// The entry at `place` whole: [subgroup size, cache key, plan or null,
+/// plan values, kernel indices] (the first two already in `header`, checked
+/// when the manifest was opened). Its plan values follow from those of the
+/// variant's entries before it.
+Result<BundleVariant> UnreadEntries::readEntry(const EntryPlace &place,
+                                               const BundleVariant &header) {
+  const nlohmann::json &entries =
+      manifest["variants"][place.variant]["entries"];
+  BundleVariant v = header;
+  std::string vwhere = where + ", variant " + v.name + " (subgroup size " +
+                       std::to_string(v.subgroupSize) + ")";
+  nlohmann::json values;
+  for (size_t e = 0; e <= place.entry; ++e) {
+    Result<nlohmann::json> next = entryValues(entries[e][3], values, vwhere);
+    if (!next)
+      return next.status();
+    values = std::move(*next);
+  }
+  const nlohmann::json &je = entries[place.entry];
+  std::string prefix = entrySymbolPrefix(v);
+  for (const nlohmann::json &ref : je[4]) {
+    Result<size_t> i =
+        tableIndex(ref, manifest["kernels"].size(), "kernels", vwhere);
     if (!i)
       return i.status();
-    ATTN_RETURN_IF_ERROR(
-        entryPlanFromJson(tables.plans[*i], *values, v, vwhere));
+    Result<const BundleKernel *> k = kernel(*i);
+    if (!k)
+      return k.status();
+    v.kernels.push_back(**k);
+    v.kernels.back().symbol = fullSymbol((*k)->symbol, prefix);
+  }
+  if (!je[2].is_null()) {
+    Result<size_t> i =
+        tableIndex(je[2], manifest["plans"].size(), "plans", vwhere);
+    if (!i)
+      return i.status();
+    ATTN_RETURN_IF_ERROR(readPlan(*i, values, v, vwhere));
   }
   ATTN_RETURN_IF_ERROR(checkLaunchedKernels(v, vwhere));
   return v;
 }
 
-/// One record of "variants": name, parameters and the entries (one per
-/// subgroup size) that share them.
-Status variantFromJson(const nlohmann::json &jv, const SharedTables &tables,
-                       const std::string &where,
-                       std::vector<BundleVariant> &out) {
+Result<const BundleVariant *> UnreadEntries::read(size_t i,
+                                                  const BundleVariant &header) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!whole[i]) {
+    Result<BundleVariant> v = readEntry(places[i], header);
+    if (!v)
+      return v.status();
+    whole[i] = std::make_unique<const BundleVariant>(std::move(*v));
+  }
+  return whole[i].get();
+}
+
+Result<const BundleVariant *> Bundle::entry(size_t i) const {
+  assert(i < variants.size() && "entry index out of range");
+  if (!unread)
+    return &variants[i];
+  return unread->read(i, variants[i]);
+}
+
+size_t Bundle::entriesRead() const {
+  if (!unread)
+    return 0;
+  std::lock_guard<std::mutex> lock(unread->mutex);
+  return std::count_if(unread->whole.begin(), unread->whole.end(),
+                       [](const auto &v) { return v != nullptr; });
+}
+
+Result<const BundleVariant *>
+Bundle::entry(const BundleVariant &inVariants) const {
+  assert(&inVariants >= variants.data() &&
+         &inVariants < variants.data() + variants.size() &&
+         "not an entry of this bundle");
+  return entry(static_cast<size_t>(&inVariants - variants.data()));
+}
+
+Result<std::vector<const BundleKernel *>>
+Bundle::kernelsOfSymbol(std::string_view symbol) const {
+  std::vector<const BundleVariant *> holders;
+  for (size_t i = 0; i < variants.size() && holders.empty(); ++i)
+    if (symbol.starts_with(entrySymbolPrefix(variants[i]))) {
+      Result<const BundleVariant *> v = entry(i);
+      if (!v)
+        return v.status();
+      holders.push_back(*v);
+    }
+  if (holders.empty())
+    for (size_t i = 0; i < variants.size(); ++i) {
+      Result<const BundleVariant *> v = entry(i);
+      if (!v)
+        return v.status();
+      holders.push_back(*v);
+    }
+  std::vector<const BundleKernel *> kernels;
+  for (const BundleVariant *v : holders)
+    for (const BundleKernel &k : v->kernels)
+      if (k.symbol == symbol)
+        kernels.push_back(&k);
+  return kernels;
+}
+
+std::vector<BundleKernel> Bundle::kernelKinds() const {
+  std::vector<BundleKernel> kinds;
+  if (unread) {
+    for (const BundleKernel &kind : unread->kinds)
+      kinds.push_back({"", kind.target, "", kind.entryPoint, "",
+                       kind.launchJson});
+    return kinds;
+  }
+  for (const BundleVariant &v : variants)
+    for (const BundleKernel &k : v.kernels)
+      kinds.push_back({"", k.target, "", k.entryPoint, "", k.launchJson});
+  return kinds;
+}
+
+namespace {
+
+/// The tables' shape, and the kinds read: what every entry refers to.
+Status tablesFromJson(UnreadEntries &unread) {
+  const nlohmann::json &j = unread.manifest;
+  for (const char *table : kManifestTables)
+    if (!jsonMember(j, table, JsonKind::Array))
+      return errorf(unread.where, ": expected an array \"", table, "\"");
+  const nlohmann::json &kinds = j["kinds"];
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    Result<BundleKernel> k = kindFromJson(
+        kinds[i], unread.where + ", kinds[" + std::to_string(i) + "]");
+    if (!k)
+      return k.status();
+    unread.kinds.push_back(std::move(*k));
+  }
+  return Status::ok();
+}
+
+/// One record of "variants" (name, parameters, and the entries, one per
+/// subgroup size, that share them) as the headers of its entries: each
+/// entry's shape, subgroup size and cache key checked, the rest left for
+/// Bundle::entry.
+Status variantFromJson(const nlohmann::json &jv, size_t index,
+                       UnreadEntries &unread, Bundle &bundle) {
   BundleVariant v;
-  Result<std::string> name = getString(jv, "name", where + ", a variant");
+  Result<std::string> name = getString(jv, "name", unread.where + ", a variant");
   if (!name)
     return name.status();
   v.name = *name;
-  std::string vwhere = where + ", variant " + v.name;
+  std::string vwhere = unread.where + ", variant " + v.name;
   if (!jv.contains("parameters") || !jv["parameters"].is_object())
     return errorf(vwhere, ": expected an object \"parameters\"");
   for (const auto &[key, value] : jv["parameters"].items()) {
@@ -608,14 +800,49 @@ Status variantFromJson(const nlohmann::json &jv, const SharedTables &tables,
   const nlohmann::json *entries = jsonMember(jv, "entries", JsonKind::Array);
   if (!entries)
     return errorf(vwhere, ": expected an array \"entries\"");
-  nlohmann::json previousValues;
-  for (const nlohmann::json &je : *entries) {
-    Result<BundleVariant> entry =
-        entryFromJson(je, v, tables, where, previousValues);
-    if (!entry)
-      return entry.status();
-    out.push_back(std::move(*entry));
+  for (size_t e = 0; e < entries->size(); ++e) {
+    const nlohmann::json &je = (*entries)[e];
+    if (!je.is_array() || je.size() != 5 || !je[0].is_number_unsigned() ||
+        je[0].get<uint64_t>() > 1024 || !je[1].is_string() ||
+        !je[4].is_array())
+      return errorf(vwhere, ": an entry is [subgroup size in [0, 1024], "
+                            "cache key, plan, plan values, kernels], got ",
+                    je.dump().substr(0, 200));
+    v.subgroupSize = je[0].get<int64_t>();
+    v.cacheKey = je[1].get<std::string>();
+    bundle.variants.push_back(v);
+    unread.places.push_back({index, e});
   }
+  return Status::ok();
+}
+
+/// The entries of `unread`'s manifest, as headers; each whole, the first
+/// time it is asked for.
+Status entriesFromJson(UnreadEntries &unread, Bundle &bundle) {
+  const nlohmann::json &variants = unread.manifest["variants"];
+  for (size_t i = 0; i < variants.size(); ++i)
+    ATTN_RETURN_IF_ERROR(variantFromJson(variants[i], i, unread, bundle));
+  unread.whole.resize(bundle.variants.size());
+  std::set<std::pair<std::string, int64_t>> seen;
+  for (const BundleVariant &v : bundle.variants)
+    if (!seen.emplace(v.name, v.subgroupSize).second)
+      return errorf(unread.where, ": two entries of variant ", v.name,
+                    " are for subgroup size ", v.subgroupSize);
+  return Status::ok();
+}
+
+/// Every entry of `bundle` read whole into `bundle.variants`.
+Status readAllEntries(Bundle &bundle) {
+  std::vector<BundleVariant> whole;
+  whole.reserve(bundle.variants.size());
+  for (size_t i = 0; i < bundle.variants.size(); ++i) {
+    Result<const BundleVariant *> v = bundle.entry(i);
+    if (!v)
+      return v.status();
+    whole.push_back(**v);
+  }
+  bundle.variants = std::move(whole);
+  bundle.unread = nullptr;
   return Status::ok();
 }
 
@@ -623,13 +850,16 @@ Status variantFromJson(const nlohmann::json &jv, const SharedTables &tables,
 
 Result<Bundle> manifestFromJson(std::string_view text,
                                 const std::string &directory,
-                                const BundleTrust &trust) {
-  std::string where = "bundle " + directory + ": manifest.json";
-  nlohmann::json j =
+                                const BundleTrust &trust, bool unread) {
+  auto entries = std::make_shared<UnreadEntries>();
+  entries->where = "bundle " + directory + ": manifest.json";
+  const std::string &where = entries->where;
+  entries->manifest =
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json &j = entries->manifest;
   if (j.is_discarded())
     return errorf(where, " is not valid JSON");
-  Result<std::string> hash = checkManifestHeader(j, where);
+  Result<std::string> hash = checkManifestHeader(j, text, where);
   if (!hash)
     return hash.status();
   Result<std::optional<ManifestSignature>> signature =
@@ -642,27 +872,23 @@ Result<Bundle> manifestFromJson(std::string_view text,
   bundle.signature = *signature;
   bundle.directory = directory;
   bundle.formatVersion = kBundleFormatVersion;
+  bundle.readHash = *hash;
   Result<std::string> compiler = getString(j, "compiler", where);
   if (!compiler)
     return compiler.status();
   bundle.compiler = *compiler;
-  Result<SharedTables> tables = tablesFromJson(j, where);
-  if (!tables)
-    return tables.status();
-  if (!j.contains("variants") || !j["variants"].is_array())
-    return errorf(where, ": expected an array \"variants\"");
-  for (const nlohmann::json &jv : j["variants"])
-    ATTN_RETURN_IF_ERROR(variantFromJson(jv, *tables, where, bundle.variants));
-  std::set<std::pair<std::string, int64_t>> seen;
-  for (const BundleVariant &v : bundle.variants)
-    if (!seen.emplace(v.name, v.subgroupSize).second)
-      return errorf(where, ": two entries of variant ", v.name,
-                    " are for subgroup size ", v.subgroupSize);
+  ATTN_RETURN_IF_ERROR(tablesFromJson(*entries));
+  ATTN_RETURN_IF_ERROR(entriesFromJson(*entries, bundle));
+  bundle.unread = std::move(entries);
+  if (!unread)
+    ATTN_RETURN_IF_ERROR(readAllEntries(bundle));
   return bundle;
 }
 
-Result<Bundle> loadManifest(const std::string &directory,
-                            const BundleTrust &trust) {
+namespace {
+
+/// The text of `directory`/manifest.json, read no further than a bound.
+Result<std::string> readManifestText(const std::string &directory) {
   const std::string path = directory + "/manifest.json";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
@@ -672,12 +898,33 @@ Result<Bundle> loadManifest(const std::string &directory,
       readFileBounded(path, kMaxManifestBytes, "manifest");
   if (!text)
     return errorf("bundle ", directory, ": ", text.message());
+  return text;
+}
+
+} // namespace
+
+Result<Bundle> loadManifest(const std::string &directory,
+                            const BundleTrust &trust) {
+  Result<std::string> text = readManifestText(directory);
+  if (!text)
+    return text.status();
   return manifestFromJson(*text, directory, trust);
 }
 
+Result<Bundle> openManifest(const std::string &directory,
+                            const BundleTrust &trust) {
+  Result<std::string> text = readManifestText(directory);
+  if (!text)
+    return text.status();
+  return manifestFromJson(*text, directory, trust, /*unread=*/true);
+}
+
 bool manifestChanged(const Bundle &bundle) {
-  Result<Bundle> now = loadManifest(bundle.directory);
-  return !now || manifestToJson(*now) != manifestToJson(bundle);
+  Result<std::string> text = readManifestText(bundle.directory);
+  if (!text)
+    return true;
+  Result<std::string> now = signedPart(*text, bundle.directory);
+  return !now || contentHash(*now) != manifestHash(bundle);
 }
 
 namespace {

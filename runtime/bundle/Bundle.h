@@ -3,13 +3,14 @@
 // A bundle is what attn-compile writes and a serving engine loads at start-up:
 // a directory with manifest.json and one file per kernel and target.
 //
-//   manifest.json (format 4; one record per line, so diffs read well)
+//   manifest.json (format 5; one record per line, so diffs read well, and
+//   readers rely on that layout: the hash covers the text)
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
-//     manifest_hash    contentHash (BLAKE2b-256) of the manifest without
-//                      this field and "signature", as nlohmann::json dumps
-//                      it compactly: an edited or damaged manifest is
-//                      refused
+//     manifest_hash    (the third line) contentHash (BLAKE2b-256) of the
+//                      manifest's text without this line and the
+//                      signature's (the fourth, when signed): an edited
+//                      or damaged manifest is refused
 //     signature        when signed (attn-compile --sign-key): {"key": the
 //                      Ed25519 public key, "ed25519": its signature of the
 //                      manifest hash}, both hex (runtime/bundle/
@@ -24,13 +25,18 @@
 //                      its files' names (".spv", ".spv.zst"; "" where files
 //                      are not named "kernels/<entry point>.<hash><ext>",
 //                      as TT programs' are not)]
-//     bounds[]         every distinct set of launch bounds once (the
-//                      launch facts' "bounds", core/LaunchBounds.h: they
+//     bound_shapes[]   every distinct shape of launch bounds once (the
+//                      launch facts' "bounds", core/LaunchBounds.h, with
+//                      every number null: PlanTemplate.h's splitNumbers)
+//     bounds[]         every distinct set of launch bounds once: [index
+//                      into bound_shapes[], its numbers in order] (they
 //                      differ with a variant's sizes where the rest of a
 //                      kind's facts do not)
 //     kernels[]        every distinct kernel file's record once:
 //                      [index into kinds[],
-//                       hash (contentHash of the file as stored, hex),
+//                       hash (contentHash of the file as stored, in
+//                        URL-safe base64: hashToBase64; file names keep
+//                        the hex),
 //                       index into bounds[] (null: none),
 //                       symbol relative to the entry (a trailing "::"
 //                       continues with the entry point; "" or absent is
@@ -85,6 +91,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,7 +106,9 @@ namespace attn::runtime {
 /// values, kernel kinds (target, entry point, launch facts) in their own
 /// table; a kernel's launch facts hold its launch bounds
 /// (core/LaunchBounds.h), without which no plan launches it.
-inline constexpr int kBundleFormatVersion = 4;
+/// 5: the manifest hash over its text, kernel hashes in base64, launch
+/// bounds as shapes with numbers; entries read when used (openManifest).
+inline constexpr int kBundleFormatVersion = 5;
 
 struct BundleKernel {
   std::string symbol;
@@ -138,18 +147,54 @@ struct BundleVariant {
 /// that prefix as "./").
 std::string entrySymbolPrefix(const BundleVariant &v);
 
+namespace detail {
+struct UnreadEntries;
+} // namespace detail
+
 struct Bundle {
   int formatVersion = kBundleFormatVersion;
   std::string compiler;
   /// Where the bundle was loaded from or is written to.
   std::string directory;
+  /// Every entry. In a bundle from openManifest, each holds only its name,
+  /// subgroup size, cache key and parameters until entry() reads the rest.
   std::vector<BundleVariant> variants;
   /// The manifest's signature, when signed (checked when loaded).
   std::optional<ManifestSignature> signature;
+  /// The manifest_hash of the manifest the bundle was read from; "" for a
+  /// bundle made in memory.
+  std::string readHash;
+  /// What openManifest left unread: each entry's plan and kernel records.
+  /// Null once every entry is whole (loadManifest, or a bundle made in
+  /// memory).
+  std::shared_ptr<detail::UnreadEntries> unread;
 
   /// The entry of variant `name` built for `subgroupSize`, or null.
   const BundleVariant *findEntry(std::string_view name,
                                  int64_t subgroupSize) const;
+
+  /// `variants[i]` whole: itself where it is, else its plan and kernel
+  /// records read from the manifest and checked the first time it is asked
+  /// for (once, thread-safe), or the error that names what is wrong.
+  Result<const BundleVariant *> entry(size_t i) const;
+  Result<const BundleVariant *> entry(const BundleVariant &inVariants) const;
+
+  /// Every kernel under `symbol` (any target): those of the entry whose
+  /// compile made it ("<name>@<cache key>/...", read whole), or, for a
+  /// symbol without an entry's prefix (a bundle made in memory), of every
+  /// entry.
+  Result<std::vector<const BundleKernel *>>
+  kernelsOfSymbol(std::string_view symbol) const;
+
+  /// The kinds of the bundle's kernels, without reading an entry whole:
+  /// each kernel's target, entry point and launch facts (all the launch
+  /// facts a device's runsKernel reads; a kind's launch bounds may be
+  /// missing), symbol, file and hash empty.
+  std::vector<BundleKernel> kernelKinds() const;
+
+  /// How many of the entries openManifest left unread entry() has read
+  /// whole since (0 where every entry was whole from the start).
+  size_t entriesRead() const;
 
   /// Reads a kernel file, checks it against its hash and returns the
   /// kernel (decompressed, for a ".zst" file: runtime/bundle/Compression.h).
@@ -177,16 +222,32 @@ bool manifestChanged(const Bundle &bundle);
 
 /// Reads (no further than a bound: an endless file is refused) and parses
 /// `directory`/manifest.json, checked against `trust`, without reading the
-/// kernel files.
+/// kernel files. Every entry is whole: its plan parsed and verified, its
+/// kernel records built.
 Result<Bundle> loadManifest(const std::string &directory,
                             const BundleTrust &trust = {});
 
-/// The manifest text of a bundle, and its parse (no file checks; the
-/// signature checked against `trust` before the rest is parsed).
+/// What a serving engine opens: loadManifest's checks of the manifest as a
+/// whole (format, hash, signature, JSON, the shared tables' shape, each
+/// entry's name, subgroup size, cache key and parameters), but each entry's
+/// plan and kernel records are read when Bundle::entry first asks for them.
+/// Opening costs the manifest's parse, whatever the plans' size.
+Result<Bundle> openManifest(const std::string &directory,
+                            const BundleTrust &trust = {});
+
+/// The manifest text of a bundle whose entries are whole, and its parse
+/// (no file checks; the signature checked against `trust` before the rest
+/// is parsed; entries whole unless `unread`, as openManifest leaves them).
 std::string manifestToJson(const Bundle &bundle);
 Result<Bundle> manifestFromJson(std::string_view json,
                                 const std::string &directory,
-                                const BundleTrust &trust = {});
+                                const BundleTrust &trust = {},
+                                bool unread = false);
+
+/// Manifest `json` (any layout) as the writer lays it out, with its true
+/// manifest_hash and its signature as given; "" when `json` is not a JSON
+/// object. For tests and fuzzers that edit manifests on purpose.
+std::string restampManifest(std::string_view json);
 
 /// The hash of the signed part of `bundle`'s manifest (all but
 /// manifest_hash and signature), as the manifest records it.

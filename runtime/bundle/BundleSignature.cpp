@@ -100,6 +100,38 @@ std::string contentHash(std::string_view bytes) {
   return toHex(digest.data(), digest.size());
 }
 
+namespace {
+constexpr int kHashBase64 = sodium_base64_VARIANT_URLSAFE_NO_PADDING;
+} // namespace
+
+std::string hashToBase64(std::string_view hexHash) {
+  Result<std::array<uint8_t, 32>> bytes = fromHex<32>(hexHash, "a hash");
+  if (!bytes)
+    return std::string(hexHash);
+  std::string text(sodium_base64_ENCODED_LEN(32, kHashBase64), '\0');
+  sodium_bin2base64(text.data(), text.size(), bytes->data(), bytes->size(),
+                    kHashBase64);
+  text.resize(std::char_traits<char>::length(text.c_str()));
+  return text;
+}
+
+Result<std::string> hashFromBase64(std::string_view base64) {
+  std::array<uint8_t, 32> bytes{};
+  size_t size = 0;
+  const char *end = nullptr;
+  if (base64.size() != 43 ||
+      sodium_base642bin(bytes.data(), bytes.size(), base64.data(),
+                        base64.size(), nullptr, &size, &end,
+                        kHashBase64) != 0 ||
+      size != bytes.size() || end != base64.data() + base64.size())
+    return errorf("expected a hash as 43 URL-safe base64 characters, got \"",
+                  base64.substr(0, 60), "\"");
+  std::string hex = toHex(bytes.data(), bytes.size());
+  if (hashToBase64(hex) != base64)
+    return errorf("hash \"", base64, "\" is not spelled canonically");
+  return hex;
+}
+
 std::string PublicKey::hex() const { return toHex(bytes.data(), bytes.size()); }
 
 PublicKey SecretKey::publicKey() const {

@@ -31,6 +31,14 @@ namespace attn::runtime {
 /// attn-compile's cache keys).
 std::string contentHash(std::string_view bytes);
 
+/// A contentHash as a manifest writes it: its 32 bytes in URL-safe base64
+/// without padding (43 characters, two thirds of the hex), and back; the
+/// error says what is wrong (only the canonical spelling is accepted, so
+/// that one hash has one spelling). A string that is not 64 hex digits is
+/// returned as it is, for the reader to refuse by name.
+std::string hashToBase64(std::string_view hexHash);
+Result<std::string> hashFromBase64(std::string_view base64);
+
 /// An Ed25519 public key.
 struct PublicKey {
   std::array<uint8_t, 32> bytes{};

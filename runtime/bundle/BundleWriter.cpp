@@ -133,7 +133,7 @@ Status writeFileAtomically(const std::string &directory,
 
 Status writeManifest(const Bundle &bundle) {
   return writeFileAtomically(bundle.directory, "manifest.json",
-                             manifestToJson(bundle) + "\n");
+                             manifestToJson(bundle));
 }
 
 Status removeUnnamedKernelFiles(const Bundle &bundle) {

@@ -52,10 +52,51 @@ void forEachPlanValue(nlohmann::json &plan, Visit &&visit) {
   }
 }
 
+/// Calls `visit` on every number of `value`, in document order.
+template <typename Visit> void forEachNumber(nlohmann::json &value, Visit &&visit) {
+  if (value.is_number() || value.is_null())
+    visit(value);
+  else if (value.is_structured())
+    for (nlohmann::json &member : value)
+      forEachNumber(member, visit);
+}
+
+/// What a template is of, and what gives its values, for messages.
+struct Filled {
+  const char *what;
+  const char *giver;
+};
+constexpr Filled kPlan{"plan", "entry"};
+constexpr Filled kNumbers{"launch bounds", "record"};
+
+/// `shape`'s leaves that `forEach` visits filled from `values`, in order.
+template <typename ForEach>
+Result<nlohmann::json> fillLeaves(nlohmann::json shape,
+                                  const nlohmann::json &values,
+                                  ForEach &&forEach, Filled filled) {
+  if (!values.is_array())
+    return errorf(filled.what, " values must be an array");
+  size_t next = 0;
+  bool filledOnly = true;
+  forEach(shape, [&](nlohmann::json &leaf) {
+    filledOnly &= leaf.is_null();
+    if (next < values.size())
+      leaf = values[next];
+    ++next;
+  });
+  if (!filledOnly)
+    return errorf("a ", filled.what, " template holds a value where each ",
+                  filled.giver, " gives its own (it must be null)");
+  if (next != values.size())
+    return errorf("the ", filled.what, " template takes ", next,
+                  " values, the ", filled.giver, " gives ", values.size());
+  return shape;
+}
+
 } // namespace
 
-SplitPlan splitPlanValues(nlohmann::json plan) {
-  SplitPlan split;
+SplitJson splitPlanValues(nlohmann::json plan) {
+  SplitJson split;
   forEachPlanValue(plan, [&](nlohmann::json &leaf) {
     split.values.push_back(std::move(leaf));
     leaf = nullptr;
@@ -66,23 +107,30 @@ SplitPlan splitPlanValues(nlohmann::json plan) {
 
 Result<nlohmann::json> fillPlanValues(nlohmann::json shape,
                                       const nlohmann::json &values) {
-  if (!values.is_array())
-    return Status::error("plan values must be an array");
-  size_t next = 0;
-  bool filledOnly = true;
-  forEachPlanValue(shape, [&](nlohmann::json &leaf) {
-    filledOnly &= leaf.is_null();
-    if (next < values.size())
-      leaf = values[next];
-    ++next;
+  return fillLeaves(std::move(shape), values,
+                    [](nlohmann::json &plan, auto &&visit) {
+                      forEachPlanValue(plan, visit);
+                    },
+                    kPlan);
+}
+
+SplitJson splitNumbers(nlohmann::json value) {
+  SplitJson split;
+  forEachNumber(value, [&](nlohmann::json &leaf) {
+    split.values.push_back(std::move(leaf));
+    leaf = nullptr;
   });
-  if (!filledOnly)
-    return Status::error("a plan template holds a value where entries give "
-                         "theirs (it must be null)");
-  if (next != values.size())
-    return errorf("the plan takes ", next, " values, the entry gives ",
-                  values.size());
-  return shape;
+  split.shape = std::move(value);
+  return split;
+}
+
+Result<nlohmann::json> fillNumbers(nlohmann::json shape,
+                                   const nlohmann::json &values) {
+  return fillLeaves(std::move(shape), values,
+                    [](nlohmann::json &value, auto &&visit) {
+                      forEachNumber(value, visit);
+                    },
+                    kNumbers);
 }
 
 } // namespace attn::runtime

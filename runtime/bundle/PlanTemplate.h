@@ -11,7 +11,8 @@
 //   ops, in order: const's imm, alloc's dtype, launch's block (x, y, z)
 //
 // Everything else (the op sequence, slots, dims' indices, kernel symbols,
-// the function's name) is the template's.
+// the function's name) is the template's. Launch bounds are split the same
+// way, with every number a value (splitNumbers).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_PLANTEMPLATE_H
@@ -23,21 +24,32 @@
 
 namespace attn::runtime {
 
-struct SplitPlan {
-  /// The plan's JSON with every value leaf null.
+/// A JSON value (a plan, launch bounds) as its shape and its values.
+struct SplitJson {
+  /// The JSON with every value leaf null.
   nlohmann::json shape;
   /// The leaves, in visiting order.
   nlohmann::json values = nlohmann::json::array();
 };
 
 /// Splits a plan's JSON (planToJsonValue) into its shape and values.
-SplitPlan splitPlanValues(nlohmann::json plan);
+SplitJson splitPlanValues(nlohmann::json plan);
 
 /// The inverse: `shape` with its null leaves filled from `values`, in order.
 /// An error if a value leaf of `shape` is not null, or the counts differ;
 /// the result still has to be parsed and verified (planFromJsonValue).
 Result<nlohmann::json> fillPlanValues(nlohmann::json shape,
                                       const nlohmann::json &values);
+
+/// The same for any JSON value where every number is a value (a kernel's
+/// launch bounds, core/LaunchBounds.h): the shape has each number null,
+/// the values are the numbers in document order (object members in key
+/// order).
+SplitJson splitNumbers(nlohmann::json value);
+
+/// The inverse of splitNumbers, with fillPlanValues's errors.
+Result<nlohmann::json> fillNumbers(nlohmann::json shape,
+                                   const nlohmann::json &values);
 
 } // namespace attn::runtime
 

@@ -157,10 +157,16 @@ Result<const BundleVariant *> findVariant(const Bundle &bundle,
                                           const VariantQuery &query,
                                           std::string_view target,
                                           const SubgroupSizes &subgroups) {
+  // Only the entries whose parameters match are read whole.
   std::vector<const BundleVariant *> matching;
-  for (const BundleVariant &v : bundle.variants)
-    if (query.matches(v.parameters))
-      matching.push_back(&v);
+  for (const BundleVariant &header : bundle.variants) {
+    if (!query.matches(header.parameters))
+      continue;
+    Result<const BundleVariant *> v = bundle.entry(header);
+    if (!v)
+      return v.status();
+    matching.push_back(*v);
+  }
   if (matching.empty())
     return noVariant(bundle, query);
 
@@ -272,32 +278,55 @@ Status BundleExecutor::checkServes(const VariantQuery &call) const {
   return Status::ok();
 }
 
-Result<std::map<std::string, const BundleVariant *>>
-BundleExecutor::runnableEntries() const {
-  SubgroupSizes subgroups = device_.subgroupSizes();
-  std::map<std::string, const BundleVariant *> chosen;
+Status BundleExecutor::checkRunnable() {
   std::set<std::string> targets;
-  for (const BundleVariant &v : bundle_.variants) {
-    for (const BundleKernel &k : v.kernels)
-      targets.insert(k.target);
-    if (!hasTarget(v, target_))
-      continue;
-    const BundleVariant *&pick = chosen[v.name];
-    if (v.subgroupSize == subgroups.native ||
-        (!pick && subgroups.canRun(v.subgroupSize)))
-      pick = &v;
+  bool runs = false;
+  for (const BundleKernel &kind : bundle_.kernelKinds()) {
+    targets.insert(kind.target);
+    runs |= kind.target == target_ && device_.runsKernel(kind);
   }
-  if (chosen.empty()) {
+  if (!targets.count(target_)) {
     std::string have;
     for (const std::string &t : targets)
       have += (have.empty() ? "" : ", ") + t;
     return errorf("bundle ", bundle_.directory, " has no kernels for target ",
                   target_, " (it has: ", have.empty() ? "none" : have, ")");
   }
+  if (runs)
+    return Status::ok();
+  // None of the target's kernels runs here (a CPU bundle of another ISA
+  // level): the first entry with the target's kernels has the device say
+  // why.
+  for (size_t i = 0; i < bundle_.variants.size(); ++i) {
+    Result<const BundleVariant *> v = bundle_.entry(i);
+    if (!v)
+      return v.status();
+    if (hasTarget(**v, target_))
+      return checkEntryRunnable(**v);
+  }
+  return Status::ok();
+}
+
+Result<std::map<std::string, const BundleVariant *>>
+BundleExecutor::runnableEntries() {
+  ATTN_RETURN_IF_ERROR(checkRunnable());
+  SubgroupSizes subgroups = device_.subgroupSizes();
+  std::map<std::string, const BundleVariant *> chosen;
+  for (size_t i = 0; i < bundle_.variants.size(); ++i) {
+    Result<const BundleVariant *> v = bundle_.entry(i);
+    if (!v)
+      return v.status();
+    if (!hasTarget(**v, target_))
+      continue;
+    const BundleVariant *&pick = chosen[(*v)->name];
+    if ((*v)->subgroupSize == subgroups.native ||
+        (!pick && subgroups.canRun((*v)->subgroupSize)))
+      pick = *v;
+  }
   return chosen;
 }
 
-Status BundleExecutor::checkRunnable() {
+Status BundleExecutor::checkAllRunnable() {
   Result<std::map<std::string, const BundleVariant *>> chosen =
       runnableEntries();
   if (!chosen)
@@ -309,17 +338,22 @@ Status BundleExecutor::checkRunnable() {
                     " has no build for the device's subgroup size ",
                     subgroups.describe(), ": recompile with --subgroup-size=",
                     subgroups.native);
-    // A symbol without a kernel the device runs (a CPU bundle of another
-    // ISA level) fails now: loadSymbol loads one so that the device says
-    // why. Otherwise nothing is read.
-    std::map<std::string_view, bool> runs;
-    for (const BundleKernel &k : entry->kernels)
-      if (k.target == target_)
-        runs[k.symbol] |= device_.runsKernel(k);
-    for (const auto &[symbol, any] : runs)
-      if (!any)
-        ATTN_RETURN_IF_ERROR(loadSymbol(*entry, symbol));
+    ATTN_RETURN_IF_ERROR(checkEntryRunnable(*entry));
   }
+  return Status::ok();
+}
+
+Status BundleExecutor::checkEntryRunnable(const BundleVariant &entry) {
+  // A symbol without a kernel the device runs (a CPU bundle of another ISA
+  // level) fails now: loadSymbol loads one so that the device says why.
+  // Otherwise nothing is read.
+  std::map<std::string_view, bool> runs;
+  for (const BundleKernel &k : entry.kernels)
+    if (k.target == target_)
+      runs[k.symbol] |= device_.runsKernel(k);
+  for (const auto &[symbol, any] : runs)
+    if (!any)
+      ATTN_RETURN_IF_ERROR(loadSymbol(entry, symbol));
   return Status::ok();
 }
 
@@ -334,7 +368,7 @@ Status BundleExecutor::loadEntry(const BundleVariant &entry) {
 }
 
 Status BundleExecutor::loadAllKernels() {
-  ATTN_RETURN_IF_ERROR(checkRunnable());
+  ATTN_RETURN_IF_ERROR(checkAllRunnable());
   Result<std::map<std::string, const BundleVariant *>> chosen =
       runnableEntries();
   for (const auto &[name, entry] : *chosen)

@@ -94,18 +94,22 @@ public:
   /// Loads the kernels of the entry serving `call`, unless they are loaded.
   Status prepare(const VariantQuery &call) override;
 
-  /// Checks that the bundle has kernels for the target and, for every
-  /// variant, an entry the device runs (its subgroup size, and for each
-  /// symbol a kernel the device takes, by PlanDevice::runsKernel): a
-  /// session's check when it opens the bundle. Reads no kernel file unless
-  /// one fails, to have the device's reason.
+  /// Checks that the bundle has kernels for the target, and that the
+  /// device runs some of them (PlanDevice::runsKernel on their kinds; if
+  /// none, the first entry with the target's kernels has the device say
+  /// why): a session's check when it opens the bundle, which otherwise
+  /// reads no entry whole. Whether the device runs a given entry (its
+  /// subgroup size, its kernels' ISA) is checked when a layer or call
+  /// selects it, or by loadAllKernels.
   Status checkRunnable();
 
   /// Loads now every kernel of the target that the device would run (for
   /// each variant, the entry of the device's subgroup size), instead of
   /// when a layer or call first needs it: what attn-bundle-check and
   /// attn-vulkan-info --bundle do to check a whole bundle. Fails as
-  /// checkRunnable() does, or on the first kernel that does not load.
+  /// checkRunnable() does; when a variant has no entry the device runs
+  /// (its subgroup size, and for each symbol a kernel the device takes, by
+  /// PlanDevice::runsKernel); or on the first kernel that does not load.
   Status loadAllKernels();
 
   const Bundle *servingBundle() const override { return &bundle_; }
@@ -125,8 +129,16 @@ private:
                                         std::span<const DeviceTensor> args);
   Status load(const BundleVariant &variant, const BundleKernel &kernel);
   /// Per variant name, the entry the device runs (null: none), as select()
-  /// picks it; an error when the bundle has no kernels for the target.
-  Result<std::map<std::string, const BundleVariant *>> runnableEntries() const;
+  /// picks it, every entry read whole; an error when the bundle has no
+  /// kernels for the target.
+  Result<std::map<std::string, const BundleVariant *>> runnableEntries();
+  /// loadAllKernels's check of every variant: an entry the device runs,
+  /// with a kernel it takes for each symbol. Reads no kernel file unless
+  /// one fails, to have the device's reason.
+  Status checkAllRunnable();
+  /// Whether the device takes a kernel of each of `entry`'s symbols for the
+  /// target; else the device's reason, from loading one.
+  Status checkEntryRunnable(const BundleVariant &entry);
   /// Loads every kernel of `entry` for the target that the device runs.
   Status loadEntry(const BundleVariant &entry);
   /// Loads the kernels of `symbol` in `variant` that the device runs

@@ -25,14 +25,15 @@ std::string_view bundleTarget(DeviceType device) {
 
 namespace {
 
-/// An executor of the bundle at `dir` on `device`, its manifest read and
-/// checked against the device; no kernel file is read until a layer needs
-/// it (createLayer), so opening costs the manifest, whatever the bundle's
-/// size. The manifest's signature is checked against `trust` first.
+/// An executor of the bundle at `dir` on `device`, its manifest read
+/// (openManifest: each entry's plan and kernel records are read when a
+/// layer selects it) and checked to have the device's target; no kernel
+/// file is read until a layer needs it (createLayer). The manifest's
+/// signature is checked against `trust` first.
 Result<std::unique_ptr<BundleExecutor>>
 openExecutor(const std::string &dir, std::string_view target,
              PlanDevice &device, const BundleTrust &trust) {
-  Result<Bundle> bundle = loadManifest(dir, trust);
+  Result<Bundle> bundle = openManifest(dir, trust);
   if (!bundle)
     return bundle.status();
   auto executor = std::make_unique<BundleExecutor>(

@@ -8,7 +8,7 @@
 #ifndef ATTN_TEST_FUZZ_RESTAMP_H
 #define ATTN_TEST_FUZZ_RESTAMP_H
 
-#include "runtime/bundle/BundleSignature.h"
+#include "runtime/bundle/Bundle.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,20 +17,16 @@
 
 namespace attn::fuzz {
 
-/// The manifest `text` with its "manifest_hash" recomputed (the
-/// contentHash of the manifest without it and "signature", as
-/// nlohmann::json dumps it compactly), or "" when it does not ask for that.
+/// The manifest `text` laid out as the writer does, with its
+/// "manifest_hash" recomputed (runtime::restampManifest), or "" when it
+/// does not ask for that.
 inline std::string restamp(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr,
                                            /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("manifest_hash") ||
       j["manifest_hash"] != "restamp")
     return "";
-  j.erase("manifest_hash");
-  nlohmann::json hashed = j;
-  hashed.erase("signature");
-  j["manifest_hash"] = runtime::contentHash(hashed.dump());
-  return j.dump(1);
+  return runtime::restampManifest(text);
 }
 
 } // namespace attn::fuzz

@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from manifest_hash import digest  # noqa: E402
+from manifest_hash import digest, manifest_text  # noqa: E402
 
 
 def main():
@@ -34,9 +34,8 @@ def main():
             v["parameters"] = params[name_b]
         elif v["name"] == name_b:
             v["parameters"] = params[name_a]
-    manifest["manifest_hash"] = digest(manifest)
     with open(path, "w") as f:
-        json.dump(manifest, f)
+        f.write(manifest_text(manifest))
     return 0
 
 

@@ -1,12 +1,13 @@
 
 {
+ "bound_shapes": [],
  "bounds": [],
  "compiler": "attn-compile fuzz",
- "format_version": 4,
+ "format_version": 5,
  "kernels": [
   [
    0,
-   "61b08010c7db75b199734e5526f6b478087a92e58b436ce6214f1e7278835b2d",
+   "YbCAEMfbdbGZc05VJva0eAh6kuWLQ2zmIU8ecniDWy0",
    null,
    "./m::k",
    "kernels/k.spv"
@@ -25,7 +26,7 @@
  "manifest_hash": "restamp",
  "plans": [],
  "signature": {
-  "ed25519": "80dfe7118fb477c44f6cfe271a9c33fda886a743bcb03f2c020532a6b8ec75b7b1b7c814d20757212d7e7ae7f662c441d400717bfef6a5abac11686847a7c003",
+  "ed25519": "5ce7a2139563bfd0a8de75f2143f2471ed9ffbf830e9c75853511d992d68d35141d07c413e7d2adb84a5f98fd1d8ce186652b008d9e93e6f710c0a0da7955802",
   "key": "8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c"
  },
  "variants": [

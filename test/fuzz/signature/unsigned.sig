@@ -1,12 +1,13 @@
 signer require
 {
+ "bound_shapes": [],
  "bounds": [],
  "compiler": "attn-compile fuzz",
- "format_version": 4,
+ "format_version": 5,
  "kernels": [
   [
    0,
-   "61b08010c7db75b199734e5526f6b478087a92e58b436ce6214f1e7278835b2d",
+   "YbCAEMfbdbGZc05VJva0eAh6kuWLQ2zmIU8ecniDWy0",
    null,
    "./m::k",
    "kernels/k.spv"

@@ -73,11 +73,7 @@ protected:
     nlohmann::json j =
         nlohmann::json::parse(fileText(dir + "/manifest.json"));
     j["variants"][0]["parameters"]["op"] = "paged_attention";
-    nlohmann::json hashed = j;
-    hashed.erase("manifest_hash");
-    hashed.erase("signature");
-    j["manifest_hash"] = contentHash(hashed.dump());
-    writeFile(dir + "/manifest.json", j.dump(1));
+    writeFile(dir + "/manifest.json", restampManifest(j.dump()));
   }
 
   BundleTrust trusting(const SecretKey &key, bool require = true) {

@@ -3,6 +3,7 @@
 #include "runtime/bundle/Bundle.h"
 #include "runtime/executor/BundleExecutor.h"
 #include "runtime/bundle/BundleMerge.h"
+#include "runtime/bundle/BundleSignature.h"
 #include "runtime/bundle/BundleWriter.h"
 
 #include <gtest/gtest.h>
@@ -38,13 +39,13 @@ void writeFile(const std::string &path, const std::string &text) {
 void editManifest(const std::string &dir, const std::string &from,
                   const std::string &to) {
   std::string text = fileText(dir + "/manifest.json");
-  text.replace(text.find(from), from.size(), to);
-  nlohmann::json j = nlohmann::json::parse(text);
-  j.erase("manifest_hash");
-  nlohmann::json hashed = j;
-  hashed.erase("signature");
-  j["manifest_hash"] = contentHash(hashed.dump());
-  writeFile(dir + "/manifest.json", j.dump(1));
+  size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "the manifest has no " << from;
+    return;
+  }
+  text.replace(at, from.size(), to);
+  writeFile(dir + "/manifest.json", restampManifest(text));
 }
 
 /// A bundle with one variant, one plan launching one kernel, in a fresh
@@ -134,25 +135,26 @@ TEST_F(BundleTest, MissingManifest) {
 }
 
 TEST_F(BundleTest, BadJson) {
-  writeFile(dir + "/manifest.json", "{\"format_version\": 4,");
+  writeFile(dir + "/manifest.json", "{\"format_version\": 5,");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir + ": manifest.json is not valid JSON");
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
-  editManifest(dir, "\"format_version\": 4", "\"format_version\": 7");
+  editManifest(dir, "\"format_version\": 5", "\"format_version\": 7");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 7 is not supported "
-                "(this runtime reads format 4; recompile the bundle with this "
+                "(this runtime reads format 5; recompile the bundle with this "
                 "attn-compile)");
 }
 
-// A bundle of an older format (3: FNV-1a hashes, no signatures, whole
-// plans; 2: one record per kernel and entry) is refused by its version before anything
-// else is read of it.
+// A bundle of an older format (4: hex hashes, whole launch bounds, a hash
+// over the parsed manifest; 3: FNV-1a hashes, no signatures, whole plans;
+// 2: one record per kernel and entry) is refused by its version before
+// anything else is read of it.
 TEST_F(BundleTest, OldFormatIsRefusedByName) {
-  for (int version : {2, 3}) {
+  for (int version : {2, 3, 4}) {
     writeFile(dir + "/manifest.json",
               "{\"format_version\": " + std::to_string(version) +
                   R"(, "compiler": "attn-compile 0.3.0", "kernels": [],
@@ -161,7 +163,7 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
     EXPECT_EQ(loadBundle(dir).message(),
               "bundle " + dir + ": manifest.json: bundle format version " +
                   std::to_string(version) +
-                  " is not supported (this runtime reads format 4; recompile "
+                  " is not supported (this runtime reads format 5; recompile "
                   "the bundle with this attn-compile)");
   }
 }
@@ -169,12 +171,12 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  editManifest(dir, "\"format_version\": 4",
+  editManifest(dir, "\"format_version\": 5",
                "\"format_version\": 4294967300");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 4294967300 is not "
-                "supported (this runtime reads format 4; recompile the bundle "
+                "supported (this runtime reads format 5; recompile the bundle "
                 "with this attn-compile)");
 }
 
@@ -224,7 +226,8 @@ TEST_F(BundleTest, EditedManifestIsRefused) {
 TEST_F(BundleTest, KernelFileThatIsADirectory) {
   std::filesystem::create_directories(dir + "/kernels/empty");
   editManifest(dir, "kernels/k.spv", "kernels/empty");
-  editManifest(dir, contentHash(kernelBytes), contentHash(""));
+  editManifest(dir, hashToBase64(contentHash(kernelBytes)),
+               hashToBase64(contentHash("")));
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": kernel file kernels/empty is not a regular file");
@@ -395,6 +398,90 @@ TEST_F(BundleTest, EntriesShareKernelRecordsAndPlans) {
   EXPECT_TRUE(loaded->variants == many.variants);
 }
 
+// A serving engine opens a bundle of hundreds of entries and uses a few:
+// openManifest reads none of their plans and kernel records, entry() reads
+// one the first time it is asked for, and a damaged entry fails only when
+// it is used, naming itself.
+TEST_F(BundleTest, OpenReadsAnEntryOnlyWhenAsked) {
+  Bundle many = entriesSharingOneKernel(bundle, 20);
+  ASSERT_TRUE(writeManifest(many));
+  Result<Bundle> whole = loadBundle(dir);
+  ASSERT_TRUE(whole) << whole.message();
+  EXPECT_EQ(whole->entriesRead(), 0u);
+
+  Result<Bundle> open = openManifest(dir);
+  ASSERT_TRUE(open) << open.message();
+  ASSERT_EQ(open->variants.size(), 40u);
+  EXPECT_EQ(open->entriesRead(), 0u);
+  EXPECT_TRUE(open->variants[5].plans.empty());
+  EXPECT_TRUE(open->variants[5].kernels.empty());
+  EXPECT_EQ(open->variants[5].parameters, whole->variants[5].parameters);
+
+  Result<const BundleVariant *> v = open->entry(5);
+  ASSERT_TRUE(v) << v.message();
+  EXPECT_EQ(**v, whole->variants[5]);
+  EXPECT_EQ(open->entriesRead(), 1u);
+  Result<const BundleVariant *> again = open->entry(open->variants[5]);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *v);
+  EXPECT_EQ(open->entriesRead(), 1u);
+
+  // findVariant reads only the entries whose parameters match: none of
+  // these do.
+  VariantQuery query;
+  query.parameters = {{"op", "paged_attention", VariantParameter::Kind::Text},
+                      {"num_heads", "4", VariantParameter::Kind::Int}};
+  EXPECT_FALSE(findVariant(*open, query));
+  EXPECT_EQ(open->entriesRead(), 1u);
+
+  // v0's first entry refers to a plan the manifest does not have.
+  editManifest(dir, "[8,\"" + many.variants[0].cacheKey + "\",0,",
+               "[8,\"" + many.variants[0].cacheKey + "\",9,");
+  Result<Bundle> damaged = openManifest(dir);
+  ASSERT_TRUE(damaged) << damaged.message();
+  Result<const BundleVariant *> bad = damaged->entry(0);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.message(), "bundle " + dir +
+                               ": manifest.json, variant v0 (subgroup size "
+                               "8): 9 is not an index into \"plans\" (1 records)");
+  EXPECT_TRUE(damaged->entry(1)) << damaged->entry(1).message();
+  EXPECT_EQ(loadBundle(dir).message(), bad.message());
+}
+
+// A kernel's hash in the manifest is 43 URL-safe base64 characters, and a
+// launch bounds record is [shape, its numbers]; anything else is refused by
+// name.
+TEST_F(BundleTest, MalformedHashAndBoundsAreRefused) {
+  std::string hash = hashToBase64(contentHash(kernelBytes));
+  editManifest(dir, "\"" + hash + "\"", "\"" + hash.substr(0, 42) + "+\"");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir + ": manifest.json, kernels[0]: expected a hash "
+                              "as 43 URL-safe base64 characters, got \"" +
+                hash.substr(0, 42) + "+\"");
+
+  bundle.variants[0].kernels[0].launchJson =
+      R"({"bounds":{"arguments":["a"],"checks":[{"max":"bytes0","min":null,)"
+      R"("of":["g0"],"plus":4,"times":2}]},"workgroup":[32,1,1]})";
+  ASSERT_TRUE(writeManifest(bundle));
+  Result<Bundle> loaded = loadBundle(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(loaded->variants, bundle.variants);
+  editManifest(dir, "[0,[null,4,2]]", "[0,[null,4]]");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir + ": manifest.json, bounds[0]: the launch bounds "
+                              "template takes 3 values, the record gives 2");
+  ASSERT_TRUE(writeManifest(bundle));
+  editManifest(dir, "[0,[null,4,2]]", "[3,[null,4,2]]");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir + ": manifest.json, bounds[0]: 3 is not an index into "
+                              "\"bound_shapes\" (1 records)");
+  ASSERT_TRUE(writeManifest(bundle));
+  editManifest(dir, "[0,[null,4,2]]", "{\"shape\":0}");
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir + ": manifest.json, bounds[0]: launch bounds are "
+                              "[shape, values], got {\"shape\":0}");
+}
+
 // Plans that differ only in numbers and element types (a workgroup size,
 // a constant, an argument's dtype and dims) share one shape; each entry
 // keeps its own values and reads back whole.
@@ -440,14 +527,14 @@ TEST_F(BundleTest, PlanValuesMustFitTheShape) {
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json, variant f_h8 (subgroup size 0): the plan "
-                "takes 6 values, the entry gives 5");
+                "template takes 6 values, the entry gives 5");
   ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "\"imm\":null", "\"imm\":1");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json, variant f_h8 (subgroup size 0): a plan "
-                "template holds a value where entries give theirs (it must "
-                "be null)");
+                "template holds a value where each entry gives its own (it "
+                "must be null)");
   ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "[\"f32\",-1,1,1,1,1]", "[\"f32\",-1,1,1,1,\"x\"]");
   Result<Bundle> r = loadBundle(dir);

@@ -8,7 +8,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "Tools", "Inputs"))
-from manifest_hash import content_hash, digest  # noqa: E402
+from manifest_hash import (content_hash, hash_from_base64,  # noqa: E402
+                           hash_to_base64, manifest_text)
 
 bundle = sys.argv[1]
 path = os.path.join(bundle, "manifest.json")
@@ -18,11 +19,12 @@ kind = next(i for i, k in enumerate(manifest["kinds"]) if k[3] == ".spv.zst")
 record = next(r for r in manifest["kernels"] if r[0] == kind)
 entry, ext = manifest["kinds"][kind][1], manifest["kinds"][kind][3]
 junk = b"not a zstd frame"
-os.remove(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1], ext)))
-record[1] = content_hash(junk)
-with open(os.path.join(bundle, "kernels", "%s.%s%s" % (entry, record[1], ext)),
+os.remove(os.path.join(bundle, "kernels",
+                       "%s.%s%s" % (entry, hash_from_base64(record[1]), ext)))
+record[1] = hash_to_base64(content_hash(junk))
+with open(os.path.join(bundle, "kernels",
+                       "%s.%s%s" % (entry, hash_from_base64(record[1]), ext)),
           "wb") as f:
     f.write(junk)
-manifest["manifest_hash"] = digest(manifest)
 with open(path, "w") as f:
-    json.dump(manifest, f)
+    f.write(manifest_text(manifest))

@@ -120,8 +120,8 @@ Status checkCacheBounds(const CommonAttentionMetadata &metadata,
                         int64_t numBlocks, int64_t blockSize);
 
 /// What a paged op checks of its batch before it reads anything (the
-/// reference's paged_attention and mla_decode, and attn-run's device path
-/// through them): the metadata (makeCommonAttentionMetadata, without a slot
+/// reference's paged_attention and mla_decode, attn-run's device path, the
+/// TT host): the metadata (makeCommonAttentionMetadata, without a slot
 /// mapping), query_start_loc[R] within the query's `numTokens` rows
 /// (checkNumTokens) and the block table against a cache of `numBlocks`
 /// blocks of `blockSize` tokens (checkCacheBounds).

@@ -171,6 +171,18 @@ Status checkNumTokens(const CommonAttentionMetadata &metadata,
                 numTokens, " tokens");
 }
 
+namespace {
+
+/// A request's key count is never negative: kernels take it as a loop
+/// bound, and an unsigned ceiling of a negative one runs (nearly) forever.
+Status checkSeqLenNotNegative(size_t r, int64_t seqLen) {
+  if (seqLen < 0)
+    return errorf("seq_lens[", r, "] = ", seqLen, " is negative");
+  return Status::ok();
+}
+
+} // namespace
+
 Status checkBatchShape(std::span<const int32_t> queryStartLoc,
                        std::span<const int32_t> seqLens, bool causal) {
   const size_t numReqs = seqLens.size();
@@ -187,8 +199,7 @@ Status checkBatchShape(std::span<const int32_t> queryStartLoc,
                     "] = ", end, " < query_start_loc[", r, "] = ", begin);
     const int32_t queryLen = end - begin;
     const int32_t seqLen = seqLens[r];
-    if (seqLen < 0)
-      return errorf("seq_lens[", r, "] = ", seqLen, " is negative");
+    ATTN_RETURN_IF_ERROR(checkSeqLenNotNegative(r, seqLen));
     if (causal && seqLen < queryLen)
       return errorf("seq_lens[", r, "] = ", seqLen,
                     " is less than the query length ", queryLen,
@@ -206,6 +217,7 @@ Status checkBlockTable(std::span<const int32_t> seqLens,
     return errorf("block size must be positive, got ", blockSize);
   for (size_t r = 0; r < seqLens.size(); ++r) {
     const int64_t seqLen = seqLens[r];
+    ATTN_RETURN_IF_ERROR(checkSeqLenNotNegative(r, seqLen));
     const int64_t blocksUsed = (seqLen + blockSize - 1) / blockSize;
     if (blocksUsed > cols)
       return errorf("block_table has ", cols, " columns, but request ", r,
@@ -260,6 +272,32 @@ Status checkCacheBounds(const CommonAttentionMetadata &metadata,
   else if (blockSize <= 0)
     return errorf("block size must be positive, got ", blockSize);
   return checkSlots(metadata.slotMapping, numBlocks, blockSize);
+}
+
+Result<CommonAttentionMetadata>
+checkPagedBatch(const Tensor &queryStartLoc, const Tensor &seqLens,
+                const Tensor &blockTable, bool causal, int64_t numTokens,
+                int64_t numBlocks, int64_t blockSize) {
+  Result<CommonAttentionMetadata> metadata = makeCommonAttentionMetadata(
+      queryStartLoc, seqLens, &blockTable, /*slotMapping=*/nullptr, causal);
+  if (!metadata)
+    return metadata.status();
+  ATTN_RETURN_IF_ERROR(checkNumTokens(*metadata, numTokens));
+  ATTN_RETURN_IF_ERROR(checkCacheBounds(*metadata, numBlocks, blockSize));
+  return metadata;
+}
+
+Result<CommonAttentionMetadata>
+checkDecodeBatch(const Tensor &seqLens, const Tensor &blockTable,
+                 int64_t numReqs, int64_t numBlocks, int64_t blockSize) {
+  ATTN_RETURN_IF_ERROR(checkRankAndDType(seqLens, "seq_lens", 1, {DType::I32}));
+  ATTN_RETURN_IF_ERROR(
+      checkDim(seqLens, "seq_lens", 0, numReqs, "num_reqs, q dim 0"));
+  Tensor queryStartLoc(DType::I32, {numReqs + 1});
+  for (int64_t r = 0; r <= numReqs; ++r)
+    queryStartLoc.setInt(r, r);
+  return checkPagedBatch(queryStartLoc, seqLens, blockTable, /*causal=*/true,
+                         numReqs, numBlocks, blockSize);
 }
 
 Status checkCacheBounds(const Tensor &seqLens, const Tensor &blockTable,

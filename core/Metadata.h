@@ -119,6 +119,24 @@ Status checkNumTokens(const CommonAttentionMetadata &metadata,
 Status checkCacheBounds(const CommonAttentionMetadata &metadata,
                         int64_t numBlocks, int64_t blockSize);
 
+/// What a paged op checks of its batch before it reads anything (the
+/// reference's paged_attention and mla_decode, attn-run's device path, the
+/// TT host): the metadata (makeCommonAttentionMetadata, without a slot
+/// mapping), query_start_loc[R] within the query's `numTokens` rows
+/// (checkNumTokens) and the block table against a cache of `numBlocks`
+/// blocks of `blockSize` tokens (checkCacheBounds).
+Result<CommonAttentionMetadata>
+checkPagedBatch(const Tensor &queryStartLoc, const Tensor &seqLens,
+                const Tensor &blockTable, bool causal, int64_t numTokens,
+                int64_t numBlocks, int64_t blockSize);
+
+/// checkPagedBatch for a decode batch of one query per request (mla_decode):
+/// seq_lens has `numReqs` entries (the query's rows) and query_start_loc is
+/// 0, 1, ..., numReqs; causal.
+Result<CommonAttentionMetadata>
+checkDecodeBatch(const Tensor &seqLens, const Tensor &blockTable,
+                 int64_t numReqs, int64_t numBlocks, int64_t blockSize);
+
 /// The rules of every batch, on host copies of its metadata (the one copy
 /// of them: the reference, the runtime's builders and impls call these):
 
@@ -129,9 +147,9 @@ Status checkCacheBounds(const CommonAttentionMetadata &metadata,
 /// keys (vLLM's CrossAttentionBuilder uses encoder_seq_lens as seq_lens).
 Status checkBatchShape(std::span<const int32_t> queryStartLoc,
                        std::span<const int32_t> seqLens, bool causal);
-/// Every block a request uses (those covering [0, seq_len)) of the
-/// row-major block table (`cols` wide) is in [0, numBlocks), and the table
-/// is wide enough.
+/// Every seq_len is >= 0, every block a request uses (those covering
+/// [0, seq_len)) of the row-major block table (`cols` wide) is in
+/// [0, numBlocks), and the table is wide enough.
 Status checkBlockTable(std::span<const int32_t> seqLens,
                        std::span<const int32_t> blockTable, int64_t cols,
                        int64_t numBlocks, int64_t blockSize);

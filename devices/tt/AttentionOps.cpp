@@ -505,22 +505,16 @@ Status runAttentionProgram(TTDevice &device, const Program &program,
                   s.alibi ? "with" : "without", " ALiBi slopes");
   ATTN_RETURN_IF_ERROR(checkDeviceCache(d, s, in.kvCache));
 
-  // One query per request for MLA.
-  Tensor mlaQsl;
-  if (!queryStartLoc) {
-    mlaQsl = Tensor(DType::I32, {T + 1});
-    for (int64_t i = 0; i <= T; ++i)
-      mlaQsl.setInt(i, i);
-    queryStartLoc = &mlaQsl;
-  }
-  auto mdOr = makeCommonAttentionMetadata(*queryStartLoc, seqLens, &blockTable,
-                                          nullptr, s.causal);
+  // MLA (no query_start_loc) has one query per request.
+  const int64_t numBlocks = in.kvCache.layout.numBlocks;
+  Result<CommonAttentionMetadata> mdOr =
+      queryStartLoc
+          ? checkPagedBatch(*queryStartLoc, seqLens, blockTable, s.causal, T,
+                            numBlocks, s.blockSize)
+          : checkDecodeBatch(seqLens, blockTable, T, numBlocks, s.blockSize);
   if (!mdOr)
     return mdOr.status();
   const CommonAttentionMetadata &md = *mdOr;
-  ATTN_RETURN_IF_ERROR(checkNumTokens(md, T));
-  ATTN_RETURN_IF_ERROR(
-      checkCacheBounds(md, in.kvCache.layout.numBlocks, s.blockSize));
 
   ScopedBuffers buffers(device);
   // Programs compiled without sinks or slopes still take an address: a

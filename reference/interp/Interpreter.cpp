@@ -20,7 +20,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -87,23 +86,9 @@ private:
 // Errors
 //===----------------------------------------------------------------------===//
 
-/// "file:line:col" of a location, or its printed form.
-std::string describeLocation(mlir::Location loc) {
-  if (auto fileLoc = loc->findInstanceOf<mlir::FileLineColLoc>())
-    return llvm::formatv("{0}:{1}:{2}", fileLoc.getFilename().getValue(),
-                         fileLoc.getLine(), fileLoc.getColumn())
-        .str();
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return s;
-}
-
 /// "<loc>: 'attn.paged_attention': <message>".
 llvm::Error opError(Operation *op, const llvm::Twine &message) {
-  return llvm::createStringError(describeLocation(op->getLoc()) + ": '" +
-                                 op->getName().getStringRef() +
-                                 "': " + message);
+  return llvm::createStringError(describeOp(op) + ": " + message);
 }
 
 /// An op error from a reference Status.

@@ -2,10 +2,12 @@
 
 #include "reference/interp/Signature.h"
 
+#include "core/Metadata.h"
 #include "dialect/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -144,6 +146,20 @@ llvm::Expected<TensorSpec> attn::specOf(mlir::Type type,
   return spec;
 }
 
+std::string attn::describeOp(mlir::Operation *op) {
+  std::string where;
+  mlir::Location loc = op->getLoc();
+  if (auto fileLoc = loc->findInstanceOf<mlir::FileLineColLoc>()) {
+    where = llvm::formatv("{0}:{1}:{2}", fileLoc.getFilename().getValue(),
+                          fileLoc.getLine(), fileLoc.getColumn())
+                .str();
+  } else {
+    llvm::raw_string_ostream os(where);
+    loc.print(os);
+  }
+  return where + ": '" + op->getName().getStringRef().str() + "'";
+}
+
 namespace {
 
 KvLayout toKvLayout(mlir::attn::KVLayout layout) {
@@ -174,6 +190,7 @@ public:
       set(pa.getOutInit(), ArgRole::OutInit);
       set(pa.getLseInit(), ArgRole::LseInit);
       widenWindow(pa.getWindowLeftValue());
+      addPagedBatch(pa);
     } else if (auto rc = llvm::dyn_cast<ReshapeAndCacheOp>(op)) {
       set(rc.getKey(), ArgRole::Key);
       set(rc.getValue(), ArgRole::Value);
@@ -185,6 +202,13 @@ public:
         signature.isMla = true;
       else if (cache)
         cache->layout = toKvLayout(*rc.getLayout());
+      BatchUse use{BatchUse::Kind::CacheWrite, describeOp(rc)};
+      use.key = index(rc.getKey());
+      use.kvCache = index(rc.getKvCache());
+      use.slotMapping = index(rc.getSlotMapping());
+      if (!rc.isLatentCache())
+        use.layout = toKvLayout(*rc.getLayout());
+      addBatch(use, {use.key, use.kvCache, use.slotMapping});
     } else if (auto mla = llvm::dyn_cast<MlaDecodeOp>(op)) {
       signature.isMla = true;
       int64_t rank = mla.getKvLoraRankAttr().getInt();
@@ -197,6 +221,12 @@ public:
       set(mla.getKScale(), ArgRole::KScale);
       set(mla.getOutInit(), ArgRole::OutInit);
       set(mla.getLseInit(), ArgRole::LseInit);
+      BatchUse use{BatchUse::Kind::MlaDecode, describeOp(mla)};
+      use.query = index(mla.getQ());
+      use.kvCache = index(mla.getKvCache());
+      use.blockTable = index(mla.getBlockTable());
+      use.seqLens = index(mla.getSeqLens());
+      addBatch(use, {use.query, use.kvCache, use.blockTable, use.seqLens});
     } else if (auto ms = llvm::dyn_cast<MergeStatesOp>(op)) {
       set(ms.getOutA(), ArgRole::OutA);
       set(ms.getLseA(), ArgRole::LseA);
@@ -215,6 +245,42 @@ private:
       widest = -1;
     else
       widest = std::max(widest.value_or(windowLeft), windowLeft);
+  }
+
+  /// The argument number of `v` when it is an argument of the function.
+  std::optional<size_t> index(mlir::Value v) const {
+    auto arg = llvm::dyn_cast_or_null<mlir::BlockArgument>(v);
+    if (!arg || arg.getOwner() != entry)
+      return std::nullopt;
+    return arg.getArgNumber();
+  }
+
+  /// Records `use` when every operand it checks is an argument: one computed
+  /// in the function is not known before it runs.
+  void addBatch(const BatchUse &use,
+                std::initializer_list<std::optional<size_t>> operands) {
+    if (llvm::all_of(operands, [](auto i) { return i.has_value(); }))
+      signature.batches.push_back(use);
+  }
+
+  void addPagedBatch(mlir::attn::PagedAttentionOp pa) {
+    auto md = pa.getMetadata().getDefiningOp<mlir::attn::MetadataOp>();
+    if (!md)
+      return;
+    BatchUse use{BatchUse::Kind::PagedAttention, describeOp(pa),
+                 describeOp(md)};
+    use.query = index(pa.getQuery());
+    use.kvCache = index(pa.getKvCache());
+    use.layout = toKvLayout(pa.getLayout());
+    use.queryStartLoc = index(md.getQueryStartLoc());
+    use.seqLens = index(md.getSeqLens());
+    use.blockTable = index(md.getBlockTable());
+    use.causal = md.getCausal();
+    // paged_attention reads no slot; its metadata checks them when given.
+    if (mlir::Value slots = md.getSlotMapping())
+      use.slotMapping = index(slots);
+    addBatch(use, {use.query, use.kvCache, use.queryStartLoc, use.seqLens,
+                   use.blockTable});
   }
 
   /// Gives `v` the role when it is an argument without one yet; the first
@@ -260,6 +326,80 @@ llvm::Expected<Signature> attn::describeSignature(mlir::func::FuncOp func) {
   RoleFinder finder(func, signature);
   func.walk([&](mlir::Operation *op) { finder.visit(op); });
   return signature;
+}
+
+namespace {
+
+/// The block count and block size of the cache `use` reads: a paged cache
+/// in its layout, or the MLA latent cache [num_blocks, B, L + P].
+Result<std::pair<int64_t, int64_t>> cacheBlocks(const BatchUse &use,
+                                                const Tensor &cache) {
+  if (use.layout) {
+    Result<KvCacheGeometry> g =
+        KvCacheGeometry::ofShape(cache.shape(), *use.layout, cache.describe());
+    if (!g)
+      return g.status();
+    return std::pair<int64_t, int64_t>{g->numBlocks, g->blockSize};
+  }
+  if (cache.rank() != 3)
+    return errorf("kv_cache is ", cache.describe(),
+                  ", expected [num_blocks, B, L + P]");
+  return std::pair<int64_t, int64_t>{cache.dim(0), cache.dim(1)};
+}
+
+/// One op's batch checks, in the order the reference makes them; the
+/// message is that of the op (or of its metadata) that would refuse it.
+llvm::Error checkBatch(const BatchUse &use, llvm::ArrayRef<Tensor> args) {
+  auto fail = [](const std::string &where, const Status &status) {
+    return llvm::createStringError(where + ": " + status.message());
+  };
+  auto rows = [&](std::optional<size_t> i) {
+    return args[*i].rank() > 0 ? args[*i].dim(0) : 0;
+  };
+  const Tensor *slots = use.slotMapping ? &args[*use.slotMapping] : nullptr;
+  if (use.kind == BatchUse::Kind::PagedAttention) {
+    Result<CommonAttentionMetadata> md = makeCommonAttentionMetadata(
+        args[*use.queryStartLoc], args[*use.seqLens], &args[*use.blockTable],
+        slots, use.causal);
+    if (!md)
+      return fail(use.metadataWhere, md.status());
+  }
+  Result<std::pair<int64_t, int64_t>> blocks =
+      cacheBlocks(use, args[*use.kvCache]);
+  if (!blocks)
+    return fail(use.where, blocks.status());
+  auto [numBlocks, blockSize] = *blocks;
+  Status status = Status::ok();
+  switch (use.kind) {
+  case BatchUse::Kind::PagedAttention:
+    status = checkPagedBatch(args[*use.queryStartLoc], args[*use.seqLens],
+                             args[*use.blockTable], use.causal,
+                             rows(use.query), numBlocks, blockSize)
+                 .status();
+    break;
+  case BatchUse::Kind::MlaDecode:
+    status = checkDecodeBatch(args[*use.seqLens], args[*use.blockTable],
+                              rows(use.query), numBlocks, blockSize)
+                 .status();
+    break;
+  case BatchUse::Kind::CacheWrite:
+    status = checkSlotMapping(*slots, rows(use.key), numBlocks,
+                              blockSize);
+    break;
+  }
+  return status ? llvm::Error::success() : fail(use.where, status);
+}
+
+} // namespace
+
+llvm::Error attn::checkBatches(const Signature &signature,
+                               llvm::ArrayRef<Tensor> args) {
+  if (args.size() != signature.arguments.size())
+    return llvm::Error::success();
+  for (const BatchUse &use : signature.batches)
+    if (llvm::Error err = checkBatch(use, args))
+      return err;
+  return llvm::Error::success();
 }
 
 llvm::Error attn::checkArguments(const Signature &signature,

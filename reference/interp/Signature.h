@@ -24,6 +24,7 @@
 #include <vector>
 
 namespace mlir {
+class Operation;
 class Type;
 namespace func {
 class FuncOp;
@@ -88,6 +89,24 @@ struct ArgumentInfo {
   std::string describe(size_t index) const;
 };
 
+/// An attn op that reads a batch from the function's arguments, and which
+/// argument holds each operand it checks (none where the op has no such
+/// operand): what a host checks before a device runs the function
+/// (checkBatches), as the reference checks it when it runs the op.
+struct BatchUse {
+  enum class Kind { PagedAttention, MlaDecode, CacheWrite };
+  Kind kind = Kind::PagedAttention;
+  /// "<loc>: 'attn.paged_attention'", as the interpreter's messages start,
+  /// and for paged_attention the same of its attn.metadata.
+  std::string where;
+  std::string metadataWhere;
+  std::optional<size_t> query, key, kvCache, queryStartLoc, seqLens,
+      blockTable, slotMapping;
+  /// A paged cache's layout; none for the MLA latent cache.
+  std::optional<KvLayout> layout;
+  bool causal = true;
+};
+
 struct Signature {
   std::string name;
   std::vector<ArgumentInfo> arguments;
@@ -100,6 +119,8 @@ struct Signature {
   /// window), so that generated problems know which slots no op reads;
   /// none without such an op.
   std::optional<int64_t> windowLeft;
+  /// The ops whose batch operands all are arguments, in program order.
+  std::vector<BatchUse> batches;
 };
 
 /// The dtype of an MLIR element type, if the reference supports it.
@@ -110,9 +131,21 @@ std::optional<DType> dtypeOf(mlir::Type elementType);
 /// type.
 llvm::Expected<TensorSpec> specOf(mlir::Type type, const llvm::Twine &what);
 
+/// "<file:line:col>: 'attn.paged_attention'": where `op` is and what it is,
+/// as messages about it start.
+std::string describeOp(mlir::Operation *op);
+
 /// Reads the signature of `func` and the roles of its arguments. Arguments
 /// and results must be ranked tensors of f32, f16, bf16, i32 or i64.
 llvm::Expected<Signature> describeSignature(mlir::func::FuncOp func);
+
+/// Checks each batch of `args` the function's ops read (signature.batches)
+/// as the reference does before it runs them (core/Metadata.h): the
+/// metadata, the query's rows, the block table and the slots against the
+/// cache. The message starts as the interpreter's would. Arguments missing
+/// from `args` are left to the run, which reports them.
+llvm::Error checkBatches(const Signature &signature,
+                         llvm::ArrayRef<Tensor> args);
 
 /// Checks `args` against the signature: count, rank, static dimensions and
 /// dtype. `sources[i]` says where argument i came from ("out/arg2.npy") and

@@ -52,20 +52,12 @@ Result<AttentionOutput> mlaDecode(const Tensor &q, const Tensor &cache,
   if (cache.dim(1) == 0)
     return errorf("kv_cache has block size 0 (", cache.describe(), ")");
 
-  // One query token per request: query_start_loc is 0, 1, ..., R.
-  ATTN_RETURN_IF_ERROR(checkRankAndDType(seqLens, "seq_lens", 1, {DType::I32}));
-  ATTN_RETURN_IF_ERROR(
-      checkDim(seqLens, "seq_lens", 0, numReqs, "num_reqs, q dim 0"));
-  Tensor queryStartLoc(DType::I32, {numReqs + 1});
-  for (int64_t r = 0; r <= numReqs; ++r)
-    queryStartLoc.setInt(r, r);
-  Result<CommonAttentionMetadata> built = makeCommonAttentionMetadata(
-      queryStartLoc, seqLens, &blockTable, nullptr, /*causal=*/true);
+  const int64_t blockSize = cache.dim(1);
+  Result<CommonAttentionMetadata> built =
+      checkDecodeBatch(seqLens, blockTable, numReqs, cache.dim(0), blockSize);
   if (!built)
     return built.status();
   const CommonAttentionMetadata &metadata = *built;
-  const int64_t blockSize = cache.dim(1);
-  ATTN_RETURN_IF_ERROR(checkCacheBounds(metadata, cache.dim(0), blockSize));
 
   AttentionOutput result{Tensor(q.dtype(), {numReqs, numHeads, latentSize}),
                          Tensor(DType::F32, {numReqs, numHeads})};

@@ -88,14 +88,12 @@ pagedAttention(const Tensor &query, const Tensor &kvCache,
     return errorf("soft_cap must be finite and >= 0 (0 disables it), got ",
                   params.softCap);
 
-  Result<CommonAttentionMetadata> built = makeCommonAttentionMetadata(
-      queryStartLoc, seqLens, &blockTable, nullptr, params.causal);
+  Result<CommonAttentionMetadata> built =
+      checkPagedBatch(queryStartLoc, seqLens, blockTable, params.causal,
+                      numTokens, cache.numBlocks, cache.blockSize);
   if (!built)
     return built.status();
   const CommonAttentionMetadata &metadata = *built;
-  ATTN_RETURN_IF_ERROR(checkNumTokens(metadata, numTokens));
-  ATTN_RETURN_IF_ERROR(
-      checkCacheBounds(metadata, cache.numBlocks, cache.blockSize));
 
   AttentionOutput result{Tensor(query.dtype(), {numTokens, numHeads, headSize}),
                          Tensor(DType::F32, {numTokens, numHeads})};

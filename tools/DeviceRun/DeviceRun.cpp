@@ -5,7 +5,6 @@
 #include "compiler/Variant.h"
 #include "core/CpuKernel.h"
 #include "core/LaunchFacts.h"
-#include "core/Metadata.h"
 #include "devices/Devices.h"
 #include "devices/cpu/CpuPlanDevice.h"
 #include "reference/interp/Signature.h"
@@ -618,23 +617,6 @@ std::optional<PaddedQuery> paddedQuery(const ::attn::Signature &signature,
   return PaddedQuery{*query, rows};
 }
 
-/// The host checks a plan leaves to its caller, as the runtime's executor
-/// makes them: no cache slot written twice in a step.
-llvm::Error checkSlotArguments(const ::attn::Signature &signature,
-                               llvm::ArrayRef<::attn::Tensor> inputs) {
-  for (auto [i, arg] : llvm::enumerate(signature.arguments)) {
-    if (arg.role != ::attn::ArgRole::SlotMapping || i >= inputs.size() ||
-        inputs[i].dtype() != ::attn::DType::I64)
-      continue;
-    std::vector<int64_t> slots(inputs[i].numElements());
-    for (size_t t = 0; t < slots.size(); ++t)
-      slots[t] = inputs[i].getInt(t);
-    if (::attn::Status s = ::attn::checkDistinctSlots(slots); !s)
-      return llvm::createStringError(s.message());
-  }
-  return llvm::Error::success();
-}
-
 /// `t`'s rows resized to `rows` along dim 0: cut, or extended by zeros.
 ::attn::Tensor withRows(const ::attn::Tensor &t, int64_t rows) {
   std::vector<int64_t> shape = t.shape();
@@ -667,7 +649,10 @@ mlir::attn::runOnDevice(ModuleOp module, StringRef entry, StringRef backend,
     return runOnBackend(module, entry, backend, inputs, stats, knobs,
                         cpuEmulator, bundleDir);
   }
-  if (llvm::Error err = checkSlotArguments(*signature, inputs))
+  // The host checks a plan leaves to its caller, as the runtime's executor
+  // makes them: a kernel takes the metadata as given, so a negative
+  // seq_len, say, would be its loop bound.
+  if (llvm::Error err = ::attn::checkBatches(*signature, inputs))
     return std::move(err);
   // Rows past query_start_loc[R] are padding, neither read nor written: as
   // the runtime's BundleExecutor does, the device gets the batch's rows, and

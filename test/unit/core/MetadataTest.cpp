@@ -102,6 +102,54 @@ TEST(MetadataErrors, NegativeSeqLen) {
                "seq_lens[0] = -3 is negative");
 }
 
+TEST(MetadataErrors, NegativeSeqLenAgainstTheCache) {
+  // The cache check alone (an executor's, on tensors) refuses it too: the
+  // negative count needs no block, so nothing else would stop it, and a
+  // kernel takes it as its loop bound.
+  const Tensor table = ints(DType::I32, {2, 1}, {0, 1});
+  const std::vector<int32_t> seqLens = {16, -5}, blocks = {0, 1};
+  EXPECT_ERROR(checkBlockTable(seqLens, blocks, 1, 4, 16),
+               "seq_lens[1] = -5 is negative");
+  EXPECT_ERROR(checkCacheBounds(i32({16, -5}), table, nullptr, 4, 16),
+               "seq_lens[1] = -5 is negative");
+}
+
+TEST(MetadataErrors, PagedBatchChecksEveryRule) {
+  const Tensor table = ints(DType::I32, {2, 2}, {0, 1, 2, 3});
+  const Tensor qsl = i32({0, 1, 3});
+  Result<CommonAttentionMetadata> m =
+      checkPagedBatch(qsl, i32({20, 17}), table, true, 3, 4, 16);
+  ASSERT_TRUE(m.isOk()) << m.message();
+  EXPECT_EQ(m->numActualTokens, 3);
+  EXPECT_ERROR(checkPagedBatch(qsl, i32({20, -1}), table, true, 3, 4, 16),
+               "seq_lens[1] = -1 is negative");
+  EXPECT_ERROR(checkPagedBatch(i32({0, 2, 1}), i32({20, 17}), table, true, 3,
+                               4, 16),
+               "query_start_loc is decreasing: query_start_loc[2] = 1 < "
+               "query_start_loc[1] = 2");
+  EXPECT_ERROR(checkPagedBatch(qsl, i32({20, 1}), table, true, 3, 4, 16),
+               "seq_lens[1] = 1 is less than the query length 2 of request 1");
+  EXPECT_ERROR(checkPagedBatch(qsl, i32({20, 17}), table, true, 2, 4, 16),
+               "query_start_loc[2] = 3 exceeds the query's 2 tokens");
+  EXPECT_ERROR(checkPagedBatch(qsl, i32({20, 17}), table, true, 3, 3, 16),
+               "block_table[1][1] = 3 is outside [0, num_blocks = 3)");
+}
+
+TEST(MetadataErrors, DecodeBatchHasOneQueryPerRequest) {
+  const Tensor table = ints(DType::I32, {2, 1}, {0, 1});
+  Result<CommonAttentionMetadata> m =
+      checkDecodeBatch(i32({16, 1}), table, 2, 4, 16);
+  ASSERT_TRUE(m.isOk()) << m.message();
+  EXPECT_EQ(m->queryStartLoc, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_ERROR(checkDecodeBatch(i32({16, -5}), table, 2, 4, 16),
+               "seq_lens[1] = -5 is negative");
+  EXPECT_ERROR(checkDecodeBatch(i32({16}), table, 2, 4, 16),
+               "seq_lens dim 0 is 1, expected 2 (num_reqs, q dim 0)");
+  EXPECT_ERROR(checkDecodeBatch(i32({16, 17}), table, 2, 4, 16),
+               "block_table has 1 columns, but request 1 with seq_lens[1] = "
+               "17 needs 2 blocks");
+}
+
 TEST(MetadataErrors, TokenCountMismatch) {
   Result<CommonAttentionMetadata> m =
       makeCommonAttentionMetadata(i32({0, 2, 3}), i32({2, 5}));

@@ -12,8 +12,8 @@ namespace attn::runtime {
 namespace {
 
 /// Checks the paged metadata of one call against a cache of `numBlocks`
-/// blocks of `blockSize` tokens and a query of `queryRows` rows; returns the
-/// batch's token count. Host tensors only: nothing is read from the device.
+/// blocks of `blockSize` tokens and a query of `queryRows` rows, as the
+/// reference does (checkPagedBatch); returns the batch's token count. Host tensors only: nothing is read from the device.
 /// `causal` is the op's: only non-causal calls may see fewer keys than
 /// queries.
 Result<int64_t> checkPagedMetadata(const Tensor &queryStartLoc,
@@ -21,14 +21,11 @@ Result<int64_t> checkPagedMetadata(const Tensor &queryStartLoc,
                                    const Tensor &blockTable, int64_t queryRows,
                                    int64_t numBlocks, int64_t blockSize,
                                    bool causal) {
-  Result<CommonAttentionMetadata> md = makeCommonAttentionMetadata(
-      queryStartLoc, seqLens, &blockTable, /*slotMapping=*/nullptr, causal);
+  Result<CommonAttentionMetadata> md =
+      checkPagedBatch(queryStartLoc, seqLens, blockTable, causal, queryRows,
+                      numBlocks, blockSize);
   if (!md)
     return md.status();
-  if (md->numActualTokens > queryRows)
-    return errorf("query_start_loc[", md->numReqs, "] = ", md->numActualTokens,
-                  " exceeds the query's ", queryRows, " tokens");
-  ATTN_RETURN_IF_ERROR(checkCacheBounds(*md, numBlocks, blockSize));
   return md->numActualTokens;
 }
 

@@ -753,9 +753,13 @@ std::vector<BundleKernel> Bundle::kernelKinds() const {
                        kind.launchJson});
     return kinds;
   }
+  // A bundle made in memory: its kernels' kinds, each once.
+  std::set<std::tuple<std::string_view, std::string_view, std::string_view>>
+      seen;
   for (const BundleVariant &v : variants)
     for (const BundleKernel &k : v.kernels)
-      kinds.push_back({"", k.target, "", k.entryPoint, "", k.launchJson});
+      if (seen.emplace(k.target, k.entryPoint, k.launchJson).second)
+        kinds.push_back({"", k.target, "", k.entryPoint, "", k.launchJson});
   return kinds;
 }
 

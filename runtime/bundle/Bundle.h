@@ -186,8 +186,8 @@ struct Bundle {
   Result<std::vector<const BundleKernel *>>
   kernelsOfSymbol(std::string_view symbol) const;
 
-  /// The kinds of the bundle's kernels, without reading an entry whole:
-  /// each kernel's target, entry point and launch facts (all the launch
+  /// The kinds of the bundle's kernels, each once, without reading an entry
+  /// whole: a target, entry point and launch facts (all the launch
   /// facts a device's runsKernel reads; a kind's launch bounds may be
   /// missing), symbol, file and hash empty.
   std::vector<BundleKernel> kernelKinds() const;

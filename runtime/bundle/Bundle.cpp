@@ -190,8 +190,8 @@ struct ManifestTables {
     std::string ext = contentAddressedExtension(k);
     size_t kind = kinds.add(nlohmann::json::array(
         {k.target, k.entryPoint, std::move(launch), ext}));
-    nlohmann::json record =
-        nlohmann::json::array({kind, hashToBase64(k.hash), std::move(boundsIndex)});
+    nlohmann::json record = nlohmann::json::array(
+        {kind, hashToBase64(k.hash), std::move(boundsIndex)});
     std::string symbol =
         recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint);
     if (!symbol.empty() || ext.empty())

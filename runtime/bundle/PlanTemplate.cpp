@@ -69,6 +69,18 @@ struct Filled {
 constexpr Filled kPlan{"plan", "entry"};
 constexpr Filled kNumbers{"launch bounds", "record"};
 
+/// `value` with the leaves `forEach` visits taken out, in order, and null.
+template <typename ForEach>
+SplitJson splitLeaves(nlohmann::json value, ForEach &&forEach) {
+  SplitJson split;
+  forEach(value, [&](nlohmann::json &leaf) {
+    split.values.push_back(std::move(leaf));
+    leaf = nullptr;
+  });
+  split.shape = std::move(value);
+  return split;
+}
+
 /// `shape`'s leaves that `forEach` visits filled from `values`, in order.
 template <typename ForEach>
 Result<nlohmann::json> fillLeaves(nlohmann::json shape,
@@ -96,13 +108,9 @@ Result<nlohmann::json> fillLeaves(nlohmann::json shape,
 } // namespace
 
 SplitJson splitPlanValues(nlohmann::json plan) {
-  SplitJson split;
-  forEachPlanValue(plan, [&](nlohmann::json &leaf) {
-    split.values.push_back(std::move(leaf));
-    leaf = nullptr;
+  return splitLeaves(std::move(plan), [](nlohmann::json &value, auto &&visit) {
+    forEachPlanValue(value, visit);
   });
-  split.shape = std::move(plan);
-  return split;
 }
 
 Result<nlohmann::json> fillPlanValues(nlohmann::json shape,
@@ -115,13 +123,9 @@ Result<nlohmann::json> fillPlanValues(nlohmann::json shape,
 }
 
 SplitJson splitNumbers(nlohmann::json value) {
-  SplitJson split;
-  forEachNumber(value, [&](nlohmann::json &leaf) {
-    split.values.push_back(std::move(leaf));
-    leaf = nullptr;
+  return splitLeaves(std::move(value), [](nlohmann::json &json, auto &&visit) {
+    forEachNumber(json, visit);
   });
-  split.shape = std::move(value);
-  return split;
 }
 
 Result<nlohmann::json> fillNumbers(nlohmann::json shape,

@@ -13,9 +13,9 @@ namespace {
 
 /// Checks the paged metadata of one call against a cache of `numBlocks`
 /// blocks of `blockSize` tokens and a query of `queryRows` rows, as the
-/// reference does (checkPagedBatch); returns the batch's token count. Host tensors only: nothing is read from the device.
-/// `causal` is the op's: only non-causal calls may see fewer keys than
-/// queries.
+/// reference does (checkPagedBatch); returns the batch's token count. Host
+/// tensors only: nothing is read from the device. `causal` is the op's: only
+/// non-causal calls may see fewer keys than queries.
 Result<int64_t> checkPagedMetadata(const Tensor &queryStartLoc,
                                    const Tensor &seqLens,
                                    const Tensor &blockTable, int64_t queryRows,

@@ -373,8 +373,8 @@ llvm::Error checkBatch(const BatchUse &use, llvm::ArrayRef<Tensor> args) {
   switch (use.kind) {
   case BatchUse::Kind::PagedAttention:
     status = checkPagedBatch(args[*use.queryStartLoc], args[*use.seqLens],
-                             args[*use.blockTable], use.causal,
-                             rows(use.query), numBlocks, blockSize)
+                             args[*use.blockTable], use.causal, rows(use.query),
+                             numBlocks, blockSize)
                  .status();
     break;
   case BatchUse::Kind::MlaDecode:
@@ -383,8 +383,7 @@ llvm::Error checkBatch(const BatchUse &use, llvm::ArrayRef<Tensor> args) {
                  .status();
     break;
   case BatchUse::Kind::CacheWrite:
-    status = checkSlotMapping(*slots, rows(use.key), numBlocks,
-                              blockSize);
+    status = checkSlotMapping(*slots, rows(use.key), numBlocks, blockSize);
     break;
   }
   return status ? llvm::Error::success() : fail(use.where, status);

@@ -100,8 +100,8 @@ struct BatchUse {
   /// and for paged_attention the same of its attn.metadata.
   std::string where;
   std::string metadataWhere;
-  std::optional<size_t> query, key, kvCache, queryStartLoc, seqLens,
-      blockTable, slotMapping;
+  std::optional<size_t> query, key, kvCache, queryStartLoc, seqLens, blockTable,
+      slotMapping;
   /// A paged cache's layout; none for the MLA latent cache.
   std::optional<KvLayout> layout;
   bool causal = true;

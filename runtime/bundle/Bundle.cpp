@@ -286,8 +286,8 @@ void appendArray(std::string &text, const char *key,
 }
 
 /// The tables in the order the manifest writes them.
-constexpr const char *kManifestTables[] = {"kinds", "bound_shapes", "bounds",
-                                           "kernels", "plans", "variants"};
+constexpr const char *kManifestTables[] = {
+    "kinds", "bound_shapes", "bounds", "kernels", "plans", "variants"};
 
 /// The text of manifest `j` that its manifest_hash covers: all of the
 /// manifest but the manifest_hash and signature lines, which come after
@@ -501,8 +501,8 @@ private:
                                   const BundleVariant &header);
   Result<const BundleKernel *> kernel(size_t index);
   Result<std::string> launchWithBounds(size_t kind, size_t bounds);
-  Status readPlan(size_t index, const nlohmann::json &values,
-                  BundleVariant &v, const std::string &vwhere);
+  Status readPlan(size_t index, const nlohmann::json &values, BundleVariant &v,
+                  const std::string &vwhere);
 };
 
 } // namespace detail
@@ -582,8 +582,8 @@ Result<const BundleKernel *> UnreadEntries::kernel(size_t index) {
     return &it->second;
   const nlohmann::json &jk = manifest["kernels"][index];
   std::string kwhere = where + ", kernels[" + std::to_string(index) + "]";
-  if (!jk.is_array() || jk.size() < 3 || jk.size() > 5 ||
-      !jk[1].is_string() || (jk.size() > 3 && !jk[3].is_string()) ||
+  if (!jk.is_array() || jk.size() < 3 || jk.size() > 5 || !jk[1].is_string() ||
+      (jk.size() > 3 && !jk[3].is_string()) ||
       (jk.size() > 4 && !jk[4].is_string()))
     return errorf(kwhere,
                   ": a kernel is [kind, hash, bounds, symbol, file], got ",
@@ -749,8 +749,8 @@ std::vector<BundleKernel> Bundle::kernelKinds() const {
   std::vector<BundleKernel> kinds;
   if (unread) {
     for (const BundleKernel &kind : unread->kinds)
-      kinds.push_back({"", kind.target, "", kind.entryPoint, "",
-                       kind.launchJson});
+      kinds.push_back(
+          {"", kind.target, "", kind.entryPoint, "", kind.launchJson});
     return kinds;
   }
   // A bundle made in memory: its kernels' kinds, each once.
@@ -789,7 +789,8 @@ Status tablesFromJson(UnreadEntries &unread) {
 Status variantFromJson(const nlohmann::json &jv, size_t index,
                        UnreadEntries &unread, Bundle &bundle) {
   BundleVariant v;
-  Result<std::string> name = getString(jv, "name", unread.where + ", a variant");
+  Result<std::string> name =
+      getString(jv, "name", unread.where + ", a variant");
   if (!name)
     return name.status();
   v.name = *name;
@@ -807,10 +808,10 @@ Status variantFromJson(const nlohmann::json &jv, size_t index,
   for (size_t e = 0; e < entries->size(); ++e) {
     const nlohmann::json &je = (*entries)[e];
     if (!je.is_array() || je.size() != 5 || !je[0].is_number_unsigned() ||
-        je[0].get<uint64_t>() > 1024 || !je[1].is_string() ||
-        !je[4].is_array())
-      return errorf(vwhere, ": an entry is [subgroup size in [0, 1024], "
-                            "cache key, plan, plan values, kernels], got ",
+        je[0].get<uint64_t>() > 1024 || !je[1].is_string() || !je[4].is_array())
+      return errorf(vwhere,
+                    ": an entry is [subgroup size in [0, 1024], "
+                    "cache key, plan, plan values, kernels], got ",
                     je.dump().substr(0, 200));
     v.subgroupSize = je[0].get<int64_t>();
     v.cacheKey = je[1].get<std::string>();

@@ -53,7 +53,8 @@ void forEachPlanValue(nlohmann::json &plan, Visit &&visit) {
 }
 
 /// Calls `visit` on every number of `value`, in document order.
-template <typename Visit> void forEachNumber(nlohmann::json &value, Visit &&visit) {
+template <typename Visit>
+void forEachNumber(nlohmann::json &value, Visit &&visit) {
   if (value.is_number() || value.is_null())
     visit(value);
   else if (value.is_structured())
@@ -115,11 +116,10 @@ SplitJson splitPlanValues(nlohmann::json plan) {
 
 Result<nlohmann::json> fillPlanValues(nlohmann::json shape,
                                       const nlohmann::json &values) {
-  return fillLeaves(std::move(shape), values,
-                    [](nlohmann::json &plan, auto &&visit) {
-                      forEachPlanValue(plan, visit);
-                    },
-                    kPlan);
+  return fillLeaves(
+      std::move(shape), values,
+      [](nlohmann::json &plan, auto &&visit) { forEachPlanValue(plan, visit); },
+      kPlan);
 }
 
 SplitJson splitNumbers(nlohmann::json value) {
@@ -130,11 +130,10 @@ SplitJson splitNumbers(nlohmann::json value) {
 
 Result<nlohmann::json> fillNumbers(nlohmann::json shape,
                                    const nlohmann::json &values) {
-  return fillLeaves(std::move(shape), values,
-                    [](nlohmann::json &value, auto &&visit) {
-                      forEachNumber(value, visit);
-                    },
-                    kNumbers);
+  return fillLeaves(
+      std::move(shape), values,
+      [](nlohmann::json &value, auto &&visit) { forEachNumber(value, visit); },
+      kNumbers);
 }
 
 } // namespace attn::runtime

@@ -1,4 +1,5 @@
-//===- PlanTemplate.h - Plans as a shared shape and their values -*- C++ -*-===//
+//===- PlanTemplate.h - Plans as a shared shape and their values -*- C++
+//-*-===//
 //
 // Variants of one op with the same knobs compile to plans that differ only
 // in numbers: static dims, constants, workgroup sizes, element types. A

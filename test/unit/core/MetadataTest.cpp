@@ -123,10 +123,10 @@ TEST(MetadataErrors, PagedBatchChecksEveryRule) {
   EXPECT_EQ(m->numActualTokens, 3);
   EXPECT_ERROR(checkPagedBatch(qsl, i32({20, -1}), table, true, 3, 4, 16),
                "seq_lens[1] = -1 is negative");
-  EXPECT_ERROR(checkPagedBatch(i32({0, 2, 1}), i32({20, 17}), table, true, 3,
-                               4, 16),
-               "query_start_loc is decreasing: query_start_loc[2] = 1 < "
-               "query_start_loc[1] = 2");
+  EXPECT_ERROR(
+      checkPagedBatch(i32({0, 2, 1}), i32({20, 17}), table, true, 3, 4, 16),
+      "query_start_loc is decreasing: query_start_loc[2] = 1 < "
+      "query_start_loc[1] = 2");
   EXPECT_ERROR(checkPagedBatch(qsl, i32({20, 1}), table, true, 3, 4, 16),
                "seq_lens[1] = 1 is less than the query length 2 of request 1");
   EXPECT_ERROR(checkPagedBatch(qsl, i32({20, 17}), table, true, 2, 4, 16),

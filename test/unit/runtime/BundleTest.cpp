@@ -1,10 +1,10 @@
 //===- BundleTest.cpp - Bundle manifests and their failure modes ---------===//
 
 #include "runtime/bundle/Bundle.h"
-#include "runtime/executor/BundleExecutor.h"
 #include "runtime/bundle/BundleMerge.h"
 #include "runtime/bundle/BundleSignature.h"
 #include "runtime/bundle/BundleWriter.h"
+#include "runtime/executor/BundleExecutor.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -171,8 +171,7 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  editManifest(dir, "\"format_version\": 5",
-               "\"format_version\": 4294967300");
+  editManifest(dir, "\"format_version\": 5", "\"format_version\": 4294967300");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 4294967300 is not "
@@ -441,9 +440,10 @@ TEST_F(BundleTest, OpenReadsAnEntryOnlyWhenAsked) {
   ASSERT_TRUE(damaged) << damaged.message();
   Result<const BundleVariant *> bad = damaged->entry(0);
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.message(), "bundle " + dir +
-                               ": manifest.json, variant v0 (subgroup size "
-                               "8): 9 is not an index into \"plans\" (1 records)");
+  EXPECT_EQ(bad.message(),
+            "bundle " + dir +
+                ": manifest.json, variant v0 (subgroup size "
+                "8): 9 is not an index into \"plans\" (1 records)");
   EXPECT_TRUE(damaged->entry(1)) << damaged->entry(1).message();
   EXPECT_EQ(loadBundle(dir).message(), bad.message());
 }
@@ -455,8 +455,9 @@ TEST_F(BundleTest, MalformedHashAndBoundsAreRefused) {
   std::string hash = hashToBase64(contentHash(kernelBytes));
   editManifest(dir, "\"" + hash + "\"", "\"" + hash.substr(0, 42) + "+\"");
   EXPECT_EQ(loadBundle(dir).message(),
-            "bundle " + dir + ": manifest.json, kernels[0]: expected a hash "
-                              "as 43 URL-safe base64 characters, got \"" +
+            "bundle " + dir +
+                ": manifest.json, kernels[0]: expected a hash "
+                "as 43 URL-safe base64 characters, got \"" +
                 hash.substr(0, 42) + "+\"");
 
   bundle.variants[0].kernels[0].launchJson =
@@ -468,18 +469,21 @@ TEST_F(BundleTest, MalformedHashAndBoundsAreRefused) {
   EXPECT_EQ(loaded->variants, bundle.variants);
   editManifest(dir, "[0,[null,4,2]]", "[0,[null,4]]");
   EXPECT_EQ(loadBundle(dir).message(),
-            "bundle " + dir + ": manifest.json, bounds[0]: the launch bounds "
-                              "template takes 3 values, the record gives 2");
+            "bundle " + dir +
+                ": manifest.json, bounds[0]: the launch bounds "
+                "template takes 3 values, the record gives 2");
   ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "[0,[null,4,2]]", "[3,[null,4,2]]");
   EXPECT_EQ(loadBundle(dir).message(),
-            "bundle " + dir + ": manifest.json, bounds[0]: 3 is not an index into "
-                              "\"bound_shapes\" (1 records)");
+            "bundle " + dir +
+                ": manifest.json, bounds[0]: 3 is not an index into "
+                "\"bound_shapes\" (1 records)");
   ASSERT_TRUE(writeManifest(bundle));
   editManifest(dir, "[0,[null,4,2]]", "{\"shape\":0}");
   EXPECT_EQ(loadBundle(dir).message(),
-            "bundle " + dir + ": manifest.json, bounds[0]: launch bounds are "
-                              "[shape, values], got {\"shape\":0}");
+            "bundle " + dir +
+                ": manifest.json, bounds[0]: launch bounds are "
+                "[shape, values], got {\"shape\":0}");
 }
 
 // Plans that differ only in numbers and element types (a workgroup size,

@@ -291,10 +291,15 @@ constexpr const char *kManifestTables[] = {
 
 /// The text of manifest `j` that its manifest_hash covers: all of the
 /// manifest but the manifest_hash and signature lines, which come after
-/// the second line.
+/// the second line. A manifest edited on purpose may lack the first two
+/// members: they are written null, for the reader to refuse.
 std::string signedText(const nlohmann::json &j) {
-  std::string text = "{\"format_version\": " + j["format_version"].dump() +
-                     ",\n\"compiler\": " + j["compiler"].dump();
+  auto member = [&j](const char *key) {
+    auto it = j.find(key);
+    return it == j.end() ? std::string("null") : it->dump();
+  };
+  std::string text = "{\"format_version\": " + member("format_version") +
+                     ",\n\"compiler\": " + member("compiler");
   for (const char *table : kManifestTables)
     if (j.contains(table))
       appendArray(text, table, j[table]);

@@ -245,8 +245,10 @@ Result<Bundle> manifestFromJson(std::string_view json,
                                 bool unread = false);
 
 /// Manifest `json` (any layout) as the writer lays it out, with its true
-/// manifest_hash and its signature as given; "" when `json` is not a JSON
-/// object. For tests and fuzzers that edit manifests on purpose.
+/// manifest_hash and its signature as given (members the writer does not
+/// write are left out; a missing format_version or compiler is written
+/// null); "" when `json` is not a JSON object. For tests and fuzzers that
+/// edit manifests on purpose.
 std::string restampManifest(std::string_view json);
 
 /// The hash of the signed part of `bundle`'s manifest (all but

@@ -170,6 +170,18 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
 
 // A version that only equals the supported one after truncation to 32 bits
 // is not supported either.
+// Found by the bundle and plan fuzzers: re-stamping a manifest without a
+// format_version (or compiler) read a missing member and aborted.
+TEST_F(BundleTest, RestampWritesMissingMembersNull) {
+  std::string text = restampManifest(R"({"compiler": "x", "kinds": []})");
+  EXPECT_EQ(text.substr(0, text.find('\n')), "{\"format_version\": null,");
+  writeFile(dir + "/manifest.json", text);
+  EXPECT_EQ(loadBundle(dir).message(),
+            "bundle " + dir + ": manifest.json: expected an object with "
+                              "\"format_version\"");
+  EXPECT_EQ(restampManifest("[]"), "");
+}
+
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
   editManifest(dir, "\"format_version\": 5", "\"format_version\": 4294967300");
   EXPECT_EQ(loadBundle(dir).message(),

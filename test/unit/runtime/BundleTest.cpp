@@ -479,23 +479,19 @@ TEST_F(BundleTest, MalformedHashAndBoundsAreRefused) {
   Result<Bundle> loaded = loadBundle(dir);
   ASSERT_TRUE(loaded) << loaded.message();
   EXPECT_EQ(loaded->variants, bundle.variants);
-  editManifest(dir, "[0,[null,4,2]]", "[0,[null,4]]");
-  EXPECT_EQ(loadBundle(dir).message(),
-            "bundle " + dir +
-                ": manifest.json, bounds[0]: the launch bounds "
-                "template takes 3 values, the record gives 2");
-  ASSERT_TRUE(writeManifest(bundle));
-  editManifest(dir, "[0,[null,4,2]]", "[3,[null,4,2]]");
-  EXPECT_EQ(loadBundle(dir).message(),
-            "bundle " + dir +
-                ": manifest.json, bounds[0]: 3 is not an index into "
-                "\"bound_shapes\" (1 records)");
-  ASSERT_TRUE(writeManifest(bundle));
-  editManifest(dir, "[0,[null,4,2]]", "{\"shape\":0}");
-  EXPECT_EQ(loadBundle(dir).message(),
-            "bundle " + dir +
-                ": manifest.json, bounds[0]: launch bounds are "
-                "[shape, values], got {\"shape\":0}");
+  // Each damaged record, and what the reader says of it.
+  const std::pair<const char *, const char *> damaged[] = {
+      {"[0,[null,4]]",
+       "the launch bounds template takes 3 values, the record gives 2"},
+      {"[3,[null,4,2]]", "3 is not an index into \"bound_shapes\" (1 records)"},
+      {"{\"shape\":0}", "launch bounds are [shape, values], got {\"shape\":0}"},
+  };
+  for (const auto &[record, message] : damaged) {
+    ASSERT_TRUE(writeManifest(bundle));
+    editManifest(dir, "[0,[null,4,2]]", record);
+    EXPECT_EQ(loadBundle(dir).message(),
+              "bundle " + dir + ": manifest.json, bounds[0]: " + message);
+  }
 }
 
 // Plans that differ only in numbers and element types (a workgroup size,

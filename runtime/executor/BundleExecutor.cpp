@@ -323,12 +323,13 @@ BundleExecutor::runnableEntries() {
   return chosen;
 }
 
-Status BundleExecutor::checkAllRunnable() {
+Result<std::vector<const BundleVariant *>> BundleExecutor::checkAllRunnable() {
   Result<std::map<std::string, const BundleVariant *>> chosen =
       runnableEntries();
   if (!chosen)
     return chosen.status();
   SubgroupSizes subgroups = device_.subgroupSizes();
+  std::vector<const BundleVariant *> entries;
   for (const auto &[name, entry] : *chosen) {
     if (!entry)
       return errorf(name_, ": bundle ", bundle_.directory, ": variant ", name,
@@ -336,8 +337,9 @@ Status BundleExecutor::checkAllRunnable() {
                     subgroups.describe(), ": recompile with --subgroup-size=",
                     subgroups.native);
     ATTN_RETURN_IF_ERROR(checkEntryRunnable(*entry));
+    entries.push_back(entry);
   }
-  return Status::ok();
+  return entries;
 }
 
 Status BundleExecutor::checkEntryRunnable(const BundleVariant &entry) {
@@ -365,10 +367,10 @@ Status BundleExecutor::loadEntry(const BundleVariant &entry) {
 }
 
 Status BundleExecutor::loadAllKernels() {
-  ATTN_RETURN_IF_ERROR(checkAllRunnable());
-  Result<std::map<std::string, const BundleVariant *>> chosen =
-      runnableEntries();
-  for (const auto &[name, entry] : *chosen)
+  Result<std::vector<const BundleVariant *>> entries = checkAllRunnable();
+  if (!entries)
+    return entries.status();
+  for (const BundleVariant *entry : *entries)
     ATTN_RETURN_IF_ERROR(loadEntry(*entry));
   return Status::ok();
 }

@@ -133,9 +133,9 @@ private:
   /// kernels for the target.
   Result<std::map<std::string, const BundleVariant *>> runnableEntries();
   /// loadAllKernels's check of every variant: an entry the device runs,
-  /// with a kernel it takes for each symbol. Reads no kernel file unless
-  /// one fails, to have the device's reason.
-  Status checkAllRunnable();
+  /// with a kernel it takes for each symbol; returns those entries. Reads
+  /// no kernel file unless one fails, to have the device's reason.
+  Result<std::vector<const BundleVariant *>> checkAllRunnable();
   /// Whether the device takes a kernel of each of `entry`'s symbols for the
   /// target; else the device's reason, from loading one.
   Status checkEntryRunnable(const BundleVariant &entry);

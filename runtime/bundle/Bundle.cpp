@@ -166,15 +166,61 @@ std::vector<const BundleVariant *> canonicalOrder(const Bundle &bundle) {
   return order;
 }
 
+/// The kernel table, every distinct kernel file's record once, as columns
+/// (a record of its own would cost each kernel more than its hash):
+/// "kinds" and "bounds" (index into bounds[], or null) per kernel, the
+/// hashes in base64 one after another, and "symbols" and "files" by index
+/// for the kernels that need them.
+class KernelColumns {
+public:
+  size_t add(size_t kind, const std::string &hash, nlohmann::json bounds,
+             const std::string &symbol,
+             const std::optional<std::string> &file) {
+    std::string base64 = hashToBase64(hash);
+    // A string that is no hash (hashToBase64 returns it as it is) keeps
+    // the column's width, in characters the reader refuses.
+    if (base64 == hash)
+      base64 = std::string(kHashBase64Length, '=');
+    nlohmann::json key = {kind, base64, bounds, symbol, file.value_or("")};
+    auto [it, inserted] = index_.try_emplace(key.dump(), kinds_.size());
+    if (!inserted)
+      return it->second;
+    std::string index = std::to_string(it->second);
+    kinds_.push_back(kind);
+    bounds_.push_back(std::move(bounds));
+    hashes_ += base64;
+    if (!symbol.empty())
+      symbols_[index] = symbol;
+    if (file)
+      files_[index] = *file;
+    return it->second;
+  }
+  nlohmann::json take() {
+    return {{"kinds", std::move(kinds_)},
+            {"bounds", std::move(bounds_)},
+            {"hashes", std::move(hashes_)},
+            {"symbols", std::move(symbols_)},
+            {"files", std::move(files_)}};
+  }
+
+private:
+  std::map<std::string, size_t> index_;
+  nlohmann::json kinds_ = nlohmann::json::array();
+  nlohmann::json bounds_ = nlohmann::json::array();
+  std::string hashes_;
+  nlohmann::json symbols_ = nlohmann::json::object();
+  nlohmann::json files_ = nlohmann::json::object();
+};
+
 /// The shared tables a manifest's entries refer to by index.
 struct ManifestTables {
-  SharedTable kinds, boundShapes, bounds, kernels, plans;
+  SharedTable kinds, boundShapes, bounds, plans, parameterKeys;
+  KernelColumns kernels;
 
-  /// A kernel as [kind, bounds (index into bounds[], or null)], then its
-  /// symbol where it is not "" and its file where the kind's extension does
-  /// not name it. The launch bounds (core/LaunchBounds.h) have a table of
-  /// their own: they differ with a variant's sizes where the rest of a
-  /// kind's launch facts do not.
+  /// A kernel's record: its kind, its bounds, its symbol where it is not ""
+  /// and its file where the kind's extension does not name it. The launch
+  /// bounds (core/LaunchBounds.h) have a table of their own: they differ
+  /// with a variant's sizes where the rest of a kind's launch facts do not.
   size_t kernel(const BundleKernel &k, const std::string &prefix) {
     nlohmann::json launch = nlohmann::json::parse(k.launchJson, nullptr,
                                                   /*allow_exceptions=*/false);
@@ -190,20 +236,43 @@ struct ManifestTables {
     std::string ext = contentAddressedExtension(k);
     size_t kind = kinds.add(nlohmann::json::array(
         {k.target, k.entryPoint, std::move(launch), ext}));
-    nlohmann::json record = nlohmann::json::array(
-        {kind, hashToBase64(k.hash), std::move(boundsIndex)});
-    std::string symbol =
-        recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint);
-    if (!symbol.empty() || ext.empty())
-      record.push_back(symbol);
+    std::optional<std::string> file;
     if (ext.empty())
-      record.push_back(k.file);
-    return kernels.add(std::move(record));
+      file = k.file;
+    return kernels.add(
+        kind, k.hash, std::move(boundsIndex),
+        recordSymbol(relativeSymbol(k.symbol, prefix), k.entryPoint), file);
+  }
+
+  /// A variant's parameters: [index into parameter_keys[], the values in
+  /// the keys' order].
+  nlohmann::json parameters(const std::map<std::string, std::string> &p) {
+    nlohmann::json keys = nlohmann::json::array();
+    nlohmann::json record = nlohmann::json::array({0});
+    for (const auto &[key, value] : p) {
+      keys.push_back(key);
+      record.push_back(value);
+    }
+    record[0] = parameterKeys.add(std::move(keys));
+    return record;
   }
 };
 
+/// Kernel indices as runs: [first, count, first, count, ...].
+nlohmann::json kernelRuns(const std::vector<size_t> &indices) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (size_t i : indices) {
+    size_t n = runs.size();
+    if (n && runs[n - 2].get<size_t>() + runs[n - 1].get<size_t>() == i)
+      runs[n - 1] = runs[n - 1].get<size_t>() + 1;
+    else
+      runs.insert(runs.end(), {i, size_t{1}});
+  }
+  return runs;
+}
+
 /// One entry of a variant: [subgroup size, cache key, plan template or
-/// null, the plan's values, kernel record indices].
+/// null, the plan's values, kernel records as runs].
 nlohmann::json entryValue(const BundleVariant &v, ManifestTables &tables) {
   std::string prefix = entrySymbolPrefix(v);
   nlohmann::json plan = nullptr, values = nlohmann::json::array();
@@ -216,25 +285,27 @@ nlohmann::json entryValue(const BundleVariant &v, ManifestTables &tables) {
     plan = tables.plans.add(std::move(split.shape));
     values = std::move(split.values);
   }
-  nlohmann::json kernels = nlohmann::json::array();
+  std::vector<size_t> kernels;
   for (const BundleKernel &k : v.kernels)
     kernels.push_back(tables.kernel(k, prefix));
   return nlohmann::json::array(
-      {v.subgroupSize, v.cacheKey, plan, values, kernels});
+      {v.subgroupSize, v.cacheKey, plan, values, kernelRuns(kernels)});
 }
 
-/// `values` as an entry after the first of a variant writes them: an
-/// object of the positions where they differ from `previous` ({"31": 16}),
-/// when both have the same length.
+/// `values` as an entry after the first of a variant writes them, where
+/// that is shorter than the array: an object of the positions where they
+/// differ from `previous` ({"31": 16}), those past its end included, and
+/// "n", their number, where it differs (a cpu entry's plan and a GPU
+/// entry's share their arguments but not their launches).
 nlohmann::json valuesAfter(const nlohmann::json &previous,
                            const nlohmann::json &values) {
-  if (previous.size() != values.size())
-    return values;
   nlohmann::json changed = nlohmann::json::object();
+  if (previous.size() != values.size())
+    changed["n"] = values.size();
   for (size_t i = 0; i < values.size(); ++i)
-    if (values[i] != previous[i])
+    if (i >= previous.size() || values[i] != previous[i])
       changed[std::to_string(i)] = values[i];
-  return changed;
+  return changed.dump().size() < values.dump().size() ? changed : values;
 }
 
 /// The manifest as a JSON value, without its hash. Entries of one name and
@@ -249,12 +320,12 @@ nlohmann::json manifestValue(const Bundle &bundle) {
     nlohmann::json values = entry[3];
     if (!previous || previous->name != v->name ||
         previous->parameters != v->parameters)
-      variants.push_back({{"name", v->name},
-                          {"parameters", v->parameters},
-                          {"entries", nlohmann::json::array()}});
+      variants.push_back(
+          nlohmann::json::array({v->name, tables.parameters(v->parameters),
+                                 nlohmann::json::array()}));
     else
       entry[3] = valuesAfter(previousValues, values);
-    variants.back()["entries"].push_back(std::move(entry));
+    variants.back()[2].push_back(std::move(entry));
     previous = v;
     previousValues = std::move(values);
   }
@@ -266,28 +337,38 @@ nlohmann::json manifestValue(const Bundle &bundle) {
   j["bounds"] = tables.bounds.take();
   j["kernels"] = tables.kernels.take();
   j["plans"] = tables.plans.take();
+  j["parameter_keys"] = tables.parameterKeys.take();
   j["variants"] = std::move(variants);
   return j;
 }
 
-/// `"key": [` then one element per line (a value that is not an array,
-/// as a manifest edited on purpose may have, on the key's line).
-void appendArray(std::string &text, const char *key,
-                 const nlohmann::json &array) {
+/// `"key": ` then an array with one element per line, or an object with
+/// one member per line (any other value, as a manifest edited on purpose
+/// may have, on the key's line).
+void appendTable(std::string &text, const char *key,
+                 const nlohmann::json &table) {
   text += std::string(",\n\"") + key + "\": ";
-  if (!array.is_array()) {
-    text += array.dump();
+  if (!table.is_array() && !table.is_object()) {
+    text += table.dump();
     return;
   }
-  text += "[";
-  for (size_t i = 0; i < array.size(); ++i)
-    text += (i ? ",\n " : "\n ") + array[i].dump();
-  text += "]";
+  bool first = true;
+  text += table.is_array() ? "[" : "{";
+  for (const auto &[member, value] : table.items()) {
+    text += first ? "\n " : ",\n ";
+    if (table.is_object())
+      text += nlohmann::json(member).dump() + ": ";
+    text += value.dump();
+    first = false;
+  }
+  text += table.is_array() ? "]" : "}";
 }
 
-/// The tables in the order the manifest writes them.
+/// The tables in the order the manifest writes them ("kernels" is an
+/// object of columns, the others arrays).
 constexpr const char *kManifestTables[] = {
-    "kinds", "bound_shapes", "bounds", "kernels", "plans", "variants"};
+    "kinds", "bound_shapes",   "bounds",  "kernels",
+    "plans", "parameter_keys", "variants"};
 
 /// The text of manifest `j` that its manifest_hash covers: all of the
 /// manifest but the manifest_hash and signature lines, which come after
@@ -302,7 +383,7 @@ std::string signedText(const nlohmann::json &j) {
                      ",\n\"compiler\": " + member("compiler");
   for (const char *table : kManifestTables)
     if (j.contains(table))
-      appendArray(text, table, j[table]);
+      appendTable(text, table, j[table]);
   return text + "}\n";
 }
 
@@ -488,8 +569,15 @@ struct UnreadEntries {
   nlohmann::json manifest;
   /// The "kinds" table, read when the manifest was opened.
   std::vector<BundleKernel> kinds;
+  /// The "parameter_keys" table, read when the manifest was opened.
+  std::vector<std::vector<std::string>> parameterKeys;
   /// Where each entry of Bundle::variants is in manifest["variants"].
   std::vector<EntryPlace> places;
+  /// The manifest's size, and the kernels its entries' runs name in all:
+  /// no more than its bytes, so that a few bytes of runs cannot stand for
+  /// many kernels to copy (a list of indices costs two bytes each).
+  size_t textBytes = 0;
+  uint64_t kernelReferences = 0;
 
   std::mutex mutex;
   std::vector<std::unique_ptr<const BundleVariant>> whole;
@@ -505,6 +593,8 @@ private:
   Result<BundleVariant> readEntry(const EntryPlace &place,
                                   const BundleVariant &header);
   Result<const BundleKernel *> kernel(size_t index);
+  Result<std::vector<size_t>> kernelIndices(const nlohmann::json &runs,
+                                            const std::string &vwhere);
   Result<std::string> launchWithBounds(size_t kind, size_t bounds);
   Status readPlan(size_t index, const nlohmann::json &values, BundleVariant &v,
                   const std::string &vwhere);
@@ -531,8 +621,20 @@ Status checkLaunchedKernels(const BundleVariant &v, const std::string &vwhere) {
   return Status::ok();
 }
 
+/// `key` as a position written by std::to_string (digits only, no leading
+/// zero, so that one position has one spelling), or nothing.
+std::optional<uint64_t> decimalPosition(const std::string &key) {
+  char *end = nullptr;
+  unsigned long long i = std::strtoull(key.c_str(), &end, 10);
+  if (key.empty() || *end != '\0' || key != std::to_string(i))
+    return std::nullopt;
+  return i;
+}
+
 /// An entry's plan values: an array, or (after a variant's first entry)
-/// an object of positions where they differ from `previous`'s.
+/// an object of positions where they differ from `previous`'s, with "n",
+/// their number, where it differs (then every position past `previous`'s
+/// end is given).
 Result<nlohmann::json> entryValues(const nlohmann::json &given,
                                    const nlohmann::json &previous,
                                    const std::string &vwhere) {
@@ -542,14 +644,30 @@ Result<nlohmann::json> entryValues(const nlohmann::json &given,
     return errorf(vwhere, ": plan values are an array, or after a variant's "
                           "first entry an object of changed positions");
   nlohmann::json values = previous;
-  for (const auto &[key, value] : given.items()) {
-    char *end = nullptr;
-    unsigned long long i = std::strtoull(key.c_str(), &end, 10);
-    if (key.empty() || *end != '\0' || i >= values.size())
-      return errorf(vwhere, ": \"", key, "\" is not a position among the ",
-                    values.size(), " plan values before it");
-    values[i] = value;
+  size_t size = previous.size();
+  if (const nlohmann::json *n = jsonMember(given, "n")) {
+    // Every position past the end is given: no more than the object has.
+    if (!n->is_number_unsigned() || n->get<uint64_t>() > size + given.size())
+      return errorf(vwhere, ": \"n\" must be the number of plan values, got ",
+                    n->dump().substr(0, 40));
+    size = n->get<size_t>();
+    values.get_ref<nlohmann::json::array_t &>().resize(size);
   }
+  size_t past = 0;
+  for (const auto &[key, value] : given.items()) {
+    if (key == "n")
+      continue;
+    std::optional<uint64_t> i = decimalPosition(key);
+    if (!i || *i >= size)
+      return errorf(vwhere, ": \"", key, "\" is not a position among the ",
+                    size, " plan values");
+    values[*i] = value;
+    past += *i >= previous.size();
+  }
+  if (size > previous.size() && past != size - previous.size())
+    return errorf(vwhere, ": ", size - previous.size(),
+                  " plan values past the ", previous.size(),
+                  " before are not all given");
   return values;
 }
 
@@ -578,55 +696,83 @@ Result<std::string> UnreadEntries::launchWithBounds(size_t kind, size_t b) {
   return launches.emplace(std::pair{kind, b}, launch.dump()).first->second;
 }
 
-/// One record of the kernel table: [index into "kinds", hash (URL-safe
-/// base64), index into "bounds" or null, symbol relative to the entry (a
-/// trailing "::" continues with the entry point; "", or no symbol, is
-/// "./<entry>::<entry>"), file (only where the kind has no extension)].
+/// Kernel `index` of the kernel table's columns (their shape checked by
+/// checkKernelColumns): its kind, its hash (URL-safe base64, the
+/// index-th 43 characters of "hashes"), its bounds (or null), its symbol
+/// relative to the entry (a trailing "::" continues with the entry point;
+/// none, or "", is "./<entry>::<entry>") and its file (given only where the
+/// kind has no extension).
 Result<const BundleKernel *> UnreadEntries::kernel(size_t index) {
   if (auto it = kernels.find(index); it != kernels.end())
     return &it->second;
-  const nlohmann::json &jk = manifest["kernels"][index];
+  const nlohmann::json &columns = manifest["kernels"];
   std::string kwhere = where + ", kernels[" + std::to_string(index) + "]";
-  if (!jk.is_array() || jk.size() < 3 || jk.size() > 5 || !jk[1].is_string() ||
-      (jk.size() > 3 && !jk[3].is_string()) ||
-      (jk.size() > 4 && !jk[4].is_string()))
-    return errorf(kwhere,
-                  ": a kernel is [kind, hash, bounds, symbol, file], got ",
-                  jk.dump().substr(0, 200));
-  Result<size_t> kind = tableIndex(jk[0], kinds.size(), "kinds", kwhere);
+  Result<size_t> kind =
+      tableIndex(columns["kinds"][index], kinds.size(), "kinds", kwhere);
   if (!kind)
     return kind.status();
   BundleKernel k = kinds[*kind];
-  Result<std::string> hash = hashFromBase64(jk[1].get<std::string>());
+  Result<std::string> hash = hashFromBase64(
+      std::string_view(columns["hashes"].get_ref<const std::string &>())
+          .substr(index * kHashBase64Length, kHashBase64Length));
   if (!hash)
     return errorf(kwhere, ": ", hash.message());
   k.hash = *hash;
-  if (!jk[2].is_null()) {
-    Result<size_t> b =
-        tableIndex(jk[2], manifest["bounds"].size(), "bounds", kwhere);
-    if (!b)
-      return b.status();
-    Result<std::string> launch = launchWithBounds(*kind, *b);
+  if (const nlohmann::json &b = columns["bounds"][index]; !b.is_null()) {
+    Result<size_t> bi =
+        tableIndex(b, manifest["bounds"].size(), "bounds", kwhere);
+    if (!bi)
+      return bi.status();
+    Result<std::string> launch = launchWithBounds(*kind, *bi);
     if (!launch)
       return launch.status();
     k.launchJson = *launch;
   }
+  std::string key = std::to_string(index);
+  const nlohmann::json *file = jsonMember(columns["files"], key);
   bool named = !k.file.empty();
-  if (named == (jk.size() == 5))
-    return errorf(kwhere, named ? ": its kind names the file, the record "
+  if (named == (file != nullptr))
+    return errorf(kwhere, named ? ": its kind names the file, \"files\" "
                                   "must not"
                                 : ": a kernel of a kind without a file "
-                                  "extension gives its file");
+                                  "extension has its file in \"files\"");
   k.file = named ? contentAddressedPath(k.entryPoint, k.hash, k.file)
-                 : jk[4].get<std::string>();
+                 : file->get<std::string>();
   if (k.file.find("..") != std::string::npos || k.file.starts_with("/"))
     return errorf(kwhere, ": file must be inside the bundle, got ", k.file);
-  k.symbol = jk.size() > 3 ? jk[3].get<std::string>() : "";
+  const nlohmann::json *symbol = jsonMember(columns["symbols"], key);
+  k.symbol = symbol ? symbol->get<std::string>() : "";
   if (k.symbol.empty())
     k.symbol = "./" + k.entryPoint + "::";
   if (k.symbol.ends_with("::"))
     k.symbol += k.entryPoint;
   return &kernels.emplace(index, std::move(k)).first->second;
+}
+
+/// An entry's kernels, written as runs [first, count, first, count, ...]
+/// of the kernel table, one index each (their total across entries is
+/// bounded when the manifest is opened: kernelReferences).
+Result<std::vector<size_t>>
+UnreadEntries::kernelIndices(const nlohmann::json &runs,
+                             const std::string &vwhere) {
+  size_t size = manifest["kernels"]["kinds"].size();
+  if (runs.size() % 2 != 0)
+    return errorf(vwhere, ": kernels are runs [first, count, ...], got ",
+                  runs.dump().substr(0, 200));
+  std::vector<size_t> indices;
+  for (size_t r = 0; r < runs.size(); r += 2) {
+    Result<size_t> first = tableIndex(runs[r], size, "kernels", vwhere);
+    if (!first)
+      return first.status();
+    const nlohmann::json &count = runs[r + 1];
+    if (!count.is_number_unsigned() || count.get<uint64_t>() == 0 ||
+        count.get<uint64_t>() > size - *first)
+      return errorf(vwhere, ": a run of ", count.dump(), " kernels from ",
+                    *first, " is not in \"kernels\" (", size, " records)");
+    for (size_t i = *first; i < *first + count.get<uint64_t>(); ++i)
+      indices.push_back(i);
+  }
+  return indices;
 }
 
 /// Entry `v`'s plan: template `index` filled with its values, parsed and
@@ -649,13 +795,12 @@ Status UnreadEntries::readPlan(size_t index, const nlohmann::json &values,
 }
 
 /// The entry at `place` whole: [subgroup size, cache key, plan or null,
-/// plan values, kernel indices] (the first two already in `header`, checked
-/// when the manifest was opened). Its plan values follow from those of the
-/// variant's entries before it.
+/// plan values, kernels as runs [first, count, ...]] (the first two already
+/// in `header`, checked when the manifest was opened). Its plan values
+/// follow from those of the variant's entries before it.
 Result<BundleVariant> UnreadEntries::readEntry(const EntryPlace &place,
                                                const BundleVariant &header) {
-  const nlohmann::json &entries =
-      manifest["variants"][place.variant]["entries"];
+  const nlohmann::json &entries = manifest["variants"][place.variant][2];
   BundleVariant v = header;
   std::string vwhere = where + ", variant " + v.name + " (subgroup size " +
                        std::to_string(v.subgroupSize) + ")";
@@ -668,12 +813,11 @@ Result<BundleVariant> UnreadEntries::readEntry(const EntryPlace &place,
   }
   const nlohmann::json &je = entries[place.entry];
   std::string prefix = entrySymbolPrefix(v);
-  for (const nlohmann::json &ref : je[4]) {
-    Result<size_t> i =
-        tableIndex(ref, manifest["kernels"].size(), "kernels", vwhere);
-    if (!i)
-      return i.status();
-    Result<const BundleKernel *> k = kernel(*i);
+  Result<std::vector<size_t>> indices = kernelIndices(je[4], vwhere);
+  if (!indices)
+    return indices.status();
+  for (size_t i : *indices) {
+    Result<const BundleKernel *> k = kernel(i);
     if (!k)
       return k.status();
     v.kernels.push_back(**k);
@@ -770,12 +914,67 @@ std::vector<BundleKernel> Bundle::kernelKinds() const {
 
 namespace {
 
-/// The tables' shape, and the kinds read: what every entry refers to.
+/// The kernel table's columns: "kinds" and "bounds", one per kernel,
+/// "hashes", 43 characters per kernel, and "symbols" and "files", objects
+/// whose members are kernels' indices (decimal, as written) and strings.
+/// What each kernel's values mean is checked when an entry reads it.
+Status checkKernelColumns(const nlohmann::json &j, const std::string &where) {
+  std::string kwhere = where + ", kernels";
+  const nlohmann::json *kinds = jsonMember(j, "kinds", JsonKind::Array);
+  const nlohmann::json *bounds = jsonMember(j, "bounds", JsonKind::Array);
+  const nlohmann::json *hashes = jsonMember(j, "hashes", JsonKind::String);
+  if (!j.is_object() || j.size() != 5 || !kinds || !bounds || !hashes ||
+      !jsonMember(j, "symbols", JsonKind::Object) ||
+      !jsonMember(j, "files", JsonKind::Object))
+    return errorf(kwhere, ": expected columns {\"kinds\": [...], "
+                          "\"bounds\": [...], \"hashes\": \"...\", "
+                          "\"symbols\": {...}, \"files\": {...}}");
+  size_t n = kinds->size();
+  if (bounds->size() != n ||
+      hashes->get_ref<const std::string &>().size() != n * kHashBase64Length)
+    return errorf(kwhere, ": ", n, " kinds, ", bounds->size(), " bounds and ",
+                  hashes->get_ref<const std::string &>().size(),
+                  " characters of hashes do not make whole records (",
+                  kHashBase64Length, " characters a hash)");
+  for (const char *column : {"symbols", "files"})
+    for (const auto &[key, value] : j[column].items()) {
+      std::optional<uint64_t> i = decimalPosition(key);
+      if (!i || *i >= n || !value.is_string())
+        return errorf(kwhere, ", ", column, ": \"", key.substr(0, 40),
+                      "\" is not a kernel's index (", n,
+                      " records) with a string");
+    }
+  return Status::ok();
+}
+
+/// One record of "parameter_keys": the names of a variant's parameters, as
+/// strings in ascending order.
+Result<std::vector<std::string>>
+parameterKeysFromJson(const nlohmann::json &jk, const std::string &where) {
+  std::vector<std::string> keys;
+  if (jk.is_array())
+    for (const nlohmann::json &key : jk)
+      if (key.is_string() &&
+          (keys.empty() || keys.back() < key.get_ref<const std::string &>()))
+        keys.push_back(key.get<std::string>());
+  if (!jk.is_array() || keys.size() != jk.size())
+    return errorf(where, ": parameter keys are names in ascending order, got ",
+                  jk.dump().substr(0, 200));
+  return keys;
+}
+
+/// The tables' shape, and the kinds and parameter keys read: what every
+/// entry refers to.
 Status tablesFromJson(UnreadEntries &unread) {
   const nlohmann::json &j = unread.manifest;
   for (const char *table : kManifestTables)
-    if (!jsonMember(j, table, JsonKind::Array))
+    if (std::string_view(table) != "kernels" &&
+        !jsonMember(j, table, JsonKind::Array))
       return errorf(unread.where, ": expected an array \"", table, "\"");
+  const nlohmann::json *columns = jsonMember(j, "kernels", JsonKind::Object);
+  if (!columns)
+    return errorf(unread.where, ": expected an object \"kernels\"");
+  ATTN_RETURN_IF_ERROR(checkKernelColumns(*columns, unread.where));
   const nlohmann::json &kinds = j["kinds"];
   for (size_t i = 0; i < kinds.size(); ++i) {
     Result<BundleKernel> k = kindFromJson(
@@ -784,34 +983,77 @@ Status tablesFromJson(UnreadEntries &unread) {
       return k.status();
     unread.kinds.push_back(std::move(*k));
   }
+  const nlohmann::json &keys = j["parameter_keys"];
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Result<std::vector<std::string>> k = parameterKeysFromJson(
+        keys[i], unread.where + ", parameter_keys[" + std::to_string(i) + "]");
+    if (!k)
+      return k.status();
+    unread.parameterKeys.push_back(std::move(*k));
+  }
   return Status::ok();
 }
 
-/// One record of "variants" (name, parameters, and the entries, one per
-/// subgroup size, that share them) as the headers of its entries: each
-/// entry's shape, subgroup size and cache key checked, the rest left for
-/// Bundle::entry.
+/// A variant record's parameters: [index into parameter_keys, a string
+/// value for each key].
+Status parametersFromJson(const nlohmann::json &jp, const UnreadEntries &unread,
+                          BundleVariant &v, const std::string &vwhere) {
+  if (!jp.is_array() || jp.empty())
+    return errorf(vwhere, ": parameters are [keys, values...], got ",
+                  jp.dump().substr(0, 200));
+  Result<size_t> keys =
+      tableIndex(jp[0], unread.parameterKeys.size(), "parameter_keys", vwhere);
+  if (!keys)
+    return keys.status();
+  const std::vector<std::string> &names = unread.parameterKeys[*keys];
+  if (jp.size() != names.size() + 1)
+    return errorf(vwhere, ": ", jp.size() - 1, " parameter values for ",
+                  names.size(), " keys");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!jp[i + 1].is_string())
+      return errorf(vwhere, ": parameter ", names[i], " must be a string");
+    v.parameters[names[i]] = jp[i + 1].get<std::string>();
+  }
+  return Status::ok();
+}
+
+/// Adds the kernels an entry's runs name (those whose count is a number;
+/// the rest are refused when the entry is read) to unread's references,
+/// which may not pass the manifest's size.
+Status countKernelReferences(const nlohmann::json &runs, UnreadEntries &unread,
+                             const std::string &vwhere) {
+  uint64_t limit = unread.textBytes;
+  for (size_t r = 1; r < runs.size(); r += 2) {
+    if (!runs[r].is_number_unsigned())
+      continue;
+    uint64_t count = runs[r].get<uint64_t>();
+    if (count > limit - unread.kernelReferences)
+      return errorf(vwhere, ": the entries name more kernels (",
+                    unread.kernelReferences, " and ", count,
+                    ") than the manifest has bytes (", limit, ")");
+    unread.kernelReferences += count;
+  }
+  return Status::ok();
+}
+
+/// One record of "variants", [name, parameters, entries] (the entries, one
+/// per subgroup size, share the name and parameters), as the headers of its
+/// entries: each entry's shape, subgroup size and cache key checked, the
+/// rest left for Bundle::entry.
 Status variantFromJson(const nlohmann::json &jv, size_t index,
                        UnreadEntries &unread, Bundle &bundle) {
+  if (!jv.is_array() || jv.size() != 3 || !jv[0].is_string() ||
+      !jv[2].is_array())
+    return errorf(unread.where, ", variants[", index,
+                  "]: a variant is [name, parameters, entries], got ",
+                  jv.dump().substr(0, 200));
   BundleVariant v;
-  Result<std::string> name =
-      getString(jv, "name", unread.where + ", a variant");
-  if (!name)
-    return name.status();
-  v.name = *name;
+  v.name = jv[0].get<std::string>();
   std::string vwhere = unread.where + ", variant " + v.name;
-  if (!jv.contains("parameters") || !jv["parameters"].is_object())
-    return errorf(vwhere, ": expected an object \"parameters\"");
-  for (const auto &[key, value] : jv["parameters"].items()) {
-    if (!value.is_string())
-      return errorf(vwhere, ": parameter ", key, " must be a string");
-    v.parameters[key] = value.get<std::string>();
-  }
-  const nlohmann::json *entries = jsonMember(jv, "entries", JsonKind::Array);
-  if (!entries)
-    return errorf(vwhere, ": expected an array \"entries\"");
-  for (size_t e = 0; e < entries->size(); ++e) {
-    const nlohmann::json &je = (*entries)[e];
+  ATTN_RETURN_IF_ERROR(parametersFromJson(jv[1], unread, v, vwhere));
+  const nlohmann::json &entries = jv[2];
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const nlohmann::json &je = entries[e];
     if (!je.is_array() || je.size() != 5 || !je[0].is_number_unsigned() ||
         je[0].get<uint64_t>() > 1024 || !je[1].is_string() || !je[4].is_array())
       return errorf(vwhere,
@@ -820,6 +1062,7 @@ Status variantFromJson(const nlohmann::json &jv, size_t index,
                     je.dump().substr(0, 200));
     v.subgroupSize = je[0].get<int64_t>();
     v.cacheKey = je[1].get<std::string>();
+    ATTN_RETURN_IF_ERROR(countKernelReferences(je[4], unread, vwhere));
     bundle.variants.push_back(v);
     unread.places.push_back({index, e});
   }
@@ -863,6 +1106,7 @@ Result<Bundle> manifestFromJson(std::string_view text,
                                 const BundleTrust &trust, bool unread) {
   auto entries = std::make_shared<UnreadEntries>();
   entries->where = "bundle " + directory + ": manifest.json";
+  entries->textBytes = text.size();
   const std::string &where = entries->where;
   entries->manifest =
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -3,7 +3,7 @@
 // A bundle is what attn-compile writes and a serving engine loads at start-up:
 // a directory with manifest.json and one file per kernel and target.
 //
-//   manifest.json (format 5; one record per line, so diffs read well, and
+//   manifest.json (format 6; one record per line, so diffs read well, and
 //   readers rely on that layout: the hash covers the text)
 //     format_version   kBundleFormatVersion
 //     compiler         the attn-compile version that wrote it
@@ -32,23 +32,29 @@
 //                      into bound_shapes[], its numbers in order] (they
 //                      differ with a variant's sizes where the rest of a
 //                      kind's facts do not)
-//     kernels[]        every distinct kernel file's record once:
-//                      [index into kinds[],
-//                       hash (contentHash of the file as stored, in
-//                        URL-safe base64: hashToBase64; file names keep
-//                        the hex),
-//                       index into bounds[] (null: none),
-//                       symbol relative to the entry (a trailing "::"
-//                       continues with the entry point; "" or absent is
-//                       "./<entry point>::<entry point>"),
-//                       file (relative; only for a kind without extension)]
+//     kernels          every distinct kernel file's record once, as
+//                      columns (one line each), kernel i being:
+//       kinds[i]       its index into kinds[],
+//       bounds[i]      its index into bounds[] (null: none),
+//       hashes         the 43 characters from 43 * i: contentHash of the
+//                      file as stored, in URL-safe base64 (hashToBase64;
+//                      file names keep the hex),
+//       symbols{"i"}   its symbol relative to the entry (a trailing "::"
+//                      continues with the entry point; absent or "" is
+//                      "./<entry point>::<entry point>"),
+//       files{"i"}     its file, relative (present exactly when its kind
+//                      has no extension)
 //     plans[]          every distinct plan shape once: a host plan
 //                      (runtime/bundle/Plan.h) with its numbers and element
 //                      types left null (runtime/bundle/PlanTemplate.h)
-//     variants[]       one record per variant, in order of name:
+//     parameter_keys[] every distinct list of parameter names once, in
+//                      ascending order
+//     variants[]       one record per variant, in order of name, an array
+//                      [name, parameters, entries]:
 //       name           the variant ("paged_attention.h32.g8...")
 //       parameters     the variant's key/values (op, num_heads, dtype, ...),
-//                      what the runtime matches a call against
+//                      what the runtime matches a call against: [index into
+//                      parameter_keys[], a string value per key in order]
 //       entries[]      one per subgroup size, ascending, each an array
 //                      [subgroup size (what the GPU kernels were built for:
 //                        8, 16, 32, 64, ...; 0: no subgroup-dependent
@@ -57,10 +63,13 @@
 //                        incremental builds),
 //                       index into plans[] (null for tt-only entries),
 //                       the plan's values in PlanTemplate.h's order
-//                        (after a variant's first entry, an object of the
-//                        positions that differ from the entry before:
-//                        {"31": 16}),
-//                       indices into kernels[]]
+//                        (after a variant's first entry, where shorter, an
+//                        object of the positions that differ from the
+//                        entry before, {"31": 16}; with "n", their number,
+//                        where that differs, every position past the
+//                        entry before's end given),
+//                       its kernels as runs of indices into kernels:
+//                        [first, count, first, count, ...]]
 //                      A kernel's symbol is what plans launch, unique to the
 //                      entry's compile ("<name>@<cache key>/<module>::
 //                      <kernel>", so kernels of several bundles can share a
@@ -108,7 +117,10 @@ namespace attn::runtime {
 /// (core/LaunchBounds.h), without which no plan launches it.
 /// 5: the manifest hash over its text, kernel hashes in base64, launch
 /// bounds as shapes with numbers; entries read when used (openManifest).
-inline constexpr int kBundleFormatVersion = 5;
+/// 6: the kernel table as columns, hashes one string; a variant record an
+/// array, its parameters values for a shared list of keys; an entry's
+/// kernels as runs.
+inline constexpr int kBundleFormatVersion = 6;
 
 struct BundleKernel {
   std::string symbol;

@@ -119,7 +119,7 @@ Result<std::string> hashFromBase64(std::string_view base64) {
   std::array<uint8_t, 32> bytes{};
   size_t size = 0;
   const char *end = nullptr;
-  if (base64.size() != 43 ||
+  if (base64.size() != kHashBase64Length ||
       sodium_base642bin(bytes.data(), bytes.size(), base64.data(),
                         base64.size(), nullptr, &size, &end,
                         kHashBase64) != 0 ||

@@ -37,6 +37,7 @@ std::string contentHash(std::string_view bytes);
 /// that one hash has one spelling). A string that is not 64 hex digits is
 /// returned as it is, for the reader to refuse by name.
 std::string hashToBase64(std::string_view hexHash);
+inline constexpr size_t kHashBase64Length = 43;
 Result<std::string> hashFromBase64(std::string_view base64);
 
 /// An Ed25519 public key.

@@ -111,6 +111,15 @@ void writeSeed(const std::string &dir, const char *name,
       << trust << "\n" << manifest;
 }
 
+/// Gives the first variant of manifest `j` 64 heads.
+void claimSixtyFourHeads(nlohmann::json &j) {
+  nlohmann::json &parameters = j["variants"][0][1];
+  const nlohmann::json &keys = j["parameter_keys"][parameters[0].get<size_t>()];
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == "num_heads")
+      parameters[i + 1] = "64";
+}
+
 /// The reference's manifest as JSON, changed by `edit` and re-stamped.
 std::string edited(void (*edit)(nlohmann::json &)) {
   nlohmann::json j = nlohmann::json::parse(manifestToJson(reference()));
@@ -124,9 +133,7 @@ void writeSeeds(const std::string &dir) {
   writeSeed(dir, "signed.sig", "signer require", signedText);
   writeSeed(dir, "signed-no-trust.sig", "", signedText);
   writeSeed(dir, "untrusted.sig", "other require", signedText);
-  std::string tampered = edited([](nlohmann::json &j) {
-    j["variants"][0]["parameters"]["num_heads"] = "64";
-  });
+  std::string tampered = edited(claimSixtyFourHeads);
   writeSeed(dir, "tampered.sig", "signer", tampered);
   writeSeed(dir, "tampered-no-trust.sig", "", tampered);
   writeSeed(dir, "unsigned.sig", "signer require",
@@ -140,7 +147,7 @@ void writeSeeds(const std::string &dir) {
               std::string key = "01" + std::string(62, '0');
               j["signature"] = {{"key", key},
                                 {"ed25519", key + std::string(64, '0')}};
-              j["variants"][0]["parameters"]["num_heads"] = "64";
+              claimSixtyFourHeads(j);
             }));
 }
 

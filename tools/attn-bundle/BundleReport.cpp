@@ -118,8 +118,9 @@ std::string describeBundleBytes(const runtime::Bundle &bundle) {
                     std::to_string(variants.size()) + " variants (" +
                     std::to_string(bundle.variants.size()) + " entries), " +
                     std::to_string(seen.size()) + " kernel files\n";
+  // In bytes per variant: the figure an aim of a few KiB is checked by.
   out += "  manifest     " + formatBytes(manifest) + ", " +
-         formatBytes(manifest / n) + " per variant\n";
+         std::to_string(manifest / n) + " bytes per variant\n";
   out += "  kernel files " + formatBytes(kernels) + ", " +
          formatBytes(kernels / n) + " per variant\n";
   appendGroups(out, "by target", byTarget, kernels);

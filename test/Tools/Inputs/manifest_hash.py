@@ -1,15 +1,19 @@
 """A bundle manifest's hashes and layout as attn-compile writes them, for
 tests that edit a manifest as a deliberate editor would: BLAKE2b-256 of
 content (runtime/bundle/BundleSignature.h's contentHash), its URL-safe
-base64 spelling in kernel records, and the manifest's own hash over its
-text without the manifest_hash and signature lines (runtime/bundle/
-Bundle.h), each record on a line of its own, dumped compactly with sorted
-keys (nlohmann::json's dump())."""
+base64 spelling in the kernel table's "hashes", and the manifest's own hash
+over its text without the manifest_hash and signature lines
+(runtime/bundle/Bundle.h): each record of a table (each column of the
+kernel table) on a line of its own, dumped compactly with sorted keys
+(nlohmann::json's dump()). A variant record is [name, parameters,
+entries], its parameters [index into parameter_keys, values...]:
+parameters() and set_parameters() read and write them as a dict."""
 import base64
 import hashlib
 import json
 
-TABLES = ("kinds", "bound_shapes", "bounds", "kernels", "plans", "variants")
+TABLES = ("kinds", "bound_shapes", "bounds", "kernels", "plans",
+          "parameter_keys", "variants")
 
 
 def content_hash(data):
@@ -40,6 +44,10 @@ def _signed_text(manifest):
         if isinstance(value, list):
             text += "[" + "".join(("\n " if i == 0 else ",\n ") + _compact(v)
                                   for i, v in enumerate(value)) + "]"
+        elif isinstance(value, dict):
+            text += "{" + "".join(
+                ("\n " if i == 0 else ",\n ") + _compact(k) + ": " +
+                _compact(value[k]) for i, k in enumerate(sorted(value))) + "}"
         else:
             text += _compact(value)
     return text + "}\n"
@@ -57,3 +65,19 @@ def manifest_text(manifest):
         lines += '"signature": %s,\n' % _compact(manifest["signature"])
     second = text.index("\n", text.index("\n") + 1) + 1
     return text[:second] + lines + text[second:]
+
+
+def parameters(manifest, variant):
+    """A variant record's parameters as a dict."""
+    keys = manifest["parameter_keys"][variant[1][0]]
+    return dict(zip(keys, variant[1][1:]))
+
+
+def set_parameters(manifest, variant, params):
+    """Gives a variant record `params` (a dict), adding their keys to
+    parameter_keys when new."""
+    keys = sorted(params)
+    table = manifest["parameter_keys"]
+    if keys not in table:
+        table.append(keys)
+    variant[1] = [table.index(keys)] + [params[k] for k in keys]

@@ -18,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from manifest_hash import digest, manifest_text  # noqa: E402
+from manifest_hash import parameters, set_parameters  # noqa: E402
 
 
 def main():
@@ -28,12 +29,12 @@ def main():
     if digest(manifest) != manifest["manifest_hash"]:
         sys.exit("swap-entry-parameters.py: cannot reproduce the manifest's "
                  "hash; attn-compile's hashing changed")
-    params = {v["name"]: v["parameters"] for v in manifest["variants"]}
+    params = {v[0]: parameters(manifest, v) for v in manifest["variants"]}
     for v in manifest["variants"]:
-        if v["name"] == name_a:
-            v["parameters"] = params[name_b]
-        elif v["name"] == name_b:
-            v["parameters"] = params[name_a]
+        if v[0] == name_a:
+            set_parameters(manifest, v, params[name_b])
+        elif v[0] == name_b:
+            set_parameters(manifest, v, params[name_a])
     with open(path, "w") as f:
         f.write(manifest_text(manifest))
     return 0

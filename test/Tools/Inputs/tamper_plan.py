@@ -9,7 +9,7 @@ grid dimension D (grid), from a new constant slot; then the manifest hash
 is recomputed as the runtime computes it, so the bundle loads as if
 attn-compile had written it. The reproducer of issue 34, item 3.
 
-Format 4 shares plan shapes between entries and gives each entry its
+Format 4 and later share plan shapes between entries and gives each entry its
 numbers (runtime/bundle/PlanTemplate.h): the new constant is a new op at
 the front of the shape, and its value goes into every entry of that shape
 at the same place (entries are written whole, without the changed-values
@@ -67,7 +67,7 @@ def entries(manifest):
     """Every entry with its values whole (the shorthand undone)."""
     for variant in manifest["variants"]:
         previous = None
-        for entry in variant["entries"]:
+        for entry in variant[2]:
             if isinstance(entry[3], dict):
                 values = list(previous)
                 for key, value in entry[3].items():

@@ -3,16 +3,22 @@
  "bound_shapes": [],
  "bounds": [],
  "compiler": "attn-compile fuzz",
- "format_version": 5,
- "kernels": [
-  [
-   0,
-   "YbCAEMfbdbGZc05VJva0eAh6kuWLQ2zmIU8ecniDWy0",
-   null,
-   "./m::k",
-   "kernels/k.spv"
-  ]
- ],
+ "format_version": 6,
+ "kernels": {
+  "bounds": [
+   null
+  ],
+  "files": {
+   "0": "kernels/k.spv"
+  },
+  "hashes": "YbCAEMfbdbGZc05VJva0eAh6kuWLQ2zmIU8ecniDWy0",
+  "kinds": [
+   0
+  ],
+  "symbols": {
+   "0": "./m::k"
+  }
+ },
  "kinds": [
   [
    "spirv",
@@ -24,29 +30,37 @@
   ]
  ],
  "manifest_hash": "restamp",
+ "parameter_keys": [
+  [
+   "num_heads",
+   "op"
+  ]
+ ],
  "plans": [],
  "signature": {
   "ed25519": "01000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
   "key": "0100000000000000000000000000000000000000000000000000000000000000"
  },
  "variants": [
-  {
-   "entries": [
+  [
+   "merge_states.h4.d32.f32",
+   [
+    0,
+    "64",
+    "merge_states"
+   ],
+   [
     [
      0,
      "06167e564ec212a2c37f1dbe61d56b1fa2e850d643b327b2bdcdacf406b13ca5",
      null,
      [],
      [
-      0
+      0,
+      1
      ]
     ]
-   ],
-   "name": "merge_states.h4.d32.f32",
-   "parameters": {
-    "num_heads": "64",
-    "op": "merge_states"
-   }
-  }
+   ]
+  ]
  ]
 }

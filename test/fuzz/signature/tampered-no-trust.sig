@@ -3,16 +3,22 @@
  "bound_shapes": [],
  "bounds": [],
  "compiler": "attn-compile fuzz",
- "format_version": 5,
- "kernels": [
-  [
-   0,
-   "YbCAEMfbdbGZc05VJva0eAh6kuWLQ2zmIU8ecniDWy0",
-   null,
-   "./m::k",
-   "kernels/k.spv"
-  ]
- ],
+ "format_version": 6,
+ "kernels": {
+  "bounds": [
+   null
+  ],
+  "files": {
+   "0": "kernels/k.spv"
+  },
+  "hashes": "YbCAEMfbdbGZc05VJva0eAh6kuWLQ2zmIU8ecniDWy0",
+  "kinds": [
+   0
+  ],
+  "symbols": {
+   "0": "./m::k"
+  }
+ },
  "kinds": [
   [
    "spirv",
@@ -24,29 +30,37 @@
   ]
  ],
  "manifest_hash": "restamp",
+ "parameter_keys": [
+  [
+   "num_heads",
+   "op"
+  ]
+ ],
  "plans": [],
  "signature": {
-  "ed25519": "5ce7a2139563bfd0a8de75f2143f2471ed9ffbf830e9c75853511d992d68d35141d07c413e7d2adb84a5f98fd1d8ce186652b008d9e93e6f710c0a0da7955802",
+  "ed25519": "b534cfd8b87f6c827de177f5c59d34106c8e0f3ffa9fa727698d9bda8f293fd5b6528d87ae1beeb7bb3a3803da524652e585e5942a084dc3b0f12d3415b6df09",
   "key": "8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c"
  },
  "variants": [
-  {
-   "entries": [
+  [
+   "merge_states.h4.d32.f32",
+   [
+    0,
+    "64",
+    "merge_states"
+   ],
+   [
     [
      0,
      "06167e564ec212a2c37f1dbe61d56b1fa2e850d643b327b2bdcdacf406b13ca5",
      null,
      [],
      [
-      0
+      0,
+      1
      ]
     ]
-   ],
-   "name": "merge_states.h4.d32.f32",
-   "parameters": {
-    "num_heads": "64",
-    "op": "merge_states"
-   }
-  }
+   ]
+  ]
  ]
 }

@@ -72,7 +72,8 @@ protected:
   void tamper() {
     nlohmann::json j =
         nlohmann::json::parse(fileText(dir + "/manifest.json"));
-    j["variants"][0]["parameters"]["op"] = "paged_attention";
+    // The variant's parameters: [keys ["op"], its value].
+    j["variants"][0][1][1] = "paged_attention";
     writeFile(dir + "/manifest.json", restampManifest(j.dump()));
   }
 

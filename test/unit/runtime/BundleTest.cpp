@@ -141,20 +141,21 @@ TEST_F(BundleTest, BadJson) {
 }
 
 TEST_F(BundleTest, UnknownFormatVersion) {
-  editManifest(dir, "\"format_version\": 5", "\"format_version\": 7");
+  editManifest(dir, "\"format_version\": 6", "\"format_version\": 7");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 7 is not supported "
-                "(this runtime reads format 5; recompile the bundle with this "
+                "(this runtime reads format 6; recompile the bundle with this "
                 "attn-compile)");
 }
 
-// A bundle of an older format (4: hex hashes, whole launch bounds, a hash
+// A bundle of an older format (5: a record per kernel and named
+// parameters; 4: hex hashes, whole launch bounds, a hash
 // over the parsed manifest; 3: FNV-1a hashes, no signatures, whole plans;
 // 2: one record per kernel and entry) is refused by its version before
 // anything else is read of it.
 TEST_F(BundleTest, OldFormatIsRefusedByName) {
-  for (int version : {2, 3, 4}) {
+  for (int version : {2, 3, 4, 5}) {
     writeFile(dir + "/manifest.json",
               "{\"format_version\": " + std::to_string(version) +
                   R"(, "compiler": "attn-compile 0.3.0", "kernels": [],
@@ -163,7 +164,7 @@ TEST_F(BundleTest, OldFormatIsRefusedByName) {
     EXPECT_EQ(loadBundle(dir).message(),
               "bundle " + dir + ": manifest.json: bundle format version " +
                   std::to_string(version) +
-                  " is not supported (this runtime reads format 5; recompile "
+                  " is not supported (this runtime reads format 6; recompile "
                   "the bundle with this attn-compile)");
   }
 }
@@ -183,11 +184,11 @@ TEST_F(BundleTest, RestampWritesMissingMembersNull) {
 }
 
 TEST_F(BundleTest, FormatVersionIsNotTruncated) {
-  editManifest(dir, "\"format_version\": 5", "\"format_version\": 4294967300");
+  editManifest(dir, "\"format_version\": 6", "\"format_version\": 4294967300");
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json: bundle format version 4294967300 is not "
-                "supported (this runtime reads format 5; recompile the bundle "
+                "supported (this runtime reads format 6; recompile the bundle "
                 "with this attn-compile)");
 }
 
@@ -390,11 +391,12 @@ TEST_F(BundleTest, EntriesShareKernelRecordsAndPlans) {
   ASSERT_TRUE(writeManifest(many));
   nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
   EXPECT_EQ(j["kinds"].size(), 1u);
-  EXPECT_EQ(j["kernels"].size(), 1u);
+  EXPECT_EQ(j["kernels"]["kinds"].size(), 1u);
   EXPECT_EQ(j["plans"].size(), 1u);
   // Each variant's two subgroup sizes share its record.
   EXPECT_EQ(j["variants"].size(), 50u);
-  EXPECT_EQ(j["variants"][3]["entries"][1][4], nlohmann::json::parse("[0]"));
+  // Its entries' kernels as runs [first, count].
+  EXPECT_EQ(j["variants"][3][2][1][4], nlohmann::json::parse("[0,1]"));
   // Cache keys of 64 digits here (attn-compile writes 16).
   size_t perEntry = manifestToJson(many).size() / many.variants.size();
   EXPECT_LT(perEntry, 150u);
@@ -506,11 +508,13 @@ TEST_F(BundleTest, PlansOfOneShapeShareTheirRecord) {
   ASSERT_TRUE(writeManifest(many));
   nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
   EXPECT_EQ(j["plans"].size(), 1u);
-  // The second entry of v0 gives the values that differ from the first's.
-  EXPECT_EQ(j["variants"][0]["entries"][0][3],
+  // The second entry of v0 differs from the first in most of its values:
+  // it writes them all, which is shorter than the changed positions
+  // (ChangedPlanValuesNameTheirPositions has the object).
+  EXPECT_EQ(j["variants"][0][2][0][3],
             nlohmann::json::parse(R"(["f32",-1,1,1,1,1])"));
-  EXPECT_EQ(j["variants"][0]["entries"][1][3],
-            nlohmann::json::parse(R"({"0":"bf16","2":7,"3":64,"4":2})"));
+  EXPECT_EQ(j["variants"][0][2][1][3],
+            nlohmann::json::parse(R"(["bf16",-1,7,64,2,1])"));
   Result<Bundle> loaded = loadBundle(dir);
   ASSERT_TRUE(loaded) << loaded.message();
   EXPECT_EQ(loaded->variants[1].plans, many.variants[1].plans);
@@ -524,7 +528,7 @@ TEST_F(BundleTest, ChangedPlanValuesNameTheirPositions) {
   EXPECT_EQ(loadBundle(dir).message(),
             "bundle " + dir +
                 ": manifest.json, variant v0 (subgroup size 16): \"6\" is not "
-                "a position among the 6 plan values before it");
+                "a position among the 6 plan values");
   ASSERT_TRUE(writeManifest(many));
   editManifest(dir, "[\"f32\",-1,1,1,1,1]", "{\"2\":7}");
   EXPECT_EQ(loadBundle(dir).message(),
@@ -532,6 +536,52 @@ TEST_F(BundleTest, ChangedPlanValuesNameTheirPositions) {
                 ": manifest.json, variant v0 (subgroup size 8): plan values "
                 "are an array, or after a variant's first entry an object of "
                 "changed positions");
+}
+
+// An entry whose plan has more values than the entry before (a cpu entry's
+// plan, then a GPU entry's) gives the positions that differ, those past
+// the end included, and their number "n".
+TEST_F(BundleTest, PlanValuesOfAnotherLengthGiveTheirTail) {
+  Bundle many = entriesSharingOneKernel(bundle, 1);
+  Plan &longer = many.variants[1].plans.front();
+  PlanOp five;
+  five.kind = PlanOpKind::Const;
+  five.result = 2;
+  five.imm = 5;
+  longer.ops.insert(longer.ops.end() - 1, five);
+  ASSERT_TRUE(writeManifest(many));
+  nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
+  EXPECT_EQ(j["plans"].size(), 2u);
+  EXPECT_EQ(j["variants"][0][2][1][3],
+            nlohmann::json::parse(R"({"6":5,"n":7})"));
+  Result<Bundle> loaded = loadBundle(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(loaded->variants, many.variants);
+
+  // The other way round, a shorter plan after a longer one gives "n" only.
+  Bundle shorter = entriesSharingOneKernel(bundle, 1);
+  std::vector<PlanOp> &ops = shorter.variants[0].plans.front().ops;
+  ops.insert(ops.end() - 1, five);
+  ASSERT_TRUE(writeManifest(shorter));
+  j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
+  EXPECT_EQ(j["variants"][0][2][1][3], nlohmann::json::parse(R"({"n":6})"));
+  loaded = loadBundle(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(loaded->variants, shorter.variants);
+
+  const std::pair<const char *, const char *> damaged[] = {
+      {R"({"n":7})", "1 plan values past the 6 before are not all given"},
+      {R"({"6":5,"n":9})", "\"n\" must be the number of plan values, got 9"},
+      {R"({"06":5,"n":7})", "\"06\" is not a position among the 7 plan values"},
+      {R"({"6":5,"n":-7})", "\"n\" must be the number of plan values, got -7"},
+  };
+  for (const auto &[values, message] : damaged) {
+    ASSERT_TRUE(writeManifest(many));
+    editManifest(dir, R"({"6":5,"n":7})", values);
+    EXPECT_EQ(loadBundle(dir).message(),
+              "bundle " + dir +
+                  ": manifest.json, variant v0 (subgroup size 16): " + message);
+  }
 }
 
 TEST_F(BundleTest, PlanValuesMustFitTheShape) {
@@ -566,11 +616,131 @@ TEST_F(BundleTest, ManifestOrderIsCanonical) {
 }
 
 TEST_F(BundleTest, ReferenceOutsideATableIsRefused) {
-  editManifest(dir, "1,1,1,1],[0]", "1,1,1,1],[1]");
-  EXPECT_EQ(loadBundle(dir).message(),
+  // An entry's kernels are runs [first, count] of the kernel table.
+  const std::pair<const char *, const char *> damaged[] = {
+      {"[1,1]", "1 is not an index into \"kernels\" (1 records)"},
+      {"[0,2]", "a run of 2 kernels from 0 is not in \"kernels\" (1 records)"},
+      {"[0,0]", "a run of 0 kernels from 0 is not in \"kernels\" (1 records)"},
+      {"[0]", "kernels are runs [first, count, ...], got [0]"},
+  };
+  for (const auto &[runs, message] : damaged) {
+    ASSERT_TRUE(writeManifest(bundle));
+    editManifest(dir, "1,1,1,1],[0,1]", std::string("1,1,1,1],") + runs);
+    EXPECT_EQ(
+        loadBundle(dir).message(),
+        "bundle " + dir +
+            ": manifest.json, variant f_h8 (subgroup size 0): " + message);
+  }
+}
+
+// The kernel table is columns of one length each, and a variant's
+// parameters are values for a record of parameter_keys; a manifest whose
+// columns or parameters do not fit is refused by name when opened.
+TEST_F(BundleTest, MalformedColumnsAndParametersAreRefused) {
+  std::string hash = hashToBase64(contentHash(kernelBytes));
+  const std::pair<std::pair<std::string, std::string>, std::string> damaged[] =
+      {
+          {{"\"" + hash + "\"", "\"" + hash + "A\""},
+           "kernels: 1 kinds, 1 bounds and 44 characters of hashes do not make "
+           "whole records (43 characters a hash)"},
+          {{"\"kinds\": [0]", "\"kinds\": [0,0]"},
+           "kernels: 2 kinds, 1 bounds and 43 characters of hashes do not make "
+           "whole records (43 characters a hash)"},
+          {{"\"files\": {\"0\"", "\"files\": {\"00\""},
+           "kernels, files: \"00\" is not a kernel's index (1 records) with a "
+           "string"},
+          {{"\"symbols\": {\"0\":", "\"symbols\": {\"1\":"},
+           "kernels, symbols: \"1\" is not a kernel's index (1 records) with "
+           "a string"},
+          {{"\"kernels\": {", "\"kernels\": {\"x\":1,"},
+           "kernels: expected columns {\"kinds\": [...], \"bounds\": [...], "
+           "\"hashes\": \"...\", \"symbols\": {...}, \"files\": {...}}"},
+          {{"[\"num_heads\",\"op\"]", "[\"op\",\"num_heads\"]"},
+           "parameter_keys[0]: parameter keys are names in ascending order, "
+           "got [\"op\",\"num_heads\"]"},
+          {{"[0,\"8\",\"paged_attention\"]", "[1,\"8\",\"f\"]"},
+           "variant f_h8: 1 is not an index into \"parameter_keys\" (1 "
+           "records)"},
+          {{"[0,\"8\",\"paged_attention\"]", "[0,\"8\"]"},
+           "variant f_h8: 1 parameter values for 2 keys"},
+          {{"[0,\"8\",\"paged_attention\"]", "[0,8,\"f\"]"},
+           "variant f_h8: parameter num_heads must be a string"},
+          {{"[\"f_h8\",", "[7,"},
+           "variants[0]: a variant is [name, parameters, entries], got "
+           "[7,[0,\"8\",\"paged_attention\"],[[0,\"\",0,[\"f32\",-1,1,1,1,1],["
+           "0,1]]]]"},
+      };
+  for (const auto &[edit, message] : damaged) {
+    ASSERT_TRUE(writeManifest(bundle));
+    editManifest(dir, edit.first, edit.second);
+    EXPECT_EQ(openManifest(dir).message(),
+              "bundle " + dir + ": manifest.json, " + message);
+  }
+}
+
+// A run names many kernels in a few bytes; all runs together may name no
+// more kernels than the manifest has bytes (a list of indices, as format 5
+// wrote, costs two bytes each), so that a small manifest cannot make the
+// reader copy kernel records without end.
+TEST_F(BundleTest, RunsNameNoMoreKernelsThanTheManifestHasBytes) {
+  editManifest(dir, "1,1,1,1],[0,1]", "1,1,1,1],[0,99999999]");
+  std::string bytes = std::to_string(fileText(dir + "/manifest.json").size());
+  EXPECT_EQ(openManifest(dir).message(),
             "bundle " + dir +
-                ": manifest.json, variant f_h8 (subgroup size 0): 1 is not an "
-                "index into \"kernels\" (1 records)");
+                ": manifest.json, variant f_h8: the entries name more kernels "
+                "(0 and 99999999) than the manifest has bytes (" +
+                bytes + ")");
+}
+
+// "files" gives a kernel's file exactly where its kind has no extension
+// (the kind's extension and the hash name it otherwise).
+TEST_F(BundleTest, FilesColumnMatchesTheKind) {
+  editManifest(dir, "\"files\": {\"0\":\"kernels/k.spv\"}", "\"files\": {}");
+  EXPECT_EQ(loadManifest(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, kernels[0]: a kernel of a kind without a "
+                "file extension has its file in \"files\"");
+
+  BundleKernel &k = bundle.variants[0].kernels[0];
+  k.file = "kernels/k." + k.hash + ".spv";
+  ASSERT_TRUE(writeManifest(bundle));
+  Result<Bundle> named = loadManifest(dir);
+  ASSERT_TRUE(named) << named.message();
+  EXPECT_EQ(named->variants, bundle.variants);
+  editManifest(dir, "\"files\": {}", "\"files\": {\"0\":\"kernels/x\"}");
+  EXPECT_EQ(loadManifest(dir).message(),
+            "bundle " + dir +
+                ": manifest.json, kernels[0]: its kind names the file, "
+                "\"files\" must not");
+}
+
+// An entry's kernels are runs of the table: consecutive new records make
+// one run, a record shared with an entry before its own.
+TEST_F(BundleTest, EntryKernelsAreRunsOfTheTable) {
+  Bundle b = bundle;
+  BundleVariant &first = b.variants[0];
+  first.subgroupSize = 8;
+  first.kernels.clear();
+  for (const char *name : {"a", "b", "c"})
+    first.kernels.push_back({std::string("m::") + name, "spirv",
+                             "kernels/" + std::string(name) + ".spv", name,
+                             contentHash(name), "{}"});
+  BundleVariant second = first;
+  second.subgroupSize = 16;
+  second.kernels = {
+      {"m::d", "spirv", "kernels/d.spv", "d", contentHash("d"), "{}"},
+      first.kernels[0],
+      {"m::e", "spirv", "kernels/e.spv", "e", contentHash("e"), "{}"}};
+  for (BundleVariant *v : {&first, &second})
+    v->plans.front().ops[1].kernel = v->kernels[1].symbol;
+  b.variants.push_back(second);
+  ASSERT_TRUE(writeManifest(b));
+  nlohmann::json j = nlohmann::json::parse(fileText(dir + "/manifest.json"));
+  EXPECT_EQ(j["variants"][0][2][0][4], nlohmann::json::parse("[0,3]"));
+  EXPECT_EQ(j["variants"][0][2][1][4], nlohmann::json::parse("[3,1,0,1,4,1]"));
+  Result<Bundle> loaded = loadManifest(dir);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(loaded->variants, b.variants);
 }
 
 // Shards of one compile merge into the whole compile's manifest, byte for

@@ -16,14 +16,18 @@ path = os.path.join(bundle, "manifest.json")
 with open(path) as f:
     manifest = json.load(f)
 kind = next(i for i, k in enumerate(manifest["kinds"]) if k[3] == ".spv.zst")
-record = next(r for r in manifest["kernels"] if r[0] == kind)
+columns = manifest["kernels"]
+record = columns["kinds"].index(kind)
 entry, ext = manifest["kinds"][kind][1], manifest["kinds"][kind][3]
+old = columns["hashes"][43 * record:43 * (record + 1)]
 junk = b"not a zstd frame"
 os.remove(os.path.join(bundle, "kernels",
-                       "%s.%s%s" % (entry, hash_from_base64(record[1]), ext)))
-record[1] = hash_to_base64(content_hash(junk))
+                       "%s.%s%s" % (entry, hash_from_base64(old), ext)))
+new = hash_to_base64(content_hash(junk))
+columns["hashes"] = (columns["hashes"][:43 * record] + new +
+                     columns["hashes"][43 * (record + 1):])
 with open(os.path.join(bundle, "kernels",
-                       "%s.%s%s" % (entry, hash_from_base64(record[1]), ext)),
+                       "%s.%s%s" % (entry, hash_from_base64(new), ext)),
           "wb") as f:
     f.write(junk)
 with open(path, "w") as f:

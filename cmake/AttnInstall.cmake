@@ -126,6 +126,7 @@ install(FILES
   ${PROJECT_BINARY_DIR}/cmake/install/attnConfig.cmake
   ${PROJECT_BINARY_DIR}/cmake/attnConfigVersion.cmake
   ${CMAKE_CURRENT_LIST_DIR}/AttnBundle.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/AttnSodium.cmake
   DESTINATION ${ATTN_INSTALL_CMAKEDIR})
 
 # The build tree as a package too (-Dattn_DIR=<build>/cmake): the same
@@ -142,3 +143,5 @@ configure_package_config_file(
   PATH_VARS ATTN_CONFIG_INCLUDEDIR ATTN_CONFIG_BINDIR)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/AttnBundle.cmake
   ${PROJECT_BINARY_DIR}/cmake/AttnBundle.cmake COPYONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/AttnSodium.cmake
+  ${PROJECT_BINARY_DIR}/cmake/AttnSodium.cmake COPYONLY)

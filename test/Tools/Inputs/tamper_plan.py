@@ -9,7 +9,7 @@ grid dimension D (grid), from a new constant slot; then the manifest hash
 is recomputed as the runtime computes it, so the bundle loads as if
 attn-compile had written it. The reproducer of issue 34, item 3.
 
-Format 4 and later share plan shapes between entries and gives each entry its
+Format 4 and later share plan shapes between entries and give each entry its
 numbers (runtime/bundle/PlanTemplate.h): the new constant is a new op at
 the front of the shape, and its value goes into every entry of that shape
 at the same place (entries are written whole, without the changed-values
@@ -69,9 +69,13 @@ def entries(manifest):
         previous = None
         for entry in variant[2]:
             if isinstance(entry[3], dict):
-                values = list(previous)
+                # "n": the number of values, where it differs from the
+                # entry before's (its positions past that end are given).
+                n = entry[3].get("n", len(previous))
+                values = (list(previous) + [None] * n)[:n]
                 for key, value in entry[3].items():
-                    values[int(key)] = value
+                    if key != "n":
+                        values[int(key)] = value
                 entry[3] = values
             previous = entry[3]
             yield entry

@@ -28,6 +28,23 @@ def hash_from_base64(text):
     return base64.urlsafe_b64decode(text + "=").hex()
 
 
+# Characters of one hash in the kernel table's "hashes" column.
+HASH_CHARS = 43
+
+
+def kernel_hash(manifest, index):
+    """Kernel `index`'s hash in hex, from the "hashes" column."""
+    at = HASH_CHARS * index
+    return hash_from_base64(manifest["kernels"]["hashes"][at:at + HASH_CHARS])
+
+
+def set_kernel_hash(manifest, index, hex_hash):
+    """Gives kernel `index` the hash `hex_hash` in the "hashes" column."""
+    hashes, at = manifest["kernels"]["hashes"], HASH_CHARS * index
+    manifest["kernels"]["hashes"] = (hashes[:at] + hash_to_base64(hex_hash) +
+                                     hashes[at + HASH_CHARS:])
+
+
 def _compact(value):
     return json.dumps(value, separators=(",", ":"), sort_keys=True,
                       ensure_ascii=False)

@@ -8,27 +8,22 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "Tools", "Inputs"))
-from manifest_hash import (content_hash, hash_from_base64,  # noqa: E402
-                           hash_to_base64, manifest_text)
+from manifest_hash import (content_hash, kernel_hash,  # noqa: E402
+                           manifest_text, set_kernel_hash)
 
 bundle = sys.argv[1]
 path = os.path.join(bundle, "manifest.json")
 with open(path) as f:
     manifest = json.load(f)
 kind = next(i for i, k in enumerate(manifest["kinds"]) if k[3] == ".spv.zst")
-columns = manifest["kernels"]
-record = columns["kinds"].index(kind)
+record = manifest["kernels"]["kinds"].index(kind)
 entry, ext = manifest["kinds"][kind][1], manifest["kinds"][kind][3]
-old = columns["hashes"][43 * record:43 * (record + 1)]
 junk = b"not a zstd frame"
-os.remove(os.path.join(bundle, "kernels",
-                       "%s.%s%s" % (entry, hash_from_base64(old), ext)))
-new = hash_to_base64(content_hash(junk))
-columns["hashes"] = (columns["hashes"][:43 * record] + new +
-                     columns["hashes"][43 * (record + 1):])
-with open(os.path.join(bundle, "kernels",
-                       "%s.%s%s" % (entry, hash_from_base64(new), ext)),
-          "wb") as f:
+os.remove(os.path.join(bundle, "kernels", "%s.%s%s" % (
+    entry, kernel_hash(manifest, record), ext)))
+set_kernel_hash(manifest, record, content_hash(junk))
+with open(os.path.join(bundle, "kernels", "%s.%s%s" % (
+        entry, content_hash(junk), ext)), "wb") as f:
     f.write(junk)
 with open(path, "w") as f:
     f.write(manifest_text(manifest))
